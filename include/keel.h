@@ -1,0 +1,279 @@
+/*
+ * keel.h - the whole public API of libkeel.
+ *
+ * Keel turns streams of domain events (CloudEvents with a "tenant"
+ * extension) into a temporal graph: entities, facts that hold over valid-time
+ * intervals, and relations, each row traceable to the event behind it.
+ *
+ * Conventions:
+ *  - Handles are opaque; each has a _free or _close that accepts NULL.
+ *  - Functions return 0 on success or a negative KEEL_E* code. Detail is in
+ *    the handle's message (keel_store_errmsg, keel_ingest_errmsg) or, for
+ *    constructors, in *errmsg, which the caller frees with free().
+ *  - Strings are UTF-8 byte strings; "const char *" inputs are NUL-terminated
+ *    unless a length is passed beside them.
+ *  - Times are signed 64-bit microseconds since 1970-01-01T00:00:00Z.
+ */
+#ifndef KEEL_H
+#define KEEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KEEL_VERSION "0.1.0"
+
+/* Errors: numbers never change; 0 is success. */
+#define KEEL_ERRNO_MAP(XX)                                                \
+	XX(INVAL, -1, "invalid argument")                                 \
+	XX(STORE, -2, "store error")                                      \
+	XX(SCHEMA, -3, "unsupported schema version")                      \
+	XX(CARTRIDGE, -4, "invalid cartridge")                            \
+	XX(IO, -5, "input/output error")                                  \
+	XX(URL, -6, "invalid store url")                                  \
+	XX(REJECTED, -7, "event rejected")                                \
+	XX(NOTFOUND, -8, "not found")                                     \
+	XX(DUMP, -9, "invalid dump record")
+
+enum keel_error {
+	KEEL_OK = 0,
+#define KEEL_XX(name, num, msg) KEEL_E##name = (num),
+	KEEL_ERRNO_MAP(KEEL_XX)
+#undef KEEL_XX
+};
+
+/* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
+const char *keel_err_name(int code);
+const char *keel_strerror(int code);
+
+/* ---------------------------------------------------------------- time */
+
+#define KEEL_TIME_INF INT64_MAX /* open end of an interval */
+
+/* Parses an RFC 3339 timestamp with a zone offset. Fractional digits past
+ * the sixth are truncated; years outside 0001-9999, impossible dates and
+ * leap seconds are rejected. On failure returns KEEL_EINVAL and, if why is
+ * not NULL, points it at a static description of the rule broken. */
+int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why);
+
+/* Writes the canonical form (YYYY-MM-DDTHH:MM:SSZ, or with .ffffff when the
+ * microseconds are not zero) into buf and returns its length; KEEL_TIME_INF
+ * is written as "null". buf must hold KEEL_TIME_BUFSZ bytes. */
+#define KEEL_TIME_BUFSZ 40
+size_t keel_time_format(int64_t t, char *buf);
+
+/* The current time. */
+int64_t keel_time_now(void);
+
+/* --------------------------------------------------------------- stores */
+
+struct keel_store;
+
+/* Opens a store by URL: "memory:", "sqlite:PATH", "mysql://...". NULL means
+ * the KEEL_STORE environment variable, or "sqlite:keel.db" without it. The
+ * schema is created on first use. On failure *out is NULL and *errmsg (if
+ * errmsg is not NULL) holds a one-line message to free(). */
+int keel_store_open(const char *url, struct keel_store **out, char **errmsg);
+void keel_store_close(struct keel_store *s);
+/* The message of the last failure on s; never NULL. */
+const char *keel_store_errmsg(const struct keel_store *s);
+/* The number of SQL statements s has executed (0 for the memory store). */
+uint64_t keel_store_statements(const struct keel_store *s);
+
+/* ----------------------------------------------------------- cartridges */
+
+struct keel_cartridge;
+struct keel_ctx;   /* what a handler writes through (one event) */
+struct keel_event; /* the event a handler reads */
+
+/* Loads a cartridge: the built-in name "fleet", a path to a JSON cartridge,
+ * or a path ending in ".so" to a shared object exporting
+ * int keel_cartridge_init(struct keel_cartridge *c). A bad cartridge fails
+ * here with a message naming the event type, the operation and the field. */
+int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
+			char **errmsg);
+/* Compiles a declarative JSON cartridge from memory. */
+int keel_cartridge_compile(const char *json, size_t len,
+			   struct keel_cartridge **out, char **errmsg);
+void keel_cartridge_free(struct keel_cartridge *c);
+const char *keel_cartridge_name(const struct keel_cartridge *c);
+
+/* The C handler API beneath the declarative form. A handler is called once
+ * per accepted event of its type; it returns 0, or calls keel_ctx_reject and
+ * returns its result to reject the event. Nothing a handler asserts takes
+ * effect unless the whole handler succeeds. */
+typedef int (*keel_handler_fn)(struct keel_ctx *ctx, const struct keel_event *ev,
+			       void *userdata);
+
+/* Creates an empty cartridge to which handlers are added. */
+struct keel_cartridge *keel_cartridge_new(const char *name, const char *version);
+/* Registers fn for an event type (copied). KEEL_EINVAL if the type already
+ * has a handler. */
+int keel_cartridge_on(struct keel_cartridge *c, const char *event_type,
+		      keel_handler_fn fn, void *userdata);
+
+/* What an event field holds, as a template renders it. */
+enum keel_value_type {
+	KEEL_VALUE_NULL,
+	KEEL_VALUE_BOOL,
+	KEEL_VALUE_NUMBER,
+	KEEL_VALUE_STRING,
+	KEEL_VALUE_ARRAY,
+	KEEL_VALUE_OBJECT,
+};
+struct keel_value {
+	enum keel_value_type type;
+	const char *text; /* string: decoded; number: lexeme; bool: true/false;
+			     null: "null"; array/object: compact JSON */
+	size_t len;
+	const char *json; /* the value as compact JSON text */
+	size_t json_len;
+};
+
+/* Looks up an RFC 6901 pointer in the envelope ("/data/vehicle_id").
+ * Returns 0, or KEEL_ENOTFOUND. The texts live as long as the call to the
+ * handler. */
+int keel_event_get(const struct keel_event *ev, const char *pointer,
+		   struct keel_value *out);
+const char *keel_event_type(const struct keel_event *ev);
+const char *keel_event_id(const struct keel_event *ev);
+const char *keel_event_tenant(const struct keel_event *ev);
+int64_t keel_event_time(const struct keel_event *ev);
+
+/* Operations, all at the event's time. Strings carry explicit lengths and
+ * are copied. value_json is compact JSON text, or NULL for "no value". */
+int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		    const char *kind, size_t kind_len);
+int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *predicate, size_t predicate_len,
+		  const char *value_json, size_t value_len);
+int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		   const char *predicate, size_t predicate_len);
+int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *relation, size_t relation_len, const char *object,
+		  size_t object_len);
+int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		    const char *relation, size_t relation_len, const char *object,
+		    size_t object_len);
+/* Rejects the event with a message; returns KEEL_EREJECTED. */
+int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------ ingestion */
+
+struct keel_ingest;
+
+/* Called for every rejected event: where it was, its id if it had a valid
+ * one (else NULL), the full message, and the input as received (possibly
+ * truncated to the configured maximum line length). */
+typedef void (*keel_reject_fn)(void *userdata, uint64_t position, const char *id,
+			       const char *message, const char *input,
+			       size_t input_len);
+
+struct keel_ingest_options {
+	const struct keel_cartridge *cartridge; /* required, borrowed */
+	size_t batch;			 /* events per transaction; 0 = 500 */
+	size_t max_line;		 /* bytes; 0 = 1 MiB */
+	const char *position_word;	 /* "line" (default) or "index" */
+	keel_reject_fn on_reject;	 /* may be NULL */
+	void *reject_userdata;
+};
+
+struct keel_report {
+	uint64_t read;        /* events offered */
+	uint64_t accepted;    /* logged (includes unhandled) */
+	uint64_t duplicates;  /* skipped (includes conflicting) */
+	uint64_t conflicting; /* duplicates whose envelope differs */
+	uint64_t unhandled;   /* accepted, type unknown to the cartridge */
+	uint64_t rejected;
+	uint64_t rows_inserted;
+	uint64_t rows_closed;
+	uint64_t batches;
+	uint64_t statements; /* SQL statements executed by the store */
+};
+
+/* Creates an ingester writing into s (borrowed; must outlive it). */
+int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
+		    struct keel_ingest **out);
+/* Offers one envelope (one NDJSON line without its newline) found at
+ * position (1-based line or 0-based index). A bad envelope is rejected
+ * through on_reject and does not fail the call. When the batch is full it is
+ * committed; a store failure returns KEEL_ESTORE, the batch is rolled back
+ * whole and keel_ingest_errmsg names its range of positions. */
+int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
+		    uint64_t position);
+/* Rejects an input line that was longer than max_line (not buffered). */
+int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position,
+			     const char *head, size_t head_len);
+/* Commits the open batch, if any. */
+int keel_ingest_flush(struct keel_ingest *ing);
+/* Events waiting in the open batch. */
+size_t keel_ingest_pending(const struct keel_ingest *ing);
+const struct keel_report *keel_ingest_report(const struct keel_ingest *ing);
+const char *keel_ingest_errmsg(const struct keel_ingest *ing);
+/* Frees the ingester; an open batch is discarded, not committed. */
+void keel_ingest_free(struct keel_ingest *ing);
+
+/* --------------------------------------------------------------- input */
+
+struct keel_reader;
+
+/* Opens NDJSON input: a path (".gz" and ".zst" are decompressed) or "-"
+ * for stdin (compression detected from magic bytes). */
+int keel_reader_open(const char *path, size_t max_line, struct keel_reader **out,
+		     char **errmsg);
+/* Next line, without its newline: returns 1 and sets *line/*len/*lineno;
+ * 0 at end of input; KEEL_EIO on a read or decompression error (see
+ * keel_reader_errmsg). A line longer than max_line is returned with
+ * *too_long set, *line holding its first max_line bytes. */
+int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
+		     uint64_t *lineno, bool *too_long);
+/* Compressed bytes consumed so far and the input's size (0 if unknown). */
+void keel_reader_progress(const struct keel_reader *r, uint64_t *done,
+			  uint64_t *total);
+const char *keel_reader_errmsg(const struct keel_reader *r);
+void keel_reader_close(struct keel_reader *r);
+
+/* ------------------------------------------------------ reading the graph */
+
+/* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
+ * KEEL_ENOTFOUND when the entity / value does not exist, or another error
+ * with keel_store_errmsg(s) set. */
+int keel_show(struct keel_store *s, const char *tenant, const char *subject,
+	      int64_t at, char **json);
+int keel_history(struct keel_store *s, const char *tenant, const char *subject,
+		 const char *predicate /* NULL: all */, char **json);
+int keel_why(struct keel_store *s, const char *tenant, const char *subject,
+	     const char *predicate, int64_t at, char **json);
+int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
+	       char **json);
+
+/* Writes the canonical dump (SPEC section 8) of one tenant or all. */
+int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
+/* Restores a dump into s (in batches, one transaction each). Bad records
+ * fail with KEEL_EDUMP naming the line. */
+int keel_load(struct keel_store *s, FILE *in);
+
+/* -------------------------------------------------------------- generate */
+
+struct keel_generate_options {
+	uint64_t events;   /* how many lines to write */
+	uint32_t tenants;  /* default 1 */
+	uint64_t seed;     /* default 1 */
+	double late;       /* fraction delivered out of time order */
+	double duplicates; /* fraction re-sent */
+};
+
+/* Writes a deterministic synthetic fleet stream as NDJSON (profile 1: its
+ * output for given options never changes). */
+int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

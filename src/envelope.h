@@ -1,0 +1,33 @@
+/*
+ * envelope.h - validation of one CloudEvents envelope (SPEC sections 2-3).
+ *
+ * keel_envelope_read checks a parsed JSON document against every envelope
+ * rule and extracts the fields Keel uses. Views point into the document,
+ * which must outlive the envelope.
+ */
+#ifndef KEEL_ENVELOPE_H
+#define KEEL_ENVELOPE_H
+
+#include "json.h"
+#include "util.h"
+
+#define KEEL_ID_MAX 256
+#define KEEL_TENANT_MAX 64
+#define KEEL_TYPE_MAX 256
+
+struct keel_envelope {
+	struct keel_str id; /* set as soon as "id" is valid, even on failure */
+	struct keel_str tenant;
+	struct keel_str type;
+	int64_t time;
+	const struct keel_json *root;
+	const struct keel_json *data;
+};
+
+/* Validates doc->root as an envelope. Returns 0, or -1 with the rule broken
+ * appended to msg in the form `field "time": not an RFC 3339 timestamp`
+ * (no position prefix: the caller adds line and id). */
+int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *env,
+		       struct keel_buf *msg);
+
+#endif

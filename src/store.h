@@ -1,0 +1,146 @@
+/*
+ * store.h - the backend interface: a table of function pointers behind the
+ * opaque keel_store handle (SPEC section 7).
+ *
+ * A backend is one file in src/store/ that fills a const keel_store_ops and
+ * registers it in store.c's table. Its state embeds struct keel_store first
+ * and downcasts with keel_store_downcast-style checks on ops.
+ *
+ * The library calls backends only through the keel_store_* wrappers below,
+ * never s->ops->x() directly: the wrappers are where checks and counting
+ * live.
+ *
+ * Errors: every op returns 0 or a negative KEEL_E* code and on failure
+ * sets the store's message with keel_store_fail.
+ */
+#ifndef KEEL_STORE_H
+#define KEEL_STORE_H
+
+#include "../include/keel.h"
+#include "batch.h"
+#include "overlay.h"
+#include "util.h"
+
+enum keel_record_type {
+	KEEL_REC_ENTITY,
+	KEEL_REC_FACT,
+	KEEL_REC_RELATION,
+	KEEL_REC_EVENT,
+};
+
+/* One stored record, as scans return it. Views are valid only during the
+ * callback. */
+struct keel_record {
+	enum keel_record_type type;
+	struct keel_str tenant;
+	/* entity, fact, relation */
+	struct keel_str subject;
+	/* entity */
+	struct keel_str kind; /* absent: null */
+	int64_t kind_time;
+	int64_t first_seen;
+	int64_t last_seen;
+	/* fact, relation */
+	struct keel_str name; /* predicate or relation */
+	struct keel_str object;
+	struct keel_str value; /* fact: compact JSON, absent = null */
+	bool linked;
+	int64_t valid_from;
+	int64_t valid_to; /* KEEL_TIME_INF = open */
+	struct keel_str asserted_by;
+	struct keel_str closed_by;
+	int64_t seq;
+	/* event */
+	struct keel_str id;
+	struct keel_str event_type;
+	int64_t time;
+	struct keel_str envelope;
+	uint64_t hash;
+};
+
+/* What to scan: one record type of one tenant, in canonical dump order
+ * (SPEC 8), narrowed by the optional filters. */
+struct keel_scan {
+	enum keel_record_type type;
+	struct keel_str tenant;	    /* required */
+	struct keel_str subject;    /* optional: rows/entity of this subject */
+	struct keel_str name;	    /* optional: predicate / relation */
+	struct keel_str object;	    /* optional (relations): this object */
+	bool at_set;		    /* optional: rows with from <= at < to */
+	int64_t at;
+	struct keel_str event_id; /* optional (events) */
+};
+
+/* Return non-zero to stop the scan (the scan then returns that value). */
+typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
+
+struct keel_store;
+
+struct keel_store_ops {
+	const char *scheme; /* "memory", "sqlite", "mysql" */
+	/* url is the whole URL; on failure returns an error and writes a one-
+	 * line message into err (the store is not created). */
+	int (*open)(const char *url, struct keel_store **out, struct keel_buf *err);
+	void (*close)(struct keel_store *s);
+
+	int (*begin)(struct keel_store *s);
+	int (*commit)(struct keel_store *s);
+	int (*rollback)(struct keel_store *s);
+
+	/* For each event whose (tenant, id) is in the log: status becomes
+	 * KEEL_EV_DUPLICATE and stored_hash the logged hash. One batched
+	 * lookup per (at most) thousand events. */
+	int (*seen_ids)(struct keel_store *s, struct keel_batch_event **ev, size_t n);
+	/* Fills the overlay with the store's state for the overlay's
+	 * requested keys: entities; for each timeline the open row, plus for
+	 * every uncovered time (keel_overlay_uncovered_times) the row
+	 * containing it or, when none does, the first non-empty row after it. */
+	int (*prefetch)(struct keel_store *s, struct keel_overlay *o);
+	/* Writes entities (NEW inserted, DIRTY updated), new_rows in order
+	 * (setting row->seq), dirty_rows' valid_to and closed_by, and logs
+	 * events in order (setting ev->seq). */
+	int (*write_back)(struct keel_store *s, struct keel_overlay *o,
+			  struct keel_batch_event **ev, size_t n);
+
+	/* Reading. tenants: malloc'd NUL-terminated names, sorted bytewise. */
+	int (*tenants)(struct keel_store *s, struct keel_ptrvec *out);
+	int (*scan)(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
+		    void *ud);
+	/* Row counts of one tenant: entities, facts, relations, events. */
+	int (*counts)(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+};
+
+struct keel_store {
+	const struct keel_store_ops *ops;
+	struct keel_buf errmsg;
+	uint64_t statements; /* SQL statements executed */
+	bool in_tx;
+};
+
+/* For backends: initialise the base, set the message. */
+void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops);
+void keel_store_base_free(struct keel_store *s);
+int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Wrappers the library calls. */
+int keel_store_begin(struct keel_store *s);
+int keel_store_commit(struct keel_store *s);
+int keel_store_rollback(struct keel_store *s);
+int keel_store_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n);
+int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o);
+int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
+			  struct keel_batch_event **ev, size_t n);
+int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
+int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
+		    void *ud);
+int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+
+/* The backends. */
+extern const struct keel_store_ops keel_store_memory_ops;
+extern const struct keel_store_ops keel_store_sqlite_ops;
+#ifdef KEEL_WITH_MYSQL
+extern const struct keel_store_ops keel_store_mysql_ops;
+#endif
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * util.h - small building blocks shared by the whole library: string views,
+ * a growable byte buffer, an arena for per-batch allocations, a 64-bit hash
+ * and a hash table of pointers keyed by bytes.
+ *
+ * Ownership: a keel_buf owns its bytes; an arena owns everything allocated
+ * from it until keel_arena_reset/keel_arena_free; views own nothing.
+ */
+#ifndef KEEL_UTIL_H
+#define KEEL_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KEEL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A byte string that does not own its bytes. ptr == NULL means "absent"
+ * (JSON null, no kind, open row), which is distinct from an empty string. */
+struct keel_str {
+	const char *ptr;
+	size_t len;
+};
+
+#define KEEL_STR_NULL ((struct keel_str){NULL, 0})
+static inline struct keel_str keel_str_make(const char *p, size_t n)
+{
+	return (struct keel_str){p, n};
+}
+struct keel_str keel_str_cstr(const char *s);
+bool keel_str_eq(struct keel_str a, struct keel_str b);
+/* Bytewise order (memcmp, then length); absent sorts first. */
+int keel_str_cmp(struct keel_str a, struct keel_str b);
+
+/* Growable byte buffer, always NUL-terminated after keel_buf_* calls. */
+struct keel_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+void keel_buf_init(struct keel_buf *b);
+void keel_buf_free(struct keel_buf *b);
+void keel_buf_reset(struct keel_buf *b);
+/* Ensures room for n more bytes (plus the NUL). Aborts on out of memory:
+ * the library treats allocation failure as fatal, like git's xmalloc. */
+void keel_buf_reserve(struct keel_buf *b, size_t n);
+void keel_buf_add(struct keel_buf *b, const void *p, size_t n);
+void keel_buf_addc(struct keel_buf *b, char c);
+void keel_buf_adds(struct keel_buf *b, const char *s);
+void keel_buf_addstr(struct keel_buf *b, struct keel_str s);
+void keel_buf_addf(struct keel_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void keel_buf_vaddf(struct keel_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+void keel_buf_addi64(struct keel_buf *b, int64_t v);
+/* Appends s as a JSON string literal escaping only '"', '\\' and control
+ * characters (the canonical dump's rule); s.ptr == NULL appends null. */
+void keel_buf_add_json_str(struct keel_buf *b, struct keel_str s);
+
+/* Allocation wrappers that abort on failure. */
+void *keel_xmalloc(size_t n);
+void *keel_xcalloc(size_t n, size_t size);
+void *keel_xrealloc(void *p, size_t n);
+char *keel_xstrdup(const char *s);
+char *keel_xstrndup(const char *s, size_t n);
+
+/* Arena: bump allocation in chunks; freed all at once. */
+struct keel_arena_chunk;
+struct keel_arena {
+	struct keel_arena_chunk *head;
+	char *cur;
+	char *end;
+	size_t bytes; /* total chunk bytes held, for memory accounting */
+};
+
+void keel_arena_init(struct keel_arena *a);
+void keel_arena_free(struct keel_arena *a);
+/* Keeps the first chunk, drops the rest: cheap reuse between batches. */
+void keel_arena_reset(struct keel_arena *a);
+void *keel_arena_alloc(struct keel_arena *a, size_t n); /* 8-byte aligned */
+/* Copies s into the arena (NUL-terminated); absent stays absent. */
+struct keel_str keel_arena_str(struct keel_arena *a, struct keel_str s);
+
+/* 64-bit hash of bytes; stable across machines and versions (it is stored
+ * in the event log), so never change it. */
+uint64_t keel_hash64(const void *p, size_t n, uint64_t seed);
+
+/* Open-addressing hash table from a 64-bit hash plus caller equality to a
+ * pointer. The table stores (hash, value) only; the caller compares keys
+ * through the values it stored. */
+struct keel_map {
+	uint64_t *hashes; /* 0 = empty slot; stored hashes are forced non-zero */
+	void **values;
+	size_t cap; /* power of two */
+	size_t count;
+};
+
+void keel_map_init(struct keel_map *m);
+void keel_map_free(struct keel_map *m);
+void keel_map_clear(struct keel_map *m);
+/* Iteration over candidates with equal hash:
+ *   for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i))
+ *       if (matches(m->values[i])) ...
+ */
+size_t keel_map_first(const struct keel_map *m, uint64_t hash);
+size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot);
+void keel_map_put(struct keel_map *m, uint64_t hash, void *value);
+
+/* Growable array of pointers. */
+struct keel_ptrvec {
+	void **items;
+	size_t len;
+	size_t cap;
+};
+void keel_ptrvec_push(struct keel_ptrvec *v, void *p);
+void keel_ptrvec_free(struct keel_ptrvec *v);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * support.h - helpers shared by the test binaries: cmocka includes, the main
+ * that lets ctest run one case by name, and small file/process helpers.
+ */
+#ifndef KEEL_TEST_SUPPORT_H
+#define KEEL_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "keel.h"
+
+/* main() for a test binary: with an argument, runs only that case. */
+#define KEEL_TEST_MAIN(tests)                                              \
+	int main(int argc, char **argv)                                    \
+	{                                                                  \
+		if (argc > 1)                                              \
+			cmocka_set_test_filter(argv[1]);                   \
+		return cmocka_run_group_tests(tests, NULL, NULL);          \
+	}
+
+/* A fresh empty directory under $TMPDIR (malloc'd path); removed by
+ * keel_test_rmdir. */
+char *keel_test_tmpdir(void);
+void keel_test_rmdir(const char *dir);
+/* Reads a whole file (malloc'd, NUL-terminated), or NULL. */
+char *keel_test_read_file(const char *path, size_t *len);
+void keel_test_write_file(const char *path, const char *text, size_t len);
+/* Runs a shell command; returns its exit status (or -1). */
+int keel_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The canonical dump of a store as a malloc'd string. */
+char *keel_test_dump(struct keel_store *s, const char *tenant);
+
+#endif
