@@ -227,7 +227,7 @@ struct keel_reader;
  * for stdin (compression detected from magic bytes). */
 int keel_reader_open(const char *path, size_t max_line, struct keel_reader **out,
 		     char **errmsg);
-/* Next line, without its newline: returns 1 and sets *line/*len/*lineno;
+/* Next line, without its newline: returns 1 and sets line, len and lineno;
  * 0 at end of input; KEEL_EIO on a read or decompression error (see
  * keel_reader_errmsg). A line longer than max_line is returned with
  * *too_long set, *line holding its first max_line bytes. */

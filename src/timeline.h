@@ -79,8 +79,9 @@ struct keel_place_sink {
 
 /* Places an assertion (SPEC 5.1): `row` is a caller-allocated row holding
  * the asserted value, linked flag and asserted_by; placement sets its
- * interval and closed_by, inserts it and closes the row it splits. */
-void keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *row,
+ * interval and closed_by, inserts it and closes the row it splits.
+ * Returns true when it closed (shortened) an existing row. */
+bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *row,
 			 const struct keel_place_sink *sink);
 
 void keel_timeline_free_rows(struct keel_timeline *tl);

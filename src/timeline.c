@@ -1,0 +1,127 @@
+/*
+ * timeline.c - placement of assertions on one timeline (SPEC 5.1).
+ *
+ * Rows live in an array sorted by valid_from; rows with equal valid_from
+ * keep insertion order, so the row emptied by an equal-time assertion stays
+ * in front of the row that replaced it. All lookups are binary searches
+ * followed by a short walk over empty rows, so an in-order event costs
+ * O(log n) and touches only the open row.
+ */
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/keel.h"
+
+uint64_t keel_timeline_hash(enum keel_row_kind kind, struct keel_str tenant,
+			    struct keel_str subject, struct keel_str name,
+			    struct keel_str object)
+{
+	uint64_t h = keel_hash64(tenant.ptr, tenant.len, (uint64_t)kind + 1);
+	h = keel_hash64(subject.ptr, subject.len, h);
+	h = keel_hash64(name.ptr, name.len, h);
+	if (kind == KEEL_ROW_RELATION)
+		h = keel_hash64(object.ptr, object.len, h);
+	return h;
+}
+
+bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kind,
+			  struct keel_str tenant, struct keel_str subject,
+			  struct keel_str name, struct keel_str object)
+{
+	return tl->kind == kind && keel_str_eq(tl->subject, subject) &&
+	       keel_str_eq(tl->name, name) && keel_str_eq(tl->tenant, tenant) &&
+	       (kind == KEEL_ROW_FACT || keel_str_eq(tl->object, object));
+}
+
+/* Index of the first row with valid_from > t. */
+static size_t keel_timeline_upper(const struct keel_timeline *tl, int64_t t)
+{
+	size_t lo = 0, hi = tl->nrows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (tl->rows[mid]->valid_from <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool keel_row_empty(const struct keel_row *r)
+{
+	return r->valid_from == r->valid_to;
+}
+
+struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t)
+{
+	size_t i = keel_timeline_upper(tl, t);
+	while (i > 0) {
+		struct keel_row *r = tl->rows[--i];
+		if (keel_row_empty(r))
+			continue;
+		return r->valid_to > t ? r : NULL;
+	}
+	return NULL;
+}
+
+struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_t t)
+{
+	for (size_t i = keel_timeline_upper(tl, t); i < tl->nrows; i++)
+		if (!keel_row_empty(tl->rows[i]))
+			return tl->rows[i];
+	return NULL;
+}
+
+void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
+{
+	if (tl->nrows == tl->cap) {
+		tl->cap = tl->cap ? tl->cap * 2 : 4;
+		tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
+	}
+	size_t i = keel_timeline_upper(tl, row->valid_from);
+	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
+	tl->rows[i] = row;
+	tl->nrows++;
+	row->timeline = tl;
+}
+
+bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *row,
+			 const struct keel_place_sink *sink)
+{
+	struct keel_row *c = keel_timeline_containing(tl, t);
+	row->valid_from = t;
+	row->flags |= KEEL_ROW_NEW;
+	if (c) {
+		/* Step 2: split C = [a, b) at t; at a == t C becomes [t, t). */
+		row->valid_to = c->valid_to;
+		row->closed_by = c->closed_by;
+		if (!(c->flags & (KEEL_ROW_NEW | KEEL_ROW_DIRTY))) {
+			c->flags |= KEEL_ROW_DIRTY;
+			if (sink && sink->dirtied)
+				sink->dirtied(sink->ud, c);
+		}
+		c->valid_to = t;
+		c->closed_by = row->asserted_by;
+	} else {
+		/* Step 3: before the first row, or the timeline is new. */
+		struct keel_row *next = keel_timeline_next_after(tl, t);
+		row->valid_to = next ? next->valid_from : KEEL_TIME_INF;
+		row->closed_by = next ? next->asserted_by : KEEL_STR_NULL;
+	}
+	keel_timeline_insert_row(tl, row);
+	if (sink && sink->created)
+		sink->created(sink->ud, row);
+	return c != NULL;
+}
+
+void keel_timeline_free_rows(struct keel_timeline *tl)
+{
+	free(tl->rows);
+	free(tl->times);
+	tl->rows = NULL;
+	tl->times = NULL;
+	tl->nrows = tl->cap = 0;
+	tl->ntimes = tl->times_cap = 0;
+}
