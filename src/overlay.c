@@ -1,0 +1,265 @@
+/*
+ * overlay.c - the state of the keys one batch touches (see overlay.h).
+ *
+ * Timelines and entities are found through keel_maps keyed by the hash of
+ * their key; keys, rows and copied strings live in the overlay's arena, the
+ * per-timeline row arrays in malloc'd memory released at reset. Placement
+ * reports new and dirtied rows through a sink into new_rows / dirty_rows,
+ * which is exactly what a store writes back.
+ */
+#include "overlay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/keel.h"
+
+void keel_overlay_init(struct keel_overlay *o)
+{
+	memset(o, 0, sizeof *o);
+	keel_arena_init(&o->arena);
+	keel_map_init(&o->timeline_map);
+	keel_map_init(&o->entity_map);
+}
+
+static void keel_overlay_free_timelines(struct keel_overlay *o)
+{
+	for (size_t i = 0; i < o->timelines.len; i++)
+		keel_timeline_free_rows(o->timelines.items[i]);
+}
+
+void keel_overlay_free(struct keel_overlay *o)
+{
+	keel_overlay_free_timelines(o);
+	keel_arena_free(&o->arena);
+	keel_map_free(&o->timeline_map);
+	keel_map_free(&o->entity_map);
+	keel_ptrvec_free(&o->timelines);
+	keel_ptrvec_free(&o->entities);
+	keel_ptrvec_free(&o->new_rows);
+	keel_ptrvec_free(&o->dirty_rows);
+}
+
+void keel_overlay_reset(struct keel_overlay *o)
+{
+	keel_overlay_free_timelines(o);
+	keel_arena_reset(&o->arena);
+	keel_map_clear(&o->timeline_map);
+	keel_map_clear(&o->entity_map);
+	o->timelines.len = 0;
+	o->entities.len = 0;
+	o->new_rows.len = 0;
+	o->dirty_rows.len = 0;
+	o->rows_closed = 0;
+}
+
+uint64_t keel_entity_hash(struct keel_str tenant, struct keel_str subject)
+{
+	return keel_hash64(subject.ptr, subject.len,
+			   keel_hash64(tenant.ptr, tenant.len, 0x9e3779b97f4a7c15ull));
+}
+
+struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
+					    enum keel_row_kind kind,
+					    struct keel_str tenant,
+					    struct keel_str subject,
+					    struct keel_str name,
+					    struct keel_str object)
+{
+	uint64_t h = keel_timeline_hash(kind, tenant, subject, name, object);
+	struct keel_map *m = &o->timeline_map;
+	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
+		struct keel_timeline *tl = m->values[i];
+		if (keel_timeline_key_eq(tl, kind, tenant, subject, name, object))
+			return tl;
+	}
+	struct keel_timeline *tl = keel_arena_alloc(&o->arena, sizeof *tl);
+	memset(tl, 0, sizeof *tl);
+	tl->kind = kind;
+	tl->tenant = keel_arena_str(&o->arena, tenant);
+	tl->subject = keel_arena_str(&o->arena, subject);
+	tl->name = keel_arena_str(&o->arena, name);
+	tl->object = kind == KEEL_ROW_RELATION ? keel_arena_str(&o->arena, object)
+					       : KEEL_STR_NULL;
+	tl->hash = h;
+	keel_map_put(m, h, tl);
+	keel_ptrvec_push(&o->timelines, tl);
+	return tl;
+}
+
+struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
+					struct keel_str subject)
+{
+	uint64_t h = keel_entity_hash(tenant, subject);
+	struct keel_map *m = &o->entity_map;
+	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
+		struct keel_entity *e = m->values[i];
+		if (keel_str_eq(e->subject, subject) && keel_str_eq(e->tenant, tenant))
+			return e;
+	}
+	struct keel_entity *e = keel_arena_alloc(&o->arena, sizeof *e);
+	memset(e, 0, sizeof *e);
+	e->tenant = keel_arena_str(&o->arena, tenant);
+	e->subject = keel_arena_str(&o->arena, subject);
+	e->hash = h;
+	keel_map_put(m, h, e);
+	keel_ptrvec_push(&o->entities, e);
+	return e;
+}
+
+static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
+{
+	/* Events mostly arrive in time order: skip the common repeat. */
+	if (tl->ntimes && tl->times[tl->ntimes - 1] == t)
+		return;
+	if (tl->ntimes == tl->times_cap) {
+		tl->times_cap = tl->times_cap ? tl->times_cap * 2 : 4;
+		tl->times = keel_xrealloc(tl->times, tl->times_cap * sizeof *tl->times);
+	}
+	tl->times[tl->ntimes++] = t;
+}
+
+void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
+{
+	for (size_t i = 0; i < ev->nops; i++) {
+		struct keel_op *op = &ev->ops[i];
+		op->subject_entity = keel_overlay_entity(o, ev->tenant, op->subject);
+		switch (op->kind) {
+		case KEEL_OP_ENTITY:
+			break;
+		case KEEL_OP_FACT:
+		case KEEL_OP_UNSET:
+			op->timeline = keel_overlay_timeline(o, KEEL_ROW_FACT, ev->tenant,
+							     op->subject, op->name,
+							     KEEL_STR_NULL);
+			keel_timeline_add_time(op->timeline, ev->time);
+			break;
+		case KEEL_OP_LINK:
+		case KEEL_OP_UNLINK:
+			op->object_entity = keel_overlay_entity(o, ev->tenant, op->object);
+			op->timeline = keel_overlay_timeline(o, KEEL_ROW_RELATION, ev->tenant,
+							     op->subject, op->name,
+							     op->object);
+			keel_timeline_add_time(op->timeline, ev->time);
+			break;
+		}
+	}
+}
+
+struct keel_row *keel_overlay_add_fetched_row(struct keel_overlay *o,
+					      struct keel_timeline *tl,
+					      const struct keel_row *src)
+{
+	for (size_t i = 0; i < tl->nrows; i++)
+		if (tl->rows[i]->seq == src->seq && !(tl->rows[i]->flags & KEEL_ROW_NEW))
+			return tl->rows[i];
+	struct keel_row *r = keel_arena_alloc(&o->arena, sizeof *r);
+	*r = *src;
+	r->value = keel_arena_str(&o->arena, src->value);
+	r->asserted_by = keel_arena_str(&o->arena, src->asserted_by);
+	r->closed_by = keel_arena_str(&o->arena, src->closed_by);
+	r->flags = 0;
+	keel_timeline_insert_row(tl, r);
+	return r;
+}
+
+void keel_overlay_found_entity(struct keel_overlay *o, struct keel_entity *e,
+			       struct keel_str kind, int64_t kind_time,
+			       int64_t first_seen, int64_t last_seen)
+{
+	e->kind = keel_arena_str(&o->arena, kind);
+	e->kind_time = kind_time;
+	e->first_seen = first_seen;
+	e->last_seen = last_seen;
+	e->flags = KEEL_ENTITY_FOUND;
+}
+
+size_t keel_overlay_uncovered_times(const struct keel_timeline *tl, int64_t *out,
+				    size_t max)
+{
+	const struct keel_row *open = NULL;
+	for (size_t i = tl->nrows; i-- > 0;)
+		if (tl->rows[i]->valid_to == KEEL_TIME_INF) {
+			open = tl->rows[i];
+			break;
+		}
+	/* A stored timeline always ends in one open row; without one the key
+	 * has no rows at all and nothing else can be fetched. */
+	if (!open)
+		return 0;
+	size_t n = 0;
+	for (size_t i = 0; i < tl->ntimes && n < max; i++)
+		if (tl->times[i] < open->valid_from &&
+		    !keel_timeline_containing(tl, tl->times[i]))
+			out[n++] = tl->times[i];
+	return n;
+}
+
+void keel_entity_mention(struct keel_entity *e, int64_t t, struct keel_str kind,
+			 struct keel_arena *a)
+{
+	bool changed = false;
+	if (!(e->flags & (KEEL_ENTITY_FOUND | KEEL_ENTITY_NEW))) {
+		e->flags |= KEEL_ENTITY_NEW;
+		e->first_seen = e->last_seen = t;
+		e->kind = KEEL_STR_NULL;
+		e->kind_time = 0;
+	} else {
+		if (t < e->first_seen) {
+			e->first_seen = t;
+			changed = true;
+		}
+		if (t > e->last_seen) {
+			e->last_seen = t;
+			changed = true;
+		}
+	}
+	/* The earliest mention that gives a kind decides it; at equal times
+	 * the later arrival wins. */
+	if (kind.ptr && (!e->kind.ptr || t <= e->kind_time)) {
+		if (!keel_str_eq(e->kind, kind) || e->kind_time != t)
+			changed = true;
+		e->kind = a ? keel_arena_str(a, kind) : kind;
+		e->kind_time = t;
+	}
+	if (changed && (e->flags & KEEL_ENTITY_FOUND))
+		e->flags |= KEEL_ENTITY_DIRTY;
+}
+
+static void keel_overlay_created(void *ud, struct keel_row *row)
+{
+	struct keel_overlay *o = ud;
+	keel_ptrvec_push(&o->new_rows, row);
+}
+
+static void keel_overlay_dirtied(void *ud, struct keel_row *row)
+{
+	struct keel_overlay *o = ud;
+	keel_ptrvec_push(&o->dirty_rows, row);
+}
+
+void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *ev)
+{
+	const struct keel_place_sink sink = {
+		.created = keel_overlay_created,
+		.dirtied = keel_overlay_dirtied,
+		.ud = o,
+	};
+	for (size_t i = 0; i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		bool entity_only = op->kind == KEEL_OP_ENTITY;
+		keel_entity_mention(op->subject_entity, ev->time,
+				    entity_only ? op->name : KEEL_STR_NULL, NULL);
+		if (entity_only)
+			continue;
+		if (op->object_entity)
+			keel_entity_mention(op->object_entity, ev->time, KEEL_STR_NULL, NULL);
+		struct keel_row *row = keel_arena_alloc(&o->arena, sizeof *row);
+		memset(row, 0, sizeof *row);
+		row->value = op->kind == KEEL_OP_FACT ? op->value : KEEL_STR_NULL;
+		row->linked = op->kind == KEEL_OP_LINK;
+		row->asserted_by = ev->id;
+		if (keel_timeline_place(op->timeline, ev->time, row, &sink))
+			o->rows_closed++;
+	}
+}
