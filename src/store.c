@@ -1,0 +1,193 @@
+/*
+ * store.c - the registry of backends and the wrappers the library calls.
+ *
+ * Backends are looked up by URL scheme in one const table. Every call goes
+ * through a wrapper here so that transaction state is checked in one place.
+ */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct keel_store_ops *const keel_backends[] = {
+	&keel_store_memory_ops,
+	&keel_store_sqlite_ops,
+#ifdef KEEL_WITH_MYSQL
+	&keel_store_mysql_ops,
+#endif
+};
+
+static const char *const keel_errnames[] = {
+#define KEEL_XX(name, num, msg) [-(num)] = "KEEL_E" #name,
+	KEEL_ERRNO_MAP(KEEL_XX)
+#undef KEEL_XX
+};
+static const char *const keel_errmsgs[] = {
+#define KEEL_XX(name, num, msg) [-(num)] = msg,
+	KEEL_ERRNO_MAP(KEEL_XX)
+#undef KEEL_XX
+};
+
+const char *keel_err_name(int code)
+{
+	if (code == 0)
+		return "KEEL_OK";
+	if (code < 0 && (size_t)-code < KEEL_ARRAY_LEN(keel_errnames) && keel_errnames[-code])
+		return keel_errnames[-code];
+	return "KEEL_EUNKNOWN";
+}
+
+const char *keel_strerror(int code)
+{
+	if (code == 0)
+		return "success";
+	if (code < 0 && (size_t)-code < KEEL_ARRAY_LEN(keel_errmsgs) && keel_errmsgs[-code])
+		return keel_errmsgs[-code];
+	return "unknown error";
+}
+
+void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops)
+{
+	s->ops = ops;
+	keel_buf_init(&s->errmsg);
+	s->statements = 0;
+	s->in_tx = false;
+}
+
+void keel_store_base_free(struct keel_store *s)
+{
+	keel_buf_free(&s->errmsg);
+}
+
+int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+	keel_buf_reset(&s->errmsg);
+	va_start(ap, fmt);
+	keel_buf_vaddf(&s->errmsg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
+{
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	if (!url || !*url) {
+		url = getenv("KEEL_STORE");
+		if (!url || !*url)
+			url = "sqlite:keel.db";
+	}
+	const char *colon = strchr(url, ':');
+	size_t scheme_len = colon ? (size_t)(colon - url) : 0;
+	for (size_t i = 0; colon && i < KEEL_ARRAY_LEN(keel_backends); i++) {
+		const struct keel_store_ops *ops = keel_backends[i];
+		if (strlen(ops->scheme) != scheme_len || memcmp(ops->scheme, url, scheme_len))
+			continue;
+		struct keel_buf err;
+		keel_buf_init(&err);
+		int rc = ops->open(url, out, &err);
+		if (rc) {
+			*out = NULL;
+			if (errmsg)
+				*errmsg = keel_xstrdup(err.len ? err.data : keel_strerror(rc));
+		}
+		keel_buf_free(&err);
+		return rc;
+	}
+	if (errmsg) {
+		struct keel_buf err;
+		keel_buf_init(&err);
+		keel_buf_addf(&err, "store \"%s\": unknown scheme (expected memory:, sqlite:PATH",
+			      url);
+#ifdef KEEL_WITH_MYSQL
+		keel_buf_adds(&err, " or mysql://user:password@host:port/db");
+#endif
+		keel_buf_adds(&err, ")");
+		*errmsg = err.data;
+	}
+	return KEEL_EURL;
+}
+
+void keel_store_close(struct keel_store *s)
+{
+	if (!s)
+		return;
+	if (s->in_tx)
+		s->ops->rollback(s);
+	s->ops->close(s);
+}
+
+const char *keel_store_errmsg(const struct keel_store *s)
+{
+	return s && s->errmsg.len ? s->errmsg.data : "";
+}
+
+uint64_t keel_store_statements(const struct keel_store *s)
+{
+	return s ? s->statements : 0;
+}
+
+int keel_store_begin(struct keel_store *s)
+{
+	if (s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "transaction already open");
+	int rc = s->ops->begin(s);
+	if (rc == 0)
+		s->in_tx = true;
+	return rc;
+}
+
+int keel_store_commit(struct keel_store *s)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "no transaction open");
+	int rc = s->ops->commit(s);
+	/* A failed commit leaves the transaction to be rolled back. */
+	if (rc == 0)
+		s->in_tx = false;
+	return rc;
+}
+
+int keel_store_rollback(struct keel_store *s)
+{
+	if (!s->in_tx)
+		return 0;
+	s->in_tx = false;
+	return s->ops->rollback(s);
+}
+
+int keel_store_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n)
+{
+	return n ? s->ops->seen_ids(s, ev, n) : 0;
+}
+
+int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o)
+{
+	return s->ops->prefetch(s, o);
+}
+
+int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
+			  struct keel_batch_event **ev, size_t n)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "write-back outside a transaction");
+	return s->ops->write_back(s, o, ev, n);
+}
+
+int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)
+{
+	return s->ops->tenants(s, out);
+}
+
+int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
+		    void *ud)
+{
+	return s->ops->scan(s, q, fn, ud);
+}
+
+int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4])
+{
+	return s->ops->counts(s, tenant, out);
+}
