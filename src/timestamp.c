@@ -1,0 +1,249 @@
+/*
+ * timestamp.c - RFC 3339 timestamps <-> int64 microseconds since the epoch
+ * (SPEC section 3).
+ *
+ * The parser is a straight-line scan over the fixed layout
+ * YYYY-MM-DDTHH:MM:SS[.f+](Z|+HH:MM|-HH:MM): it runs once per event, so it
+ * does no allocation, no locale lookups and no libc time calls. The shape is
+ * checked first (each malformation has its own message), then the ranges in
+ * the order they are written, so the message for a given input never
+ * depends on anything but the input.
+ *
+ * Calendar arithmetic is done here on the proleptic Gregorian calendar with
+ * Howard Hinnant's days-from-civil algorithms, valid for any int64 day
+ * count, so times before 1970 and offsets that cross a day, month or year
+ * boundary need no special cases. Decisions (docs/time-and-envelopes.md):
+ *  - 'T'/'t' separate date and time, 'Z'/'z' mean UTC (RFC 3339 section 5.6
+ *    allows the lowercase forms); a space is rejected with its own message.
+ *  - "-00:00" ("offset unknown") is read as UTC.
+ *  - Fractions of any length are accepted; digits past the sixth are
+ *    dropped (truncated, never rounded).
+ *  - Both the written year and the instant in UTC must lie in 0001-9999, so
+ *    every accepted time prints in the canonical form and parses back.
+ */
+#include "keel.h"
+
+#include <string.h>
+#include <time.h>
+
+#define USEC_PER_SEC INT64_C(1000000)
+#define USEC_PER_MIN (60 * USEC_PER_SEC)
+#define USEC_PER_DAY (86400 * USEC_PER_SEC)
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; m 1-12). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* Inverse of days_from_civil. */
+static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+static bool is_leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int64_t days_in_month(int64_t y, int64_t m)
+{
+	static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30,
+						31, 31, 30, 31, 30, 31};
+	return m == 2 && is_leap(y) ? 29 : mdays[m - 1];
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Reads n ASCII digits at p; -1 if any is not a digit. */
+static int64_t read_digits(const char *p, int n)
+{
+	int64_t v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!is_digit(p[i]))
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	return v;
+}
+
+/* Bounds of the accepted range in UTC. */
+#define TIME_MIN (days_from_civil(1, 1, 1) * USEC_PER_DAY)
+#define TIME_MAX (days_from_civil(10000, 1, 1) * USEC_PER_DAY - 1)
+
+static int fail(const char **why, const char *rule)
+{
+	if (why)
+		*why = rule;
+	return KEEL_EINVAL;
+}
+
+int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
+{
+	static const char bad[] = "not an RFC 3339 timestamp";
+	int64_t year, mon, day, hour, min, sec, usec = 0, off = 0;
+
+	/* Date: YYYY-MM-DD. */
+	if (!s || len < 10 || s[4] != '-' || s[7] != '-')
+		return fail(why, bad);
+	year = read_digits(s, 4);
+	mon = read_digits(s + 5, 2);
+	day = read_digits(s + 8, 2);
+	if (year < 0 || mon < 0 || day < 0)
+		return fail(why, bad);
+	if (len == 10)
+		return fail(why, "missing time of day");
+	if (s[10] == ' ')
+		return fail(why, "date and time must be separated by 'T'");
+	if (s[10] != 'T' && s[10] != 't')
+		return fail(why, bad);
+
+	/* Time: HH:MM:SS, then an optional fraction. */
+	if (len < 19 || s[13] != ':' || s[16] != ':')
+		return fail(why, bad);
+	hour = read_digits(s + 11, 2);
+	min = read_digits(s + 14, 2);
+	sec = read_digits(s + 17, 2);
+	if (hour < 0 || min < 0 || sec < 0)
+		return fail(why, bad);
+	size_t i = 19;
+	if (i < len && s[i] == '.') {
+		i++;
+		if (i >= len || !is_digit(s[i]))
+			return fail(why, "fractional seconds need a digit after '.'");
+		int ndig = 0;
+		for (; i < len && is_digit(s[i]); i++, ndig++) {
+			if (ndig < 6)
+				usec = usec * 10 + (s[i] - '0');
+		}
+		for (; ndig < 6; ndig++)
+			usec *= 10;
+	}
+
+	/* Zone offset. */
+	if (i >= len)
+		return fail(why, "missing zone offset");
+	if (s[i] == 'Z' || s[i] == 'z') {
+		i++;
+	} else if (s[i] == '+' || s[i] == '-') {
+		if (len - i < 6 || s[i + 3] != ':')
+			return fail(why, "zone offset must be Z, +HH:MM or -HH:MM");
+		int64_t oh = read_digits(s + i + 1, 2);
+		int64_t om = read_digits(s + i + 4, 2);
+		if (oh < 0 || om < 0)
+			return fail(why, "zone offset must be Z, +HH:MM or -HH:MM");
+		if (oh > 23 || om > 59)
+			return fail(why, "zone offset out of range");
+		off = (oh * 60 + om) * (s[i] == '-' ? -1 : 1);
+		i += 6;
+	} else {
+		return fail(why, "missing zone offset");
+	}
+	if (i != len)
+		return fail(why, "unexpected characters after the zone offset");
+
+	/* Ranges, in the order they are written. */
+	if (year < 1)
+		return fail(why, "year out of range 0001-9999");
+	if (mon < 1 || mon > 12)
+		return fail(why, "month out of range 01-12");
+	if (day < 1 || day > days_in_month(year, mon))
+		return fail(why, "day out of range for the month");
+	if (hour > 23)
+		return fail(why, "hour out of range 00-23");
+	if (min > 59)
+		return fail(why, "minute out of range 00-59");
+	if (sec == 60)
+		return fail(why, "leap seconds are not supported");
+	if (sec > 59)
+		return fail(why, "second out of range 00-59");
+
+	int64_t t = days_from_civil(year, mon, day) * USEC_PER_DAY +
+		    ((hour * 60 + min) * 60 + sec) * USEC_PER_SEC + usec -
+		    off * USEC_PER_MIN;
+	if (t < TIME_MIN || t > TIME_MAX)
+		return fail(why, "time out of range 0001-9999 in UTC");
+	*out = t;
+	return 0;
+}
+
+/* Writes v as exactly n digits (v >= 0, v < 10^n). */
+static char *put_digits(char *p, int64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + n;
+}
+
+size_t keel_time_format(int64_t t, char *buf)
+{
+	char *p = buf;
+
+	if (t == KEEL_TIME_INF) {
+		memcpy(buf, "null", 5);
+		return 4;
+	}
+	/* Floor division, so times before 1970 count back from a day start. */
+	int64_t days = t / USEC_PER_DAY, rem = t % USEC_PER_DAY;
+	if (rem < 0) {
+		days--;
+		rem += USEC_PER_DAY;
+	}
+	int64_t y, m, d;
+	civil_from_days(days, &y, &m, &d);
+
+	/* Years outside 0001-9999 only arise from times Keel did not parse;
+	 * they still print unambiguously (sign, at least four digits). */
+	if (y < 0) {
+		*p++ = '-';
+		y = -y;
+	}
+	int ydig = 4;
+	for (int64_t lim = 10000; y >= lim && ydig < 18; lim *= 10)
+		ydig++;
+	p = put_digits(p, y, ydig);
+	*p++ = '-';
+	p = put_digits(p, m, 2);
+	*p++ = '-';
+	p = put_digits(p, d, 2);
+	*p++ = 'T';
+	int64_t secs = rem / USEC_PER_SEC, usec = rem % USEC_PER_SEC;
+	p = put_digits(p, secs / 3600, 2);
+	*p++ = ':';
+	p = put_digits(p, secs / 60 % 60, 2);
+	*p++ = ':';
+	p = put_digits(p, secs % 60, 2);
+	if (usec) {
+		*p++ = '.';
+		p = put_digits(p, usec, 6);
+	}
+	*p++ = 'Z';
+	*p = 0;
+	return (size_t)(p - buf);
+}
+
+int64_t keel_time_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}
