@@ -76,7 +76,8 @@ void keel_overlay_found_entity(struct keel_overlay *o, struct keel_entity *e,
 /* For a timeline after its open row was fetched (or found absent): the
  * batch times that the fetched rows do not cover, i.e. that need the row
  * containing them (or the first row after them) fetched. Writes up to
- * `max` times into out and returns how many. */
+ * `max` times into out and returns how many; max = tl->ntimes always
+ * suffices. Call it once, after the open rows are in. */
 size_t keel_overlay_uncovered_times(const struct keel_timeline *tl, int64_t *out,
 				    size_t max);
 
