@@ -28,7 +28,7 @@ enum keel_run_result {
 	KEEL_RUN_REJECTED = -1, /* msg says why */
 };
 
-/* Runs the handler for env's type. On KEEL_RUN_OK, *ops/*nops hold the
+/* Runs the handler for env's type. On KEEL_RUN_OK, ops and nops hold the
  * operations (allocated in arena, strings copied there). On rejection the
  * rule broken is appended to msg (no position prefix) and nothing is
  * returned. */

@@ -1,0 +1,289 @@
+/*
+ * ingest.c - the one ingestion path (SPEC section 6), for every batch size.
+ *
+ * keel_ingest_add does all the per-event work that needs no store: parse,
+ * validate, run the cartridge, compact and hash the envelope. The event and
+ * its operations go into the batch arena. keel_ingest_flush then runs the
+ * batch against the store: begin, drop logged ids (one batched lookup),
+ * resolve keys into the overlay, prefetch, apply in event order, write back,
+ * commit. A batch of one is simply a batch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/keel.h"
+#include "batch.h"
+#include "cartridge.h"
+#include "envelope.h"
+#include "json.h"
+#include "overlay.h"
+#include "store.h"
+
+#define KEEL_DEFAULT_BATCH 500
+#define KEEL_DEFAULT_MAX_LINE (1024 * 1024)
+
+struct keel_ingest {
+	struct keel_store *store;
+	struct keel_ingest_options opt;
+	struct keel_json_doc doc;
+	struct keel_arena arena; /* the open batch's events and operations */
+	struct keel_ptrvec events;
+	struct keel_ptrvec accepted;
+	struct keel_map batch_ids;
+	struct keel_overlay overlay;
+	struct keel_buf msg;
+	struct keel_buf compact;
+	struct keel_buf errmsg;
+	struct keel_report report;
+	uint64_t first_position;
+	uint64_t last_position;
+};
+
+int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
+		    struct keel_ingest **out)
+{
+	*out = NULL;
+	if (!s || !o || !o->cartridge)
+		return KEEL_EINVAL;
+	struct keel_ingest *ing = keel_xcalloc(1, sizeof *ing);
+	ing->store = s;
+	ing->opt = *o;
+	if (!ing->opt.batch)
+		ing->opt.batch = KEEL_DEFAULT_BATCH;
+	if (!ing->opt.max_line)
+		ing->opt.max_line = KEEL_DEFAULT_MAX_LINE;
+	if (!ing->opt.position_word)
+		ing->opt.position_word = "line";
+	keel_json_doc_init(&ing->doc);
+	keel_arena_init(&ing->arena);
+	keel_map_init(&ing->batch_ids);
+	keel_overlay_init(&ing->overlay);
+	keel_buf_init(&ing->msg);
+	keel_buf_init(&ing->compact);
+	keel_buf_init(&ing->errmsg);
+	*out = ing;
+	return 0;
+}
+
+void keel_ingest_free(struct keel_ingest *ing)
+{
+	if (!ing)
+		return;
+	keel_json_doc_free(&ing->doc);
+	keel_arena_free(&ing->arena);
+	keel_ptrvec_free(&ing->events);
+	keel_ptrvec_free(&ing->accepted);
+	keel_map_free(&ing->batch_ids);
+	keel_overlay_free(&ing->overlay);
+	keel_buf_free(&ing->msg);
+	keel_buf_free(&ing->compact);
+	keel_buf_free(&ing->errmsg);
+	free(ing);
+}
+
+const struct keel_report *keel_ingest_report(const struct keel_ingest *ing)
+{
+	return &ing->report;
+}
+
+const char *keel_ingest_errmsg(const struct keel_ingest *ing)
+{
+	return ing->errmsg.len ? ing->errmsg.data : "";
+}
+
+size_t keel_ingest_pending(const struct keel_ingest *ing)
+{
+	return ing->events.len;
+}
+
+/* Reports a rejected event: ing->msg holds the rule, prefixed here with the
+ * position and the id when there is one. */
+static void keel_ingest_reject(struct keel_ingest *ing, uint64_t position,
+			       struct keel_str id, const char *input, size_t input_len)
+{
+	struct keel_buf full;
+	keel_buf_init(&full);
+	keel_buf_addf(&full, "%s %llu: ", ing->opt.position_word,
+		      (unsigned long long)position);
+	char *id_copy = NULL;
+	if (id.ptr) {
+		keel_buf_adds(&full, "event ");
+		keel_buf_add_json_str(&full, id);
+		keel_buf_adds(&full, ": ");
+		id_copy = keel_xstrndup(id.ptr, id.len);
+	}
+	keel_buf_add(&full, ing->msg.data, ing->msg.len);
+	ing->report.rejected++;
+	if (ing->opt.on_reject)
+		ing->opt.on_reject(ing->opt.reject_userdata, position, id_copy, full.data,
+				   input, input_len < ing->opt.max_line ? input_len : ing->opt.max_line);
+	free(id_copy);
+	keel_buf_free(&full);
+}
+
+int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position, const char *head,
+			     size_t head_len)
+{
+	ing->report.read++;
+	keel_buf_reset(&ing->msg);
+	keel_buf_addf(&ing->msg, "line longer than the maximum of %zu bytes", ing->opt.max_line);
+	keel_ingest_reject(ing, position, KEEL_STR_NULL, head, head_len);
+	return 0;
+}
+
+int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
+		    uint64_t position)
+{
+	if (len > ing->opt.max_line)
+		return keel_ingest_add_too_long(ing, position, text, ing->opt.max_line);
+	ing->report.read++;
+	keel_buf_reset(&ing->msg);
+
+	struct keel_json_error jerr;
+	if (keel_json_parse(&ing->doc, text, len, &jerr) != 0) {
+		keel_buf_addf(&ing->msg, "invalid JSON at byte %zu: %s", jerr.offset, jerr.msg);
+		keel_ingest_reject(ing, position, KEEL_STR_NULL, text, len);
+		return 0;
+	}
+	struct keel_envelope env;
+	if (keel_envelope_read(&ing->doc, &env, &ing->msg) != 0) {
+		keel_ingest_reject(ing, position, env.id, text, len);
+		return 0;
+	}
+	struct keel_arena *a = &ing->arena;
+	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
+	memset(ev, 0, sizeof *ev);
+	enum keel_run_result run = keel_cartridge_run(ing->opt.cartridge, &ing->doc, &env, a,
+						      &ev->ops, &ev->nops, &ing->msg);
+	if (run == KEEL_RUN_REJECTED) {
+		keel_ingest_reject(ing, position, env.id, text, len);
+		return 0;
+	}
+	ev->unhandled = run == KEEL_RUN_UNHANDLED;
+	ev->tenant = keel_arena_str(a, env.tenant);
+	ev->id = keel_arena_str(a, env.id);
+	ev->type = keel_arena_str(a, env.type);
+	ev->time = env.time;
+	ev->position = position;
+	keel_buf_reset(&ing->compact);
+	keel_json_compact(&ing->doc, ing->doc.root, &ing->compact);
+	ev->envelope = keel_arena_str(a, keel_str_make(ing->compact.data, ing->compact.len));
+	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+
+	if (!ing->events.len)
+		ing->first_position = position;
+	ing->last_position = position;
+	keel_ptrvec_push(&ing->events, ev);
+	if (ing->events.len >= ing->opt.batch)
+		return keel_ingest_flush(ing);
+	return 0;
+}
+
+static uint64_t keel_event_id_hash(const struct keel_batch_event *ev)
+{
+	return keel_hash64(ev->id.ptr, ev->id.len, keel_hash64(ev->tenant.ptr, ev->tenant.len, 3));
+}
+
+/* The second and later copies of an id within one batch are duplicates of
+ * the first. */
+static void keel_ingest_mark_repeats(struct keel_ingest *ing)
+{
+	struct keel_map *m = &ing->batch_ids;
+	for (size_t i = 0; i < ing->events.len; i++) {
+		struct keel_batch_event *ev = ing->events.items[i];
+		if (ev->status != KEEL_EV_PENDING)
+			continue;
+		uint64_t h = keel_event_id_hash(ev);
+		struct keel_batch_event *first = NULL;
+		for (size_t k = keel_map_first(m, h); k != SIZE_MAX; k = keel_map_next(m, h, k)) {
+			struct keel_batch_event *other = m->values[k];
+			if (keel_str_eq(other->id, ev->id) && keel_str_eq(other->tenant, ev->tenant)) {
+				first = other;
+				break;
+			}
+		}
+		if (first) {
+			ev->status = KEEL_EV_DUPLICATE;
+			ev->stored_hash = first->hash;
+		} else {
+			keel_map_put(m, h, ev);
+		}
+	}
+}
+
+static void keel_ingest_reset_batch(struct keel_ingest *ing)
+{
+	keel_overlay_reset(&ing->overlay);
+	keel_arena_reset(&ing->arena);
+	keel_map_clear(&ing->batch_ids);
+	ing->events.len = 0;
+	ing->accepted.len = 0;
+}
+
+static int keel_ingest_fail(struct keel_ingest *ing, int rc)
+{
+	keel_buf_reset(&ing->errmsg);
+	keel_buf_addf(&ing->errmsg, "batch of %ss %llu-%llu: %s", ing->opt.position_word,
+		      (unsigned long long)ing->first_position,
+		      (unsigned long long)ing->last_position, keel_store_errmsg(ing->store));
+	keel_store_rollback(ing->store);
+	keel_ingest_reset_batch(ing);
+	return rc;
+}
+
+int keel_ingest_flush(struct keel_ingest *ing)
+{
+	if (!ing->events.len)
+		return 0;
+	struct keel_store *s = ing->store;
+	struct keel_batch_event **events = (struct keel_batch_event **)ing->events.items;
+	size_t n = ing->events.len;
+	int rc;
+
+	if ((rc = keel_store_begin(s)) != 0)
+		return keel_ingest_fail(ing, rc);
+	if ((rc = keel_store_seen_ids(s, events, n)) != 0)
+		return keel_ingest_fail(ing, rc);
+	keel_ingest_mark_repeats(ing);
+
+	uint64_t duplicates = 0, conflicting = 0, unhandled = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct keel_batch_event *ev = events[i];
+		if (ev->status == KEEL_EV_DUPLICATE) {
+			duplicates++;
+			if (ev->stored_hash != ev->hash) {
+				ev->status = KEEL_EV_CONFLICT;
+				conflicting++;
+			}
+			continue;
+		}
+		ev->status = KEEL_EV_ACCEPTED;
+		unhandled += ev->unhandled;
+		keel_ptrvec_push(&ing->accepted, ev);
+		keel_overlay_resolve(&ing->overlay, ev);
+	}
+	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
+	size_t nacc = ing->accepted.len;
+	if (nacc) {
+		if ((rc = keel_store_prefetch(s, &ing->overlay)) != 0)
+			return keel_ingest_fail(ing, rc);
+		for (size_t i = 0; i < nacc; i++)
+			keel_overlay_apply(&ing->overlay, acc[i]);
+		if ((rc = keel_store_write_back(s, &ing->overlay, acc, nacc)) != 0)
+			return keel_ingest_fail(ing, rc);
+	}
+	if ((rc = keel_store_commit(s)) != 0)
+		return keel_ingest_fail(ing, rc);
+
+	struct keel_report *r = &ing->report;
+	r->accepted += nacc;
+	r->duplicates += duplicates;
+	r->conflicting += conflicting;
+	r->unhandled += unhandled;
+	r->rows_inserted += ing->overlay.new_rows.len;
+	r->rows_closed += ing->overlay.rows_closed;
+	r->batches++;
+	r->statements = keel_store_statements(s);
+	keel_ingest_reset_batch(ing);
+	return 0;
+}
