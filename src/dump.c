@@ -1,0 +1,731 @@
+/*
+ * dump.c - the canonical dump (SPEC section 8) and its inverse, load.
+ *
+ * Dump walks the store through its scan interface: tenants in bytewise
+ * order, and for each tenant the four record types in the order entity,
+ * fact, relation, event. Each scan already returns its records in the
+ * canonical order, so this file only formats: one compact JSON object a
+ * line, keys in the documented order, values and envelopes inserted as the
+ * store holds them (they are compact JSON text already). Lines accumulate in
+ * one buffer written with large fwrite calls.
+ *
+ * Load reads a dump line by line, validates every record (shape, field
+ * rules, canonical order, timelines that tile) and writes the records
+ * through the store's ordinary write-back path in batches, one transaction
+ * each: entities become NEW overlay entities, rows become NEW rows on
+ * overlay timelines, events are logged as accepted batch events in dump
+ * order. Nothing goes through placement, so rows keep the intervals and
+ * provenance the dump gives them. See docs/dump.md.
+ */
+#include "../include/keel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "cartridge.h"
+#include "envelope.h"
+#include "json.h"
+#include "overlay.h"
+#include "store.h"
+#include "timeline.h"
+#include "util.h"
+
+/* Bytes collected before one fwrite. */
+#define DUMP_CHUNK (1u << 20)
+/* Records per load transaction. */
+#define LOAD_BATCH 4096
+
+/* ------------------------------------------------------------------ dump */
+
+struct dump_ctx {
+	struct keel_store *s;
+	FILE *out;
+	struct keel_buf buf;
+};
+
+static void dump_time(struct keel_buf *b, int64_t t)
+{
+	char tb[KEEL_TIME_BUFSZ];
+	if (t == KEEL_TIME_INF) {
+		keel_buf_add(b, "null", 4);
+		return;
+	}
+	size_t n = keel_time_format(t, tb);
+	keel_buf_addc(b, '"');
+	keel_buf_add(b, tb, n);
+	keel_buf_addc(b, '"');
+}
+
+/* Stored JSON text inserted as is; absent is null. */
+static void dump_raw(struct keel_buf *b, struct keel_str json)
+{
+	if (json.ptr)
+		keel_buf_add(b, json.ptr, json.len);
+	else
+		keel_buf_add(b, "null", 4);
+}
+
+static int dump_write(struct dump_ctx *d)
+{
+	if (d->buf.len && fwrite(d->buf.data, 1, d->buf.len, d->out) != d->buf.len)
+		return keel_store_fail(d->s, KEEL_EIO, "dump: cannot write: %s",
+				       strerror(errno));
+	keel_buf_reset(&d->buf);
+	return 0;
+}
+
+static int dump_record(void *ud, const struct keel_record *r)
+{
+	struct dump_ctx *d = ud;
+	struct keel_buf *b = &d->buf;
+
+	switch (r->type) {
+	case KEEL_REC_ENTITY:
+		keel_buf_add(b, "{\"type\":\"entity\",\"tenant\":", 26);
+		keel_buf_add_json_str(b, r->tenant);
+		keel_buf_adds(b, ",\"subject\":");
+		keel_buf_add_json_str(b, r->subject);
+		keel_buf_adds(b, ",\"kind\":");
+		keel_buf_add_json_str(b, r->kind);
+		keel_buf_adds(b, ",\"first_seen\":");
+		dump_time(b, r->first_seen);
+		keel_buf_adds(b, ",\"last_seen\":");
+		dump_time(b, r->last_seen);
+		break;
+	case KEEL_REC_FACT:
+		keel_buf_add(b, "{\"type\":\"fact\",\"tenant\":", 24);
+		keel_buf_add_json_str(b, r->tenant);
+		keel_buf_adds(b, ",\"subject\":");
+		keel_buf_add_json_str(b, r->subject);
+		keel_buf_adds(b, ",\"predicate\":");
+		keel_buf_add_json_str(b, r->name);
+		keel_buf_adds(b, ",\"value\":");
+		dump_raw(b, r->value);
+		break;
+	case KEEL_REC_RELATION:
+		keel_buf_add(b, "{\"type\":\"relation\",\"tenant\":", 28);
+		keel_buf_add_json_str(b, r->tenant);
+		keel_buf_adds(b, ",\"subject\":");
+		keel_buf_add_json_str(b, r->subject);
+		keel_buf_adds(b, ",\"relation\":");
+		keel_buf_add_json_str(b, r->name);
+		keel_buf_adds(b, ",\"object\":");
+		keel_buf_add_json_str(b, r->object);
+		keel_buf_adds(b, r->linked ? ",\"linked\":true" : ",\"linked\":false");
+		break;
+	case KEEL_REC_EVENT:
+		keel_buf_add(b, "{\"type\":\"event\",\"tenant\":", 25);
+		keel_buf_add_json_str(b, r->tenant);
+		keel_buf_adds(b, ",\"id\":");
+		keel_buf_add_json_str(b, r->id);
+		keel_buf_adds(b, ",\"event_type\":");
+		keel_buf_add_json_str(b, r->event_type);
+		keel_buf_adds(b, ",\"time\":");
+		dump_time(b, r->time);
+		keel_buf_adds(b, ",\"envelope\":");
+		dump_raw(b, r->envelope);
+		break;
+	}
+	if (r->type == KEEL_REC_FACT || r->type == KEEL_REC_RELATION) {
+		keel_buf_adds(b, ",\"valid_from\":");
+		dump_time(b, r->valid_from);
+		keel_buf_adds(b, ",\"valid_to\":");
+		dump_time(b, r->valid_to);
+		keel_buf_adds(b, ",\"asserted_by\":");
+		keel_buf_add_json_str(b, r->asserted_by);
+		keel_buf_adds(b, ",\"closed_by\":");
+		keel_buf_add_json_str(b, r->closed_by);
+	}
+	keel_buf_add(b, "}\n", 2);
+	return b->len >= DUMP_CHUNK ? dump_write(d) : 0;
+}
+
+static int dump_tenant(struct dump_ctx *d, const char *tenant)
+{
+	static const enum keel_record_type order[] = {
+		KEEL_REC_ENTITY, KEEL_REC_FACT, KEEL_REC_RELATION, KEEL_REC_EVENT};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(order); i++) {
+		struct keel_scan q = {.type = order[i], .tenant = keel_str_cstr(tenant)};
+		int rc = keel_store_scan(d->s, &q, dump_record, d);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
+{
+	if (!s || !out)
+		return KEEL_EINVAL;
+	struct dump_ctx d = {.s = s, .out = out};
+	keel_buf_init(&d.buf);
+	keel_buf_reserve(&d.buf, DUMP_CHUNK + 4096);
+
+	int rc = 0;
+	if (tenant) {
+		rc = dump_tenant(&d, tenant);
+	} else {
+		struct keel_ptrvec names = {0};
+		rc = keel_store_tenants(s, &names);
+		for (size_t i = 0; rc == 0 && i < names.len; i++)
+			rc = dump_tenant(&d, names.items[i]);
+		for (size_t i = 0; i < names.len; i++)
+			free(names.items[i]);
+		keel_ptrvec_free(&names);
+	}
+	if (rc == 0)
+		rc = dump_write(&d);
+	if (rc == 0 && fflush(out) != 0)
+		rc = keel_store_fail(s, KEEL_EIO, "dump: cannot write: %s",
+				     strerror(errno));
+	keel_buf_free(&d.buf);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ load */
+
+/* The previous record, kept to check the canonical order and that each
+ * timeline's non-empty rows tile [first valid_from, +inf). */
+struct load_prev {
+	bool any;
+	int type; /* enum keel_record_type */
+	struct keel_buf tenant, subject, name, object, asserted_by;
+	int64_t valid_from, valid_to;
+	/* The current timeline's last non-empty row. */
+	bool have_row;
+	int64_t row_to;
+	uint64_t row_line;
+};
+
+struct load_ctx {
+	struct keel_store *s;
+	struct keel_json_doc doc;  /* the line */
+	struct keel_json_doc edoc; /* its envelope, compacted */
+	struct keel_overlay ov;
+	struct keel_ptrvec events; /* struct keel_batch_event *, in the arena */
+	struct keel_map event_ids; /* ids of the events in this batch */
+	struct keel_buf tmp;
+	struct keel_buf msg;
+	struct keel_buf why;
+	struct load_prev prev;
+	size_t records;	     /* records in the open batch */
+	uint64_t first_line; /* first line of the open batch */
+	uint64_t line;
+};
+
+/* Fails the load with a message naming the line. */
+static int load_fail(struct load_ctx *L, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int load_fail(struct load_ctx *L, const char *fmt, ...)
+{
+	keel_buf_reset(&L->msg);
+	va_list ap;
+	va_start(ap, fmt);
+	keel_buf_vaddf(&L->msg, fmt, ap);
+	va_end(ap);
+	return keel_store_fail(L->s, KEEL_EDUMP, "line %llu: %s",
+			       (unsigned long long)L->line, L->msg.data);
+}
+
+static const char *const record_names[] = {"entity", "fact", "relation", "event"};
+
+/* Field accessors: each fails with a message naming the field and rule. */
+
+static int field_str(struct load_ctx *L, const struct keel_json *obj, const char *key,
+		     size_t min, size_t max, bool nullable, struct keel_str *out)
+{
+	const struct keel_json *v = keel_json_get(obj, key, strlen(key));
+	if (!v)
+		return load_fail(L, "field \"%s\": missing", key);
+	if (v->type == KEEL_JSON_NULL && nullable) {
+		*out = KEEL_STR_NULL;
+		return 0;
+	}
+	if (v->type != KEEL_JSON_STRING)
+		return load_fail(L, "field \"%s\": expected a string%s", key,
+				 nullable ? " or null" : "");
+	if (v->len < min || v->len > max)
+		return load_fail(L, "field \"%s\": length must be %zu-%zu bytes", key,
+				 min, max);
+	*out = keel_str_make(v->str, v->len);
+	return 0;
+}
+
+static int field_time(struct load_ctx *L, const struct keel_json *obj, const char *key,
+		      bool nullable, int64_t *out)
+{
+	const struct keel_json *v = keel_json_get(obj, key, strlen(key));
+	if (!v)
+		return load_fail(L, "field \"%s\": missing", key);
+	if (v->type == KEEL_JSON_NULL && nullable) {
+		*out = KEEL_TIME_INF;
+		return 0;
+	}
+	const char *why = NULL;
+	if (v->type != KEEL_JSON_STRING)
+		return load_fail(L, "field \"%s\": expected a timestamp%s", key,
+				 nullable ? " or null" : "");
+	if (keel_time_parse(v->str, v->len, out, &why))
+		return load_fail(L, "field \"%s\": not an RFC 3339 timestamp (%s)", key,
+				 why ? why : "invalid");
+	return 0;
+}
+
+static bool tenant_name_ok(struct keel_str t)
+{
+	if (t.len < 1 || t.len > KEEL_TENANT_MAX)
+		return false;
+	for (size_t i = 0; i < t.len; i++) {
+		char c = t.ptr[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Every member must be one of the record type's fields. */
+static int check_members(struct load_ctx *L, const struct keel_json *obj,
+			 const char *const *keys, size_t nkeys, const char *what)
+{
+	for (const struct keel_json *m = obj->child; m; m = m->next) {
+		size_t i = 0;
+		while (i < nkeys && !(strlen(keys[i]) == m->key_len &&
+				      memcmp(keys[i], m->key, m->key_len) == 0))
+			i++;
+		if (i == nkeys)
+			return load_fail(L, "field \"%.*s\": not a field of %s records",
+					 (int)m->key_len, m->key, what);
+	}
+	return 0;
+}
+
+static void prev_set(struct keel_buf *b, struct keel_str s)
+{
+	keel_buf_reset(b);
+	if (s.ptr)
+		keel_buf_add(b, s.ptr, s.len);
+}
+
+static struct keel_str prev_get(const struct keel_buf *b)
+{
+	return keel_str_make(b->data ? b->data : "", b->len);
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Canonical order within one record type; see SPEC 8. Returns <0, 0, >0
+ * comparing the previous record's key with the current one's. */
+static int order_cmp(const struct load_prev *p, int type, struct keel_str subject,
+		     struct keel_str name, struct keel_str object, int64_t from,
+		     int64_t to, struct keel_str asserted_by)
+{
+	int c = keel_str_cmp(prev_get(&p->subject), subject);
+	if (c || type == KEEL_REC_ENTITY)
+		return c;
+	if ((c = keel_str_cmp(prev_get(&p->name), name)))
+		return c;
+	if (type == KEEL_REC_RELATION &&
+	    (c = keel_str_cmp(prev_get(&p->object), object)))
+		return c;
+	if ((c = cmp_i64(p->valid_from, from)) || (c = cmp_i64(p->valid_to, to)))
+		return c;
+	return keel_str_cmp(prev_get(&p->asserted_by), asserted_by);
+}
+
+/* Checks the record's place in the dump: tenants ascending, record types
+ * in order within a tenant, canonical order within a type; checks that a
+ * tenant about to be loaded holds nothing yet; tracks timelines. */
+static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant,
+			    struct keel_str subject, struct keel_str name,
+			    struct keel_str object, int64_t from, int64_t to,
+			    struct keel_str asserted_by)
+{
+	struct load_prev *p = &L->prev;
+	bool new_tenant = !p->any;
+	if (p->any) {
+		int c = keel_str_cmp(prev_get(&p->tenant), tenant);
+		if (c > 0)
+			return load_fail(L, "tenant \"%.*s\" out of order (the dump is "
+					    "sorted by tenant)", (int)tenant.len,
+					 tenant.ptr);
+		new_tenant = c != 0;
+	}
+	if (new_tenant) {
+		uint64_t counts[4];
+		int rc = keel_store_counts(L->s, tenant, counts);
+		if (rc)
+			return rc;
+		if (counts[0] || counts[1] || counts[2] || counts[3])
+			return load_fail(L, "tenant \"%.*s\" already has data in the store",
+					 (int)tenant.len, tenant.ptr);
+		prev_set(&p->tenant, tenant);
+		p->type = -1;
+	}
+	bool same_key = false;
+	if (type < p->type) {
+		return load_fail(L, "%s record after %s records (the order is entity, "
+				    "fact, relation, event)", record_names[type],
+				 record_names[p->type]);
+	} else if (type == p->type && type != KEEL_REC_EVENT) {
+		int c = order_cmp(p, type, subject, name, object, from, to, asserted_by);
+		if (c > 0 || (c == 0 && type == KEEL_REC_ENTITY))
+			return load_fail(L, "%s record out of order%s", record_names[type],
+					 c == 0 ? " (duplicate subject)" : "");
+		same_key = keel_str_eq(prev_get(&p->subject), subject) &&
+			   keel_str_eq(prev_get(&p->name), name) &&
+			   (type == KEEL_REC_FACT ||
+			    keel_str_eq(prev_get(&p->object), object));
+	}
+
+	if (type == KEEL_REC_FACT || type == KEEL_REC_RELATION) {
+		/* A new timeline: the previous one must have ended open. */
+		if (!same_key && p->have_row && p->row_to != KEEL_TIME_INF)
+			return load_fail(L, "the timeline of line %llu ends with a closed "
+					    "row (its last non-empty row must be open)",
+					 (unsigned long long)p->row_line);
+		if (!same_key)
+			p->have_row = false;
+		if (from != to) {
+			if (p->have_row && p->row_to != from)
+				return load_fail(L, "row does not start where the previous "
+						    "row of its timeline ends");
+			p->have_row = true;
+			p->row_to = to;
+			p->row_line = L->line;
+		}
+	} else if (p->have_row && p->row_to != KEEL_TIME_INF) {
+		return load_fail(L, "the timeline of line %llu ends with a closed row "
+				    "(its last non-empty row must be open)",
+				 (unsigned long long)p->row_line);
+	} else {
+		p->have_row = false;
+	}
+	p->any = true;
+	p->type = type;
+	prev_set(&p->subject, subject);
+	prev_set(&p->name, name);
+	prev_set(&p->object, object);
+	prev_set(&p->asserted_by, asserted_by);
+	p->valid_from = from;
+	p->valid_to = to;
+	return 0;
+}
+
+static int load_entity(struct load_ctx *L, const struct keel_json *obj,
+		       struct keel_str tenant)
+{
+	static const char *const keys[] = {"type",	 "tenant",    "subject",
+					   "kind",	 "first_seen", "last_seen"};
+	struct keel_str subject, kind;
+	int64_t first, last;
+	int rc;
+	if ((rc = check_members(L, obj, keys, KEEL_ARRAY_LEN(keys), "entity")) ||
+	    (rc = field_str(L, obj, "subject", 1, KEEL_SUBJECT_MAX, false, &subject)) ||
+	    (rc = field_str(L, obj, "kind", 1, KEEL_SUBJECT_MAX, true, &kind)) ||
+	    (rc = field_time(L, obj, "first_seen", false, &first)) ||
+	    (rc = field_time(L, obj, "last_seen", false, &last)))
+		return rc;
+	if (first > last)
+		return load_fail(L, "field \"last_seen\": earlier than first_seen");
+	if ((rc = load_check_order(L, KEEL_REC_ENTITY, tenant, subject, KEEL_STR_NULL,
+				   KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
+		return rc;
+
+	struct keel_entity *e = keel_overlay_entity(&L->ov, tenant, subject);
+	if (e->flags & KEEL_ENTITY_NEW)
+		return load_fail(L, "duplicate entity \"%.*s\"", (int)subject.len,
+				 subject.ptr);
+	/* The dump does not carry the time of the mention that gave the kind;
+	 * first_seen is the earliest it can have been (docs/dump.md). With no
+	 * kind, any later mention that gives one must win. */
+	e->kind = keel_arena_str(&L->ov.arena, kind);
+	e->kind_time = kind.ptr ? first : KEEL_TIME_INF;
+	e->first_seen = first;
+	e->last_seen = last;
+	e->flags |= KEEL_ENTITY_NEW;
+	return 0;
+}
+
+static int load_row(struct load_ctx *L, const struct keel_json *obj,
+		    struct keel_str tenant, enum keel_row_kind kind)
+{
+	static const char *const fact_keys[] = {
+		"type",	      "tenant",	  "subject",	 "predicate", "value",
+		"valid_from", "valid_to", "asserted_by", "closed_by"};
+	static const char *const rel_keys[] = {
+		"type",	  "tenant",	"subject",  "relation",	   "object",
+		"linked", "valid_from", "valid_to", "asserted_by", "closed_by"};
+	bool fact = kind == KEEL_ROW_FACT;
+	struct keel_str subject, name, object = KEEL_STR_NULL, value = KEEL_STR_NULL;
+	struct keel_str asserted_by, closed_by;
+	bool linked = false;
+	int64_t from, to;
+	int rc;
+
+	if (fact)
+		rc = check_members(L, obj, fact_keys, KEEL_ARRAY_LEN(fact_keys), "fact");
+	else
+		rc = check_members(L, obj, rel_keys, KEEL_ARRAY_LEN(rel_keys),
+				   "relation");
+	if (rc ||
+	    (rc = field_str(L, obj, "subject", 1, KEEL_SUBJECT_MAX, false, &subject)) ||
+	    (rc = field_str(L, obj, fact ? "predicate" : "relation", 1, KEEL_NAME_MAX,
+			    false, &name)))
+		return rc;
+	if (fact) {
+		const struct keel_json *v = keel_json_get(obj, "value", 5);
+		if (!v)
+			return load_fail(L, "field \"value\": missing");
+		if (v->type != KEEL_JSON_NULL) {
+			keel_buf_reset(&L->tmp);
+			keel_json_compact(&L->doc, v, &L->tmp);
+			if (L->tmp.len > KEEL_VALUE_MAX)
+				return load_fail(L, "field \"value\": longer than %d bytes",
+						 KEEL_VALUE_MAX);
+			value = keel_str_make(L->tmp.data, L->tmp.len);
+		}
+	} else {
+		if ((rc = field_str(L, obj, "object", 1, KEEL_SUBJECT_MAX, false, &object)))
+			return rc;
+		const struct keel_json *v = keel_json_get(obj, "linked", 6);
+		if (!v)
+			return load_fail(L, "field \"linked\": missing");
+		if (v->type != KEEL_JSON_TRUE && v->type != KEEL_JSON_FALSE)
+			return load_fail(L, "field \"linked\": expected true or false");
+		linked = v->type == KEEL_JSON_TRUE;
+	}
+	if ((rc = field_time(L, obj, "valid_from", false, &from)) ||
+	    (rc = field_time(L, obj, "valid_to", true, &to)) ||
+	    (rc = field_str(L, obj, "asserted_by", 1, KEEL_ID_MAX, false, &asserted_by)) ||
+	    (rc = field_str(L, obj, "closed_by", 1, KEEL_ID_MAX, true, &closed_by)))
+		return rc;
+	if (from > to)
+		return load_fail(L, "field \"valid_to\": earlier than valid_from");
+	if ((to == KEEL_TIME_INF) != (closed_by.ptr == NULL))
+		return load_fail(L, "field \"closed_by\": must be null exactly when "
+				    "valid_to is null");
+	if ((rc = load_check_order(L, fact ? KEEL_REC_FACT : KEEL_REC_RELATION, tenant,
+				   subject, name, object, from, to, asserted_by)))
+		return rc;
+
+	struct keel_timeline *tl =
+		keel_overlay_timeline(&L->ov, kind, tenant, subject, name, object);
+	struct keel_row *row = keel_arena_alloc(&L->ov.arena, sizeof *row);
+	memset(row, 0, sizeof *row);
+	row->valid_from = from;
+	row->valid_to = to;
+	row->value = keel_arena_str(&L->ov.arena, value);
+	row->linked = linked;
+	row->asserted_by = keel_arena_str(&L->ov.arena, asserted_by);
+	row->closed_by = keel_arena_str(&L->ov.arena, closed_by);
+	row->flags = KEEL_ROW_NEW;
+	keel_timeline_insert_row(tl, row);
+	keel_ptrvec_push(&L->ov.new_rows, row);
+	return 0;
+}
+
+static int load_event(struct load_ctx *L, const struct keel_json *obj,
+		      struct keel_str tenant)
+{
+	static const char *const keys[] = {"type", "tenant", "id",
+					   "event_type", "time", "envelope"};
+	struct keel_str id, type;
+	int64_t time;
+	int rc;
+	if ((rc = check_members(L, obj, keys, KEEL_ARRAY_LEN(keys), "event")) ||
+	    (rc = field_str(L, obj, "id", 1, KEEL_ID_MAX, false, &id)) ||
+	    (rc = field_str(L, obj, "event_type", 1, KEEL_TYPE_MAX, false, &type)) ||
+	    (rc = field_time(L, obj, "time", false, &time)))
+		return rc;
+	const struct keel_json *envj = keel_json_get(obj, "envelope", 8);
+	if (!envj)
+		return load_fail(L, "field \"envelope\": missing");
+	if (envj->type != KEEL_JSON_OBJECT)
+		return load_fail(L, "field \"envelope\": expected an object");
+
+	/* The envelope must be one Keel accepts, and agree with the record. */
+	keel_buf_reset(&L->tmp);
+	keel_json_compact(&L->doc, envj, &L->tmp);
+	struct keel_json_error jerr;
+	struct keel_envelope env;
+	keel_buf_reset(&L->why);
+	if (keel_json_parse(&L->edoc, L->tmp.data, L->tmp.len, &jerr)) {
+		rc = load_fail(L, "field \"envelope\": %s", jerr.msg);
+	} else if (keel_envelope_read(&L->edoc, &env, &L->why)) {
+		rc = load_fail(L, "field \"envelope\": %s", L->why.data);
+	} else if (!keel_str_eq(env.id, id) || !keel_str_eq(env.tenant, tenant) ||
+		   !keel_str_eq(env.type, type) || env.time != time) {
+		rc = load_fail(L, "field \"envelope\": its id, tenant, type or time "
+				  "differs from the record's");
+	}
+	if (rc)
+		return rc;
+	if ((rc = load_check_order(L, KEEL_REC_EVENT, tenant, KEEL_STR_NULL,
+				   KEEL_STR_NULL, KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
+		return rc;
+
+	uint64_t h = keel_hash64(id.ptr, id.len, 0);
+	for (size_t i = keel_map_first(&L->event_ids, h); i != SIZE_MAX;
+	     i = keel_map_next(&L->event_ids, h, i)) {
+		const struct keel_batch_event *o = L->event_ids.values[i];
+		if (keel_str_eq(o->id, id))
+			return load_fail(L, "event \"%.*s\": duplicate id (line %llu)",
+					 (int)id.len, id.ptr,
+					 (unsigned long long)o->position);
+	}
+
+	struct keel_arena *a = &L->ov.arena;
+	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
+	memset(ev, 0, sizeof *ev);
+	ev->tenant = keel_arena_str(a, tenant);
+	ev->id = keel_arena_str(a, id);
+	ev->type = keel_arena_str(a, type);
+	ev->time = time;
+	ev->envelope = keel_arena_str(a, keel_str_make(L->tmp.data, L->tmp.len));
+	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+	ev->position = L->line;
+	ev->status = KEEL_EV_PENDING;
+	keel_ptrvec_push(&L->events, ev);
+	keel_map_put(&L->event_ids, h, ev);
+	return 0;
+}
+
+/* Writes the open batch in one transaction. */
+static int load_flush(struct load_ctx *L)
+{
+	if (L->records == 0)
+		return 0;
+	struct keel_batch_event **ev = (struct keel_batch_event **)L->events.items;
+	size_t n = L->events.len;
+	int rc = keel_store_begin(L->s);
+	if (rc == 0 && n)
+		rc = keel_store_seen_ids(L->s, ev, n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (ev[i]->status != KEEL_EV_PENDING) {
+			L->line = ev[i]->position;
+			rc = load_fail(L, "event \"%.*s\": duplicate id (already loaded)",
+				       (int)ev[i]->id.len, ev[i]->id.ptr);
+		}
+		ev[i]->status = KEEL_EV_ACCEPTED;
+	}
+	if (rc == 0)
+		rc = keel_store_write_back(L->s, &L->ov, ev, n);
+	if (rc == 0)
+		rc = keel_store_commit(L->s);
+	if (rc) {
+		if (rc != KEEL_EDUMP) {
+			/* Keep the store's message; add the batch's lines. */
+			char *why = keel_xstrdup(keel_store_errmsg(L->s));
+			keel_store_fail(L->s, rc, "lines %llu-%llu: %s",
+					(unsigned long long)L->first_line,
+					(unsigned long long)L->line, why);
+			free(why);
+		}
+		keel_store_rollback(L->s);
+		return rc;
+	}
+	keel_overlay_reset(&L->ov);
+	L->events.len = 0;
+	keel_map_clear(&L->event_ids);
+	L->records = 0;
+	return 0;
+}
+
+/* Validates one line and adds its record to the open batch. */
+static int load_line(struct load_ctx *L, const char *text, size_t len)
+{
+	struct keel_json_error jerr;
+	if (keel_json_parse(&L->doc, text, len, &jerr))
+		return load_fail(L, "not valid JSON at byte %zu: %s", jerr.offset + 1,
+				 jerr.msg);
+	const struct keel_json *obj = L->doc.root;
+	if (obj->type != KEEL_JSON_OBJECT)
+		return load_fail(L, "expected a JSON object");
+	struct keel_str type, tenant;
+	int rc;
+	if ((rc = field_str(L, obj, "type", 1, 16, false, &type)) ||
+	    (rc = field_str(L, obj, "tenant", 1, KEEL_TENANT_MAX, false, &tenant)))
+		return rc;
+	if (!tenant_name_ok(tenant))
+		return load_fail(L, "field \"tenant\": must be 1-64 bytes of "
+				    "[A-Za-z0-9._-]");
+	if (keel_str_eq(type, keel_str_cstr("entity")))
+		return load_entity(L, obj, tenant);
+	if (keel_str_eq(type, keel_str_cstr("fact")))
+		return load_row(L, obj, tenant, KEEL_ROW_FACT);
+	if (keel_str_eq(type, keel_str_cstr("relation")))
+		return load_row(L, obj, tenant, KEEL_ROW_RELATION);
+	if (keel_str_eq(type, keel_str_cstr("event")))
+		return load_event(L, obj, tenant);
+	return load_fail(L, "field \"type\": must be entity, fact, relation or event");
+}
+
+int keel_load(struct keel_store *s, FILE *in)
+{
+	if (!s || !in)
+		return KEEL_EINVAL;
+	struct load_ctx L = {.s = s};
+	keel_json_doc_init(&L.doc);
+	keel_json_doc_init(&L.edoc);
+	keel_overlay_init(&L.ov);
+	keel_map_init(&L.event_ids);
+	keel_buf_init(&L.tmp);
+	keel_buf_init(&L.msg);
+	keel_buf_init(&L.why);
+	struct load_prev *p = &L.prev;
+	keel_buf_init(&p->tenant);
+	keel_buf_init(&p->subject);
+	keel_buf_init(&p->name);
+	keel_buf_init(&p->object);
+	keel_buf_init(&p->asserted_by);
+
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int rc = 0;
+	while (rc == 0 && (got = getline(&line, &cap, in)) >= 0) {
+		L.line++;
+		size_t len = (size_t)got;
+		if (len && line[len - 1] == '\n')
+			len--;
+		if (len == 0)
+			continue; /* a blank line carries no record */
+		if (L.records == 0)
+			L.first_line = L.line;
+		rc = load_line(&L, line, len);
+		if (rc == 0 && ++L.records >= LOAD_BATCH)
+			rc = load_flush(&L);
+	}
+	if (rc == 0 && ferror(in))
+		rc = keel_store_fail(s, KEEL_EIO, "line %llu: cannot read: %s",
+				     (unsigned long long)L.line + 1, strerror(errno));
+	if (rc == 0 && p->have_row && p->row_to != KEEL_TIME_INF) {
+		rc = load_fail(&L, "the timeline of line %llu ends with a closed row "
+				   "(its last non-empty row must be open)",
+			       (unsigned long long)p->row_line);
+	}
+	if (rc == 0)
+		rc = load_flush(&L);
+
+	free(line);
+	keel_buf_free(&p->tenant);
+	keel_buf_free(&p->subject);
+	keel_buf_free(&p->name);
+	keel_buf_free(&p->object);
+	keel_buf_free(&p->asserted_by);
+	keel_buf_free(&L.tmp);
+	keel_buf_free(&L.msg);
+	keel_buf_free(&L.why);
+	keel_map_free(&L.event_ids);
+	keel_overlay_free(&L.ov);
+	keel_json_doc_free(&L.doc);
+	keel_json_doc_free(&L.edoc);
+	keel_ptrvec_free(&L.events);
+	return rc;
+}

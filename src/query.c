@@ -1,0 +1,445 @@
+/*
+ * query.c - the read side as JSON documents: show, history, why, stats
+ * (SPEC section 8). The CLI prints these documents and the HTTP server
+ * sends them as response bodies; their shapes are documented in
+ * docs/cli.md and must only ever grow.
+ *
+ * Every query is a few store scans narrowed by tenant, subject, name and
+ * time; the records are formatted straight into one buffer during the scan
+ * callbacks (scan views live only that long). Strings are written with the
+ * canonical dump's escaping and values and envelopes as stored.
+ */
+#include "../include/keel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "util.h"
+
+struct query_ctx {
+	struct keel_buf b;
+	size_t n; /* records written into the current list */
+	bool found;
+	/* show: the entity */
+	struct keel_buf kind;
+	bool has_kind;
+	int64_t first_seen, last_seen;
+	/* why: the row */
+	struct keel_buf asserted_by;
+};
+
+static void add_time(struct keel_buf *b, int64_t t)
+{
+	char tb[KEEL_TIME_BUFSZ];
+	if (t == KEEL_TIME_INF) {
+		keel_buf_add(b, "null", 4);
+		return;
+	}
+	size_t n = keel_time_format(t, tb);
+	keel_buf_addc(b, '"');
+	keel_buf_add(b, tb, n);
+	keel_buf_addc(b, '"');
+}
+
+static void add_raw(struct keel_buf *b, struct keel_str json)
+{
+	if (json.ptr)
+		keel_buf_add(b, json.ptr, json.len);
+	else
+		keel_buf_add(b, "null", 4);
+}
+
+static void add_sep(struct query_ctx *q)
+{
+	if (q->n++)
+		keel_buf_addc(&q->b, ',');
+}
+
+/* ,"valid_from":..,"valid_to":..,"asserted_by":.. */
+static void add_interval(struct keel_buf *b, const struct keel_record *r)
+{
+	keel_buf_adds(b, "\"valid_from\":");
+	add_time(b, r->valid_from);
+	keel_buf_adds(b, ",\"valid_to\":");
+	add_time(b, r->valid_to);
+	keel_buf_adds(b, ",\"asserted_by\":");
+	keel_buf_add_json_str(b, r->asserted_by);
+}
+
+static int query_bad(struct keel_store *s, const char *what)
+{
+	return keel_store_fail(s, KEEL_EINVAL, "%s: missing argument", what);
+}
+
+static int entity_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	q->found = true;
+	q->has_kind = r->kind.ptr != NULL;
+	keel_buf_reset(&q->kind);
+	if (r->kind.ptr)
+		keel_buf_add(&q->kind, r->kind.ptr, r->kind.len);
+	q->first_seen = r->first_seen;
+	q->last_seen = r->last_seen;
+	return 0;
+}
+
+/* Looks the entity up; KEEL_ENOTFOUND (with a message) when it is absent. */
+static int find_entity(struct keel_store *s, struct query_ctx *q, const char *tenant,
+		       const char *subject)
+{
+	struct keel_scan sc = {.type = KEEL_REC_ENTITY,
+			       .tenant = keel_str_cstr(tenant),
+			       .subject = keel_str_cstr(subject)};
+	q->found = false;
+	int rc = keel_store_scan(s, &sc, entity_cb, q);
+	if (rc)
+		return rc;
+	if (!q->found)
+		return keel_store_fail(s, KEEL_ENOTFOUND,
+				       "entity \"%s\" not found in tenant \"%s\"", subject,
+				       tenant);
+	return 0;
+}
+
+static void query_init(struct query_ctx *q)
+{
+	memset(q, 0, sizeof *q);
+	keel_buf_init(&q->b);
+	keel_buf_init(&q->kind);
+	keel_buf_init(&q->asserted_by);
+}
+
+/* Hands the document to the caller (or drops it on failure). */
+static int query_finish(struct query_ctx *q, int rc, char **json)
+{
+	keel_buf_free(&q->kind);
+	keel_buf_free(&q->asserted_by);
+	if (rc) {
+		keel_buf_free(&q->b);
+		return rc;
+	}
+	keel_buf_reserve(&q->b, 0); /* NUL-terminated even when empty */
+	*json = q->b.data;
+	return 0;
+}
+
+/* Opens the document with "tenant" and "subject". */
+static void begin_doc(struct query_ctx *q, const char *tenant, const char *subject)
+{
+	keel_buf_adds(&q->b, "{\"tenant\":");
+	keel_buf_add_json_str(&q->b, keel_str_cstr(tenant));
+	keel_buf_adds(&q->b, ",\"subject\":");
+	keel_buf_add_json_str(&q->b, keel_str_cstr(subject));
+}
+
+/* ------------------------------------------------------------------ show */
+
+static int show_fact_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	if (!r->value.ptr)
+		return 0; /* unset: the predicate has no value at this time */
+	add_sep(q);
+	keel_buf_add_json_str(&q->b, r->name);
+	keel_buf_adds(&q->b, ":{\"value\":");
+	add_raw(&q->b, r->value);
+	keel_buf_addc(&q->b, ',');
+	add_interval(&q->b, r);
+	keel_buf_addc(&q->b, '}');
+	return 0;
+}
+
+static int show_out_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	if (!r->linked)
+		return 0;
+	add_sep(q);
+	keel_buf_adds(&q->b, "{\"relation\":");
+	keel_buf_add_json_str(&q->b, r->name);
+	keel_buf_adds(&q->b, ",\"object\":");
+	keel_buf_add_json_str(&q->b, r->object);
+	keel_buf_addc(&q->b, ',');
+	add_interval(&q->b, r);
+	keel_buf_addc(&q->b, '}');
+	return 0;
+}
+
+static int show_in_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	if (!r->linked)
+		return 0;
+	add_sep(q);
+	keel_buf_adds(&q->b, "{\"subject\":");
+	keel_buf_add_json_str(&q->b, r->subject);
+	keel_buf_adds(&q->b, ",\"relation\":");
+	keel_buf_add_json_str(&q->b, r->name);
+	keel_buf_addc(&q->b, ',');
+	add_interval(&q->b, r);
+	keel_buf_addc(&q->b, '}');
+	return 0;
+}
+
+int keel_show(struct keel_store *s, const char *tenant, const char *subject,
+	      int64_t at, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	if (!tenant || !subject)
+		return query_bad(s, "show");
+	struct query_ctx q;
+	query_init(&q);
+	int rc = find_entity(s, &q, tenant, subject);
+	if (rc == 0) {
+		struct keel_buf *b = &q.b;
+		begin_doc(&q, tenant, subject);
+		keel_buf_adds(b, ",\"at\":");
+		add_time(b, at);
+		keel_buf_adds(b, ",\"kind\":");
+		keel_buf_add_json_str(b, q.has_kind ? keel_str_make(q.kind.data, q.kind.len)
+						    : KEEL_STR_NULL);
+		keel_buf_adds(b, ",\"first_seen\":");
+		add_time(b, q.first_seen);
+		keel_buf_adds(b, ",\"last_seen\":");
+		add_time(b, q.last_seen);
+
+		struct keel_scan sc = {.type = KEEL_REC_FACT,
+				       .tenant = keel_str_cstr(tenant),
+				       .subject = keel_str_cstr(subject),
+				       .at_set = true,
+				       .at = at};
+		keel_buf_adds(b, ",\"facts\":{");
+		q.n = 0;
+		rc = keel_store_scan(s, &sc, show_fact_cb, &q);
+		if (rc == 0) {
+			keel_buf_adds(b, "},\"outgoing\":[");
+			sc.type = KEEL_REC_RELATION;
+			q.n = 0;
+			rc = keel_store_scan(s, &sc, show_out_cb, &q);
+		}
+		if (rc == 0) {
+			keel_buf_adds(b, "],\"incoming\":[");
+			sc.subject = KEEL_STR_NULL;
+			sc.object = keel_str_cstr(subject);
+			q.n = 0;
+			rc = keel_store_scan(s, &sc, show_in_cb, &q);
+		}
+		keel_buf_adds(b, "]}");
+	}
+	return query_finish(&q, rc, json);
+}
+
+/* --------------------------------------------------------------- history */
+
+static int history_fact_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	add_sep(q);
+	keel_buf_adds(&q->b, "{\"predicate\":");
+	keel_buf_add_json_str(&q->b, r->name);
+	keel_buf_adds(&q->b, ",\"value\":");
+	add_raw(&q->b, r->value);
+	keel_buf_addc(&q->b, ',');
+	add_interval(&q->b, r);
+	keel_buf_adds(&q->b, ",\"closed_by\":");
+	keel_buf_add_json_str(&q->b, r->closed_by);
+	keel_buf_addc(&q->b, '}');
+	return 0;
+}
+
+static int history_rel_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	add_sep(q);
+	keel_buf_adds(&q->b, "{\"relation\":");
+	keel_buf_add_json_str(&q->b, r->name);
+	keel_buf_adds(&q->b, ",\"object\":");
+	keel_buf_add_json_str(&q->b, r->object);
+	keel_buf_adds(&q->b, r->linked ? ",\"linked\":true," : ",\"linked\":false,");
+	add_interval(&q->b, r);
+	keel_buf_adds(&q->b, ",\"closed_by\":");
+	keel_buf_add_json_str(&q->b, r->closed_by);
+	keel_buf_addc(&q->b, '}');
+	return 0;
+}
+
+int keel_history(struct keel_store *s, const char *tenant, const char *subject,
+		 const char *predicate, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	if (!tenant || !subject)
+		return query_bad(s, "history");
+	struct query_ctx q;
+	query_init(&q);
+	int rc = find_entity(s, &q, tenant, subject);
+	if (rc == 0) {
+		struct keel_buf *b = &q.b;
+		begin_doc(&q, tenant, subject);
+		keel_buf_adds(b, ",\"predicate\":");
+		keel_buf_add_json_str(b, predicate ? keel_str_cstr(predicate)
+						   : KEEL_STR_NULL);
+		struct keel_scan sc = {
+			.type = KEEL_REC_FACT,
+			.tenant = keel_str_cstr(tenant),
+			.subject = keel_str_cstr(subject),
+			.name = predicate ? keel_str_cstr(predicate) : KEEL_STR_NULL};
+		keel_buf_adds(b, ",\"facts\":[");
+		q.n = 0;
+		rc = keel_store_scan(s, &sc, history_fact_cb, &q);
+		if (rc == 0) {
+			keel_buf_adds(b, "],\"relations\":[");
+			sc.type = KEEL_REC_RELATION;
+			q.n = 0;
+			rc = keel_store_scan(s, &sc, history_rel_cb, &q);
+		}
+		keel_buf_adds(b, "]}");
+	}
+	return query_finish(&q, rc, json);
+}
+
+/* ------------------------------------------------------------------- why */
+
+static int why_row_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	if (r->valid_from == r->valid_to)
+		return 0; /* an emptied row holds nothing at any time */
+	q->found = true;
+	keel_buf_adds(&q->b, ",\"value\":");
+	add_raw(&q->b, r->value);
+	keel_buf_addc(&q->b, ',');
+	add_interval(&q->b, r);
+	keel_buf_adds(&q->b, ",\"closed_by\":");
+	keel_buf_add_json_str(&q->b, r->closed_by);
+	keel_buf_reset(&q->asserted_by);
+	keel_buf_add(&q->asserted_by, r->asserted_by.ptr, r->asserted_by.len);
+	return 1; /* at most one row contains a time */
+}
+
+static int why_event_cb(void *ud, const struct keel_record *r)
+{
+	struct query_ctx *q = ud;
+	q->found = true;
+	keel_buf_adds(&q->b, "{\"id\":");
+	keel_buf_add_json_str(&q->b, r->id);
+	keel_buf_adds(&q->b, ",\"event_type\":");
+	keel_buf_add_json_str(&q->b, r->event_type);
+	keel_buf_adds(&q->b, ",\"time\":");
+	add_time(&q->b, r->time);
+	keel_buf_adds(&q->b, ",\"envelope\":");
+	add_raw(&q->b, r->envelope);
+	keel_buf_addc(&q->b, '}');
+	return 1;
+}
+
+int keel_why(struct keel_store *s, const char *tenant, const char *subject,
+	     const char *predicate, int64_t at, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	if (!tenant || !subject || !predicate)
+		return query_bad(s, "why");
+	struct query_ctx q;
+	query_init(&q);
+	int rc = find_entity(s, &q, tenant, subject);
+	if (rc == 0) {
+		struct keel_buf *b = &q.b;
+		begin_doc(&q, tenant, subject);
+		keel_buf_adds(b, ",\"predicate\":");
+		keel_buf_add_json_str(b, keel_str_cstr(predicate));
+		keel_buf_adds(b, ",\"at\":");
+		add_time(b, at);
+		struct keel_scan sc = {.type = KEEL_REC_FACT,
+				       .tenant = keel_str_cstr(tenant),
+				       .subject = keel_str_cstr(subject),
+				       .name = keel_str_cstr(predicate),
+				       .at_set = true,
+				       .at = at};
+		q.found = false;
+		rc = keel_store_scan(s, &sc, why_row_cb, &q);
+		if (rc == 1)
+			rc = 0;
+		if (rc == 0 && !q.found) {
+			char tb[KEEL_TIME_BUFSZ];
+			keel_time_format(at, tb);
+			rc = keel_store_fail(s, KEEL_ENOTFOUND,
+					     "entity \"%s\" in tenant \"%s\" has no "
+					     "\"%s\" at %s",
+					     subject, tenant, predicate, tb);
+		}
+	}
+	if (rc == 0) {
+		struct keel_scan ev = {.type = KEEL_REC_EVENT,
+				       .tenant = keel_str_cstr(tenant),
+				       .event_id = keel_str_make(q.asserted_by.data,
+								 q.asserted_by.len)};
+		keel_buf_adds(&q.b, ",\"event\":");
+		q.found = false;
+		rc = keel_store_scan(s, &ev, why_event_cb, &q);
+		if (rc == 1)
+			rc = 0;
+		if (rc == 0 && !q.found)
+			keel_buf_add(&q.b, "null", 4); /* not in the log */
+		keel_buf_addc(&q.b, '}');
+	}
+	return query_finish(&q, rc, json);
+}
+
+/* ----------------------------------------------------------------- stats */
+
+static void add_counts(struct keel_buf *b, const uint64_t c[4])
+{
+	keel_buf_addf(b,
+		      "\"entities\":%llu,\"facts\":%llu,\"relations\":%llu,"
+		      "\"events\":%llu",
+		      (unsigned long long)c[0], (unsigned long long)c[1],
+		      (unsigned long long)c[2], (unsigned long long)c[3]);
+}
+
+int keel_stats(struct keel_store *s, const char *tenant, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	struct query_ctx q;
+	query_init(&q);
+	struct keel_ptrvec names = {0};
+	int rc = 0;
+	if (tenant)
+		keel_ptrvec_push(&names, keel_xstrdup(tenant));
+	else
+		rc = keel_store_tenants(s, &names);
+
+	uint64_t total[4] = {0};
+	keel_buf_adds(&q.b, "{\"tenants\":[");
+	for (size_t i = 0; rc == 0 && i < names.len; i++) {
+		uint64_t c[4];
+		rc = keel_store_counts(s, keel_str_cstr(names.items[i]), c);
+		if (rc)
+			break;
+		if (tenant && !(c[0] || c[1] || c[2] || c[3])) {
+			rc = keel_store_fail(s, KEEL_ENOTFOUND,
+					     "tenant \"%s\" not found", tenant);
+			break;
+		}
+		for (int k = 0; k < 4; k++)
+			total[k] += c[k];
+		add_sep(&q);
+		keel_buf_adds(&q.b, "{\"tenant\":");
+		keel_buf_add_json_str(&q.b, keel_str_cstr(names.items[i]));
+		keel_buf_addc(&q.b, ',');
+		add_counts(&q.b, c);
+		keel_buf_addc(&q.b, '}');
+	}
+	keel_buf_adds(&q.b, "],\"total\":{");
+	add_counts(&q.b, total);
+	keel_buf_adds(&q.b, "}}");
+
+	for (size_t i = 0; i < names.len; i++)
+		free(names.items[i]);
+	keel_ptrvec_free(&names);
+	return query_finish(&q, rc, json);
+}
