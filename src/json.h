@@ -9,9 +9,11 @@
  * UTF-8, \u escapes paired correctly), no duplicate keys in an object, depth
  * at most KEEL_JSON_MAX_DEPTH, nothing but whitespace after the value.
  *
- * Strings without escapes point into the source text (zero copy); strings
- * with escapes are decoded into the doc's arena. Either way str[len] == 0.
- * The source text must outlive the tree.
+ * Strings (decoded), keys and number lexemes are copied into the doc's
+ * arena with str[len] == 0 and key[key_len] == 0: the text is const and
+ * need not be NUL-terminated, so pointing into it could not keep that
+ * promise (the copy rides along with validation and costs next to nothing).
+ * raw_off/raw_len refer to the source text, which must outlive the tree.
  */
 #ifndef KEEL_JSON_H
 #define KEEL_JSON_H
