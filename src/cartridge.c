@@ -1,0 +1,1286 @@
+/*
+ * cartridge.c - cartridges: loading (built-in, JSON file, shared object),
+ * compiling the declarative form into a plan, the C handler API
+ * (keel_ctx_*, keel_event_*) and running a cartridge on one event.
+ *
+ * A declarative cartridge becomes, per event type, a plan: an array of
+ * operations whose templates are pre-split into literal pieces and
+ * pre-parsed JSON Pointer tokens, and whose constants are pre-compacted.
+ * A plan is run by plan_handler, an ordinary keel_handler_fn, so declarative
+ * and C cartridges share every keel_ctx_* call, limit and message.
+ *
+ * Handling an event parses nothing of the cartridge and allocates nothing
+ * per template: templates render into stack buffers of the limit's size and
+ * keel_ctx_* copies the result once into the batch arena.
+ *
+ * Layout: pointers, templates, the context operations, the plan runner, the
+ * compiler, loading, keel_cartridge_run.
+ */
+#include "cartridge.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct handler {
+	struct keel_str type; /* NUL-terminated copy in the cartridge arena */
+	keel_handler_fn fn;
+	void *userdata;
+};
+
+typedef void (*keel_cartridge_fini_fn)(struct keel_cartridge *c);
+
+struct keel_cartridge {
+	char *name;
+	char *version;
+	struct keel_arena arena;  /* handlers, plans and every string they hold */
+	struct keel_map handlers; /* keel_hash64(type) -> struct handler */
+	void *dl;		  /* shared-object cartridge: its handle */
+	keel_cartridge_fini_fn fini;
+};
+
+struct keel_event {
+	const struct keel_json_doc *doc;
+	const struct keel_envelope *env;
+	struct keel_arena *arena; /* where keel_event_get puts its texts */
+};
+
+struct keel_ctx {
+	const struct keel_event *ev;
+	struct keel_arena *arena;
+	struct keel_op *ops;
+	size_t nops;
+	size_t cap;
+	size_t calls; /* operations requested so far: numbers them in messages */
+	struct keel_buf *msg;
+	bool rejected;
+	/* Set while a plan runs: its strings and values come from validated
+	 * JSON, so UTF-8 and JSON syntax need no second check. */
+	bool trusted;
+};
+
+static const char *const op_names[] = {
+	[KEEL_OP_ENTITY] = "entity", [KEEL_OP_FACT] = "fact",
+	[KEEL_OP_UNSET] = "unset",   [KEEL_OP_LINK] = "link",
+	[KEEL_OP_UNLINK] = "unlink",
+};
+
+/* The field a kind's name template fills. */
+static const char *const name_fields[] = {
+	[KEEL_OP_ENTITY] = "kind",	[KEEL_OP_FACT] = "predicate",
+	[KEEL_OP_UNSET] = "predicate",	[KEEL_OP_LINK] = "relation",
+	[KEEL_OP_UNLINK] = "relation",
+};
+
+/* ------------------------------------------------------------- pointers */
+
+struct ptr_tok {
+	const char *s; /* unescaped */
+	size_t len;
+	size_t index; /* when is_index: the array index it names */
+	bool is_index;
+};
+
+/* An RFC 6901 pointer split once into unescaped tokens. */
+struct ptr {
+	const char *text; /* as written, for messages */
+	size_t text_len;
+	struct ptr_tok *toks;
+	size_t ntoks;
+};
+
+/* Parses text into p (tokens allocated in a). Returns NULL, or a static
+ * description of the rule broken. */
+static const char *ptr_compile(struct keel_arena *a, const char *text, size_t len,
+			       struct ptr *p)
+{
+	p->text = text;
+	p->text_len = len;
+	p->toks = NULL;
+	p->ntoks = 0;
+	if (len == 0)
+		return NULL;
+	if (text[0] != '/')
+		return "must be empty or start with \"/\"";
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '/')
+			n++;
+		else if (text[i] == '~' &&
+			 (i + 1 == len || (text[i + 1] != '0' && text[i + 1] != '1')))
+			return "\"~\" not followed by \"0\" or \"1\"";
+	}
+	p->toks = keel_arena_alloc(a, n * sizeof *p->toks);
+	/* Unescaping only shrinks a token, so len bytes hold all of them. */
+	char *out = keel_arena_alloc(a, len + 1);
+	size_t i = 1;
+	for (size_t k = 0; k < n; k++) {
+		struct ptr_tok *t = &p->toks[k];
+		t->s = out;
+		while (i < len && text[i] != '/') {
+			char c = text[i++];
+			if (c == '~')
+				c = text[i++] == '0' ? '~' : '/';
+			*out++ = c;
+		}
+		i++; /* the '/' ending the token */
+		t->len = (size_t)(out - t->s);
+		*out++ = 0;
+		/* RFC 6901 array index: "0" or digits without a leading zero. */
+		t->is_index = t->len > 0 && t->len <= 18 && (t->len == 1 || t->s[0] != '0');
+		t->index = 0;
+		for (size_t j = 0; j < t->len && t->is_index; j++) {
+			if (t->s[j] < '0' || t->s[j] > '9')
+				t->is_index = false;
+			else
+				t->index = t->index * 10 + (size_t)(t->s[j] - '0');
+		}
+	}
+	p->ntoks = n;
+	return NULL;
+}
+
+static const struct keel_json *ptr_eval(const struct ptr *p, const struct keel_json *v)
+{
+	for (size_t k = 0; k < p->ntoks && v; k++) {
+		const struct ptr_tok *t = &p->toks[k];
+		const struct keel_json *m = NULL;
+		if (v->type == KEEL_JSON_OBJECT) {
+			for (m = v->child; m; m = m->next)
+				if (m->key_len == t->len &&
+				    (t->len == 0 || memcmp(m->key, t->s, t->len) == 0))
+					break;
+		} else if (v->type == KEEL_JSON_ARRAY && t->is_index) {
+			size_t i = t->index;
+			for (m = v->child; m && i; m = m->next)
+				i--;
+		}
+		v = m;
+	}
+	return v;
+}
+
+/* ------------------------------------------------------------ templates */
+
+/* A template is literal pieces and pointers in order: "vehicle:{/data/id}"
+ * is the literal "vehicle:" then the pointer /data/id. */
+struct piece {
+	const char *lit; /* literal text when ptr is NULL */
+	size_t lit_len;
+	struct ptr *ptr;
+};
+
+struct tmpl {
+	struct piece *pieces;
+	size_t npieces;
+	bool present; /* the field was given (entity "kind" is optional) */
+};
+
+/* The value of a fact: a pointer into the event, or a constant. */
+struct value_src {
+	struct ptr *from; /* NULL: a constant */
+	const char *json; /* the constant compacted; NULL for JSON null */
+	size_t json_len;
+};
+
+struct plan_op {
+	enum keel_op_kind kind;
+	struct tmpl subject;
+	struct tmpl name; /* kind, predicate or relation */
+	struct tmpl object;
+	struct value_src value;
+};
+
+struct plan {
+	struct plan_op *ops;
+	size_t nops;
+};
+
+/* -------------------------------------------------- context operations */
+
+static void ctx_prefix(struct keel_ctx *ctx)
+{
+	keel_buf_adds(ctx->msg, "type ");
+	keel_buf_add_json_str(ctx->msg, ctx->ev->env->type);
+	keel_buf_adds(ctx->msg, ": ");
+}
+
+/* Rejects the event with `type "T": operation N (kind): ...`. */
+static int ctx_op_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int ctx_op_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+		       const char *fmt, ...)
+{
+	if (ctx->rejected)
+		return KEEL_EREJECTED;
+	ctx->rejected = true;
+	ctx_prefix(ctx);
+	keel_buf_addf(ctx->msg, "operation %zu (%s): ", opno, op_names[kind]);
+	va_list ap;
+	va_start(ap, fmt);
+	keel_buf_vaddf(ctx->msg, fmt, ap);
+	va_end(ap);
+	return KEEL_EREJECTED;
+}
+
+int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
+{
+	if (!ctx)
+		return KEEL_EREJECTED;
+	if (ctx->rejected) /* the first reason is the one reported */
+		return KEEL_EREJECTED;
+	ctx->rejected = true;
+	ctx_prefix(ctx);
+	va_list ap;
+	va_start(ap, fmt);
+	keel_buf_vaddf(ctx->msg, fmt, ap);
+	va_end(ap);
+	return KEEL_EREJECTED;
+}
+
+static bool utf8_valid(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t k;
+		unsigned long cp;
+		if (c >= 0xc2 && c <= 0xdf) {
+			k = 1;
+			cp = c & 0x1fu;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			k = 2;
+			cp = c & 0x0fu;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3;
+			cp = c & 0x07u;
+		} else {
+			return false;
+		}
+		if (n - i <= k)
+			return false;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3fu);
+		}
+		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+/* Checks one rendered string against its limit (SPEC 4). */
+static int ctx_check(struct keel_ctx *ctx, enum keel_op_kind kind, const char *field,
+		     const char *s, size_t len, size_t max)
+{
+	if (!s)
+		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": missing", field);
+	if (len == 0)
+		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": empty", field);
+	if (len > max)
+		return ctx_op_fail(ctx, ctx->calls, kind,
+				   "field \"%s\": longer than %zu bytes", field, max);
+	if (!ctx->trusted && !utf8_valid(s, len))
+		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": invalid UTF-8",
+				   field);
+	return 0;
+}
+
+/* Compacts validated JSON text into the arena through keel_json_compact_text,
+ * which reserves exactly len bytes: a buffer of len + 1 arena bytes never
+ * grows, so this allocates nothing beyond the arena. */
+static struct keel_str compact_into_arena(struct keel_arena *a, const char *text,
+					  size_t len)
+{
+	struct keel_buf b = {keel_arena_alloc(a, len + 1), 0, len + 1};
+	char *mem = b.data;
+	keel_json_compact_text(text, len, &b);
+	if (b.data != mem)
+		abort(); /* keel_json_compact_text broke its contract */
+	return keel_str_make(b.data, b.len);
+}
+
+static struct keel_op *ctx_push(struct keel_ctx *ctx, enum keel_op_kind kind)
+{
+	if (ctx->nops == ctx->cap) {
+		size_t cap = ctx->cap ? 2 * ctx->cap : 8;
+		struct keel_op *ops = keel_arena_alloc(ctx->arena, cap * sizeof *ops);
+		if (ctx->nops)
+			memcpy(ops, ctx->ops, ctx->nops * sizeof *ops);
+		ctx->ops = ops;
+		ctx->cap = cap;
+	}
+	struct keel_op *op = &ctx->ops[ctx->nops++];
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	return op;
+}
+
+static struct keel_str arena_copy(struct keel_ctx *ctx, const char *s, size_t len)
+{
+	return keel_arena_str(ctx->arena, keel_str_make(s, len));
+}
+
+/* Every operation starts here: a rejected context takes no more. */
+static int ctx_begin(struct keel_ctx *ctx)
+{
+	if (!ctx)
+		return KEEL_EINVAL;
+	if (ctx->rejected)
+		return KEEL_EREJECTED;
+	ctx->calls++;
+	return 0;
+}
+
+int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		    const char *kind, size_t kind_len)
+{
+	int rc = ctx_begin(ctx);
+	if (rc)
+		return rc;
+	if ((rc = ctx_check(ctx, KEEL_OP_ENTITY, "subject", subject, subject_len,
+			    KEEL_SUBJECT_MAX)))
+		return rc;
+	if (kind && (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len,
+				    KEEL_NAME_MAX)))
+		return rc;
+	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
+	op->subject = arena_copy(ctx, subject, subject_len);
+	op->name = kind ? arena_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
+	return 0;
+}
+
+/* A value from a C handler: any JSON text, compacted; null means none. */
+static int ctx_untrusted_value(struct keel_ctx *ctx, const char *json, size_t len,
+			       struct keel_str *out)
+{
+	struct keel_json_doc doc;
+	struct keel_json_error err;
+	keel_json_doc_init(&doc);
+	if (keel_json_parse(&doc, json, len, &err) != 0) {
+		keel_json_doc_free(&doc);
+		return ctx_op_fail(ctx, ctx->calls, KEEL_OP_FACT,
+				   "field \"value\": not JSON: %s at byte %zu", err.msg,
+				   err.offset);
+	}
+	bool is_null = doc.root->type == KEEL_JSON_NULL;
+	keel_json_doc_free(&doc);
+	*out = is_null ? KEEL_STR_NULL : compact_into_arena(ctx->arena, json, len);
+	return 0;
+}
+
+int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *predicate, size_t predicate_len, const char *value_json,
+		  size_t value_len)
+{
+	int rc = ctx_begin(ctx);
+	if (rc)
+		return rc;
+	if ((rc = ctx_check(ctx, KEEL_OP_FACT, "subject", subject, subject_len,
+			    KEEL_SUBJECT_MAX)) ||
+	    (rc = ctx_check(ctx, KEEL_OP_FACT, "predicate", predicate, predicate_len,
+			    KEEL_NAME_MAX)))
+		return rc;
+	struct keel_str value = KEEL_STR_NULL;
+	if (value_json && ctx->trusted) {
+		if (value_len <= KEEL_VALUE_MAX)
+			value = arena_copy(ctx, value_json, value_len);
+		else
+			value.len = value_len; /* fails below, uncopied */
+	} else if (value_json) {
+		rc = ctx_untrusted_value(ctx, value_json, value_len, &value);
+		if (rc)
+			return rc;
+	}
+	if (value.len > KEEL_VALUE_MAX)
+		return ctx_op_fail(ctx, ctx->calls, KEEL_OP_FACT,
+				   "field \"value\": longer than %d bytes", KEEL_VALUE_MAX);
+	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
+	op->subject = arena_copy(ctx, subject, subject_len);
+	op->name = arena_copy(ctx, predicate, predicate_len);
+	op->value = value;
+	return 0;
+}
+
+int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		   const char *predicate, size_t predicate_len)
+{
+	int rc = ctx_begin(ctx);
+	if (rc)
+		return rc;
+	if ((rc = ctx_check(ctx, KEEL_OP_UNSET, "subject", subject, subject_len,
+			    KEEL_SUBJECT_MAX)) ||
+	    (rc = ctx_check(ctx, KEEL_OP_UNSET, "predicate", predicate, predicate_len,
+			    KEEL_NAME_MAX)))
+		return rc;
+	struct keel_op *op = ctx_push(ctx, KEEL_OP_UNSET);
+	op->subject = arena_copy(ctx, subject, subject_len);
+	op->name = arena_copy(ctx, predicate, predicate_len);
+	return 0;
+}
+
+static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind,
+			const char *subject, size_t subject_len, const char *relation,
+			size_t relation_len, const char *object, size_t object_len)
+{
+	int rc = ctx_begin(ctx);
+	if (rc)
+		return rc;
+	if ((rc = ctx_check(ctx, kind, "subject", subject, subject_len,
+			    KEEL_SUBJECT_MAX)) ||
+	    (rc = ctx_check(ctx, kind, "relation", relation, relation_len,
+			    KEEL_NAME_MAX)) ||
+	    (rc = ctx_check(ctx, kind, "object", object, object_len, KEEL_SUBJECT_MAX)))
+		return rc;
+	struct keel_op *op = ctx_push(ctx, kind);
+	op->subject = arena_copy(ctx, subject, subject_len);
+	op->name = arena_copy(ctx, relation, relation_len);
+	op->object = arena_copy(ctx, object, object_len);
+	return 0;
+}
+
+int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *relation, size_t relation_len, const char *object,
+		  size_t object_len)
+{
+	return ctx_relation(ctx, KEEL_OP_LINK, subject, subject_len, relation,
+			    relation_len, object, object_len);
+}
+
+int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		    const char *relation, size_t relation_len, const char *object,
+		    size_t object_len)
+{
+	return ctx_relation(ctx, KEEL_OP_UNLINK, subject, subject_len, relation,
+			    relation_len, object, object_len);
+}
+
+/* --------------------------------------------------------------- events */
+
+const char *keel_event_type(const struct keel_event *ev)
+{
+	return ev->env->type.ptr;
+}
+
+const char *keel_event_id(const struct keel_event *ev)
+{
+	return ev->env->id.ptr;
+}
+
+const char *keel_event_tenant(const struct keel_event *ev)
+{
+	return ev->env->tenant.ptr;
+}
+
+int64_t keel_event_time(const struct keel_event *ev)
+{
+	return ev->env->time;
+}
+
+int keel_event_get(const struct keel_event *ev, const char *pointer,
+		   struct keel_value *out)
+{
+	if (!ev || !pointer || !out)
+		return KEEL_EINVAL;
+	struct ptr p;
+	if (ptr_compile(ev->arena, pointer, strlen(pointer), &p))
+		return KEEL_EINVAL;
+	const struct keel_json *v = ptr_eval(&p, ev->env->root);
+	if (!v)
+		return KEEL_ENOTFOUND;
+	struct keel_str json;
+	if (v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT)
+		json = compact_into_arena(ev->arena, ev->doc->text + v->raw_off, v->raw_len);
+	else /* a scalar's source text is already compact */
+		json = keel_arena_str(ev->arena,
+				      keel_str_make(ev->doc->text + v->raw_off, v->raw_len));
+	out->json = json.ptr;
+	out->json_len = json.len;
+	switch (v->type) {
+	case KEEL_JSON_NULL:
+		out->type = KEEL_VALUE_NULL;
+		out->text = "null";
+		out->len = 4;
+		break;
+	case KEEL_JSON_FALSE:
+	case KEEL_JSON_TRUE:
+		out->type = KEEL_VALUE_BOOL;
+		out->text = v->type == KEEL_JSON_TRUE ? "true" : "false";
+		out->len = strlen(out->text);
+		break;
+	case KEEL_JSON_NUMBER:
+	case KEEL_JSON_STRING:
+		out->type = v->type == KEEL_JSON_STRING ? KEEL_VALUE_STRING
+							: KEEL_VALUE_NUMBER;
+		out->text = v->str;
+		out->len = v->len;
+		break;
+	case KEEL_JSON_ARRAY:
+	case KEEL_JSON_OBJECT:
+		out->type = v->type == KEEL_JSON_ARRAY ? KEEL_VALUE_ARRAY : KEEL_VALUE_OBJECT;
+		out->text = json.ptr;
+		out->len = json.len;
+		break;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- plan runner */
+
+static const char *const unrenderable[] = {
+	[KEEL_JSON_NULL] = "null",
+	[KEEL_JSON_ARRAY] = "an array",
+	[KEEL_JSON_OBJECT] = "an object",
+};
+
+static int pointer_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+			const struct ptr *p, const char *what)
+{
+	return ctx_op_fail(ctx, opno, kind, "pointer \"%.*s\": %s", (int)p->text_len,
+			   p->text, what);
+}
+
+/* Renders t into buf (max bytes); a result longer than max is rejected here
+ * with the message keel_ctx_* would give. */
+static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+		       const char *field, const struct tmpl *t, char *buf, size_t max,
+		       size_t *out_len)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < t->npieces; i++) {
+		const struct piece *pc = &t->pieces[i];
+		const char *s = pc->lit;
+		size_t n = pc->lit_len;
+		if (pc->ptr) {
+			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env->root);
+			if (!v)
+				return pointer_fail(ctx, opno, kind, pc->ptr, "missing");
+			switch (v->type) {
+			case KEEL_JSON_STRING:
+			case KEEL_JSON_NUMBER:
+				s = v->str;
+				n = v->len;
+				break;
+			case KEEL_JSON_TRUE:
+				s = "true";
+				n = 4;
+				break;
+			case KEEL_JSON_FALSE:
+				s = "false";
+				n = 5;
+				break;
+			case KEEL_JSON_NULL:
+			case KEEL_JSON_ARRAY:
+			case KEEL_JSON_OBJECT: {
+				char what[64];
+				snprintf(what, sizeof what, "%s, not a string, number or boolean",
+					 unrenderable[v->type]);
+				return pointer_fail(ctx, opno, kind, pc->ptr, what);
+			}
+			}
+		}
+		if (n > max - len)
+			return ctx_op_fail(ctx, opno, kind, "field \"%s\": longer than %zu bytes",
+					   field, max);
+		if (n)
+			memcpy(buf + len, s, n);
+		len += n;
+	}
+	*out_len = len;
+	return 0;
+}
+
+static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_src *src,
+			const char **json, size_t *len)
+{
+	if (!src->from) {
+		*json = src->json;
+		*len = src->json_len;
+		return 0;
+	}
+	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env->root);
+	if (!v)
+		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
+	const char *text = ctx->ev->doc->text + v->raw_off;
+	if (v->type == KEEL_JSON_NULL) {
+		*json = NULL;
+		*len = 0;
+	} else if (v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) {
+		struct keel_str c = compact_into_arena(ctx->arena, text, v->raw_len);
+		*json = c.ptr;
+		*len = c.len;
+	} else { /* a scalar's source text is already compact */
+		*json = text;
+		*len = v->raw_len;
+	}
+	return 0;
+}
+
+static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void *userdata)
+{
+	const struct plan *plan = userdata;
+	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
+	(void)ev;
+	ctx->trusted = true;
+	for (size_t i = 0; i < plan->nops; i++) {
+		const struct plan_op *op = &plan->ops[i];
+		size_t opno = i + 1, sl = 0, nl = 0, ol = 0, vl = 0;
+		const char *value = NULL;
+		int rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject, subject,
+				     sizeof subject, &sl);
+		if (!rc && op->name.present)
+			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind], &op->name,
+					 name, sizeof name, &nl);
+		if (!rc && op->object.present)
+			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object, object,
+					 sizeof object, &ol);
+		if (!rc && op->kind == KEEL_OP_FACT)
+			rc = value_render(ctx, opno, &op->value, &value, &vl);
+		if (rc)
+			return rc;
+		switch (op->kind) {
+		case KEEL_OP_ENTITY:
+			rc = keel_ctx_entity(ctx, subject, sl, op->name.present ? name : NULL,
+					     nl);
+			break;
+		case KEEL_OP_FACT:
+			rc = keel_ctx_fact(ctx, subject, sl, name, nl, value, vl);
+			break;
+		case KEEL_OP_UNSET:
+			rc = keel_ctx_unset(ctx, subject, sl, name, nl);
+			break;
+		case KEEL_OP_LINK:
+			rc = keel_ctx_link(ctx, subject, sl, name, nl, object, ol);
+			break;
+		case KEEL_OP_UNLINK:
+			rc = keel_ctx_unlink(ctx, subject, sl, name, nl, object, ol);
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- handlers */
+
+struct keel_cartridge *keel_cartridge_new(const char *name, const char *version)
+{
+	struct keel_cartridge *c = keel_xcalloc(1, sizeof *c);
+	c->name = keel_xstrdup(name ? name : "");
+	c->version = keel_xstrdup(version ? version : "");
+	keel_arena_init(&c->arena);
+	keel_map_init(&c->handlers);
+	return c;
+}
+
+const char *keel_cartridge_name(const struct keel_cartridge *c)
+{
+	return c ? c->name : NULL;
+}
+
+static const struct handler *handler_find(const struct keel_cartridge *c,
+					  const char *type, size_t len)
+{
+	uint64_t h = keel_hash64(type, len, 0);
+	for (size_t i = keel_map_first(&c->handlers, h); i != SIZE_MAX;
+	     i = keel_map_next(&c->handlers, h, i)) {
+		const struct handler *hd = c->handlers.values[i];
+		if (hd->type.len == len && memcmp(hd->type.ptr, type, len) == 0)
+			return hd;
+	}
+	return NULL;
+}
+
+static int handler_add(struct keel_cartridge *c, const char *type, size_t len,
+		       keel_handler_fn fn, void *userdata)
+{
+	if (len == 0 || len > KEEL_TYPE_MAX || handler_find(c, type, len))
+		return KEEL_EINVAL;
+	struct handler *hd = keel_arena_alloc(&c->arena, sizeof *hd);
+	hd->type = keel_arena_str(&c->arena, keel_str_make(type, len));
+	hd->fn = fn;
+	hd->userdata = userdata;
+	keel_map_put(&c->handlers, keel_hash64(type, len, 0), hd);
+	return 0;
+}
+
+int keel_cartridge_on(struct keel_cartridge *c, const char *event_type,
+		      keel_handler_fn fn, void *userdata)
+{
+	if (!c || !event_type || !fn)
+		return KEEL_EINVAL;
+	return handler_add(c, event_type, strlen(event_type), fn, userdata);
+}
+
+void keel_cartridge_free(struct keel_cartridge *c)
+{
+	if (!c)
+		return;
+	if (c->fini)
+		c->fini(c);
+	keel_map_free(&c->handlers);
+	keel_arena_free(&c->arena);
+	free(c->name);
+	free(c->version);
+	/* Last: the handlers' code lives in the shared object. */
+	if (c->dl)
+		dlclose(c->dl);
+	free(c);
+}
+
+/* ------------------------------------------------------------- compiler */
+
+struct compiler {
+	struct keel_cartridge *c;
+	const struct keel_json_doc *doc;
+	struct keel_buf err;
+	struct keel_str name;	/* the cartridge's, once known */
+	struct keel_str type;	/* the event type being compiled, or absent */
+	size_t opno;		/* 1-based; 0 outside an operation */
+	const char *opname;	/* NULL until the "op" field is known */
+};
+
+/* Starts the message: `cartridge "N": type "T": operation K (op): `. */
+static int cfail(struct compiler *cc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int cfail(struct compiler *cc, const char *fmt, ...)
+{
+	struct keel_buf *b = &cc->err;
+	keel_buf_adds(b, "cartridge");
+	if (cc->name.ptr) {
+		keel_buf_addc(b, ' ');
+		keel_buf_add_json_str(b, cc->name);
+	}
+	keel_buf_adds(b, ": ");
+	if (cc->type.ptr) {
+		keel_buf_adds(b, "type ");
+		keel_buf_add_json_str(b, cc->type);
+		keel_buf_adds(b, ": ");
+	}
+	if (cc->opno) {
+		keel_buf_addf(b, "operation %zu", cc->opno);
+		if (cc->opname)
+			keel_buf_addf(b, " (%s)", cc->opname);
+		keel_buf_adds(b, ": ");
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	keel_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+	return KEEL_ECARTRIDGE;
+}
+
+static const char *json_type_name(enum keel_json_type t)
+{
+	switch (t) {
+	case KEEL_JSON_NULL:
+		return "null";
+	case KEEL_JSON_FALSE:
+	case KEEL_JSON_TRUE:
+		return "a boolean";
+	case KEEL_JSON_NUMBER:
+		return "a number";
+	case KEEL_JSON_STRING:
+		return "a string";
+	case KEEL_JSON_ARRAY:
+		return "an array";
+	case KEEL_JSON_OBJECT:
+		return "an object";
+	}
+	return "?";
+}
+
+static const char *str_dup(struct compiler *cc, const char *s, size_t n)
+{
+	return keel_arena_str(&cc->c->arena, keel_str_make(s, n)).ptr;
+}
+
+static struct ptr *pointer_compile(struct compiler *cc, const char *field,
+				   const char *text, size_t len)
+{
+	struct ptr *p = keel_arena_alloc(&cc->c->arena, sizeof *p);
+	const char *why = ptr_compile(&cc->c->arena, str_dup(cc, text, len), len, p);
+	if (why) {
+		cfail(cc, "field \"%s\": pointer \"%.*s\": %s", field, (int)len, text, why);
+		return NULL;
+	}
+	return p;
+}
+
+/* Splits a template into pieces. "{" starts a pointer that ends at the next
+ * "}"; "{{" and "}}" stand for literal braces. */
+static int tmpl_compile(struct compiler *cc, const char *field, const struct keel_json *v,
+			size_t max, struct tmpl *t)
+{
+	if (v->type != KEEL_JSON_STRING)
+		return cfail(cc, "field \"%s\": not a string but %s", field,
+			     json_type_name(v->type));
+	const char *s = v->str;
+	size_t n = v->len;
+	/* At most one literal and one pointer per "{": n + 1 pieces bound it. */
+	struct piece *pieces = keel_arena_alloc(&cc->c->arena, (n + 1) * sizeof *pieces);
+	size_t np = 0, lit_total = 0;
+	bool has_ptr = false;
+	struct keel_buf lit;
+	keel_buf_init(&lit);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc;) {
+		char c = s[i];
+		if ((c == '{' || c == '}') && i + 1 < n && s[i + 1] == c) {
+			keel_buf_addc(&lit, c);
+			i += 2;
+		} else if (c == '}') {
+			rc = cfail(cc, "field \"%s\": unbalanced \"}\" in template", field);
+		} else if (c == '{') {
+			size_t j = i + 1;
+			while (j < n && s[j] != '}' && s[j] != '{')
+				j++;
+			if (j == n || s[j] == '{') {
+				rc = cfail(cc, "field \"%s\": unbalanced \"{\" in template", field);
+				break;
+			}
+			if (j == i + 1) {
+				rc = cfail(cc, "field \"%s\": empty pointer in template", field);
+				break;
+			}
+			if (lit.len) {
+				pieces[np++] = (struct piece){str_dup(cc, lit.data, lit.len),
+							      lit.len, NULL};
+				lit_total += lit.len;
+				keel_buf_reset(&lit);
+			}
+			struct ptr *p = pointer_compile(cc, field, s + i + 1, j - i - 1);
+			if (!p) {
+				rc = KEEL_ECARTRIDGE;
+				break;
+			}
+			pieces[np++] = (struct piece){NULL, 0, p};
+			has_ptr = true;
+			i = j + 1;
+		} else {
+			keel_buf_addc(&lit, c);
+			i++;
+		}
+	}
+	if (!rc && lit.len) {
+		pieces[np++] = (struct piece){str_dup(cc, lit.data, lit.len), lit.len, NULL};
+		lit_total += lit.len;
+	}
+	keel_buf_free(&lit);
+	if (rc)
+		return rc;
+	/* What can never render within the limits fails now, not per event. */
+	if (!has_ptr && lit_total == 0)
+		return cfail(cc, "field \"%s\": empty", field);
+	if (lit_total > max)
+		return cfail(cc, "field \"%s\": longer than %zu bytes", field, max);
+	t->pieces = pieces;
+	t->npieces = np;
+	t->present = true;
+	return 0;
+}
+
+static int value_compile(struct compiler *cc, const struct keel_json *v,
+			 struct value_src *out)
+{
+	if (v->type != KEEL_JSON_OBJECT)
+		return cfail(cc, "field \"value\": not an object but %s",
+			     json_type_name(v->type));
+	const struct keel_json *from = NULL, *cnst = NULL;
+	for (const struct keel_json *m = v->child; m; m = m->next) {
+		if (m->key_len == 4 && memcmp(m->key, "from", 4) == 0)
+			from = m;
+		else if (m->key_len == 5 && memcmp(m->key, "const", 5) == 0)
+			cnst = m;
+		else
+			return cfail(cc, "field \"value.%.*s\": unknown", (int)m->key_len,
+				     m->key);
+	}
+	if ((from != NULL) == (cnst != NULL))
+		return cfail(cc, "field \"value\": needs exactly one of \"from\" and "
+				 "\"const\"");
+	memset(out, 0, sizeof *out);
+	if (from) {
+		if (from->type != KEEL_JSON_STRING)
+			return cfail(cc, "field \"value.from\": not a string but %s",
+				     json_type_name(from->type));
+		out->from = pointer_compile(cc, "value.from", from->str, from->len);
+		return out->from ? 0 : KEEL_ECARTRIDGE;
+	}
+	if (cnst->type == KEEL_JSON_NULL)
+		return 0; /* asserts "no value" */
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_json_compact(cc->doc, cnst, &b);
+	int rc = 0;
+	if (b.len > KEEL_VALUE_MAX)
+		rc = cfail(cc, "field \"value.const\": longer than %d bytes", KEEL_VALUE_MAX);
+	out->json = str_dup(cc, b.data, b.len);
+	out->json_len = b.len;
+	keel_buf_free(&b);
+	return rc;
+}
+
+static int op_compile(struct compiler *cc, const struct keel_json *v, struct plan_op *op)
+{
+	static const struct {
+		const char *name;
+		enum keel_op_kind kind;
+	} kinds[] = {
+		{"entity", KEEL_OP_ENTITY}, {"fact", KEEL_OP_FACT},
+		{"unset", KEEL_OP_UNSET},   {"link", KEEL_OP_LINK},
+		{"unlink", KEEL_OP_UNLINK},
+	};
+	if (v->type != KEEL_JSON_OBJECT)
+		return cfail(cc, "not an object but %s", json_type_name(v->type));
+	const struct keel_json *f = keel_json_get(v, "op", 2);
+	if (!f)
+		return cfail(cc, "field \"op\": missing");
+	if (f->type != KEEL_JSON_STRING)
+		return cfail(cc, "field \"op\": not a string but %s", json_type_name(f->type));
+	size_t k = 0;
+	while (k < KEEL_ARRAY_LEN(kinds) && strcmp(kinds[k].name, f->str) != 0)
+		k++;
+	if (k == KEEL_ARRAY_LEN(kinds) || strlen(f->str) != f->len)
+		return cfail(cc, "field \"op\": unknown operation \"%.*s\"", (int)f->len,
+			     f->str);
+	memset(op, 0, sizeof *op);
+	op->kind = kinds[k].kind;
+	cc->opname = kinds[k].name;
+
+	bool is_rel = op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK;
+	const char *name_field = name_fields[op->kind];
+	for (const struct keel_json *m = v->child; m; m = m->next) {
+		const char *key = m->key;
+		bool known = strcmp(key, "op") == 0 || strcmp(key, "subject") == 0 ||
+			     strcmp(key, name_field) == 0 ||
+			     (is_rel && strcmp(key, "object") == 0) ||
+			     (op->kind == KEEL_OP_FACT && strcmp(key, "value") == 0);
+		if (!known || strlen(key) != m->key_len)
+			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len, key);
+	}
+
+	int rc;
+	f = keel_json_get(v, "subject", 7);
+	if (!f)
+		return cfail(cc, "field \"subject\": missing");
+	if ((rc = tmpl_compile(cc, "subject", f, KEEL_SUBJECT_MAX, &op->subject)))
+		return rc;
+	f = keel_json_get(v, name_field, strlen(name_field));
+	if (!f && op->kind != KEEL_OP_ENTITY)
+		return cfail(cc, "field \"%s\": missing", name_field);
+	if (f && (rc = tmpl_compile(cc, name_field, f, KEEL_NAME_MAX, &op->name)))
+		return rc;
+	if (is_rel) {
+		f = keel_json_get(v, "object", 6);
+		if (!f)
+			return cfail(cc, "field \"object\": missing");
+		if ((rc = tmpl_compile(cc, "object", f, KEEL_SUBJECT_MAX, &op->object)))
+			return rc;
+	}
+	if (op->kind == KEEL_OP_FACT) {
+		f = keel_json_get(v, "value", 5);
+		if (!f)
+			return cfail(cc, "field \"value\": missing");
+		if ((rc = value_compile(cc, f, &op->value)))
+			return rc;
+	}
+	return 0;
+}
+
+static int events_compile(struct compiler *cc, const struct keel_json *events)
+{
+	for (const struct keel_json *t = events->child; t; t = t->next) {
+		cc->type = keel_str_make(t->key, t->key_len);
+		if (t->key_len == 0 || t->key_len > KEEL_TYPE_MAX)
+			return cfail(cc, "not 1-%d bytes", KEEL_TYPE_MAX);
+		if (t->type != KEEL_JSON_ARRAY)
+			return cfail(cc, "not an array of operations but %s",
+				     json_type_name(t->type));
+		struct plan *plan = keel_arena_alloc(&cc->c->arena, sizeof *plan);
+		plan->nops = t->len;
+		plan->ops = keel_arena_alloc(&cc->c->arena,
+					     (t->len ? t->len : 1) * sizeof *plan->ops);
+		size_t i = 0;
+		for (const struct keel_json *o = t->child; o; o = o->next, i++) {
+			cc->opno = i + 1;
+			cc->opname = NULL;
+			int rc = op_compile(cc, o, &plan->ops[i]);
+			if (rc)
+				return rc;
+		}
+		cc->opno = 0;
+		if (handler_add(cc->c, t->key, t->key_len, plan_handler, plan))
+			return cfail(cc, "listed twice");
+	}
+	cc->type = KEEL_STR_NULL;
+	return 0;
+}
+
+static int string_field(struct compiler *cc, const struct keel_json *root,
+			const char *key, bool required, const struct keel_json **out)
+{
+	const struct keel_json *f = keel_json_get(root, key, strlen(key));
+	*out = NULL;
+	if (!f)
+		return required ? cfail(cc, "field \"%s\": missing", key) : 0;
+	if (f->type != KEEL_JSON_STRING)
+		return cfail(cc, "field \"%s\": not a string but %s", key,
+			     json_type_name(f->type));
+	if (f->len == 0)
+		return cfail(cc, "field \"%s\": empty", key);
+	*out = f;
+	return 0;
+}
+
+static int cartridge_compile(struct compiler *cc, const struct keel_json *root)
+{
+	if (root->type != KEEL_JSON_OBJECT)
+		return cfail(cc, "not a JSON object but %s", json_type_name(root->type));
+	const struct keel_json *name, *version, *desc;
+	int rc = string_field(cc, root, "cartridge", true, &name);
+	if (rc)
+		return rc;
+	cc->name = keel_str_make(name->str, name->len);
+	for (const struct keel_json *m = root->child; m; m = m->next) {
+		static const char *const known[] = {"cartridge", "version", "description",
+						    "events"};
+		size_t k = 0;
+		while (k < KEEL_ARRAY_LEN(known) &&
+		       !(strlen(known[k]) == m->key_len && strcmp(known[k], m->key) == 0))
+			k++;
+		if (k == KEEL_ARRAY_LEN(known))
+			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len, m->key);
+	}
+	if ((rc = string_field(cc, root, "version", true, &version)) ||
+	    (rc = string_field(cc, root, "description", false, &desc)))
+		return rc;
+	const struct keel_json *events = keel_json_get(root, "events", 6);
+	if (!events)
+		return cfail(cc, "field \"events\": missing");
+	if (events->type != KEEL_JSON_OBJECT)
+		return cfail(cc, "field \"events\": not an object but %s",
+			     json_type_name(events->type));
+	cc->c = keel_cartridge_new(name->str, version->str);
+	return events_compile(cc, events);
+}
+
+static void set_errmsg(char **errmsg, const char *prefix, const char *msg)
+{
+	if (!errmsg)
+		return;
+	struct keel_buf b;
+	keel_buf_init(&b);
+	if (prefix) {
+		keel_buf_adds(&b, prefix);
+		keel_buf_adds(&b, ": ");
+	}
+	keel_buf_adds(&b, msg);
+	*errmsg = b.data;
+}
+
+/* Compiles, prefixing any message with `prefix: ` (a file's path). */
+static int compile_named(const char *json, size_t len, const char *prefix,
+			 struct keel_cartridge **out, char **errmsg)
+{
+	struct keel_json_doc doc;
+	struct keel_json_error jerr;
+	struct compiler cc;
+	memset(&cc, 0, sizeof cc);
+	keel_buf_init(&cc.err);
+	keel_json_doc_init(&doc);
+	cc.doc = &doc;
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	int rc;
+	if (!json || keel_json_parse(&doc, json, len, &jerr) != 0)
+		rc = cfail(&cc, "not valid JSON: %s at byte %zu",
+			   json ? jerr.msg : "no text", json ? jerr.offset : 0);
+	else
+		rc = cartridge_compile(&cc, doc.root);
+	if (rc) {
+		keel_cartridge_free(cc.c);
+		set_errmsg(errmsg, prefix, cc.err.data);
+	} else {
+		*out = cc.c;
+	}
+	keel_buf_free(&cc.err);
+	keel_json_doc_free(&doc);
+	return rc;
+}
+
+int keel_cartridge_compile(const char *json, size_t len, struct keel_cartridge **out,
+			   char **errmsg)
+{
+	if (!out)
+		return KEEL_EINVAL;
+	return compile_named(json, len, NULL, out, errmsg);
+}
+
+/* -------------------------------------------------------------- loading */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static int fail_load(char **errmsg, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail_load(char **errmsg, const char *path, const char *fmt, ...)
+{
+	if (errmsg) {
+		struct keel_buf b;
+		keel_buf_init(&b);
+		keel_buf_adds(&b, "cartridge ");
+		keel_buf_add_json_str(&b, keel_str_cstr(path));
+		keel_buf_adds(&b, ": ");
+		va_list ap;
+		va_start(ap, fmt);
+		keel_buf_vaddf(&b, fmt, ap);
+		va_end(ap);
+		*errmsg = b.data;
+	}
+	return KEEL_ECARTRIDGE;
+}
+
+typedef int (*keel_cartridge_init_fn)(struct keel_cartridge *c);
+
+static int load_shared(const char *path, struct keel_cartridge **out, char **errmsg)
+{
+	/* dlopen searches the library path for a bare name; a cartridge is
+	 * always a file, so make the path explicit. */
+	struct keel_buf p;
+	keel_buf_init(&p);
+	if (!strchr(path, '/'))
+		keel_buf_adds(&p, "./");
+	keel_buf_adds(&p, path);
+	dlerror();
+	void *dl = dlopen(p.data, RTLD_NOW | RTLD_LOCAL);
+	keel_buf_free(&p);
+	if (!dl)
+		return fail_load(errmsg, path, "cannot load: %s", dlerror());
+	void *sym = dlsym(dl, "keel_cartridge_init");
+	if (!sym) {
+		dlclose(dl);
+		return fail_load(errmsg, path, "no symbol \"keel_cartridge_init\"");
+	}
+	/* ISO C has no object-to-function pointer cast; POSIX guarantees the
+	 * representations agree, so copy the bits. */
+	keel_cartridge_init_fn init;
+	memcpy(&init, &sym, sizeof init);
+	keel_cartridge_fini_fn fini = NULL;
+	if ((sym = dlsym(dl, "keel_cartridge_fini")))
+		memcpy(&fini, &sym, sizeof fini);
+
+	/* The cartridge is named after the file: "dir/acme.so" is "acme". */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	char *name = keel_xstrndup(base, strlen(base) - 3);
+	struct keel_cartridge *c = keel_cartridge_new(name, "");
+	free(name);
+	int rc = init(c);
+	if (rc != 0) {
+		keel_cartridge_free(c);
+		dlclose(dl);
+		return fail_load(errmsg, path, "keel_cartridge_init returned %d", rc);
+	}
+	c->dl = dl;
+	c->fini = fini;
+	*out = c;
+	return 0;
+}
+
+static int read_file(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	struct keel_buf b;
+	keel_buf_init(&b);
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		keel_buf_add(&b, chunk, n);
+	int err = ferror(f) ? EIO : 0;
+	fclose(f);
+	if (err) {
+		keel_buf_free(&b);
+		errno = err;
+		return -1;
+	}
+	*text = b.data;
+	*len = b.len;
+	return 0;
+}
+
+int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
+			char **errmsg)
+{
+	if (errmsg)
+		*errmsg = NULL;
+	if (!out || !name_or_path)
+		return KEEL_EINVAL;
+	*out = NULL;
+	if (strcmp(name_or_path, "fleet") == 0)
+		return compile_named(keel_fleet_cartridge_json, keel_fleet_cartridge_json_len,
+				     NULL, out, errmsg);
+	if (ends_with(name_or_path, ".so"))
+		return load_shared(name_or_path, out, errmsg);
+	char *text = NULL;
+	size_t len = 0;
+	if (read_file(name_or_path, &text, &len) != 0) {
+		if (errno == ENOENT && !strchr(name_or_path, '/') &&
+		    !ends_with(name_or_path, ".json"))
+			return fail_load(errmsg, name_or_path,
+					 "no built-in cartridge of that name and no such file");
+		return fail_load(errmsg, name_or_path, "cannot read: %s", strerror(errno));
+	}
+	int rc = compile_named(text ? text : "", len, name_or_path, out, errmsg);
+	free(text);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ run */
+
+enum keel_run_result keel_cartridge_run(const struct keel_cartridge *c,
+					const struct keel_json_doc *doc,
+					const struct keel_envelope *env,
+					struct keel_arena *arena, struct keel_op **ops,
+					size_t *nops, struct keel_buf *msg)
+{
+	*ops = NULL;
+	*nops = 0;
+	const struct handler *hd = handler_find(c, env->type.ptr, env->type.len);
+	if (!hd)
+		return KEEL_RUN_UNHANDLED;
+	struct keel_event ev = {doc, env, arena};
+	struct keel_ctx ctx = {.ev = &ev, .arena = arena, .msg = msg};
+	if (hd->fn == plan_handler) {
+		/* A plan knows its count: one array, never regrown. */
+		const struct plan *plan = hd->userdata;
+		ctx.cap = plan->nops;
+		if (ctx.cap)
+			ctx.ops = keel_arena_alloc(arena, ctx.cap * sizeof *ctx.ops);
+	}
+	int rc = hd->fn(&ctx, &ev, hd->userdata);
+	if (rc != 0 && !ctx.rejected)
+		keel_ctx_reject(&ctx, "handler failed with code %d", rc);
+	if (ctx.rejected)
+		return KEEL_RUN_REJECTED;
+	*ops = ctx.ops;
+	*nops = ctx.nops;
+	return KEEL_RUN_OK;
+}
