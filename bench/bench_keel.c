@@ -1,0 +1,326 @@
+/*
+ * bench_keel.c - issue 2's benchmark table, in one run, beside the seed
+ * note's figures and against the limits measured in the same run:
+ *
+ *   parse + validate envelopes        vs reading the same bytes
+ *   parse + handlers, memory store    (seed note: 160 000 events/s)
+ *   SQLite, batch 500: 101 000 and 1 000 000 fleet events (via the keel
+ *     binary, so peak RSS is the ingest's own), the same 1 000 000 re-sent
+ *   the SQLite limit: the same final rows inserted by a plain loop of
+ *     prepared single-row INSERTs in one transaction
+ *
+ * Usage: bench_keel [--events N] [--dir DIR]   (N default 1000000)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "envelope.h"
+#include "json.h"
+#include "keel.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_keel: %s\n", what);
+	exit(1);
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		die("cannot read input");
+	struct stat st;
+	fstat(fileno(f), &st);
+	char *buf = malloc((size_t)st.st_size + 1);
+	*len = fread(buf, 1, (size_t)st.st_size, f);
+	buf[*len] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void generate(const char *path, uint64_t events, double late, double dups)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		die("cannot write input");
+	const struct keel_generate_options o = {
+		.events = events, .tenants = 1, .seed = 1, .late = late, .duplicates = dups};
+	if (keel_generate_fleet(&o, f) != 0)
+		die("generate failed");
+	fclose(f);
+}
+
+/* Runs the keel binary; returns seconds, peak RSS (KiB) through wait4. */
+static double run_keel(char *const argv[], long *maxrss_kib)
+{
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", 1);
+		dup2(fd, 1);
+		execv(KEEL_BIN, argv);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("keel ingest failed");
+	*maxrss_kib = ru.ru_maxrss;
+	return now() - t0;
+}
+
+static double bench_read_limit(const char *buf, size_t len, size_t *lines)
+{
+	double t0 = now();
+	size_t n = 0;
+	unsigned sum = 0;
+	for (const char *p = buf, *end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		sum += (unsigned char)p[0];
+		n++;
+		p = nl + 1;
+	}
+	double dt = now() - t0;
+	if (sum == 1)
+		puts("");
+	*lines = n;
+	return dt;
+}
+
+static double bench_parse(const char *buf, size_t len, size_t *ok)
+{
+	struct keel_json_doc doc;
+	keel_json_doc_init(&doc);
+	struct keel_buf msg;
+	keel_buf_init(&msg);
+	size_t good = 0;
+	double t0 = now();
+	for (const char *p = buf, *end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		struct keel_json_error err;
+		struct keel_envelope env;
+		if (keel_json_parse(&doc, p, (size_t)(nl - p), &err) == 0 &&
+		    keel_envelope_read(&doc, &env, &msg) == 0)
+			good++;
+		p = nl + 1;
+	}
+	double dt = now() - t0;
+	keel_json_doc_free(&doc);
+	keel_buf_free(&msg);
+	*ok = good;
+	return dt;
+}
+
+static double bench_memory(const char *buf, size_t len, uint64_t *accepted)
+{
+	struct keel_store *s;
+	struct keel_cartridge *c;
+	struct keel_ingest *ing;
+	if (keel_store_open("memory:", &s, NULL) || keel_cartridge_load("fleet", &c, NULL))
+		die("memory store");
+	const struct keel_ingest_options o = {.cartridge = c, .batch = 500};
+	keel_ingest_new(s, &o, &ing);
+	double t0 = now();
+	uint64_t line = 0;
+	for (const char *p = buf, *end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (keel_ingest_add(ing, p, (size_t)(nl - p), ++line))
+			die("memory ingest");
+		p = nl + 1;
+	}
+	keel_ingest_flush(ing);
+	double dt = now() - t0;
+	*accepted = keel_ingest_report(ing)->accepted;
+	keel_ingest_free(ing);
+	keel_cartridge_free(c);
+	keel_store_close(s);
+	return dt;
+}
+
+/* The SQLite limit: copy every row of src into a fresh store's schema with
+ * a plain loop of prepared single-row INSERTs in one transaction. Rows are
+ * read into memory first; only the insert loop is timed. */
+static double bench_sqlite_limit(const char *src_path, const char *dst_url,
+				 const char *dst_path, uint64_t *rows)
+{
+	struct keel_store *s;
+	if (keel_store_open(dst_url, &s, NULL))
+		die("limit store");
+	keel_store_close(s);
+	sqlite3 *src, *dst;
+	if (sqlite3_open(src_path, &src) || sqlite3_open(dst_path, &dst))
+		die("sqlite open");
+	sqlite3_exec(dst, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", 0, 0, 0);
+	const char *tables[] = {"entities", "facts", "relations", "events"};
+	struct table {
+		int ncol;
+		size_t nrows;
+		sqlite3_value **vals;
+	} t[4];
+	for (int i = 0; i < 4; i++) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "SELECT * FROM %s", tables[i]);
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(src, sql, -1, &st, NULL))
+			die(sqlite3_errmsg(src));
+		t[i].ncol = sqlite3_column_count(st);
+		size_t cap = 1024;
+		t[i].nrows = 0;
+		t[i].vals = malloc(cap * (size_t)t[i].ncol * sizeof(void *));
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			if (t[i].nrows == cap)
+				t[i].vals = realloc(t[i].vals, (cap *= 2) * (size_t)t[i].ncol * sizeof(void *));
+			for (int c = 0; c < t[i].ncol; c++)
+				t[i].vals[t[i].nrows * (size_t)t[i].ncol + (size_t)c] =
+					sqlite3_value_dup(sqlite3_column_value(st, c));
+			t[i].nrows++;
+		}
+		sqlite3_finalize(st);
+	}
+	double t0 = now();
+	sqlite3_exec(dst, "BEGIN", 0, 0, 0);
+	*rows = 0;
+	for (int i = 0; i < 4; i++) {
+		char sql[512];
+		int n = snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (", tables[i]);
+		for (int c = 0; c < t[i].ncol; c++)
+			n += snprintf(sql + n, sizeof sql - (size_t)n, c ? ",?" : "?");
+		snprintf(sql + n, sizeof sql - (size_t)n, ")");
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(dst, sql, -1, &st, NULL))
+			die(sqlite3_errmsg(dst));
+		for (size_t r = 0; r < t[i].nrows; r++) {
+			for (int c = 0; c < t[i].ncol; c++)
+				sqlite3_bind_value(st, c + 1, t[i].vals[r * (size_t)t[i].ncol + (size_t)c]);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				die(sqlite3_errmsg(dst));
+			sqlite3_reset(st);
+		}
+		sqlite3_finalize(st);
+		*rows += t[i].nrows;
+	}
+	sqlite3_exec(dst, "COMMIT", 0, 0, 0);
+	double dt = now() - t0;
+	for (int i = 0; i < 4; i++) {
+		for (size_t k = 0; k < t[i].nrows * (size_t)t[i].ncol; k++)
+			sqlite3_value_free(t[i].vals[k]);
+		free(t[i].vals);
+	}
+	sqlite3_close(src);
+	sqlite3_close(dst);
+	return dt;
+}
+
+static const char *verdict(int ok)
+{
+	return ok ? "met" : "MISSED";
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t big = 1000000;
+	const char *dir = NULL;
+	static const struct option opts[] = {
+		{"events", required_argument, 0, 'n'}, {"dir", required_argument, 0, 'd'}, {0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "n:d:", opts, NULL)) != -1) {
+		if (c == 'n')
+			big = strtoull(optarg, NULL, 10);
+		else if (c == 'd')
+			dir = optarg;
+		else
+			return 2;
+	}
+	char tmpl[] = "/tmp/keel-bench-XXXXXX";
+	if (!dir && !(dir = mkdtemp(tmpl)))
+		die("mkdtemp");
+	char small_in[4096], big_in[4096], db_small[4096], db_big[4096], url[4200];
+	snprintf(small_in, sizeof small_in, "%s/fleet-101k.ndjson", dir);
+	snprintf(big_in, sizeof big_in, "%s/fleet-big.ndjson", dir);
+	snprintf(db_small, sizeof db_small, "%s/small.db", dir);
+	snprintf(db_big, sizeof db_big, "%s/big.db", dir);
+	fprintf(stderr, "generating inputs in %s ...\n", dir);
+	generate(small_in, 101000, 0.0, 0.0);
+	generate(big_in, big, 0.0, 0.0);
+
+	size_t len, lines, parsed;
+	char *buf = read_all(small_in, &len);
+	double t_read = bench_read_limit(buf, len, &lines);
+	double t_parse = bench_parse(buf, len, &parsed);
+	if (parsed != lines)
+		die("parse rejected generated events");
+	uint64_t accepted;
+	double t_mem = bench_memory(buf, len, &accepted);
+	free(buf);
+
+	long rss_small, rss_big, rss_resend;
+	char store_small[4200], store_big[4200];
+	snprintf(store_small, sizeof store_small, "sqlite:%s", db_small);
+	snprintf(store_big, sizeof store_big, "sqlite:%s", db_big);
+	char *a1[] = {"keel", "ingest", small_in, "--store", store_small, "--batch", "500", "--quiet", NULL};
+	double t_small = run_keel(a1, &rss_small);
+	char *a2[] = {"keel", "ingest", big_in, "--store", store_big, "--batch", "500", "--quiet", NULL};
+	double t_big = run_keel(a2, &rss_big);
+	double t_resend = run_keel(a2, &rss_resend);
+
+	char limit_path[4096];
+	snprintf(limit_path, sizeof limit_path, "%s/limit.db", dir);
+	snprintf(url, sizeof url, "sqlite:%s", limit_path);
+	uint64_t rows;
+	double t_limit = bench_sqlite_limit(db_big, url, limit_path, &rows);
+
+	double parse_rate = (double)lines / t_parse;
+	double mem_rate = (double)lines / t_mem;
+	double mib = 1024.0;
+	printf("Keel %s bench (issue 2), one run, %llu-event input; machine: %ld cores\n",
+	       KEEL_VERSION, (unsigned long long)big, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("%-46s %14s %16s %12s %s\n", "measure", "this run", "seed note", "target", "");
+	printf("%-46s %11.0f /s %16s %12s %s\n", "parse + validate envelopes", parse_rate,
+	       "157 000 /s", ">= 1.5M/s", verdict(parse_rate >= 1.5e6));
+	printf("%-46s %11.0f /s %16s\n", "  limit: reading the same bytes (lines)",
+	       (double)lines / t_read, "");
+	printf("%-46s %13.2fx\n", "  parse / read ratio (time)", t_parse / t_read);
+	printf("%-46s %11.0f /s %16s %12s %s\n", "parse + handlers, memory store, batch 500",
+	       mem_rate, "160 000 /s", ">= 1M/s", verdict(mem_rate >= 1e6));
+	printf("%-46s %12.2f s %16s %12s\n", "SQLite 101 000 events, batch 500", t_small,
+	       "2.9 s", "");
+	printf("%-46s %12.2f s %16s %12s %s\n", "SQLite 1 000 000 events, batch 500", t_big,
+	       "~40 s (est.)", "<= 8 s", verdict(t_big <= 8.0));
+	printf("%-46s %12.2f s %16s %12s\n", "  limit: same rows, prepared INSERT loop", t_limit,
+	       "", "");
+	printf("%-46s %13.2fx %16s %12s %s\n", "  ingest / limit", t_big / t_limit, "", "<= 2x",
+	       verdict(t_big / t_limit <= 2.0));
+	printf("%-46s %12.2f s %16s %12s %s\n", "SQLite 1 000 000 re-sent (all duplicates)",
+	       t_resend, "", "<= 1.5 s", verdict(t_resend <= 1.5));
+	printf("%-46s %10.1f MiB %16s %12s %s\n", "peak RSS, ingest 101 000 (batch 500)",
+	       (double)rss_small / mib, "", "", "");
+	printf("%-46s %10.1f MiB %16s %12s %s\n", "peak RSS, ingest 1 000 000 (batch 500)",
+	       (double)rss_big / mib, "", "<= 64 MiB", verdict(rss_big <= 64 * 1024));
+	printf("%-46s %10.1f MiB\n", "peak RSS, re-send 1 000 000", (double)rss_resend / mib);
+	printf("(rows in the limit copy: %llu; memory-store events accepted: %llu)\n",
+	       (unsigned long long)rows, (unsigned long long)accepted);
+	return 0;
+}
