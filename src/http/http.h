@@ -1,0 +1,110 @@
+/*
+ * http.h - internals of the HTTP server (SPEC section 10) shared by the
+ * files in src/http/: SHA-256 (sha256.c), bearer tokens and their tenant
+ * scopes (auth.c), Prometheus counters (metrics.c). server.c holds the
+ * libmicrohttpd daemon and the routes; docs/http.md is the user's view.
+ */
+#ifndef KEEL_HTTP_H
+#define KEEL_HTTP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util.h"
+
+/* ------------------------------------------------------------- SHA-256 */
+
+#define KEEL_SHA256_LEN 32
+
+/* FIPS 180-4 SHA-256, streaming. */
+struct keel_sha256 {
+	uint32_t h[8];
+	uint64_t bytes; /* message length so far */
+	uint8_t block[64];
+	size_t fill; /* bytes waiting in block */
+};
+
+void keel_sha256_init(struct keel_sha256 *c);
+void keel_sha256_update(struct keel_sha256 *c, const void *p, size_t n);
+void keel_sha256_final(struct keel_sha256 *c, uint8_t out[KEEL_SHA256_LEN]);
+/* One-shot digest of p[0..n). */
+void keel_sha256(const void *p, size_t n, uint8_t out[KEEL_SHA256_LEN]);
+
+/* Equality of two n-byte strings in time that depends on n only. */
+bool keel_ct_equal(const void *a, const void *b, size_t n);
+
+/* -------------------------------------------------------------- tokens */
+
+/* One line of the token file: the SHA-256 of a token and what it may
+ * touch. Tenant names are owned by the entry. */
+struct keel_token_entry {
+	uint8_t hash[KEEL_SHA256_LEN];
+	bool all; /* "*": every tenant */
+	char **tenants;
+	size_t ntenants;
+	unsigned line; /* where it was defined, for messages */
+};
+
+struct keel_tokens {
+	struct keel_token_entry *v;
+	size_t n;
+};
+
+/* Parses a token file's text (format in docs/http.md). Returns 0, or
+ * KEEL_EINVAL with `line N: ...` in err; *out is then empty. */
+int keel_tokens_parse(const char *text, size_t len, struct keel_tokens *out,
+		      struct keel_buf *err);
+/* Reads and parses a token file; KEEL_EIO when it cannot be read. */
+int keel_tokens_load(const char *path, struct keel_tokens *out, struct keel_buf *err);
+void keel_tokens_free(struct keel_tokens *t);
+/* The entry whose hash is the SHA-256 of token[0..len), or NULL. Every
+ * entry is compared in constant time and the scan never stops early, so the
+ * time taken says nothing about which hash (or how much of it) matched. */
+const struct keel_token_entry *keel_tokens_find(const struct keel_tokens *t,
+						const char *token, size_t len);
+/* Whether the entry's scope includes the tenant. */
+bool keel_token_allows(const struct keel_token_entry *e, const char *tenant,
+		       size_t len);
+/* Whether s is a valid tenant name (SPEC 2: 1-64 bytes of [A-Za-z0-9._-]). */
+bool keel_tenant_name_ok(const char *s, size_t len);
+
+/* ------------------------------------------------------------- metrics */
+
+/* Upper bounds of the batch latency histogram, in microseconds. */
+#define KEEL_METRICS_BUCKETS 14
+
+enum keel_outcome {
+	KEEL_OUTCOME_ACCEPTED,
+	KEEL_OUTCOME_DUPLICATE,
+	KEEL_OUTCOME_CONFLICTING,
+	KEEL_OUTCOME_UNHANDLED,
+	KEEL_OUTCOME_REJECTED,
+	KEEL_OUTCOME_COUNT
+};
+
+/* HTTP statuses the server answers with, counted by class of route. */
+#define KEEL_METRICS_STATUSES 12
+
+/* Counters updated lock-free from every worker thread. */
+struct keel_metrics {
+	atomic_uint_fast64_t events[KEEL_OUTCOME_COUNT];
+	atomic_uint_fast64_t batches;
+	atomic_uint_fast64_t batch_bucket[KEEL_METRICS_BUCKETS + 1]; /* last: +Inf */
+	atomic_uint_fast64_t batch_usec_sum;
+	atomic_uint_fast64_t store_errors;
+	atomic_int_fast64_t open_connections;
+	atomic_uint_fast64_t connections_total;
+	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
+	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
+};
+
+void keel_metrics_init(struct keel_metrics *m);
+/* Records one committed (or failed) batch and how long it took. */
+void keel_metrics_batch(struct keel_metrics *m, uint64_t usec);
+void keel_metrics_status(struct keel_metrics *m, unsigned status);
+/* Appends the Prometheus text exposition (format 0.0.4). */
+void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out);
+
+#endif
