@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define STREAM_EVENTS 6000
 
 struct stream {

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Crash test (SPEC 5.4, 5.5): kill -9 the ingest at random moments, at least
+# 20 times, running the same command again after each kill; the final dump
+# must equal an uninterrupted run's, byte for byte.
+set -euo pipefail
+: "${KEEL:?path of the keel binary}"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-crash-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+in=$dir/in.ndjson
+"$KEEL" generate fleet --events 40000 --tenants 3 --seed 11 --late 0.05 --duplicates 0.05 --output "$in"
+
+# Batch 50 keeps commits frequent, so kills land between and inside batches.
+cmd=("$KEEL" ingest "$in" --batch 50 --quiet)
+"${cmd[@]}" --store "sqlite:$dir/ref.db"
+"$KEEL" dump --store "sqlite:$dir/ref.db" > "$dir/ref.dump"
+
+# How long one full run takes here, to aim the kills inside it.
+start=$(date +%s%N)
+"${cmd[@]}" --store "sqlite:$dir/timing.db"
+full_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$full_ms" -gt 0 ] || full_ms=1
+
+RANDOM=20261129
+kills=0
+attempts=0
+while [ "$kills" -lt 20 ] && [ "$attempts" -lt 200 ]; do
+	attempts=$((attempts + 1))
+	"${cmd[@]}" --store "sqlite:$dir/crash.db" &
+	pid=$!
+	# Kill somewhere in the first 60% of a full run (later runs resume
+	# and finish sooner, so aim early).
+	delay_ms=$(( RANDOM % (full_ms * 6 / 10 + 1) ))
+	sleep "$(printf '0.%03d' "$delay_ms")" 2>/dev/null || sleep "$((delay_ms / 1000))"
+	if kill -9 "$pid" 2>/dev/null; then
+		wait "$pid" 2>/dev/null || true
+		kills=$((kills + 1))
+	else
+		wait "$pid" || { echo "ingest failed before it was killed"; exit 1; }
+	fi
+done
+echo "killed $kills times in $attempts attempts"
+[ "$kills" -ge 20 ] || { echo "could not kill the ingest 20 times"; exit 1; }
+
+"${cmd[@]}" --store "sqlite:$dir/crash.db"
+"$KEEL" dump --store "sqlite:$dir/crash.db" > "$dir/crash.dump"
+if ! cmp -s "$dir/ref.dump" "$dir/crash.dump"; then
+	echo "dump after crashes differs from the uninterrupted run:"
+	diff "$dir/ref.dump" "$dir/crash.dump" | head -20
+	exit 1
+fi
+lines=$(wc -l < "$dir/ref.dump")
+[ "$lines" -gt 40000 ] || { echo "reference dump too small ($lines lines)"; exit 1; }
+echo "ok: $lines dump lines identical after $kills kills"
