@@ -1,0 +1,74 @@
+/*
+ * cli.h - what the subcommands of the keel tool share: the command table
+ * entry every cli/cmd_*.c exports, and small helpers for options, errors
+ * and output. The tool uses only the public header keel.h.
+ *
+ * Exit codes (docs/cli.md): 0 ok, 1 fatal error, 2 usage, 3 finished with
+ * rejected events.
+ */
+#ifndef KEEL_CLI_H
+#define KEEL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "keel.h"
+
+enum {
+	CLI_OK = 0,
+	CLI_FATAL = 1,
+	CLI_USAGE = 2,
+	CLI_REJECTED = 3,
+};
+
+struct keel_cmd {
+	const char *name;
+	const char *summary; /* one line, for keel --help */
+	/* Synopsis and options, as printed by --help (after "usage: keel "). */
+	const char *usage;
+	/* argv[0] is "keel NAME"; returns the exit code. */
+	int (*run)(const struct keel_cmd *cmd, int argc, char **argv);
+};
+
+/* The table (cli/main.c). */
+extern const struct keel_cmd *const keel_cmds[];
+
+/* Prints "usage: keel <usage>" and the summary to f. */
+void cli_help(const struct keel_cmd *cmd, FILE *f);
+/* Usage error: "keel NAME: <message>" and a hint on stderr; returns 2. */
+int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* For getopt's '?' (getopt has printed the message); returns 2. */
+int cli_bad_option(const struct keel_cmd *cmd);
+/* Fatal error: "keel NAME: <message>" on stderr; returns 1. */
+int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Opens the store (url NULL: KEEL_STORE or the default); prints the
+ * reason and returns NULL on failure. */
+struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
+
+/* Option values. Each returns false on a malformed value. */
+bool cli_parse_u64(const char *s, uint64_t *out);
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+bool cli_parse_size(const char *s, uint64_t *out);
+/* A fraction in [0, 1]. */
+bool cli_parse_fraction(const char *s, double *out);
+/* An RFC 3339 timestamp or "now"; *why names the rule broken. */
+bool cli_parse_time(const char *s, int64_t *out, const char **why);
+
+/* Prints a JSON document and a newline on stdout; frees it. */
+int cli_print_json(const struct keel_cmd *cmd, char *json);
+/* Flushes stdout; on a write error reports it and returns 1. */
+int cli_finish_stdout(const struct keel_cmd *cmd, int rc);
+
+/* Writes s[0..len) as a JSON string: '"', '\\' and control characters
+ * escaped, bytes that are not valid UTF-8 replaced by U+FFFD so the
+ * output is always valid JSON. */
+void cli_json_str(FILE *f, const char *s, size_t len);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+#endif

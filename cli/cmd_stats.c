@@ -1,0 +1,64 @@
+/*
+ * cmd_stats.c - keel stats: counts of entities, facts, relations and
+ * events per tenant, as one JSON document (docs/cli.md).
+ */
+#include "cli.h"
+
+#include <getopt.h>
+
+static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"tenant", required_argument, NULL, 't'},
+		{"store", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *url = NULL, *tenant = NULL;
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "t:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			tenant = optarg;
+			break;
+		case 's':
+			url = optarg;
+			break;
+		case 'h':
+			cli_help(cmd, stdout);
+			return CLI_OK;
+		default:
+			return cli_bad_option(cmd);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+
+	struct keel_store *s = cli_open_store(cmd, url);
+	if (!s)
+		return CLI_FATAL;
+	char *json = NULL;
+	int rc = keel_stats(s, tenant, &json);
+	if (rc)
+		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
+	else
+		rc = cli_print_json(cmd, json);
+	keel_store_close(s);
+	return rc;
+}
+
+const struct keel_cmd keel_cmd_stats = {
+	.name = "stats",
+	.summary = "Print row counts per tenant, as JSON.",
+	.usage = "stats [--tenant T] [--store URL]\n"
+		 "\n"
+		 "options:\n"
+		 "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
+		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+		 "  -h, --help         this help\n"
+		 "\n"
+		 "Prints one line of JSON: for each tenant the number of entities,\n"
+		 "fact rows, relation rows and logged events, and their totals.",
+	.run = stats_run,
+};

@@ -1,0 +1,214 @@
+/*
+ * common.c - helpers shared by the subcommands (see cli.h): help and error
+ * messages, store opening, option value parsing, JSON output.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void cli_help(const struct keel_cmd *cmd, FILE *f)
+{
+	/* The synopsis, the summary, then the rest of the usage text. */
+	const char *rest = strstr(cmd->usage, "\n\n");
+	int n = rest ? (int)(rest - cmd->usage) : (int)strlen(cmd->usage);
+	fprintf(f, "usage: keel %.*s\n\n%s\n", n, cmd->usage, cmd->summary);
+	if (rest)
+		fprintf(f, "%s\n", rest);
+}
+
+static void cli_vmsg(const struct keel_cmd *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "keel %s: ", cmd->name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cli_vmsg(cmd, fmt, ap);
+	va_end(ap);
+	return cli_bad_option(cmd);
+}
+
+int cli_bad_option(const struct keel_cmd *cmd)
+{
+	/* Only the synopsis (up to the first blank line) and a hint. */
+	const char *end = strstr(cmd->usage, "\n\n");
+	int n = end ? (int)(end - cmd->usage) : (int)strlen(cmd->usage);
+	fprintf(stderr, "usage: keel %.*s\nTry 'keel %s --help' for more information.\n",
+		n, cmd->usage, cmd->name);
+	return CLI_USAGE;
+}
+
+int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cli_vmsg(cmd, fmt, ap);
+	va_end(ap);
+	return CLI_FATAL;
+}
+
+struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
+{
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	int rc = keel_store_open(url, &s, &err);
+	if (rc) {
+		cli_error(cmd, "%s", err ? err : keel_strerror(rc));
+		free(err);
+		return NULL;
+	}
+	return s;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return false; /* no sign, no space, not empty */
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	default:
+		return false;
+	}
+	if (shift && end[1] != '\0')
+		return false;
+	if (v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+bool cli_parse_fraction(const char *s, double *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || isnan(v) || v < 0.0 || v > 1.0)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_time(const char *s, int64_t *out, const char **why)
+{
+	*why = NULL;
+	if (strcmp(s, "now") == 0) {
+		*out = keel_time_now();
+		return true;
+	}
+	return keel_time_parse(s, strlen(s), out, why) == 0;
+}
+
+int cli_finish_stdout(const struct keel_cmd *cmd, int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error(cmd, "cannot write to standard output: %s", strerror(errno));
+		return CLI_FATAL;
+	}
+	return rc;
+}
+
+int cli_print_json(const struct keel_cmd *cmd, char *json)
+{
+	fputs(json, stdout);
+	fputc('\n', stdout);
+	free(json);
+	return cli_finish_stdout(cmd, CLI_OK);
+}
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len;
+	uint32_t min, cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, min = 0x80, cp = c & 0x1f;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, min = 0x800, cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, min = 0x10000, cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void cli_json_str(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	fputc('"', f);
+	size_t i = 0;
+	while (i < len) {
+		unsigned char c = p[i];
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			i++;
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		} else {
+			size_t n = utf8_len(p + i, len - i);
+			if (n == 0) {
+				fputs("\xef\xbf\xbd", f); /* U+FFFD */
+				i++;
+			} else {
+				fwrite(p + i, 1, n, f);
+				i += n;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,89 @@
+/*
+ * main.c - the keel tool: finds the subcommand in the command table and
+ * runs it (tmux's cmd_table, git's commands[]). Each subcommand lives in
+ * its own cli/cmd_*.c and exports one const struct keel_cmd; adding a
+ * command is one line here.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+extern const struct keel_cmd keel_cmd_ingest;
+extern const struct keel_cmd keel_cmd_generate;
+extern const struct keel_cmd keel_cmd_dump;
+extern const struct keel_cmd keel_cmd_load;
+extern const struct keel_cmd keel_cmd_show;
+extern const struct keel_cmd keel_cmd_history;
+extern const struct keel_cmd keel_cmd_why;
+extern const struct keel_cmd keel_cmd_stats;
+extern const struct keel_cmd keel_cmd_version;
+
+const struct keel_cmd *const keel_cmds[] = {
+	&keel_cmd_ingest, &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
+	&keel_cmd_show,	  &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
+	&keel_cmd_version, NULL,
+};
+
+static const struct keel_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; keel_cmds[i]; i++)
+		if (strcmp(keel_cmds[i]->name, name) == 0)
+			return keel_cmds[i];
+	return NULL;
+}
+
+static void main_help(FILE *f)
+{
+	fputs("usage: keel [--help] [--version] COMMAND [ARGS]\n\n"
+	      "Keel turns streams of domain events into a temporal graph.\n\n"
+	      "commands:\n",
+	      f);
+	for (size_t i = 0; keel_cmds[i]; i++)
+		fprintf(f, "  %-10s %s\n", keel_cmds[i]->name, keel_cmds[i]->summary);
+	fputs("\nStore-using commands take --store URL (memory:, sqlite:PATH, "
+	      "mysql://...);\nthe default is $KEEL_STORE, else sqlite:keel.db.\n"
+	      "'keel COMMAND --help' describes a command.\n"
+	      "Exit status: 0 ok, 1 fatal error, 2 usage, 3 finished with rejected "
+	      "events.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		main_help(stderr);
+		return CLI_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		main_help(stdout);
+		return CLI_OK;
+	}
+	if (strcmp(name, "--version") == 0)
+		name = "version";
+	if (strcmp(name, "help") == 0) {
+		if (argc < 3) {
+			main_help(stdout);
+			return CLI_OK;
+		}
+		const struct keel_cmd *cmd = find_cmd(argv[2]);
+		if (!cmd) {
+			fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n",
+				argv[2]);
+			return CLI_USAGE;
+		}
+		cli_help(cmd, stdout);
+		return CLI_OK;
+	}
+	const struct keel_cmd *cmd = find_cmd(name);
+	if (!cmd) {
+		fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n", name);
+		return CLI_USAGE;
+	}
+
+	/* argv[0] becomes "keel NAME" so getopt's messages name the command. */
+	char prog[64];
+	snprintf(prog, sizeof prog, "keel %s", cmd->name);
+	argv[1] = prog;
+	return cmd->run(cmd, argc - 1, argv + 1);
+}
