@@ -213,6 +213,12 @@ static inline bool is_digit(unsigned char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
+/* A byte that cannot follow a complete number. */
+static inline bool num_cont(unsigned char c)
+{
+	return is_digit(c) || c == '.' || c == '+' || c == '-' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
 static inline bool is_ws(unsigned char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -624,10 +630,9 @@ value:
 				*d++ = *s++;
 			while (s < end && is_digit((unsigned char)*s));
 		}
-		/* "01", "1.2.3", "1e5e", "2-1": the number goes on past what
-		 * the grammar allows. */
-		if (s < end && (is_digit((unsigned char)*s) || *s == '.' || *s == 'e' ||
-				*s == 'E' || *s == '+' || *s == '-'))
+		/* "01", "1.2.3", "2-1", "0x10", "1e5e": the number goes on
+		 * past what the grammar allows. */
+		if (s < end && num_cont((unsigned char)*s))
 			return fail(&p, n0, "invalid number");
 		*d++ = 0;
 		v->len = v->raw_len = (size_t)(s - n0);
