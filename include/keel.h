@@ -273,6 +273,53 @@ struct keel_generate_options {
  * output for given options never changes). */
 int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
 
+/* ------------------------------------------------------------ HTTP server */
+
+struct keel_server;
+
+/* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
+ * defaults shown. */
+struct keel_server_options {
+	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";
+					port 0 picks a free port */
+	const char *store_url;	     /* as keel_store_open */
+	const char *cartridge;	     /* name or path; "fleet" */
+	const char *token_file;	     /* NULL: no tokens, loopback only */
+	unsigned threads;	     /* worker threads; 4 */
+	size_t max_body;	     /* request body bytes; 16 MiB */
+	size_t max_line;	     /* bytes of one event; 1 MiB */
+	unsigned max_connections;    /* 1000 */
+	unsigned max_per_ip;	     /* connections from one address; 64 */
+	unsigned idle_timeout;	     /* seconds without traffic; 30 */
+	unsigned header_timeout;     /* seconds to send request headers; 10 */
+	unsigned request_timeout;    /* seconds to send a whole request; 60 */
+	unsigned grace;		     /* seconds keel_server_stop waits; 10 */
+	bool null_mode;		     /* benchmarks: POST /v1/events answers
+					200 without reading the events */
+	FILE *log;		     /* server messages; NULL: none */
+};
+
+/* Opens the store, loads the cartridge and tokens, and starts serving on
+ * worker threads; returns at once. On failure *out is NULL and *errmsg
+ * (if not NULL) holds a message to free(). */
+int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
+		      char **errmsg);
+/* The port the server listens on (useful with port 0). */
+uint16_t keel_server_port(const struct keel_server *srv);
+/* Stops accepting connections, lets requests under way finish (at most
+ * the grace period; a batch being written always finishes), closes
+ * everything and frees srv. Accepts NULL. */
+void keel_server_stop(struct keel_server *srv);
+
+/* Bearer tokens: "keel_" and 64 hex digits of 256 random bits, and the
+ * form the token file keeps, "sha256:" and 64 hex digits. */
+#define KEEL_TOKEN_BUFSZ 80
+/* A fresh random token and its hash; KEEL_EIO if the system has no
+ * randomness to give. */
+int keel_token_new(char token[KEEL_TOKEN_BUFSZ], char hash[KEEL_TOKEN_BUFSZ]);
+/* The hash of token[0..len) as the token file keeps it. */
+int keel_token_hash(const char *token, size_t len, char hash[KEEL_TOKEN_BUFSZ]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,7 @@
  */
 #include "http.h"
 
-#include "../../include/keel.h"
+#include "keel.h"
 
 #include <errno.h>
 #include <stdio.h>
