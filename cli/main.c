@@ -17,11 +17,13 @@ extern const struct keel_cmd keel_cmd_history;
 extern const struct keel_cmd keel_cmd_why;
 extern const struct keel_cmd keel_cmd_stats;
 extern const struct keel_cmd keel_cmd_version;
+extern const struct keel_cmd keel_cmd_serve;
+extern const struct keel_cmd keel_cmd_token;
 
 const struct keel_cmd *const keel_cmds[] = {
 	&keel_cmd_ingest, &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
 	&keel_cmd_show,	  &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
-	&keel_cmd_version, NULL,
+	&keel_cmd_version, &keel_cmd_serve, &keel_cmd_token, NULL,
 };
 
 static const struct keel_cmd *find_cmd(const char *name)

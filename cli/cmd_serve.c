@@ -1,0 +1,185 @@
+/*
+ * cmd_serve.c - keel serve: runs the HTTP API (SPEC section 10,
+ * docs/http.md) until SIGTERM or SIGINT, then stops gracefully: no new
+ * connections, requests under way finish, batches are never cut.
+ *
+ * Signals are blocked before the server starts, so every server thread
+ * inherits the mask and only this thread, in sigwait, ever sees them.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_MAX_BODY = 256,
+	OPT_MAX_LINE,
+	OPT_MAX_CONN,
+	OPT_MAX_PER_IP,
+	OPT_IDLE,
+	OPT_HEADER,
+	OPT_REQUEST,
+	OPT_GRACE,
+	OPT_NULL,
+};
+
+static bool parse_uint(const char *s, unsigned max, unsigned *out)
+{
+	uint64_t v;
+	if (!cli_parse_u64(s, &v) || v == 0 || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"store", required_argument, NULL, 's'},
+		{"cartridge", required_argument, NULL, 'c'},
+		{"tokens", required_argument, NULL, 't'},
+		{"threads", required_argument, NULL, 'j'},
+		{"max-body", required_argument, NULL, OPT_MAX_BODY},
+		{"max-line", required_argument, NULL, OPT_MAX_LINE},
+		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
+		{"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+		{"idle-timeout", required_argument, NULL, OPT_IDLE},
+		{"header-timeout", required_argument, NULL, OPT_HEADER},
+		{"request-timeout", required_argument, NULL, OPT_REQUEST},
+		{"grace", required_argument, NULL, OPT_GRACE},
+		/* Benchmarks only: answer POSTs without ingesting (not in
+		 * --help; docs/http.md, "Benchmarks"). */
+		{"null", no_argument, NULL, OPT_NULL},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct keel_server_options o = {0};
+	o.log = stderr;
+	uint64_t size;
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "l:s:c:t:j:h", opts, NULL)) != -1) {
+		const char *name = NULL;
+		bool ok = true;
+		switch (c) {
+		case 'l':
+			o.listen = optarg;
+			break;
+		case 's':
+			o.store_url = optarg;
+			break;
+		case 'c':
+			o.cartridge = optarg;
+			break;
+		case 't':
+			o.token_file = optarg;
+			break;
+		case 'j':
+			name = "threads";
+			ok = parse_uint(optarg, 1024, &o.threads);
+			break;
+		case OPT_MAX_BODY:
+			name = "max-body";
+			ok = cli_parse_size(optarg, &size) && size > 0 && size <= SIZE_MAX / 2;
+			o.max_body = (size_t)size;
+			break;
+		case OPT_MAX_LINE:
+			name = "max-line";
+			ok = cli_parse_size(optarg, &size) && size > 0 && size <= SIZE_MAX / 2;
+			o.max_line = (size_t)size;
+			break;
+		case OPT_MAX_CONN:
+			name = "max-connections";
+			ok = parse_uint(optarg, 1000000, &o.max_connections);
+			break;
+		case OPT_MAX_PER_IP:
+			name = "max-per-ip";
+			ok = parse_uint(optarg, 1000000, &o.max_per_ip);
+			break;
+		case OPT_IDLE:
+			name = "idle-timeout";
+			ok = parse_uint(optarg, 86400, &o.idle_timeout);
+			break;
+		case OPT_HEADER:
+			name = "header-timeout";
+			ok = parse_uint(optarg, 86400, &o.header_timeout);
+			break;
+		case OPT_REQUEST:
+			name = "request-timeout";
+			ok = parse_uint(optarg, 86400, &o.request_timeout);
+			break;
+		case OPT_GRACE:
+			name = "grace";
+			ok = parse_uint(optarg, 86400, &o.grace);
+			break;
+		case OPT_NULL:
+			o.null_mode = true;
+			break;
+		case 'h':
+			cli_help(cmd, stdout);
+			return CLI_OK;
+		default:
+			return cli_bad_option(cmd);
+		}
+		if (!ok)
+			return cli_usage_error(cmd, "--%s \"%s\": not a positive number in range",
+					       name, optarg);
+	}
+	if (optind != argc)
+		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct keel_server *srv = NULL;
+	char *err = NULL;
+	if (keel_server_start(&o, &srv, &err) != 0) {
+		int rc = cli_error(cmd, "%s", err ? err : "cannot start the server");
+		free(err);
+		return rc;
+	}
+	int sig = 0;
+	sigwait(&set, &sig);
+	fprintf(stderr, "keel serve: %s: finishing requests under way\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	keel_server_stop(srv);
+	return CLI_OK;
+}
+
+const struct keel_cmd keel_cmd_serve = {
+	.name = "serve",
+	.summary = "Serve the HTTP API: post events, read the graph.",
+	.usage = "serve [--listen HOST:PORT] [--store URL] [--tokens FILE] [options]\n"
+		 "\n"
+		 "options:\n"
+		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
+		 "                           IPv6; port 0 picks a free one)\n"
+		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+		 "  -c, --cartridge NAME     cartridge name or path (default fleet)\n"
+		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
+		 "                           listens on loopback and asks for no token\n"
+		 "  -j, --threads N          worker threads (default 4)\n"
+		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
+		 "      --max-line SIZE      largest single event (1M)\n"
+		 "      --max-connections N  open connections at once (1000)\n"
+		 "      --max-per-ip N       open connections from one address (64)\n"
+		 "      --idle-timeout S     close a connection silent for S seconds (30)\n"
+		 "      --header-timeout S   headers must arrive within S seconds of\n"
+		 "                           connecting or of the last answer (10)\n"
+		 "      --request-timeout S  a whole request within S seconds (60)\n"
+		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
+		 "                           requests under way (10)\n"
+		 "  -h, --help               this help\n"
+		 "\n"
+		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"
+		 "Create tokens with 'keel token new'.",
+	.run = serve_run,
+};
