@@ -29,6 +29,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,9 @@ struct keel_reader {
 	unsigned char *in;
 	size_t in_pos, in_len;
 	bool in_eof;
-	uint64_t done;	/* bytes read from fd */
+	/* Bytes read from fd. Atomic because a progress display may poll it
+	 * from another thread while this one reads (the CLI does). */
+	_Atomic uint64_t done;
 	uint64_t total; /* size of a regular file, else 0 */
 
 	z_stream zs;
@@ -94,6 +97,13 @@ static int reader_fail(struct keel_reader *r, const char *fmt, ...)
 	return KEEL_EIO;
 }
 
+/* Only this thread writes done: a relaxed load and store suffice. */
+static void add_done(struct keel_reader *r, uint64_t n)
+{
+	uint64_t d = atomic_load_explicit(&r->done, memory_order_relaxed);
+	atomic_store_explicit(&r->done, d + n, memory_order_relaxed);
+}
+
 static bool has_suffix(const char *path, const char *suffix)
 {
 	size_t n = strlen(path), k = strlen(suffix);
@@ -120,14 +130,15 @@ static ssize_t read_in(struct keel_reader *r)
 	if (n == 0)
 		r->in_eof = true;
 	r->in_len += (size_t)n;
-	r->done += (uint64_t)n;
+	add_done(r, (uint64_t)n);
 	return n;
 }
 
 /* Offset in the file of the next unconsumed compressed byte. */
 static uint64_t in_offset(const struct keel_reader *r)
 {
-	return r->done - (r->in_len - r->in_pos);
+	return atomic_load_explicit(&r->done, memory_order_relaxed) -
+	       (r->in_len - r->in_pos);
 }
 
 static bool starts_with(const unsigned char *p, size_t n, const unsigned char *magic,
@@ -265,7 +276,7 @@ static ssize_t fill_plain(struct keel_reader *r)
 	if (n < 0)
 		return reader_fail(r, "cannot read %s: %s", r->name, strerror(errno));
 	r->end += (size_t)n;
-	r->done += (uint64_t)n;
+	add_done(r, (uint64_t)n);
 	return n;
 }
 
@@ -455,7 +466,7 @@ int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
 void keel_reader_progress(const struct keel_reader *r, uint64_t *done,
 			  uint64_t *total)
 {
-	*done = r->done;
+	*done = atomic_load_explicit(&r->done, memory_order_relaxed);
 	*total = r->total;
 }
 

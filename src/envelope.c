@@ -1,0 +1,143 @@
+/*
+ * envelope.c - the envelope rules of SPEC section 2 (see envelope.h).
+ *
+ * One pass over the top-level members picks out the fields Keel reads;
+ * the rules are then checked in a fixed order (id, specversion, tenant,
+ * type, time, data) so that an envelope breaking several rules always gets
+ * the same message, and the id - checked first - can name the event in the
+ * message of any later rule.
+ *
+ * Every message has the form `field "NAME": RULE`, except the one for a
+ * document that is not an object at all. Decisions beyond the SPEC's table
+ * (docs/time-and-envelopes.md): a field that is present with the value
+ * null counts as having the wrong type, not as missing; id and type may
+ * not contain control characters (U+0000-U+001F), which would break
+ * C-string interfaces such as keel_event_id and line-oriented output.
+ */
+#include "envelope.h"
+
+#include <string.h>
+
+#include "keel.h"
+
+enum env_field { F_ID, F_SPECVERSION, F_TENANT, F_TYPE, F_TIME, F_DATA, F_COUNT };
+
+static const struct {
+	const char *name;
+	size_t len;
+} env_fields[F_COUNT] = {
+	[F_ID] = {"id", 2},
+	[F_SPECVERSION] = {"specversion", 11},
+	[F_TENANT] = {"tenant", 6},
+	[F_TYPE] = {"type", 4},
+	[F_TIME] = {"time", 4},
+	[F_DATA] = {"data", 4},
+};
+
+static int env_fail(struct keel_buf *msg, enum env_field f, const char *rule)
+{
+	keel_buf_addf(msg, "field \"%s\": %s", env_fields[f].name, rule);
+	return -1;
+}
+
+static bool has_control(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20)
+			return true;
+	return false;
+}
+
+/* Checks a required string field of 1..max bytes; on success *out views it. */
+static int env_string(const struct keel_json *v, enum env_field f, size_t max,
+		      bool no_control, struct keel_str *out, struct keel_buf *msg)
+{
+	if (!v)
+		return env_fail(msg, f, "missing");
+	if (v->type != KEEL_JSON_STRING)
+		return env_fail(msg, f, "must be a string");
+	if (v->len == 0 || v->len > max) {
+		keel_buf_addf(msg, "field \"%s\": must be 1-%zu bytes (got %zu)",
+			      env_fields[f].name, max, v->len);
+		return -1;
+	}
+	if (no_control && has_control(v->str, v->len))
+		return env_fail(msg, f, "must not contain control characters");
+	*out = keel_str_make(v->str, v->len);
+	return 0;
+}
+
+static bool tenant_char_ok(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *env,
+		       struct keel_buf *msg)
+{
+	const struct keel_json *root = doc->root;
+	const struct keel_json *f[F_COUNT] = {0};
+
+	memset(env, 0, sizeof *env);
+	env->id = env->tenant = env->type = KEEL_STR_NULL;
+	if (!root || root->type != KEEL_JSON_OBJECT) {
+		keel_buf_adds(msg, "envelope is not a JSON object");
+		return -1;
+	}
+	env->root = root;
+
+	/* Keys are unique (the parser rejects duplicates), so the last match
+	 * is the only one. */
+	for (const struct keel_json *m = root->child; m; m = m->next) {
+		for (int i = 0; i < F_COUNT; i++) {
+			if (m->key_len == env_fields[i].len &&
+			    memcmp(m->key, env_fields[i].name, m->key_len) == 0) {
+				f[i] = m;
+				break;
+			}
+		}
+	}
+
+	if (env_string(f[F_ID], F_ID, KEEL_ID_MAX, true, &env->id, msg))
+		return -1;
+
+	const struct keel_json *sv = f[F_SPECVERSION];
+	if (sv && (sv->type != KEEL_JSON_STRING || sv->len != 3 ||
+		   memcmp(sv->str, "1.0", 3) != 0))
+		return env_fail(msg, F_SPECVERSION, "must be \"1.0\"");
+
+	struct keel_str tenant;
+	if (env_string(f[F_TENANT], F_TENANT, KEEL_TENANT_MAX, false, &tenant, msg))
+		return -1;
+	for (size_t i = 0; i < tenant.len; i++)
+		if (!tenant_char_ok((unsigned char)tenant.ptr[i]))
+			return env_fail(msg, F_TENANT,
+					"must be 1-64 bytes of [A-Za-z0-9._-]");
+
+	struct keel_str type;
+	if (env_string(f[F_TYPE], F_TYPE, KEEL_TYPE_MAX, true, &type, msg))
+		return -1;
+
+	const struct keel_json *t = f[F_TIME];
+	if (!t)
+		return env_fail(msg, F_TIME, "missing");
+	if (t->type != KEEL_JSON_STRING)
+		return env_fail(msg, F_TIME, "must be a string");
+	const char *why = NULL;
+	int64_t time;
+	if (keel_time_parse(t->str, t->len, &time, &why) != 0)
+		return env_fail(msg, F_TIME, why);
+
+	const struct keel_json *d = f[F_DATA];
+	if (!d)
+		return env_fail(msg, F_DATA, "missing");
+	if (d->type != KEEL_JSON_OBJECT)
+		return env_fail(msg, F_DATA, "must be a JSON object");
+
+	env->tenant = tenant;
+	env->type = type;
+	env->time = time;
+	env->data = d;
+	return 0;
+}
