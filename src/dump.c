@@ -570,11 +570,12 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 				   KEEL_STR_NULL, KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
 		return rc;
 
-	uint64_t h = keel_hash64(id.ptr, id.len, 0);
+	/* Ids are unique within a tenant; a batch may hold two tenants. */
+	uint64_t h = keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 0));
 	for (size_t i = keel_map_first(&L->event_ids, h); i != SIZE_MAX;
 	     i = keel_map_next(&L->event_ids, h, i)) {
 		const struct keel_batch_event *o = L->event_ids.values[i];
-		if (keel_str_eq(o->id, id))
+		if (keel_str_eq(o->id, id) && keel_str_eq(o->tenant, tenant))
 			return load_fail(L, "event \"%.*s\": duplicate id (line %llu)",
 					 (int)id.len, id.ptr,
 					 (unsigned long long)o->position);
