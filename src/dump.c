@@ -427,7 +427,7 @@ static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 	int rc;
 	if ((rc = check_members(L, obj, keys, KEEL_ARRAY_LEN(keys), "entity")) ||
 	    (rc = field_str(L, obj, "subject", 1, KEEL_SUBJECT_MAX, false, &subject)) ||
-	    (rc = field_str(L, obj, "kind", 1, KEEL_SUBJECT_MAX, true, &kind)) ||
+	    (rc = field_str(L, obj, "kind", 1, KEEL_NAME_MAX, true, &kind)) ||
 	    (rc = field_time(L, obj, "first_seen", false, &first)) ||
 	    (rc = field_time(L, obj, "last_seen", false, &last)))
 		return rc;
