@@ -814,11 +814,12 @@ static enum MHD_Result handle_read(struct keel_server *srv, struct MHD_Connectio
 		rc = keel_stats(s, tenant, &json);
 		break;
 	}
-	char *msg = rc != 0 && rc != KEEL_ENOTFOUND ? keel_xstrdup(keel_store_errmsg(s)) : NULL;
+	char *msg = rc != 0 ? keel_xstrdup(keel_store_errmsg(s)) : NULL;
 	reader_put(srv, s);
 	if (rc == KEEL_ENOTFOUND) {
 		free(json);
-		ret = answer_error(srv, c, MHD_HTTP_NOT_FOUND, "not found");
+		ret = answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s",
+				   msg && *msg ? msg : "not found");
 	} else if (rc == KEEL_EINVAL) {
 		free(json);
 		ret = answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
