@@ -526,6 +526,23 @@ static void bad_bodies(const char *store)
 	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_NDJSON, "\n \n"), 400);
 	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, "text/plain", "{}"), 415);
 	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, NULL, "{}"), 415);
+	/* The array is split, not parsed whole: its shape is checked here,
+	 * its elements one by one by the ingester. */
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[1,]"), 400);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[,]"), 400);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[] x"), 400);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[\"a]\""),
+			 400);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[{}}]"), 400);
+	http(f.port, "POST", "/v1/events", NULL, CT_BATCH,
+	     " [ {\"id\":\"d\",\"id\":\"d\"} , \"x,]\" ,[1 2] ]\n", &r);
+	assert_status(r, 200);
+	assert_int_equal(json_num(r.body, "events"), 3);
+	assert_non_null(strstr(r.body, "{\"index\":0,"));
+	assert_non_null(strstr(r.body, "duplicate key"));
+	assert_non_null(strstr(r.body, "{\"index\":1,"));
+	assert_non_null(strstr(r.body, "{\"index\":2,"));
+	resp_free(&r);
 	/* An empty batch is a batch of nothing. */
 	http(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[]", &r);
 	assert_status(r, 200);

@@ -524,6 +524,88 @@ static bool is_blank_line(const char *p, size_t n)
 	return true;
 }
 
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Finds the elements of a top-level JSON array without building a tree:
+ * strings (with their escapes) and nesting are followed and nothing else
+ * is checked, since the ingester parses and validates every element. So
+ * a body that is not an array at all is refused (400) while one bad event
+ * in a batch is rejected alone, as in an NDJSON stream. Returns 0, or -1
+ * with the rule broken and its byte offset. */
+static int split_array(const char *s, size_t n, struct item **items, size_t *nitems,
+		       size_t *cap, const char **why, size_t *at)
+{
+	size_t p = 0;
+	while (p < n && is_ws(s[p]))
+		p++;
+	if (p == n || s[p] != '[') {
+		*why = "expected '['";
+		*at = p;
+		return -1;
+	}
+	p++;
+	while (p < n && is_ws(s[p]))
+		p++;
+	bool empty = p < n && s[p] == ']';
+	if (empty)
+		p++;
+	while (!empty) {
+		size_t start = p, depth = 0;
+		for (; p < n; p++) {
+			char ch = s[p];
+			if (ch == '"') {
+				for (p++; p < n && s[p] != '"'; p++)
+					if (s[p] == '\\')
+						p++;
+				if (p >= n)
+					break;
+			} else if (ch == '[' || ch == '{') {
+				depth++;
+			} else if (ch == ']' || ch == '}') {
+				if (depth == 0)
+					break;
+				depth--;
+			} else if (ch == ',' && depth == 0) {
+				break;
+			}
+		}
+		if (p >= n || (s[p] == '}' && depth == 0)) {
+			*why = p >= n ? "unterminated array" : "unbalanced '}'";
+			*at = p < n ? p : n;
+			return -1;
+		}
+		size_t end = p;
+		while (end > start && is_ws(s[end - 1]))
+			end--;
+		if (end == start) {
+			*why = "missing array element";
+			*at = start;
+			return -1;
+		}
+		if (*nitems == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*items = keel_xrealloc(*items, *cap * sizeof **items);
+		}
+		(*items)[*nitems] = (struct item){start, end - start, *nitems, false};
+		(*nitems)++;
+		if (s[p++] == ']')
+			break;
+		while (p < n && is_ws(s[p]))
+			p++;
+	}
+	while (p < n && is_ws(s[p]))
+		p++;
+	if (p != n) {
+		*why = "unexpected data after the array";
+		*at = p;
+		return -1;
+	}
+	return 0;
+}
+
 /* Splits the body into events (checking JSON-ness and tenants), then
  * ingests them as one batch under the writer lock. */
 static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -537,8 +619,6 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	struct keel_json_error jerr;
-	struct keel_buf text; /* events as handed to the ingester */
-	keel_buf_init(&text);
 	struct item *items = NULL;
 	size_t nitems = 0, cap = 0;
 	enum MHD_Result ret = MHD_YES;
@@ -572,26 +652,23 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 		PUSH_ITEM(0, blen, 0, blen > max_line);
 		break;
 	case BODY_BATCH: {
-		if (keel_json_parse(&doc, body, blen, &jerr) != 0) {
+		/* The array is split, not parsed: each element is parsed once,
+		 * by the ingester, which rejects a bad one alone. */
+		size_t at = 0;
+		const char *why = NULL;
+		if (split_array(body, blen, &items, &nitems, &cap, &why, &at) != 0) {
 			ret = answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
-					   "body: invalid JSON at byte %zu: %s", jerr.offset,
-					   jerr.msg);
+					   "body: not a JSON array of events at byte %zu: %s", at,
+					   why);
 			goto out;
 		}
-		if (doc.root->type != KEEL_JSON_ARRAY) {
-			ret = answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
-					   "body: a batch must be a JSON array of events");
-			goto out;
-		}
-		uint64_t i = 0;
-		for (const struct keel_json *e = doc.root->child; e; e = e->next, i++) {
-			if (!tenant_allowed(rq->token, e, &tenant, &tenant_len)) {
+		for (size_t i = 0; rq->token && !rq->token->all && i < nitems; i++) {
+			const struct item *it = &items[i];
+			if (keel_json_parse(&doc, body + it->off, it->len, &jerr) == 0 &&
+			    !tenant_allowed(rq->token, doc.root, &tenant, &tenant_len)) {
 				ret = forbidden_tenant(srv, c, i, tenant, tenant_len);
 				goto out;
 			}
-			size_t off = text.len;
-			keel_json_compact(&doc, e, &text);
-			PUSH_ITEM(off, text.len - off, i, text.len - off > max_line);
 		}
 		break;
 	}
@@ -639,7 +716,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	}
 #undef PUSH_ITEM
 
-	const char *base = rq->kind == BODY_BATCH ? (text.data ? text.data : "") : body;
+	const char *base = body;
 	struct keel_buf rejects;
 	keel_buf_init(&rejects);
 	struct reject_ctx rctx = {&rejects, 0};
@@ -717,7 +794,6 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	ret = answer_json(srv, c, status, &b);
 out:
 	free(items);
-	keel_buf_free(&text);
 	keel_json_doc_free(&doc);
 	return ret;
 }
