@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# cli_help.sh - help and usage errors of every subcommand (docs/cli.md):
+# --help prints usage on stdout and exits 0, bad usage exits 2 with the
+# synopsis on stderr.
+. "$(dirname "$0")/cli/lib.sh"
+
+expect 0 "$KEEL" --help
+contains out "usage: keel [--help] [--version] COMMAND [ARGS]"
+empty err
+for c in ingest generate dump load show history why stats version; do
+	contains out "  $c "
+done
+# Every command the table lists has a working --help, -h and help COMMAND.
+cmds=$(sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' "$dir/out")
+[ "$(echo "$cmds" | wc -w)" -ge 9 ] || fail "keel --help lists too few commands: $cmds"
+for c in $cmds; do
+	expect 0 "$KEEL" "$c" --help
+	contains out "usage: keel $c"
+	empty err
+	expect 0 "$KEEL" "$c" -h
+	contains out "usage: keel $c"
+	expect 0 "$KEEL" help "$c"
+	contains out "usage: keel $c"
+	expect 2 "$KEEL" "$c" --no-such-option
+	contains err "keel $c: unrecognized option '--no-such-option'"
+	contains err "usage: keel $c"
+	contains err "Try 'keel $c --help'"
+	empty out
+done
+
+expect 2 "$KEEL"
+contains err "usage: keel"
+expect 2 "$KEEL" frobnicate
+contains err 'keel: unknown command "frobnicate"'
+expect 2 "$KEEL" help frobnicate
+contains err 'unknown command "frobnicate"'
+
+expect 0 "$KEEL" version
+grep -qE '^keel [0-9]+\.[0-9]+\.[0-9]+$' "$dir/out" || fail "version: $(cat "$dir/out")"
+cp "$dir/out" "$dir/version"
+expect 0 "$KEEL" --version
+cmp -s "$dir/out" "$dir/version" || fail "keel --version differs from keel version"
+expect 2 "$KEEL" version extra
+
+# Operands.
+expect 2 "$KEEL" show
+contains err "keel show: expected a tenant and a subject"
+expect 2 "$KEEL" show acme
+expect 2 "$KEEL" show a b c
+expect 2 "$KEEL" history acme
+contains err "keel history: expected a tenant, a subject and optionally a predicate"
+expect 2 "$KEEL" history a b c d
+expect 2 "$KEEL" why acme vehicle:V-1
+contains err "keel why: expected a tenant, a subject and a predicate"
+expect 2 "$KEEL" stats extra
+contains err 'keel stats: unexpected argument "extra"'
+expect 2 "$KEEL" dump extra
+expect 2 "$KEEL" load
+contains err "keel load: expected one dump file"
+expect 2 "$KEEL" load a b
+
+# Option values.
+expect 2 "$KEEL" show acme s --at yesterday
+contains err 'keel show: --at "yesterday": '
+expect 2 "$KEEL" why acme s p --at 2026-02-30T00:00:00Z
+contains err 'keel why: --at "2026-02-30T00:00:00Z": '
+expect 2 "$KEEL" show acme s --at
+contains err "requires an argument"
+expect 2 "$KEEL" generate fleet
+contains err "keel generate: --events is required"
+expect 2 "$KEEL" generate --events 5
+contains err "expected a profile (fleet)"
+expect 2 "$KEEL" generate trucks --events 5
+contains err 'unknown profile "trucks"'
+expect 2 "$KEEL" generate fleet --events -1
+contains err '--events "-1": not a count'
+expect 2 "$KEEL" generate fleet --events 5 --late 1.5
+contains err '--late "1.5": not a fraction'
+expect 2 "$KEEL" generate fleet --events 5 --duplicates x
+expect 2 "$KEEL" generate fleet --events 5 --tenants 0
+expect 2 "$KEEL" ingest --batch 0
+contains err '--batch "0": not a count from 1'
+expect 2 "$KEEL" ingest --batch 12x
+expect 2 "$KEEL" ingest --linger -5
+contains err '--linger "-5"'
+expect 2 "$KEEL" ingest --max-line 1Q
+contains err '--max-line "1Q"'
+expect 2 "$KEEL" ingest --follow
+contains err "--follow takes exactly one file"
+expect 2 "$KEEL" ingest --follow a b
+expect 2 "$KEEL" ingest --follow -
+expect 2 "$KEEL" ingest - -
+contains err "standard input (-) given more than once"
+expect 2 "$KEEL" ingest --quiet --verbose x
+contains err "--quiet and --verbose exclude each other"
+
+finish
