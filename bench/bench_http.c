@@ -1,0 +1,516 @@
+/*
+ * bench_http.c - keel serve under load: a small epoll load generator (many
+ * keep-alive connections, one thread) against a server started in-process
+ * on a loopback port. The events are the deterministic fleet stream of
+ * keel_generate_fleet, so every run sends the same bytes.
+ *
+ * Scenarios, each on a fresh store:
+ *   batch      POST /v1/events, 1 000 events a request (batch+json), closed
+ *              loop on C connections: events/s into memory and SQLite;
+ *   single     one event a request, paced at a fixed rate (open loop:
+ *              latency counts from when a request was due, so a stalled
+ *              server cannot hide its queue), SQLite: p50/p99;
+ *   single max the same, closed loop: the most requests/s;
+ *   limits     the same requests against --null mode (the server reads the
+ *              request and answers 200 without parsing or ingesting): what
+ *              HTTP itself costs on this machine; and for batches the same
+ *              events given to the library directly (keel_ingest, batch
+ *              1000), which the server cannot beat since it writes through
+ *              one writer.
+ *
+ * Usage: bench_http [--events N] [--rate R] [--seconds S] [--threads T]
+ *                   [--connections C] [--dir DIR]
+ * Prints one table (markdown) that a note can quote.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keel.h"
+#include "util.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------ workload */
+
+struct corpus {
+	char *text; /* NDJSON from the generator */
+	size_t *off, *len;
+	size_t n;
+};
+
+static void corpus_make(struct corpus *c, uint64_t events, uint64_t seed)
+{
+	size_t size = 0;
+	FILE *f = open_memstream(&c->text, &size);
+	struct keel_generate_options go = {.events = events, .tenants = 4, .seed = seed};
+	if (!f || keel_generate_fleet(&go, f) != 0) {
+		fprintf(stderr, "bench_http: cannot generate events\n");
+		exit(1);
+	}
+	fclose(f);
+	c->off = keel_xmalloc((size_t)events * sizeof *c->off);
+	c->len = keel_xmalloc((size_t)events * sizeof *c->len);
+	c->n = 0;
+	for (size_t p = 0; p < size && c->n < events;) {
+		const char *nl = memchr(c->text + p, '\n', size - p);
+		size_t e = nl ? (size_t)(nl - c->text) : size;
+		c->off[c->n] = p;
+		c->len[c->n] = e - p;
+		c->n++;
+		p = e + 1;
+	}
+}
+
+static void corpus_free(struct corpus *c)
+{
+	free(c->text);
+	free(c->off);
+	free(c->len);
+}
+
+/* Requests: each a complete HTTP/1.1 message (keep-alive). */
+struct reqs {
+	struct keel_buf all;
+	size_t *off, *len;
+	size_t n;
+	uint64_t events;
+};
+
+static void reqs_add(struct reqs *r, const char *ctype, const char *body, size_t blen,
+		     size_t events)
+{
+	size_t start = r->all.len;
+	keel_buf_addf(&r->all,
+		      "POST /v1/events HTTP/1.1\r\nHost: bench\r\nContent-Type: %s\r\n"
+		      "Content-Length: %zu\r\n\r\n",
+		      ctype, blen);
+	keel_buf_add(&r->all, body, blen);
+	r->off = keel_xrealloc(r->off, (r->n + 1) * sizeof *r->off);
+	r->len = keel_xrealloc(r->len, (r->n + 1) * sizeof *r->len);
+	r->off[r->n] = start;
+	r->len[r->n] = r->all.len - start;
+	r->n++;
+	r->events += events;
+}
+
+static void reqs_batches(struct reqs *r, const struct corpus *c, size_t per)
+{
+	memset(r, 0, sizeof *r);
+	keel_buf_init(&r->all);
+	struct keel_buf body;
+	keel_buf_init(&body);
+	for (size_t i = 0; i < c->n; i += per) {
+		keel_buf_reset(&body);
+		keel_buf_addc(&body, '[');
+		size_t k = 0;
+		for (; k < per && i + k < c->n; k++) {
+			if (k)
+				keel_buf_addc(&body, ',');
+			keel_buf_add(&body, c->text + c->off[i + k], c->len[i + k]);
+		}
+		keel_buf_addc(&body, ']');
+		reqs_add(r, "application/cloudevents-batch+json", body.data, body.len, k);
+	}
+	keel_buf_free(&body);
+}
+
+static void reqs_singles(struct reqs *r, const struct corpus *c)
+{
+	memset(r, 0, sizeof *r);
+	keel_buf_init(&r->all);
+	for (size_t i = 0; i < c->n; i++)
+		reqs_add(r, "application/cloudevents+json", c->text + c->off[i], c->len[i], 1);
+}
+
+static void reqs_free(struct reqs *r)
+{
+	keel_buf_free(&r->all);
+	free(r->off);
+	free(r->len);
+}
+
+/* ------------------------------------------------------ load generator */
+
+struct conn {
+	int fd;
+	bool busy;
+	size_t req;	  /* request being sent */
+	size_t sent;	  /* bytes of it sent */
+	double due;	  /* when it was due (latency origin) */
+	char in[65536];	  /* response bytes */
+	size_t in_len;
+};
+
+struct run {
+	double seconds;
+	size_t done, failed;
+	uint64_t events;
+	double *lat; /* per completed request, seconds */
+};
+
+static int open_conn(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = {0};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS) {
+		perror("bench_http: connect");
+		exit(1);
+	}
+	return fd;
+}
+
+/* Returns 1 when a whole response is in c->in (status in *status), 0 if
+ * more is needed. Responses have a Content-Length (libmicrohttpd). */
+static int response_done(struct conn *c, int *status)
+{
+	c->in[c->in_len < sizeof c->in ? c->in_len : sizeof c->in - 1] = 0;
+	char *sep = strstr(c->in, "\r\n\r\n");
+	if (!sep)
+		return 0;
+	char *cl = strcasestr(c->in, "\r\nContent-Length:");
+	size_t body = cl && cl < sep ? strtoul(cl + 17, NULL, 10) : 0;
+	size_t need = (size_t)(sep + 4 - c->in) + body;
+	if (c->in_len < need)
+		return 0;
+	*status = (int)strtol(c->in + 9, NULL, 10);
+	/* Pipelining is not used: nothing follows the response. */
+	c->in_len = 0;
+	return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sends every request of r over nconn connections. rate > 0 paces them
+ * (request i due at start + i / rate); rate 0 sends as fast as answers
+ * come back. */
+static void load(uint16_t port, const struct reqs *r, size_t nconn, double rate,
+		 struct run *out)
+{
+	int ep = epoll_create1(0);
+	struct conn *conns = keel_xcalloc(nconn, sizeof *conns);
+	for (size_t i = 0; i < nconn; i++) {
+		conns[i].fd = open_conn(port);
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET,
+					 .data.ptr = &conns[i]};
+		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+	}
+	memset(out, 0, sizeof *out);
+	out->lat = keel_xmalloc((r->n + 1) * sizeof *out->lat);
+	size_t next = 0;
+	double start = now_s();
+	struct epoll_event evs[256];
+	while (out->done + out->failed < r->n) {
+		double t = now_s();
+		/* Hand due requests to idle connections. */
+		for (size_t i = 0; i < nconn && next < r->n; i++) {
+			struct conn *c = &conns[i];
+			double due = rate > 0 ? start + (double)next / rate : t;
+			if (c->busy || due > t)
+				continue;
+			c->busy = true;
+			c->req = next++;
+			c->sent = 0;
+			c->due = due;
+			c->in_len = 0;
+		}
+		/* Push bytes of requests being sent. */
+		for (size_t i = 0; i < nconn; i++) {
+			struct conn *c = &conns[i];
+			while (c->busy && c->sent < r->len[c->req]) {
+				ssize_t w = send(c->fd, r->all.data + r->off[c->req] + c->sent,
+						 r->len[c->req] - c->sent, MSG_NOSIGNAL);
+				if (w <= 0)
+					break;
+				c->sent += (size_t)w;
+			}
+		}
+		int timeout = 1;
+		if (rate > 0 && next < r->n) {
+			double wait = start + (double)next / rate - now_s();
+			timeout = wait > 0 ? (int)(wait * 1000) : 0;
+			if (timeout > 5)
+				timeout = 5;
+		}
+		int n = epoll_wait(ep, evs, 256, timeout);
+		for (int k = 0; k < n; k++) {
+			struct conn *c = evs[k].data.ptr;
+			for (;;) {
+				if (c->in_len >= sizeof c->in - 1) {
+					fprintf(stderr, "bench_http: response too large\n");
+					exit(1);
+				}
+				ssize_t got = recv(c->fd, c->in + c->in_len,
+						   sizeof c->in - 1 - c->in_len, 0);
+				if (got == 0) {
+					fprintf(stderr, "bench_http: server closed a connection\n");
+					exit(1);
+				}
+				if (got < 0)
+					break;
+				c->in_len += (size_t)got;
+				int status;
+				if (c->busy && response_done(c, &status)) {
+					double lat = now_s() - c->due;
+					if (status == 200) {
+						out->lat[out->done++] = lat;
+					} else {
+						if (out->failed++ < 3)
+							fprintf(stderr, "bench_http: status %d: %.200s\n",
+								status, c->in);
+					}
+					c->busy = false;
+				}
+			}
+		}
+	}
+	out->seconds = now_s() - start;
+	out->events = r->events;
+	qsort(out->lat, out->done, sizeof *out->lat, cmp_double);
+	for (size_t i = 0; i < nconn; i++)
+		close(conns[i].fd);
+	free(conns);
+	close(ep);
+}
+
+static double pct(const struct run *r, double p)
+{
+	if (!r->done)
+		return 0;
+	size_t i = (size_t)(p * (double)(r->done - 1) + 0.5);
+	return r->lat[i] * 1000;
+}
+
+/* ------------------------------------------------------------ scenarios */
+
+struct opts {
+	uint64_t events;
+	double rate;
+	double seconds;
+	unsigned threads;
+	size_t connections;
+	const char *dir;
+};
+
+static struct keel_server *serve(const struct opts *o, const char *url, bool null_mode)
+{
+	struct keel_server_options so = {
+		.listen = "127.0.0.1:0",
+		.store_url = url,
+		.threads = o->threads,
+		.max_per_ip = 1000,
+		.null_mode = null_mode,
+	};
+	struct keel_server *srv = NULL;
+	char *err = NULL;
+	if (keel_server_start(&so, &srv, &err) != 0) {
+		fprintf(stderr, "bench_http: %s\n", err);
+		exit(1);
+	}
+	return srv;
+}
+
+static void sqlite_url(const struct opts *o, const char *name, char *url, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s.db", o->dir, name);
+	unlink(path);
+	char side[560];
+	snprintf(side, sizeof side, "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof side, "%s-shm", path);
+	unlink(side);
+	snprintf(url, n, "sqlite:%s", path);
+}
+
+static void row(const char *scenario, const char *store, const struct run *r,
+		const char *target, bool show_events)
+{
+	char ev[32] = "", lat50[32] = "", lat99[32] = "";
+	if (show_events)
+		snprintf(ev, sizeof ev, "%.0f", (double)r->events / r->seconds);
+	snprintf(lat50, sizeof lat50, "%.2f", pct(r, 0.50));
+	snprintf(lat99, sizeof lat99, "%.2f", pct(r, 0.99));
+	printf("| %-28s | %-6s | %8zu | %6zu | %6.2f | %9s | %8.0f | %7s | %7s | %-20s |\n",
+	       scenario, store, r->done, r->failed, r->seconds, ev,
+	       (double)r->done / r->seconds, lat50, lat99, target);
+	fflush(stdout);
+}
+
+/* The limit for batched POSTs: the same events offered to the library
+ * directly, batch 1000, one thread (the server serialises its writes). */
+static void direct(const char *url, const struct corpus *c, struct run *out)
+{
+	struct keel_store *s = NULL;
+	struct keel_cartridge *cart = NULL;
+	struct keel_ingest *ing = NULL;
+	char *err = NULL;
+	if (keel_store_open(url, &s, &err) != 0 || keel_cartridge_load("fleet", &cart, &err) != 0) {
+		fprintf(stderr, "bench_http: %s\n", err ? err : "cannot open");
+		exit(1);
+	}
+	struct keel_ingest_options io = {.cartridge = cart, .batch = 1000,
+					 .position_word = "index"};
+	keel_ingest_new(s, &io, &ing);
+	memset(out, 0, sizeof *out);
+	out->lat = keel_xmalloc(sizeof *out->lat);
+	double t0 = now_s();
+	for (size_t i = 0; i < c->n; i++)
+		if (keel_ingest_add(ing, c->text + c->off[i], c->len[i], i) != 0)
+			break;
+	keel_ingest_flush(ing);
+	out->seconds = now_s() - t0;
+	out->events = keel_ingest_report(ing)->accepted;
+	out->done = (c->n + 999) / 1000;
+	keel_ingest_free(ing);
+	keel_cartridge_free(cart);
+	keel_store_close(s);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.events = 200000,
+		.rate = 2000,
+		.seconds = 5,
+		.threads = 4,
+		.connections = 4,
+		.dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+	};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			fprintf(stderr, "usage: bench_http [--events N] [--rate R] [--seconds S] "
+					"[--threads T] [--connections C] [--dir DIR]\n");
+			return 2;
+		}
+		if (strcmp(a, "--events") == 0)
+			o.events = strtoull(v, NULL, 10);
+		else if (strcmp(a, "--rate") == 0)
+			o.rate = strtod(v, NULL);
+		else if (strcmp(a, "--seconds") == 0)
+			o.seconds = strtod(v, NULL);
+		else if (strcmp(a, "--threads") == 0)
+			o.threads = (unsigned)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--connections") == 0)
+			o.connections = strtoul(v, NULL, 10);
+		else if (strcmp(a, "--dir") == 0)
+			o.dir = v;
+		else {
+			fprintf(stderr, "bench_http: unknown option %s\n", a);
+			return 2;
+		}
+		i++;
+	}
+	size_t singles = (size_t)(o.rate * o.seconds);
+	struct corpus batch_c, single_c;
+	corpus_make(&batch_c, o.events, 1);
+	corpus_make(&single_c, singles, 2);
+	struct reqs batches, ones;
+	reqs_batches(&batches, &batch_c, 1000);
+	reqs_singles(&ones, &single_c);
+
+	printf("keel serve, in-process on 127.0.0.1, %u worker threads; load generator: one "
+	       "epoll thread, keep-alive\n",
+	       o.threads);
+	printf("batches: %zu requests of 1000 events (%.0f bytes/event) on %zu connections; "
+	       "singles: %zu requests\n\n",
+	       batches.n, (double)batch_c.off[batch_c.n - 1] / (double)batch_c.n,
+	       o.connections, ones.n);
+	printf("| %-28s | %-6s | %8s | %6s | %6s | %9s | %8s | %7s | %7s | %-20s |\n",
+	       "scenario", "store", "requests", "failed", "secs", "events/s", "req/s",
+	       "p50 ms", "p99 ms", "target");
+	printf("|------------------------------|--------|----------|--------|--------|-----------|"
+	       "----------|---------|---------|----------------------|\n");
+
+	struct run r;
+	struct keel_server *srv;
+	char url[600];
+
+	srv = serve(&o, "memory:", true);
+	load(keel_server_port(srv), &batches, o.connections, 0, &r);
+	row("batch 1000, limit (--null)", "null", &r, "limit", true);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	direct("memory:", &batch_c, &r);
+	row("batch 1000, limit (library)", "memory", &r, "limit", true);
+	free(r.lat);
+
+	srv = serve(&o, "memory:", false);
+	load(keel_server_port(srv), &batches, o.connections, 0, &r);
+	row("batch 1000", "memory", &r, ">= 200000 events/s", true);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	sqlite_url(&o, "bench_http_direct", url, sizeof url);
+	direct(url, &batch_c, &r);
+	row("batch 1000, limit (library)", "sqlite", &r, "limit", true);
+	free(r.lat);
+
+	sqlite_url(&o, "bench_http_batch", url, sizeof url);
+	srv = serve(&o, url, false);
+	load(keel_server_port(srv), &batches, o.connections, 0, &r);
+	row("batch 1000", "sqlite", &r, ">= 100000 events/s", true);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	srv = serve(&o, "memory:", true);
+	load(keel_server_port(srv), &ones, 16, o.rate, &r);
+	row("single, paced, limit (--null)", "null", &r, "limit", false);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	sqlite_url(&o, "bench_http_single", url, sizeof url);
+	srv = serve(&o, url, false);
+	char name[64];
+	snprintf(name, sizeof name, "single, paced %.0f/s", o.rate);
+	load(keel_server_port(srv), &ones, 16, o.rate, &r);
+	row(name, "sqlite", &r, "p99 <= 5 ms", false);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	srv = serve(&o, "memory:", true);
+	load(keel_server_port(srv), &ones, 16, 0, &r);
+	row("single, max, limit (--null)", "null", &r, "limit", false);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	sqlite_url(&o, "bench_http_single_max", url, sizeof url);
+	srv = serve(&o, url, false);
+	load(keel_server_port(srv), &ones, 16, 0, &r);
+	row("single, max", "sqlite", &r, "", false);
+	keel_server_stop(srv);
+	free(r.lat);
+
+	reqs_free(&batches);
+	reqs_free(&ones);
+	corpus_free(&batch_c);
+	corpus_free(&single_c);
+	return 0;
+}
