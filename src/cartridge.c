@@ -62,16 +62,15 @@ struct keel_ctx {
 };
 
 static const char *const op_names[] = {
-	[KEEL_OP_ENTITY] = "entity", [KEEL_OP_FACT] = "fact",
-	[KEEL_OP_UNSET] = "unset",   [KEEL_OP_LINK] = "link",
-	[KEEL_OP_UNLINK] = "unlink",
+    [KEEL_OP_ENTITY] = "entity", [KEEL_OP_FACT] = "fact",     [KEEL_OP_UNSET] = "unset",
+    [KEEL_OP_LINK] = "link",	 [KEEL_OP_UNLINK] = "unlink",
 };
 
 /* The field a kind's name template fills. */
 static const char *const name_fields[] = {
-	[KEEL_OP_ENTITY] = "kind",	[KEEL_OP_FACT] = "predicate",
-	[KEEL_OP_UNSET] = "predicate",	[KEEL_OP_LINK] = "relation",
-	[KEEL_OP_UNLINK] = "relation",
+    [KEEL_OP_ENTITY] = "kind",	   [KEEL_OP_FACT] = "predicate",
+    [KEEL_OP_UNSET] = "predicate", [KEEL_OP_LINK] = "relation",
+    [KEEL_OP_UNLINK] = "relation",
 };
 
 /* ------------------------------------------------------------- pointers */
@@ -129,7 +128,8 @@ static const char *ptr_compile(struct keel_arena *a, const char *text, size_t le
 		t->len = (size_t)(out - t->s);
 		*out++ = 0;
 		/* RFC 6901 array index: "0" or digits without a leading zero. */
-		t->is_index = t->len > 0 && t->len <= 18 && (t->len == 1 || t->s[0] != '0');
+		t->is_index =
+		    t->len > 0 && t->len <= 18 && (t->len == 1 || t->s[0] != '0');
 		t->index = 0;
 		for (size_t j = 0; j < t->len && t->is_index; j++) {
 			if (t->s[j] < '0' || t->s[j] > '9')
@@ -351,8 +351,8 @@ int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_le
 	if ((rc = ctx_check(ctx, KEEL_OP_ENTITY, "subject", subject, subject_len,
 			    KEEL_SUBJECT_MAX)))
 		return rc;
-	if (kind && (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len,
-				    KEEL_NAME_MAX)))
+	if (kind &&
+	    (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len, KEEL_NAME_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
 	op->subject = arena_copy(ctx, subject, subject_len);
@@ -404,7 +404,8 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 	}
 	if (value.len > KEEL_VALUE_MAX)
 		return ctx_op_fail(ctx, ctx->calls, KEEL_OP_FACT,
-				   "field \"value\": longer than %d bytes", KEEL_VALUE_MAX);
+				   "field \"value\": longer than %d bytes",
+				   KEEL_VALUE_MAX);
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
 	op->subject = arena_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, predicate, predicate_len);
@@ -429,9 +430,9 @@ int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len
 	return 0;
 }
 
-static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind,
-			const char *subject, size_t subject_len, const char *relation,
-			size_t relation_len, const char *object, size_t object_len)
+static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char *subject,
+			size_t subject_len, const char *relation, size_t relation_len,
+			const char *object, size_t object_len)
 {
 	int rc = ctx_begin(ctx);
 	if (rc)
@@ -500,10 +501,11 @@ int keel_event_get(const struct keel_event *ev, const char *pointer,
 		return KEEL_ENOTFOUND;
 	struct keel_str json;
 	if (v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT)
-		json = compact_into_arena(ev->arena, ev->doc->text + v->raw_off, v->raw_len);
+		json =
+		    compact_into_arena(ev->arena, ev->doc->text + v->raw_off, v->raw_len);
 	else /* a scalar's source text is already compact */
-		json = keel_arena_str(ev->arena,
-				      keel_str_make(ev->doc->text + v->raw_off, v->raw_len));
+		json = keel_arena_str(
+		    ev->arena, keel_str_make(ev->doc->text + v->raw_off, v->raw_len));
 	out->json = json.ptr;
 	out->json_len = json.len;
 	switch (v->type) {
@@ -520,14 +522,15 @@ int keel_event_get(const struct keel_event *ev, const char *pointer,
 		break;
 	case KEEL_JSON_NUMBER:
 	case KEEL_JSON_STRING:
-		out->type = v->type == KEEL_JSON_STRING ? KEEL_VALUE_STRING
-							: KEEL_VALUE_NUMBER;
+		out->type =
+		    v->type == KEEL_JSON_STRING ? KEEL_VALUE_STRING : KEEL_VALUE_NUMBER;
 		out->text = v->str;
 		out->len = v->len;
 		break;
 	case KEEL_JSON_ARRAY:
 	case KEEL_JSON_OBJECT:
-		out->type = v->type == KEEL_JSON_ARRAY ? KEEL_VALUE_ARRAY : KEEL_VALUE_OBJECT;
+		out->type =
+		    v->type == KEEL_JSON_ARRAY ? KEEL_VALUE_ARRAY : KEEL_VALUE_OBJECT;
 		out->text = json.ptr;
 		out->len = json.len;
 		break;
@@ -538,9 +541,9 @@ int keel_event_get(const struct keel_event *ev, const char *pointer,
 /* ---------------------------------------------------------- plan runner */
 
 static const char *const unrenderable[] = {
-	[KEEL_JSON_NULL] = "null",
-	[KEEL_JSON_ARRAY] = "an array",
-	[KEEL_JSON_OBJECT] = "an object",
+    [KEEL_JSON_NULL] = "null",
+    [KEEL_JSON_ARRAY] = "an array",
+    [KEEL_JSON_OBJECT] = "an object",
 };
 
 static int pointer_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
@@ -583,15 +586,17 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 			case KEEL_JSON_ARRAY:
 			case KEEL_JSON_OBJECT: {
 				char what[64];
-				snprintf(what, sizeof what, "%s, not a string, number or boolean",
+				snprintf(what, sizeof what,
+					 "%s, not a string, number or boolean",
 					 unrenderable[v->type]);
 				return pointer_fail(ctx, opno, kind, pc->ptr, what);
 			}
 			}
 		}
 		if (n > max - len)
-			return ctx_op_fail(ctx, opno, kind, "field \"%s\": longer than %zu bytes",
-					   field, max);
+			return ctx_op_fail(ctx, opno, kind,
+					   "field \"%s\": longer than %zu bytes", field,
+					   max);
 		if (n)
 			memcpy(buf + len, s, n);
 		len += n;
@@ -636,22 +641,22 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		const struct plan_op *op = &plan->ops[i];
 		size_t opno = i + 1, sl = 0, nl = 0, ol = 0, vl = 0;
 		const char *value = NULL;
-		int rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject, subject,
-				     sizeof subject, &sl);
+		int rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
+				     subject, sizeof subject, &sl);
 		if (!rc && op->name.present)
-			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind], &op->name,
-					 name, sizeof name, &nl);
+			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
+					 &op->name, name, sizeof name, &nl);
 		if (!rc && op->object.present)
-			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object, object,
-					 sizeof object, &ol);
+			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object,
+					 object, sizeof object, &ol);
 		if (!rc && op->kind == KEEL_OP_FACT)
 			rc = value_render(ctx, opno, &op->value, &value, &vl);
 		if (rc)
 			return rc;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
-			rc = keel_ctx_entity(ctx, subject, sl, op->name.present ? name : NULL,
-					     nl);
+			rc = keel_ctx_entity(ctx, subject, sl,
+					     op->name.present ? name : NULL, nl);
 			break;
 		case KEEL_OP_FACT:
 			rc = keel_ctx_fact(ctx, subject, sl, name, nl, value, vl);
@@ -745,15 +750,15 @@ struct compiler {
 	struct keel_cartridge *c;
 	const struct keel_json_doc *doc;
 	struct keel_buf err;
-	struct keel_str name;	/* the cartridge's, once known */
-	struct keel_str type;	/* the event type being compiled, or absent */
-	size_t opno;		/* 1-based; 0 outside an operation */
-	const char *opname;	/* NULL until the "op" field is known */
+	struct keel_str name; /* the cartridge's, once known */
+	struct keel_str type; /* the event type being compiled, or absent */
+	size_t opno;	      /* 1-based; 0 outside an operation */
+	const char *opname;   /* NULL until the "op" field is known */
 };
 
 /* Starts the message: `cartridge "N": type "T": operation K (op): `. */
 static int cfail(struct compiler *cc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static int cfail(struct compiler *cc, const char *fmt, ...)
 {
 	struct keel_buf *b = &cc->err;
@@ -812,7 +817,8 @@ static struct ptr *pointer_compile(struct compiler *cc, const char *field,
 	struct ptr *p = keel_arena_alloc(&cc->c->arena, sizeof *p);
 	const char *why = ptr_compile(&cc->c->arena, str_dup(cc, text, len), len, p);
 	if (why) {
-		cfail(cc, "field \"%s\": pointer \"%.*s\": %s", field, (int)len, text, why);
+		cfail(cc, "field \"%s\": pointer \"%.*s\": %s", field, (int)len, text,
+		      why);
 		return NULL;
 	}
 	return p;
@@ -841,22 +847,26 @@ static int tmpl_compile(struct compiler *cc, const char *field, const struct kee
 			keel_buf_addc(&lit, c);
 			i += 2;
 		} else if (c == '}') {
-			rc = cfail(cc, "field \"%s\": unbalanced \"}\" in template", field);
+			rc = cfail(cc, "field \"%s\": unbalanced \"}\" in template",
+				   field);
 		} else if (c == '{') {
 			size_t j = i + 1;
 			while (j < n && s[j] != '}' && s[j] != '{')
 				j++;
 			if (j == n || s[j] == '{') {
-				rc = cfail(cc, "field \"%s\": unbalanced \"{\" in template", field);
+				rc = cfail(cc,
+					   "field \"%s\": unbalanced \"{\" in template",
+					   field);
 				break;
 			}
 			if (j == i + 1) {
-				rc = cfail(cc, "field \"%s\": empty pointer in template", field);
+				rc = cfail(cc, "field \"%s\": empty pointer in template",
+					   field);
 				break;
 			}
 			if (lit.len) {
-				pieces[np++] = (struct piece){str_dup(cc, lit.data, lit.len),
-							      lit.len, NULL};
+				pieces[np++] = (struct piece){
+				    str_dup(cc, lit.data, lit.len), lit.len, NULL};
 				lit_total += lit.len;
 				keel_buf_reset(&lit);
 			}
@@ -874,7 +884,8 @@ static int tmpl_compile(struct compiler *cc, const char *field, const struct kee
 		}
 	}
 	if (!rc && lit.len) {
-		pieces[np++] = (struct piece){str_dup(cc, lit.data, lit.len), lit.len, NULL};
+		pieces[np++] =
+		    (struct piece){str_dup(cc, lit.data, lit.len), lit.len, NULL};
 		lit_total += lit.len;
 	}
 	keel_buf_free(&lit);
@@ -925,7 +936,8 @@ static int value_compile(struct compiler *cc, const struct keel_json *v,
 	keel_json_compact(cc->doc, cnst, &b);
 	int rc = 0;
 	if (b.len > KEEL_VALUE_MAX)
-		rc = cfail(cc, "field \"value.const\": longer than %d bytes", KEEL_VALUE_MAX);
+		rc = cfail(cc, "field \"value.const\": longer than %d bytes",
+			   KEEL_VALUE_MAX);
 	out->json = str_dup(cc, b.data, b.len);
 	out->json_len = b.len;
 	keel_buf_free(&b);
@@ -938,9 +950,9 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 		const char *name;
 		enum keel_op_kind kind;
 	} kinds[] = {
-		{"entity", KEEL_OP_ENTITY}, {"fact", KEEL_OP_FACT},
-		{"unset", KEEL_OP_UNSET},   {"link", KEEL_OP_LINK},
-		{"unlink", KEEL_OP_UNLINK},
+	    {"entity", KEEL_OP_ENTITY}, {"fact", KEEL_OP_FACT},
+	    {"unset", KEEL_OP_UNSET},	{"link", KEEL_OP_LINK},
+	    {"unlink", KEEL_OP_UNLINK},
 	};
 	if (v->type != KEEL_JSON_OBJECT)
 		return cfail(cc, "not an object but %s", json_type_name(v->type));
@@ -948,7 +960,8 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 	if (!f)
 		return cfail(cc, "field \"op\": missing");
 	if (f->type != KEEL_JSON_STRING)
-		return cfail(cc, "field \"op\": not a string but %s", json_type_name(f->type));
+		return cfail(cc, "field \"op\": not a string but %s",
+			     json_type_name(f->type));
 	size_t k = 0;
 	while (k < KEEL_ARRAY_LEN(kinds) && strcmp(kinds[k].name, f->str) != 0)
 		k++;
@@ -1061,7 +1074,8 @@ static int cartridge_compile(struct compiler *cc, const struct keel_json *root)
 		       !(strlen(known[k]) == m->key_len && strcmp(known[k], m->key) == 0))
 			k++;
 		if (k == KEEL_ARRAY_LEN(known))
-			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len, m->key);
+			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len,
+				     m->key);
 	}
 	if ((rc = string_field(cc, root, "version", true, &version)) ||
 	    (rc = string_field(cc, root, "description", false, &desc)))
@@ -1138,7 +1152,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 static int fail_load(char **errmsg, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fail_load(char **errmsg, const char *path, const char *fmt, ...)
 {
 	if (errmsg) {
@@ -1235,8 +1249,8 @@ int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
 		return KEEL_EINVAL;
 	*out = NULL;
 	if (strcmp(name_or_path, "fleet") == 0)
-		return compile_named(keel_fleet_cartridge_json, keel_fleet_cartridge_json_len,
-				     NULL, out, errmsg);
+		return compile_named(keel_fleet_cartridge_json,
+				     keel_fleet_cartridge_json_len, NULL, out, errmsg);
 	if (ends_with(name_or_path, ".so"))
 		return load_shared(name_or_path, out, errmsg);
 	char *text = NULL;
@@ -1244,9 +1258,11 @@ int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
 	if (read_file(name_or_path, &text, &len) != 0) {
 		if (errno == ENOENT && !strchr(name_or_path, '/') &&
 		    !ends_with(name_or_path, ".json"))
-			return fail_load(errmsg, name_or_path,
-					 "no built-in cartridge of that name and no such file");
-		return fail_load(errmsg, name_or_path, "cannot read: %s", strerror(errno));
+			return fail_load(
+			    errmsg, name_or_path,
+			    "no built-in cartridge of that name and no such file");
+		return fail_load(errmsg, name_or_path, "cannot read: %s",
+				 strerror(errno));
 	}
 	int rc = compile_named(text ? text : "", len, name_or_path, out, errmsg);
 	free(text);

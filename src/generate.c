@@ -201,38 +201,84 @@ struct city {
 
 /* Fixed tables: part of profile 1. Some names are UTF-8 on purpose. */
 static const struct city cities[] = {
-	{"Lyon", 45764043, 4835659},	     {"Porto", 41157944, -8629105},
-	{"Torino", 45070312, 7686856},	     {"Gent", 51054342, 3717424},
-	{"Leipzig", 51339695, 12373075},     {"Bilbao", 43263013, -2934985},
-	{"Brno", 49195060, 16606837},	     {"\xc3\x85rhus", 56162939, 10203921},
-	{"Graz", 47070714, 15439504},	     {"Wroc\xc5\x82" "aw", 51107885, 17038538},
-	{"Utrecht", 52090737, 5121420},	     {"Nantes", 47218371, -1553621},
-	{"M\xc3\xa1laga", 36721274, -4421399}, {"Aarau", 47392715, 8044445},
-	{"Tartu", 58378025, 26728493},	     {"Cork", 51896892, -8486316},
+    {"Lyon", 45764043, 4835659},
+    {"Porto", 41157944, -8629105},
+    {"Torino", 45070312, 7686856},
+    {"Gent", 51054342, 3717424},
+    {"Leipzig", 51339695, 12373075},
+    {"Bilbao", 43263013, -2934985},
+    {"Brno", 49195060, 16606837},
+    {"\xc3\x85rhus", 56162939, 10203921},
+    {"Graz", 47070714, 15439504},
+    {"Wroc\xc5\x82"
+     "aw",
+     51107885, 17038538},
+    {"Utrecht", 52090737, 5121420},
+    {"Nantes", 47218371, -1553621},
+    {"M\xc3\xa1laga", 36721274, -4421399},
+    {"Aarau", 47392715, 8044445},
+    {"Tartu", 58378025, 26728493},
+    {"Cork", 51896892, -8486316},
 };
 
-static const char *const depot_areas[] = {"North", "South", "East", "West",
+static const char *const depot_areas[] = {"North", "South",   "East",	 "West",
 					  "Port",  "Airport", "Central", "Rail Yard"};
 
 static const struct {
 	const char *make, *model;
 } models[] = {
-	{"Renault", "Master"},	      {"Ford", "Transit"},	{"Mercedes-Benz", "Sprinter"},
-	{"Iveco", "Daily"},	      {"Volkswagen", "Crafter"}, {"Fiat", "Ducato"},
-	{"Peugeot", "Boxer"},	      {"Volvo", "FL"},		{"MAN", "TGL"},
-	{"DAF", "LF"},
+    {"Renault", "Master"}, {"Ford", "Transit"},	      {"Mercedes-Benz", "Sprinter"},
+    {"Iveco", "Daily"},	   {"Volkswagen", "Crafter"}, {"Fiat", "Ducato"},
+    {"Peugeot", "Boxer"},  {"Volvo", "FL"},	      {"MAN", "TGL"},
+    {"DAF", "LF"},
 };
 
 static const char *const first_names[] = {
-	"Ana",	 "Bruno", "Chlo\xc3\xab", "Dario", "Elif",  "Femi",   "Greta", "Hugo",
-	"Ines",	 "Jonas", "Kaja",	  "Luca",  "Mar\xc3\xad" "a", "Nils", "Olga", "Pavel",
-	"Quinn", "Rosa",  "Sven",	  "Tom\xc3\xa1\xc5\xa1", "Ute", "Vera", "Wim", "Yara",
+    "Ana",
+    "Bruno",
+    "Chlo\xc3\xab",
+    "Dario",
+    "Elif",
+    "Femi",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kaja",
+    "Luca",
+    "Mar\xc3\xad"
+    "a",
+    "Nils",
+    "Olga",
+    "Pavel",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tom\xc3\xa1\xc5\xa1",
+    "Ute",
+    "Vera",
+    "Wim",
+    "Yara",
 };
 
 static const char *const last_names[] = {
-	"Moreau", "Silva",  "Rossi",	"Peeters", "M\xc3\xbcller", "Garc\xc3\xad" "a",
-	"Nov\xc3\xa1k", "Jensen", "Huber", "Kowalski", "de Vries", "Martin",
-	"Murphy", "Tamm",   "Keller",	"Costa",
+    "Moreau",
+    "Silva",
+    "Rossi",
+    "Peeters",
+    "M\xc3\xbcller",
+    "Garc\xc3\xad"
+    "a",
+    "Nov\xc3\xa1k",
+    "Jensen",
+    "Huber",
+    "Kowalski",
+    "de Vries",
+    "Martin",
+    "Murphy",
+    "Tamm",
+    "Keller",
+    "Costa",
 };
 
 static const char *const license_classes[] = {"B", "C1", "C", "CE", "C1E"};
@@ -241,8 +287,7 @@ static const char *const statuses[] = {"available", "maintenance", "out_of_servi
 				       "loading", "idle"};
 
 static const char *const maintenance_reasons[] = {
-	"scheduled service", "brake inspection", "tyre change", "oil change",
-	"warning light",
+    "scheduled service", "brake inspection", "tyre change", "oil change", "warning light",
 };
 
 static const char *const outage_reasons[] = {"accident damage", "engine fault",
@@ -309,10 +354,10 @@ enum ev_kind {
 
 /* Weights out of 1000: the mix is dominated by telemetry reports. */
 static const uint16_t weights[] = {
-	[EV_LOCATION] = 400,	 [EV_ODOMETER] = 150,	   [EV_FUEL] = 130,
-	[EV_STATUS] = 90,	 [EV_TRIP_STARTED] = 50,   [EV_TRIP_COMPLETED] = 50,
-	[EV_ASSIGNED] = 35,	 [EV_UNASSIGNED] = 25,	   [EV_REGISTERED] = 35,
-	[EV_HIRED] = 20,	 [EV_DEPOT] = 5,	   [EV_RETIRED] = 10,
+    [EV_LOCATION] = 400, [EV_ODOMETER] = 150,	 [EV_FUEL] = 130,
+    [EV_STATUS] = 90,	 [EV_TRIP_STARTED] = 50, [EV_TRIP_COMPLETED] = 50,
+    [EV_ASSIGNED] = 35,	 [EV_UNASSIGNED] = 25,	 [EV_REGISTERED] = 35,
+    [EV_HIRED] = 20,	 [EV_DEPOT] = 5,	 [EV_RETIRED] = 10,
 };
 
 struct held {
@@ -382,7 +427,8 @@ static bool release_one(struct gen *g, uint64_t due)
 	for (size_t i = 0; i < g->nheld; i++) {
 		const struct held *h = &g->held[i];
 		if (best == SIZE_MAX || h->release < g->held[best].release ||
-		    (h->release == g->held[best].release && h->order < g->held[best].order))
+		    (h->release == g->held[best].release &&
+		     h->order < g->held[best].order))
 			best = i;
 	}
 	if (best == SIZE_MAX || g->held[best].release > due)
@@ -618,8 +664,9 @@ static void ev_location(struct gen *g, struct tenant *t, struct keel_buf *b, uin
 		v->lat = d->lat;
 	if (v->lon > d->lon + 500000 || v->lon < d->lon - 500000)
 		v->lon = d->lon;
-	int64_t speed = v->trip ? rng_range(&g->rng, 150, 1150)
-				: (rng_below(&g->rng, 4) ? 0 : rng_range(&g->rng, 10, 400));
+	int64_t speed = v->trip
+			    ? rng_range(&g->rng, 150, 1150)
+			    : (rng_below(&g->rng, 4) ? 0 : rng_range(&g->rng, 10, 400));
 	begin(g, t, "fleet.vehicle.location_reported", "telematics", b);
 	size_t ds = b->len;
 	add_vehicle_id(b, no);
@@ -672,19 +719,21 @@ static void ev_status(struct gen *g, struct tenant *t, struct keel_buf *b, uint3
 	add_kv(b, "status", statuses[s]);
 	/* A status without a reason asserts "no reason" (JSON null). */
 	if (s == 1)
-		add_kv(b, "reason", maintenance_reasons[rng_below(
-					   &g->rng, KEEL_ARRAY_LEN(maintenance_reasons))]);
-	else if (s == 2)
 		add_kv(b, "reason",
-		       outage_reasons[rng_below(&g->rng, KEEL_ARRAY_LEN(outage_reasons))]);
+		       maintenance_reasons[rng_below(
+			   &g->rng, KEEL_ARRAY_LEN(maintenance_reasons))]);
+	else if (s == 2)
+		add_kv(
+		    b, "reason",
+		    outage_reasons[rng_below(&g->rng, KEEL_ARRAY_LEN(outage_reasons))]);
 	else
 		keel_buf_adds(b, ",\"reason\":null");
 	fix_first_comma(b, ds);
 	end(b);
 }
 
-static void ev_assigned(struct gen *g, struct tenant *t, struct keel_buf *b,
-			uint32_t dno, uint32_t vno)
+static void ev_assigned(struct gen *g, struct tenant *t, struct keel_buf *b, uint32_t dno,
+			uint32_t vno)
 {
 	driver(t, dno)->vehicle = vno;
 	vehicle(t, vno)->driver = dno;
@@ -851,8 +900,9 @@ static void next_event(struct gen *g, struct tenant *t, struct keel_buf *b)
 		}
 		break;
 	case EV_RETIRED:
-		vno = t->nactive > MIN_ACTIVE_VEHICLES ? pick_vehicle(g, t, IDLE_NO_DRIVER)
-						       : 0;
+		vno = t->nactive > MIN_ACTIVE_VEHICLES
+			  ? pick_vehicle(g, t, IDLE_NO_DRIVER)
+			  : 0;
 		if (vno) {
 			ev_retired(g, t, b, vno);
 			return;
@@ -894,14 +944,16 @@ int keel_generate_fleet(const struct keel_generate_options *o, FILE *out)
 	g->tenants = keel_xcalloc(g->ntenants, sizeof *g->tenants);
 	for (uint32_t i = 0; i < g->ntenants; i++)
 		tenant_init(&g->tenants[i], i, g->ntenants);
-	g->clock = days_from_civil(2026, 1, 5) * 86400 * 1000000 + INT64_C(6) * 3600 * 1000000;
+	g->clock =
+	    days_from_civil(2026, 1, 5) * 86400 * 1000000 + INT64_C(6) * 3600 * 1000000;
 	for (size_t i = 0; i < RING; i++)
 		keel_buf_init(&g->ring[i]);
 	keel_buf_init(&g->data);
 
 	while (g->written < g->limit) {
 		if (g->nring && rng_chance(&g->rng, g->dup_thr)) {
-			size_t back = rng_below(&g->rng, g->nring < RING ? g->nring : RING);
+			size_t back =
+			    rng_below(&g->rng, g->nring < RING ? g->nring : RING);
 			emit(g, &g->ring[(g->nring - 1 - back) % RING]);
 			continue;
 		}
@@ -915,7 +967,8 @@ int keel_generate_fleet(const struct keel_generate_options *o, FILE *out)
 		next_event(g, t, &g->data);
 		g->generated++;
 		if (rng_chance(&g->rng, g->late_thr))
-			hold(g, &g->data, g->generated + (uint64_t)rng_range(&g->rng, 1, 50));
+			hold(g, &g->data,
+			     g->generated + (uint64_t)rng_range(&g->rng, 1, 50));
 		else
 			emit_distinct(g, &g->data);
 		while (g->written < g->limit && release_one(g, g->generated))

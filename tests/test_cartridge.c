@@ -94,7 +94,8 @@ static enum keel_run_result run_into(const struct keel_cartridge *c, const char 
 	keel_buf_adds(&msg, "(earlier text kept)");
 	struct keel_op *ops = (struct keel_op *)&arena; /* must be overwritten */
 	size_t nops = 99;
-	enum keel_run_result r = keel_cartridge_run(c, &doc, &env, &arena, &ops, &nops, &msg);
+	enum keel_run_result r =
+	    keel_cartridge_run(c, &doc, &env, &arena, &ops, &nops, &msg);
 	switch (r) {
 	case KEEL_RUN_OK:
 		keel_buf_adds(out, "ok\n");
@@ -138,7 +139,9 @@ static char *envelope(const char *type, const char *data)
 {
 	struct keel_buf b;
 	keel_buf_init(&b);
-	keel_buf_adds(&b, "{\"specversion\":\"1.0\",\"id\":\"e-1\",\"tenant\":\"acme\",\"type\":\"");
+	keel_buf_adds(
+	    &b,
+	    "{\"specversion\":\"1.0\",\"id\":\"e-1\",\"tenant\":\"acme\",\"type\":\"");
 	keel_buf_adds(&b, type);
 	keel_buf_adds(&b, "\",\"time\":\"2026-03-01T10:00:00.5Z\",\"data\":");
 	keel_buf_adds(&b, data);
@@ -217,33 +220,38 @@ static void test_compile_errors_document(void **state)
 	expect_compile_error("{}", "cartridge: field \"cartridge\": missing");
 	expect_compile_error("{\"cartridge\":1}",
 			     "cartridge: field \"cartridge\": not a string but a number");
-	expect_compile_error("{\"cartridge\":\"\"}", "cartridge: field \"cartridge\": empty");
+	expect_compile_error("{\"cartridge\":\"\"}",
+			     "cartridge: field \"cartridge\": empty");
 	expect_compile_error("{\"cartridge\":\"t\",\"events\":{}}",
 			     "cartridge \"t\": field \"version\": missing");
-	expect_compile_error("{\"cartridge\":\"t\",\"version\":1,\"events\":{}}",
-			     "cartridge \"t\": field \"version\": not a string but a number");
+	expect_compile_error(
+	    "{\"cartridge\":\"t\",\"version\":1,\"events\":{}}",
+	    "cartridge \"t\": field \"version\": not a string but a number");
 	expect_compile_error("{\"cartridge\":\"t\",\"version\":\"1\"}",
 			     "cartridge \"t\": field \"events\": missing");
-	expect_compile_error("{\"cartridge\":\"t\",\"version\":\"1\",\"events\":[]}",
-			     "cartridge \"t\": field \"events\": not an object but an array");
 	expect_compile_error(
-		"{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{},\"handlers\":{}}",
-		"cartridge \"t\": field \"handlers\": unknown");
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":[]}",
+	    "cartridge \"t\": field \"events\": not an object but an array");
 	expect_compile_error(
-		"{\"cartridge\":\"t\",\"version\":\"1\",\"description\":false,\"events\":{}}",
-		"cartridge \"t\": field \"description\": not a string but a boolean");
-	expect_compile_error("{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"\":[]}}",
-			     "cartridge \"t\": type \"\": not 1-256 bytes");
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{},\"handlers\":{}}",
+	    "cartridge \"t\": field \"handlers\": unknown");
 	expect_compile_error(
-		"{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"e\":{}}}",
-		"cartridge \"t\": type \"e\": not an array of operations but an object");
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"description\":false,\"events\":{}}",
+	    "cartridge \"t\": field \"description\": not a string but a boolean");
+	expect_compile_error(
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"\":[]}}",
+	    "cartridge \"t\": type \"\": not 1-256 bytes");
+	expect_compile_error(
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"e\":{}}}",
+	    "cartridge \"t\": type \"e\": not an array of operations but an object");
 	/* The parser refuses duplicate keys, so a type listed twice fails
 	 * there, naming it. */
 	expect_compile_error(
-		"{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"e\":[],\"e\":[]}}",
-		"cartridge: not valid JSON: duplicate key \"e\" at byte 48");
-	expect_compile_error("{\"cartridge\":\"t\",", "cartridge: not valid JSON: "
-							 "unexpected end of input at byte 17");
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{\"e\":[],\"e\":[]}}",
+	    "cartridge: not valid JSON: duplicate key \"e\" at byte 48");
+	expect_compile_error("{\"cartridge\":\"t\",",
+			     "cartridge: not valid JSON: "
+			     "unexpected end of input at byte 17");
 	/* Names are quoted as JSON strings in messages. */
 	expect_compile_error("{\"cartridge\":\"a\\\"b\"}",
 			     "cartridge \"a\\\"b\": field \"version\": missing");
@@ -252,10 +260,12 @@ static void test_compile_errors_document(void **state)
 static void test_compile_errors_operations(void **state)
 {
 	(void)state;
-	expect_op_error("\"entity\"",
-			"cartridge \"t\": type \"e\": operation 1: not an object but a string");
-	expect_op_error("{\"subject\":\"s\"}",
-			"cartridge \"t\": type \"e\": operation 1: field \"op\": missing");
+	expect_op_error(
+	    "\"entity\"",
+	    "cartridge \"t\": type \"e\": operation 1: not an object but a string");
+	expect_op_error(
+	    "{\"subject\":\"s\"}",
+	    "cartridge \"t\": type \"e\": operation 1: field \"op\": missing");
 	expect_op_error("{\"op\":3}", "cartridge \"t\": type \"e\": operation 1: field "
 				      "\"op\": not a string but a number");
 	expect_op_error("{\"op\":\"entity\",\"subject\":\"s\"},{\"op\":\"merge\"}",
@@ -263,14 +273,16 @@ static void test_compile_errors_operations(void **state)
 			"operation \"merge\"");
 	expect_op_error("{\"op\":\"entity\"}", "cartridge \"t\": type \"e\": operation 1 "
 					       "(entity): field \"subject\": missing");
-	expect_op_error("{\"op\":\"fact\",\"subject\":\"s\",\"kind\":\"k\",\"predicate\":\"p\","
-			"\"value\":{\"const\":1}}",
-			"cartridge \"t\": type \"e\": operation 1 (fact): field \"kind\": "
-			"unknown");
-	expect_op_error("{\"op\":\"unset\",\"subject\":\"s\",\"predicate\":\"p\",\"value\":{"
-			"\"const\":1}}",
-			"cartridge \"t\": type \"e\": operation 1 (unset): field \"value\": "
-			"unknown");
+	expect_op_error(
+	    "{\"op\":\"fact\",\"subject\":\"s\",\"kind\":\"k\",\"predicate\":\"p\","
+	    "\"value\":{\"const\":1}}",
+	    "cartridge \"t\": type \"e\": operation 1 (fact): field \"kind\": "
+	    "unknown");
+	expect_op_error(
+	    "{\"op\":\"unset\",\"subject\":\"s\",\"predicate\":\"p\",\"value\":{"
+	    "\"const\":1}}",
+	    "cartridge \"t\": type \"e\": operation 1 (unset): field \"value\": "
+	    "unknown");
 	expect_op_error("{\"op\":\"fact\",\"subject\":\"s\",\"value\":{\"const\":1}}",
 			"cartridge \"t\": type \"e\": operation 1 (fact): field "
 			"\"predicate\": missing");
@@ -278,22 +290,26 @@ static void test_compile_errors_operations(void **state)
 			"cartridge \"t\": type \"e\": operation 1 (unset): field "
 			"\"predicate\": missing");
 	/* The example of the brief: the third operation of a type. */
-	expect_op_error("{\"op\":\"entity\",\"subject\":\"s\"},"
-			"{\"op\":\"link\",\"subject\":\"s\",\"relation\":\"r\"}",
-			"cartridge \"t\": type \"e\": operation 2 (link): field \"object\": "
-			"missing");
+	expect_op_error(
+	    "{\"op\":\"entity\",\"subject\":\"s\"},"
+	    "{\"op\":\"link\",\"subject\":\"s\",\"relation\":\"r\"}",
+	    "cartridge \"t\": type \"e\": operation 2 (link): field \"object\": "
+	    "missing");
 	expect_op_error("{\"op\":\"unlink\",\"subject\":\"s\",\"object\":\"o\"}",
 			"cartridge \"t\": type \"e\": operation 1 (unlink): field "
 			"\"relation\": missing");
-	expect_op_error("{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\"}",
-			"cartridge \"t\": type \"e\": operation 1 (fact): field \"value\": "
-			"missing");
-	expect_op_error("{\"op\":\"link\",\"subject\":1,\"relation\":\"r\",\"object\":\"o\"}",
-			"cartridge \"t\": type \"e\": operation 1 (link): field "
-			"\"subject\": not a string but a number");
-	expect_op_error("{\"op\":\"entity\",\"subject\":\"s\",\"kind\":null}",
-			"cartridge \"t\": type \"e\": operation 1 (entity): field \"kind\": "
-			"not a string but null");
+	expect_op_error(
+	    "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\"}",
+	    "cartridge \"t\": type \"e\": operation 1 (fact): field \"value\": "
+	    "missing");
+	expect_op_error(
+	    "{\"op\":\"link\",\"subject\":1,\"relation\":\"r\",\"object\":\"o\"}",
+	    "cartridge \"t\": type \"e\": operation 1 (link): field "
+	    "\"subject\": not a string but a number");
+	expect_op_error(
+	    "{\"op\":\"entity\",\"subject\":\"s\",\"kind\":null}",
+	    "cartridge \"t\": type \"e\": operation 1 (entity): field \"kind\": "
+	    "not a string but null");
 }
 
 static void test_compile_errors_values(void **state)
@@ -303,24 +319,25 @@ static void test_compile_errors_values(void **state)
 	struct {
 		const char *value, *msg;
 	} cases[] = {
-		{"\"/data/x\"", "field \"value\": not an object but a string"},
-		{"{}", "field \"value\": needs exactly one of \"from\" and \"const\""},
-		{"{\"from\":\"/a\",\"const\":1}",
-		 "field \"value\": needs exactly one of \"from\" and \"const\""},
-		{"{\"path\":\"/a\"}", "field \"value.path\": unknown"},
-		{"{\"from\":[\"/a\"]}", "field \"value.from\": not a string but an array"},
-		{"{\"from\":\"data/x\"}",
-		 "field \"value.from\": pointer \"data/x\": must be empty or start with \"/\""},
-		{"{\"from\":\"/data/x~\"}",
-		 "field \"value.from\": pointer \"/data/x~\": \"~\" not followed by \"0\" or "
-		 "\"1\""},
+	    {"\"/data/x\"", "field \"value\": not an object but a string"},
+	    {"{}", "field \"value\": needs exactly one of \"from\" and \"const\""},
+	    {"{\"from\":\"/a\",\"const\":1}",
+	     "field \"value\": needs exactly one of \"from\" and \"const\""},
+	    {"{\"path\":\"/a\"}", "field \"value.path\": unknown"},
+	    {"{\"from\":[\"/a\"]}", "field \"value.from\": not a string but an array"},
+	    {"{\"from\":\"data/x\"}", "field \"value.from\": pointer \"data/x\": must be "
+				      "empty or start with \"/\""},
+	    {"{\"from\":\"/data/x~\"}",
+	     "field \"value.from\": pointer \"/data/x~\": \"~\" not followed by \"0\" or "
+	     "\"1\""},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(cases); i++) {
 		struct keel_buf ops, msg;
 		keel_buf_init(&ops);
 		keel_buf_init(&msg);
-		keel_buf_addf(&ops, "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
-				    "\"value\":%s}",
+		keel_buf_addf(&ops,
+			      "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+			      "\"value\":%s}",
 			      cases[i].value);
 		keel_buf_addf(&msg, "%s%s", pre, cases[i].msg);
 		expect_op_error(ops.data, msg.data);
@@ -332,19 +349,22 @@ static void test_compile_errors_values(void **state)
 	char *s = repeat('x', KEEL_VALUE_MAX - 2);
 	struct keel_buf ops;
 	keel_buf_init(&ops);
-	keel_buf_addf(&ops, "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
-			    "\"value\":{\"const\":\"%s\"}}",
+	keel_buf_addf(&ops,
+		      "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+		      "\"value\":{\"const\":\"%s\"}}",
 		      s);
 	char *json = one_type(ops.data);
 	struct keel_cartridge *c = compile_ok(json);
 	keel_cartridge_free(c);
 	free(json);
 	keel_buf_reset(&ops);
-	keel_buf_addf(&ops, "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
-			    "\"value\":{\"const\":[\"%s\"]}}",
+	keel_buf_addf(&ops,
+		      "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+		      "\"value\":{\"const\":[\"%s\"]}}",
 		      s);
-	expect_op_error(ops.data, "cartridge \"t\": type \"e\": operation 1 (fact): field "
-				  "\"value.const\": longer than 65536 bytes");
+	expect_op_error(ops.data,
+			"cartridge \"t\": type \"e\": operation 1 (fact): field "
+			"\"value.const\": longer than 65536 bytes");
 	keel_buf_free(&ops);
 	free(s);
 }
@@ -356,16 +376,16 @@ static void test_compile_errors_templates(void **state)
 	struct {
 		const char *subject, *msg;
 	} cases[] = {
-		{"v:{/data/id", "field \"subject\": unbalanced \"{\" in template"},
-		{"v:/data/id}", "field \"subject\": unbalanced \"}\" in template"},
-		{"v:{/a{/b}}", "field \"subject\": unbalanced \"{\" in template"},
-		{"v:{}", "field \"subject\": empty pointer in template"},
-		{"v:{data/id}",
-		 "field \"subject\": pointer \"data/id\": must be empty or start with \"/\""},
-		{"v:{/a~2}",
-		 "field \"subject\": pointer \"/a~2\": \"~\" not followed by \"0\" or \"1\""},
-		{"", "field \"subject\": empty"},
-		{"{{}}{", "field \"subject\": unbalanced \"{\" in template"},
+	    {"v:{/data/id", "field \"subject\": unbalanced \"{\" in template"},
+	    {"v:/data/id}", "field \"subject\": unbalanced \"}\" in template"},
+	    {"v:{/a{/b}}", "field \"subject\": unbalanced \"{\" in template"},
+	    {"v:{}", "field \"subject\": empty pointer in template"},
+	    {"v:{data/id}",
+	     "field \"subject\": pointer \"data/id\": must be empty or start with \"/\""},
+	    {"v:{/a~2}",
+	     "field \"subject\": pointer \"/a~2\": \"~\" not followed by \"0\" or \"1\""},
+	    {"", "field \"subject\": empty"},
+	    {"{{}}{", "field \"subject\": unbalanced \"{\" in template"},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(cases); i++) {
 		struct keel_buf ops, msg;
@@ -395,7 +415,8 @@ static void test_compile_errors_templates(void **state)
 	free(s);
 	s = repeat('p', 129);
 	keel_buf_reset(&ops);
-	keel_buf_addf(&ops, "{\"op\":\"unset\",\"subject\":\"s\",\"predicate\":\"%s\"}", s);
+	keel_buf_addf(&ops, "{\"op\":\"unset\",\"subject\":\"s\",\"predicate\":\"%s\"}",
+		      s);
 	expect_op_error(ops.data, "cartridge \"t\": type \"e\": operation 1 (unset): "
 				  "field \"predicate\": longer than 128 bytes");
 	free(s);
@@ -405,22 +426,23 @@ static void test_compile_errors_templates(void **state)
 /* -------------------------------------------------------------- running */
 
 static const char render_cartridge[] =
-	"{\"cartridge\":\"render\",\"version\":\"1\",\"events\":{"
-	"\"r.tmpl\":[{\"op\":\"link\",\"subject\":\"s:{/data/a}\","
-	"\"relation\":\"r{/data/b}\",\"object\":\"{/data/c}-{/data/c}\"}],"
-	"\"r.value\":[{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
-	"\"value\":{\"from\":\"/data/v\"}}],"
-	"\"r.const\":[{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"c\","
-	"\"value\":{\"const\": { \"a\" : [1, 2.50, \"x y\"] } }},"
-	"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"n\",\"value\":{\"const\":null}}],"
-	"\"r.two\":[{\"op\":\"entity\",\"subject\":\"s:{/data/a}\",\"kind\":\"k\"},"
-	"{\"op\":\"link\",\"subject\":\"s:{/data/a}\",\"relation\":\"r\","
-	"\"object\":\"o:{/data/missing}\"}],"
-	"\"r.ptr\":[{\"op\":\"fact\",\"subject\":\"s:{/data/a~1b}:{/data/m~0n}:{/data/arr/1}\","
-	"\"predicate\":\"p\",\"value\":{\"from\":\"/data/arr/0\"}}],"
-	"\"r.braces\":[{\"op\":\"entity\",\"subject\":\"{{{/data/a}}}\"}],"
-	"\"r.empty\":[]"
-	"}}";
+    "{\"cartridge\":\"render\",\"version\":\"1\",\"events\":{"
+    "\"r.tmpl\":[{\"op\":\"link\",\"subject\":\"s:{/data/a}\","
+    "\"relation\":\"r{/data/b}\",\"object\":\"{/data/c}-{/data/c}\"}],"
+    "\"r.value\":[{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+    "\"value\":{\"from\":\"/data/v\"}}],"
+    "\"r.const\":[{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"c\","
+    "\"value\":{\"const\": { \"a\" : [1, 2.50, \"x y\"] } }},"
+    "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"n\",\"value\":{\"const\":null}}],"
+    "\"r.two\":[{\"op\":\"entity\",\"subject\":\"s:{/data/a}\",\"kind\":\"k\"},"
+    "{\"op\":\"link\",\"subject\":\"s:{/data/a}\",\"relation\":\"r\","
+    "\"object\":\"o:{/data/missing}\"}],"
+    "\"r.ptr\":[{\"op\":\"fact\",\"subject\":\"s:{/data/a~1b}:{/data/m~0n}:{/data/arr/"
+    "1}\","
+    "\"predicate\":\"p\",\"value\":{\"from\":\"/data/arr/0\"}}],"
+    "\"r.braces\":[{\"op\":\"entity\",\"subject\":\"{{{/data/a}}}\"}],"
+    "\"r.empty\":[]"
+    "}}";
 
 static void test_render_scalars(void **state)
 {
@@ -438,13 +460,15 @@ static void test_render_scalars(void **state)
 		   "ok\n  fact \"s\" \"p\" = \"caf\\u00e9 \\/ x\"\n");
 	expect_run(c, "r.value", "{\"v\":1.0e-7}", "ok\n  fact \"s\" \"p\" = 1.0e-7\n");
 	expect_run(c, "r.value", "{\"v\":false}", "ok\n  fact \"s\" \"p\" = false\n");
-	expect_run(c, "r.value", "{\"v\": { \"lat\" : 45.5 ,\n \"lon\":[ 1 , \"a b\" ] } }",
+	expect_run(c, "r.value",
+		   "{\"v\": { \"lat\" : 45.5 ,\n \"lon\":[ 1 , \"a b\" ] } }",
 		   "ok\n  fact \"s\" \"p\" = {\"lat\":45.5,\"lon\":[1,\"a b\"]}\n");
 	expect_run(c, "r.value", "{\"v\":[]}", "ok\n  fact \"s\" \"p\" = []\n");
 	/* Constants are compacted once, at load. */
-	expect_run(c, "r.const", "{}",
-		   "ok\n  fact \"s\" \"c\" = {\"a\":[1,2.50,\"x y\"]}\n  fact \"s\" \"n\" = "
-		   "none\n");
+	expect_run(
+	    c, "r.const", "{}",
+	    "ok\n  fact \"s\" \"c\" = {\"a\":[1,2.50,\"x y\"]}\n  fact \"s\" \"n\" = "
+	    "none\n");
 	/* "{{" and "}}" are literal braces. */
 	expect_run(c, "r.braces", "{\"a\":7}", "ok\n  entity \"{7}\" kind none\n");
 	/* A type with no operations is handled, not unhandled. */
@@ -461,15 +485,18 @@ static void test_null_values(void **state)
 	expect_run(c, "r.value", "{\"v\":null}", "ok\n  fact \"s\" \"p\" = none\n");
 	expect_run(c, "r.value", "{\"v\":  null }", "ok\n  fact \"s\" \"p\" = none\n");
 	/* A template pointer may not land on null, an object or an array. */
-	expect_run(c, "r.tmpl", "{\"a\":null,\"b\":1,\"c\":1}",
-		   "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/a\": null, "
-		   "not a string, number or boolean\n");
-	expect_run(c, "r.tmpl", "{\"a\":1,\"b\":{},\"c\":1}",
-		   "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/b\": an "
-		   "object, not a string, number or boolean\n");
-	expect_run(c, "r.tmpl", "{\"a\":1,\"b\":1,\"c\":[\"x\"]}",
-		   "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/c\": an "
-		   "array, not a string, number or boolean\n");
+	expect_run(
+	    c, "r.tmpl", "{\"a\":null,\"b\":1,\"c\":1}",
+	    "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/a\": null, "
+	    "not a string, number or boolean\n");
+	expect_run(
+	    c, "r.tmpl", "{\"a\":1,\"b\":{},\"c\":1}",
+	    "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/b\": an "
+	    "object, not a string, number or boolean\n");
+	expect_run(
+	    c, "r.tmpl", "{\"a\":1,\"b\":1,\"c\":[\"x\"]}",
+	    "rejected: type \"r.tmpl\": operation 1 (link): pointer \"/data/c\": an "
+	    "array, not a string, number or boolean\n");
 	keel_cartridge_free(c);
 }
 
@@ -499,9 +526,10 @@ static void test_pointer_escapes(void **state)
 	(void)state;
 	struct keel_cartridge *c = compile_ok(render_cartridge);
 	/* ~1 is "/", ~0 is "~"; array indexes count from 0. */
-	expect_run(c, "r.ptr",
-		   "{\"a/b\":\"AB\",\"m~n\":\"MN\",\"arr\":[{\"k\":1},\"second\"],\"a\":\"no\"}",
-		   "ok\n  fact \"s:AB:MN:second\" \"p\" = {\"k\":1}\n");
+	expect_run(
+	    c, "r.ptr",
+	    "{\"a/b\":\"AB\",\"m~n\":\"MN\",\"arr\":[{\"k\":1},\"second\"],\"a\":\"no\"}",
+	    "ok\n  fact \"s:AB:MN:second\" \"p\" = {\"k\":1}\n");
 	/* "~01" is "~1", not "/": unescaping happens once, left to right. */
 	const char *ops = "{\"op\":\"entity\",\"subject\":\"{/data/~01}\"}";
 	char *json = one_type(ops);
@@ -516,13 +544,15 @@ static void test_pointer_escapes(void **state)
 		struct keel_buf b, exp;
 		keel_buf_init(&b);
 		keel_buf_init(&exp);
-		keel_buf_addf(&b, "{\"op\":\"entity\",\"subject\":\"{/data/%s}\"}", idx[i]);
+		keel_buf_addf(&b, "{\"op\":\"entity\",\"subject\":\"{/data/%s}\"}",
+			      idx[i]);
 		json = one_type(b.data);
 		c2 = compile_ok(json);
-		keel_buf_addf(&exp,
-			      "rejected: type \"e\": operation 1 (entity): pointer \"/data/%s\": "
-			      "missing\n",
-			      idx[i]);
+		keel_buf_addf(
+		    &exp,
+		    "rejected: type \"e\": operation 1 (entity): pointer \"/data/%s\": "
+		    "missing\n",
+		    idx[i]);
 		expect_run(c2, "e", "[\"a\",\"b\"]", exp.data);
 		keel_cartridge_free(c2);
 		free(json);
@@ -532,7 +562,8 @@ static void test_pointer_escapes(void **state)
 	/* The same digits name a member of an object. */
 	json = one_type("{\"op\":\"entity\",\"subject\":\"{/data/01}\"}");
 	c2 = compile_ok(json);
-	expect_run(c2, "e", "{\"01\":\"zero-one\"}", "ok\n  entity \"zero-one\" kind none\n");
+	expect_run(c2, "e", "{\"01\":\"zero-one\"}",
+		   "ok\n  entity \"zero-one\" kind none\n");
 	keel_cartridge_free(c2);
 	free(json);
 	/* The empty key is a key like any other: "/data/" names it. */
@@ -545,13 +576,13 @@ static void test_pointer_escapes(void **state)
 }
 
 static const char limits_cartridge[] =
-	"{\"cartridge\":\"lim\",\"version\":\"1\",\"events\":{"
-	"\"l.link\":[{\"op\":\"link\",\"subject\":\"{/data/s}\",\"relation\":\"{/data/r}\","
-	"\"object\":\"{/data/o}\"}],"
-	"\"l.entity\":[{\"op\":\"entity\",\"subject\":\"x\",\"kind\":\"{/data/k}\"}],"
-	"\"l.fact\":[{\"op\":\"fact\",\"subject\":\"x\",\"predicate\":\"{/data/p}\","
-	"\"value\":{\"from\":\"/data/v\"}}]"
-	"}}";
+    "{\"cartridge\":\"lim\",\"version\":\"1\",\"events\":{"
+    "\"l.link\":[{\"op\":\"link\",\"subject\":\"{/data/s}\",\"relation\":\"{/data/r}\","
+    "\"object\":\"{/data/o}\"}],"
+    "\"l.entity\":[{\"op\":\"entity\",\"subject\":\"x\",\"kind\":\"{/data/k}\"}],"
+    "\"l.fact\":[{\"op\":\"fact\",\"subject\":\"x\",\"predicate\":\"{/data/p}\","
+    "\"value\":{\"from\":\"/data/v\"}}]"
+    "}}";
 
 /* Runs l.link with subject, relation and object of the given lengths. */
 static char *run_link(const struct keel_cartridge *c, size_t s, size_t r, size_t o)
@@ -613,8 +644,9 @@ static void test_limits(void **state)
 	keel_buf_addf(&data, "{\"k\":\"%s\\u00e9\"}", k);
 	char *env = envelope("l.entity", data.data);
 	got = run(c, env);
-	assert_string_equal(got, "rejected: type \"l.entity\": operation 1 (entity): field "
-				 "\"kind\": longer than 128 bytes\n");
+	assert_string_equal(got,
+			    "rejected: type \"l.entity\": operation 1 (entity): field "
+			    "\"kind\": longer than 128 bytes\n");
 	free(got);
 	free(env);
 	keel_buf_reset(&data);
@@ -633,7 +665,8 @@ static void test_limits(void **state)
 	env = envelope("l.fact", data.data);
 	got = run(c, env);
 	expect_prefix(got, "ok\n  fact \"x\" \"p\" = \"vvv");
-	assert_int_equal(strlen(got), strlen("ok\n  fact \"x\" \"p\" = \n") + KEEL_VALUE_MAX);
+	assert_int_equal(strlen(got),
+			 strlen("ok\n  fact \"x\" \"p\" = \n") + KEEL_VALUE_MAX);
 	free(got);
 	free(env);
 	keel_buf_reset(&data);
@@ -646,7 +679,8 @@ static void test_limits(void **state)
 	free(env);
 	/* Whitespace does not count: the limit applies after compaction. */
 	keel_buf_reset(&data);
-	keel_buf_addf(&data, "{\"p\":\"p\",\"v\":[   \"%.*s\"   ]}", KEEL_VALUE_MAX - 4, v);
+	keel_buf_addf(&data, "{\"p\":\"p\",\"v\":[   \"%.*s\"   ]}", KEEL_VALUE_MAX - 4,
+		      v);
 	env = envelope("l.fact", data.data);
 	got = run(c, env);
 	expect_prefix(got, "ok\n  fact \"x\" \"p\" = [\"vvv");
@@ -702,7 +736,8 @@ static int h_counter(struct keel_ctx *ctx, const struct keel_event *ev, void *us
 	for (int i = 0; i < 20; i++) {
 		char p[8];
 		int n = snprintf(p, sizeof p, "p%d", i);
-		assert_int_equal(keel_ctx_fact(ctx, "s", 1, p, (size_t)n, " [ 1 ] ", 7), 0);
+		assert_int_equal(keel_ctx_fact(ctx, "s", 1, p, (size_t)n, " [ 1 ] ", 7),
+				 0);
 	}
 	assert_int_equal(keel_ctx_fact(ctx, "s", 1, "nul", 3, "null", 4), 0);
 	return 0;
@@ -730,8 +765,8 @@ static void test_c_handlers_in_process(void **state)
 	assert_int_equal(keel_cartridge_on(c, "c.count", h_counter, &calls), KEEL_EINVAL);
 	assert_int_equal(keel_cartridge_on(c, "", h_counter, &calls), KEEL_EINVAL);
 	assert_int_equal(keel_cartridge_on(c, "c.reject", h_reject, NULL), 0);
-	char *env = envelope("c.count",
-			     "{\"n\":12.0,\"o\":{ \"a\": [ true , null ] },\"s\":\"a\\\"b\"}");
+	char *env = envelope(
+	    "c.count", "{\"n\":12.0,\"o\":{ \"a\": [ true , null ] },\"s\":\"a\\\"b\"}");
 	char *got = run(c, env);
 	struct keel_buf exp;
 	keel_buf_init(&exp);
@@ -744,7 +779,8 @@ static void test_c_handlers_in_process(void **state)
 	free(got);
 	free(env);
 	keel_buf_free(&exp);
-	expect_run(c, "c.reject", "{}", "rejected: type \"c.reject\": quota of 3 exceeded\n");
+	expect_run(c, "c.reject", "{}",
+		   "rejected: type \"c.reject\": quota of 3 exceeded\n");
 	keel_cartridge_free(c);
 }
 
@@ -765,19 +801,22 @@ static void test_shared_object(void **state)
 	if (rc)
 		fail_msg("load: %s", err);
 	assert_string_equal(keel_cartridge_name(c), "acme");
-	expect_run(c, "acme.widget.made",
-		   "{\"widget_id\":\"w1\",\"factory\":\"f1\",\"spec\":{ \"mm\" : [3, 4] }}",
-		   "ok\n  entity \"widget:w1\" kind \"widget\"\n"
-		   "  fact \"widget:w1\" \"spec\" = {\"mm\":[3,4]}\n"
-		   "  link \"widget:w1\" \"made_in\" \"factory:f1\"\n"
-		   "  fact \"widget:w1\" \"made_by\" = \"acme/e-1\"\n");
+	expect_run(
+	    c, "acme.widget.made",
+	    "{\"widget_id\":\"w1\",\"factory\":\"f1\",\"spec\":{ \"mm\" : [3, 4] }}",
+	    "ok\n  entity \"widget:w1\" kind \"widget\"\n"
+	    "  fact \"widget:w1\" \"spec\" = {\"mm\":[3,4]}\n"
+	    "  link \"widget:w1\" \"made_in\" \"factory:f1\"\n"
+	    "  fact \"widget:w1\" \"made_by\" = \"acme/e-1\"\n");
 	expect_run(c, "acme.widget.checked", "{\"widget_id\":\"w1\",\"score\":49.5}",
 		   "ok\n  fact \"widget:w1\" \"passed\" = false\n");
 	expect_run(c, "acme.widget.checked", "{\"widget_id\":\"w1\",\"score\":50}",
 		   "ok\n  fact \"widget:w1\" \"passed\" = true\n");
-	expect_run(c, "acme.widget.checked", "{\"widget_id\":\"w1\"}",
-		   "rejected: type \"acme.widget.checked\": score: missing or not a number\n");
-	expect_run(c, "acme.widget.scrapped", "{\"widget_id\":\"w1\",\"reason\":\"dent\"}",
+	expect_run(
+	    c, "acme.widget.checked", "{\"widget_id\":\"w1\"}",
+	    "rejected: type \"acme.widget.checked\": score: missing or not a number\n");
+	expect_run(c, "acme.widget.scrapped",
+		   "{\"widget_id\":\"w1\",\"reason\":\"dent\"}",
 		   "ok\n  unset \"widget:w1\" \"spec\"\n"
 		   "  unlink \"widget:w1\" \"made_in\" \"factory:f1\"\n"
 		   "  fact \"widget:w1\" \"scrapped\" = \"dent\"\n");
@@ -786,14 +825,16 @@ static void test_shared_object(void **state)
 		   "rejected: type \"acme.widget.scrapped\": a scrapped widget needs a "
 		   "reason\n");
 	/* The library's rules hold for C handlers too. */
-	expect_run(c, "acme.bad.value", "{}",
-		   "rejected: type \"acme.bad.value\": operation 1 (fact): field \"value\": "
-		   "not JSON: expected a string key at byte 1\n");
+	expect_run(
+	    c, "acme.bad.value", "{}",
+	    "rejected: type \"acme.bad.value\": operation 1 (fact): field \"value\": "
+	    "not JSON: expected a string key at byte 1\n");
 	expect_run(c, "acme.bad.code", "{}",
 		   "rejected: type \"acme.bad.code\": handler failed with code -5\n");
-	expect_run(c, "acme.bad.utf8", "{}",
-		   "rejected: type \"acme.bad.utf8\": operation 1 (link): field \"object\": "
-		   "invalid UTF-8\n");
+	expect_run(
+	    c, "acme.bad.utf8", "{}",
+	    "rejected: type \"acme.bad.utf8\": operation 1 (link): field \"object\": "
+	    "invalid UTF-8\n");
 	expect_run(c, "acme.bad.ignored", "{}",
 		   "rejected: type \"acme.bad.ignored\": operation 1 (entity): field "
 		   "\"subject\": longer than 255 bytes\n");
@@ -851,13 +892,15 @@ static void test_load(void **state)
 
 	assert_int_equal(keel_cartridge_load("flet", &c, &err), KEEL_ECARTRIDGE);
 	assert_null(c);
-	assert_string_equal(err, "cartridge \"flet\": no built-in cartridge of that name and "
-				 "no such file");
+	assert_string_equal(err,
+			    "cartridge \"flet\": no built-in cartridge of that name and "
+			    "no such file");
 	free(err);
 	assert_int_equal(keel_cartridge_load("/nonexistent/x.json", &c, &err),
 			 KEEL_ECARTRIDGE);
-	assert_string_equal(err, "cartridge \"/nonexistent/x.json\": cannot read: No such "
-				 "file or directory");
+	assert_string_equal(err,
+			    "cartridge \"/nonexistent/x.json\": cannot read: No such "
+			    "file or directory");
 	free(err);
 
 	/* A file's compile errors are prefixed with its path. */
@@ -871,8 +914,9 @@ static void test_load(void **state)
 	assert_int_equal(keel_cartridge_load(path, &c, &err), KEEL_ECARTRIDGE);
 	struct keel_buf exp;
 	keel_buf_init(&exp);
-	keel_buf_addf(&exp, "%s: cartridge \"fleet\": type \"fleet.trip.started\": "
-			    "operation 2 (link): field \"object\": missing",
+	keel_buf_addf(&exp,
+		      "%s: cartridge \"fleet\": type \"fleet.trip.started\": "
+		      "operation 2 (link): field \"object\": missing",
 		      path);
 	assert_string_equal(err, exp.data);
 	free(err);
@@ -885,7 +929,8 @@ static void test_load(void **state)
 /* ---------------------------------------------------------------- fleet */
 
 /* Runs every line of in through c into out: `line N: RESULT`. */
-static void run_lines(const struct keel_cartridge *c, const char *in, struct keel_buf *out)
+static void run_lines(const struct keel_cartridge *c, const char *in,
+		      struct keel_buf *out)
 {
 	uint64_t lineno = 0;
 	for (const char *p = in; *p;) {
@@ -968,8 +1013,8 @@ static void test_fleet_file_matches_builtin(void **state)
 	struct keel_cartridge *a = NULL, *b = NULL;
 	char *err = NULL;
 	assert_int_equal(keel_cartridge_load("fleet", &a, &err), 0);
-	assert_int_equal(keel_cartridge_load(KEEL_SOURCE_DIR "/cartridges/fleet.json", &b, &err),
-			 0);
+	assert_int_equal(
+	    keel_cartridge_load(KEEL_SOURCE_DIR "/cartridges/fleet.json", &b, &err), 0);
 	size_t len = 0;
 	char *file = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
 	assert_int_equal(len, keel_fleet_cartridge_json_len);
@@ -998,22 +1043,30 @@ static void test_fleet_types(void **state)
 {
 	(void)state;
 	static const char *const types[] = {
-		"fleet.depot.opened",	       "fleet.vehicle.registered",
-		"fleet.vehicle.status_changed", "fleet.vehicle.location_reported",
-		"fleet.vehicle.odometer_reported", "fleet.vehicle.fuel_reported",
-		"fleet.vehicle.retired",	  "fleet.driver.hired",
-		"fleet.driver.assigned",	  "fleet.driver.unassigned",
-		"fleet.trip.started",		  "fleet.trip.completed",
+	    "fleet.depot.opened",
+	    "fleet.vehicle.registered",
+	    "fleet.vehicle.status_changed",
+	    "fleet.vehicle.location_reported",
+	    "fleet.vehicle.odometer_reported",
+	    "fleet.vehicle.fuel_reported",
+	    "fleet.vehicle.retired",
+	    "fleet.driver.hired",
+	    "fleet.driver.assigned",
+	    "fleet.driver.unassigned",
+	    "fleet.trip.started",
+	    "fleet.trip.completed",
 	};
 	struct keel_cartridge *c = NULL;
 	char *err = NULL;
 	assert_int_equal(keel_cartridge_load("fleet", &c, &err), 0);
 	const char *data =
-		"{\"depot_id\":\"D-01\",\"vehicle_id\":\"V-0001\",\"driver_id\":\"DR-0001\","
-		"\"trip_id\":\"T-000001\",\"name\":\"n\",\"city\":\"c\",\"location\":{\"lat\":1.5,"
-		"\"lon\":-2.25},\"make\":\"m\",\"model\":\"m\",\"year\":2020,\"status\":\"idle\","
-		"\"reason\":null,\"speed_kmh\":0.0,\"odometer_km\":1.0,\"fuel_pct\":50.0,"
-		"\"license_class\":\"C\",\"destination\":\"d\",\"distance_km\":3.5}";
+	    "{\"depot_id\":\"D-01\",\"vehicle_id\":\"V-0001\",\"driver_id\":\"DR-0001\","
+	    "\"trip_id\":\"T-000001\",\"name\":\"n\",\"city\":\"c\",\"location\":{"
+	    "\"lat\":1.5,"
+	    "\"lon\":-2.25},\"make\":\"m\",\"model\":\"m\",\"year\":2020,\"status\":"
+	    "\"idle\","
+	    "\"reason\":null,\"speed_kmh\":0.0,\"odometer_km\":1.0,\"fuel_pct\":50.0,"
+	    "\"license_class\":\"C\",\"destination\":\"d\",\"distance_km\":3.5}";
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(types); i++) {
 		char *env = envelope(types[i], data);
 		char *got = run(c, env);
@@ -1026,21 +1079,21 @@ static void test_fleet_types(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test(test_compile_errors_document),
-	cmocka_unit_test(test_compile_errors_operations),
-	cmocka_unit_test(test_compile_errors_values),
-	cmocka_unit_test(test_compile_errors_templates),
-	cmocka_unit_test(test_render_scalars),
-	cmocka_unit_test(test_null_values),
-	cmocka_unit_test(test_pointer_misses),
-	cmocka_unit_test(test_pointer_escapes),
-	cmocka_unit_test(test_limits),
-	cmocka_unit_test(test_c_handlers_in_process),
-	cmocka_unit_test(test_shared_object),
-	cmocka_unit_test(test_load),
-	cmocka_unit_test(test_golden),
-	cmocka_unit_test(test_fleet_file_matches_builtin),
-	cmocka_unit_test(test_fleet_types),
+    cmocka_unit_test(test_compile_errors_document),
+    cmocka_unit_test(test_compile_errors_operations),
+    cmocka_unit_test(test_compile_errors_values),
+    cmocka_unit_test(test_compile_errors_templates),
+    cmocka_unit_test(test_render_scalars),
+    cmocka_unit_test(test_null_values),
+    cmocka_unit_test(test_pointer_misses),
+    cmocka_unit_test(test_pointer_escapes),
+    cmocka_unit_test(test_limits),
+    cmocka_unit_test(test_c_handlers_in_process),
+    cmocka_unit_test(test_shared_object),
+    cmocka_unit_test(test_load),
+    cmocka_unit_test(test_golden),
+    cmocka_unit_test(test_fleet_file_matches_builtin),
+    cmocka_unit_test(test_fleet_types),
 };
 
 KEEL_TEST_MAIN(tests)

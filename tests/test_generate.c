@@ -67,8 +67,10 @@ static struct line *parse_lines(const char *text, size_t len, size_t *count)
 		l->index = n;
 		struct keel_json_error err;
 		if (keel_json_parse(&doc, l->text, l->len, &err) != 0)
-			fail_msg("line %zu: %s: %.*s", n + 1, err.msg, (int)l->len, l->text);
-		copy_str(l->tenant, sizeof l->tenant, keel_json_get(doc.root, "tenant", 6));
+			fail_msg("line %zu: %s: %.*s", n + 1, err.msg, (int)l->len,
+				 l->text);
+		copy_str(l->tenant, sizeof l->tenant,
+			 keel_json_get(doc.root, "tenant", 6));
 		copy_str(l->id, sizeof l->id, keel_json_get(doc.root, "id", 2));
 		copy_str(l->type, sizeof l->type, keel_json_get(doc.root, "type", 4));
 		const struct keel_json *t = keel_json_get(doc.root, "time", 4);
@@ -130,8 +132,8 @@ static struct stats measure(const struct line *lines, size_t n)
 			const struct line *first = &sorted[i - 1];
 			if (first->len != sorted[i].len ||
 			    memcmp(first->text, sorted[i].text, first->len) != 0)
-				fail_msg("id %s of %s re-used by a different line", sorted[i].id,
-					 sorted[i].tenant);
+				fail_msg("id %s of %s re-used by a different line",
+					 sorted[i].id, sorted[i].tenant);
 			dup[sorted[i].index] = true;
 			s.duplicates++;
 		} else {
@@ -185,7 +187,8 @@ static void test_profile1_pinned(void **state)
 	struct keel_generate_options o = {.events = 1000, .seed = 7};
 	size_t len;
 	char *text = generate(&o, &len);
-	sha256_is(text, len, "ff107ab93894a32b65af671ab10382bb304254a422d7109cbe54a0559494ab12");
+	sha256_is(text, len,
+		  "ff107ab93894a32b65af671ab10382bb304254a422d7109cbe54a0559494ab12");
 	free(text);
 
 	o = (struct keel_generate_options){.events = 5000,
@@ -194,7 +197,8 @@ static void test_profile1_pinned(void **state)
 					   .late = 0.05,
 					   .duplicates = 0.02};
 	text = generate(&o, &len);
-	sha256_is(text, len, "da8831de6b16e838db38af1819743a63103cf6d5adcf69e7ae805fbb7ab1219b");
+	sha256_is(text, len,
+		  "da8831de6b16e838db38af1819743a63103cf6d5adcf69e7ae805fbb7ab1219b");
 	free(text);
 }
 
@@ -202,7 +206,7 @@ static void test_deterministic(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
-		.events = 3000, .tenants = 4, .seed = 99, .late = 0.1, .duplicates = 0.1};
+	    .events = 3000, .tenants = 4, .seed = 99, .late = 0.1, .duplicates = 0.1};
 	size_t n1, n2, n3;
 	char *a = generate(&o, &n1);
 	char *b = generate(&o, &n2);
@@ -235,7 +239,7 @@ static void test_sizes_and_count(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
-		.events = 20000, .tenants = 12, .seed = 3, .late = 0.05, .duplicates = 0.02};
+	    .events = 20000, .tenants = 12, .seed = 3, .late = 0.05, .duplicates = 0.02};
 	size_t len, n;
 	char *text = generate(&o, &len);
 	struct line *lines = parse_lines(text, len, &n);
@@ -255,11 +259,11 @@ static void test_sizes_and_count(void **state)
 
 	/* Exactly --events lines, whatever is held back or repeated. */
 	const struct keel_generate_options edge[] = {
-		{.events = 1},
-		{.events = 7, .late = 1.0},
-		{.events = 500, .tenants = 3, .late = 1.0, .duplicates = 0.5},
-		{.events = 300, .duplicates = 1.0},
-		{.events = 1000, .tenants = 1000},
+	    {.events = 1},
+	    {.events = 7, .late = 1.0},
+	    {.events = 500, .tenants = 3, .late = 1.0, .duplicates = 0.5},
+	    {.events = 300, .duplicates = 1.0},
+	    {.events = 1000, .tenants = 1000},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(edge); i++) {
 		text = generate(&edge[i], &len);
@@ -292,8 +296,8 @@ static void test_late_and_duplicates(void **state)
 		struct stats s = measure(lines, n);
 		double dup = (double)s.duplicates / (double)s.lines;
 		double late = (double)s.late / (double)s.distinct;
-		print_message("late %.3f -> %.4f, duplicates %.3f -> %.4f\n", cases[k].late,
-			      late, cases[k].dup, dup);
+		print_message("late %.3f -> %.4f, duplicates %.3f -> %.4f\n",
+			      cases[k].late, late, cases[k].dup, dup);
 		/* Five standard deviations of a binomial at n = 20000 is at
 		 * most 0.016. */
 		assert_true(fabs(dup - cases[k].dup) < 0.016);
@@ -323,9 +327,9 @@ static void test_stream_makes_sense(void **state)
 	struct keel_map known;
 	keel_map_init(&known);
 	enum { VEHICLE, DRIVER, DEPOT, TRIP };
-	static const char *const introduces[] = {"fleet.vehicle.registered",
-						 "fleet.driver.hired", "fleet.depot.opened",
-						 "fleet.trip.started"};
+	static const char *const introduces[] = {
+	    "fleet.vehicle.registered", "fleet.driver.hired", "fleet.depot.opened",
+	    "fleet.trip.started"};
 	size_t retired = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct line *l = &lines[i];
@@ -333,20 +337,24 @@ static void test_stream_makes_sense(void **state)
 			if (!l->subject_ids[k][0])
 				continue;
 			char key[160];
-			snprintf(key, sizeof key, "%s|%zu|%s", l->tenant, k, l->subject_ids[k]);
+			snprintf(key, sizeof key, "%s|%zu|%s", l->tenant, k,
+				 l->subject_ids[k]);
 			uint64_t h = keel_hash64(key, strlen(key), 0);
 			size_t slot = keel_map_first(&known, h);
 			if (strcmp(l->type, introduces[k]) == 0) {
 				if (slot != SIZE_MAX)
-					fail_msg("line %zu introduces %s twice", i + 1, key);
+					fail_msg("line %zu introduces %s twice", i + 1,
+						 key);
 				keel_map_put(&known, h, (void *)1);
 			} else if (slot == SIZE_MAX) {
-				fail_msg("line %zu (%s) names %s before it exists", i + 1, l->type,
-					 key);
+				fail_msg("line %zu (%s) names %s before it exists", i + 1,
+					 l->type, key);
 			} else if (k == VEHICLE && known.values[slot] == (void *)2) {
-				fail_msg("line %zu (%s) names retired %s", i + 1, l->type, key);
+				fail_msg("line %zu (%s) names retired %s", i + 1, l->type,
+					 key);
 			}
-			if (k == VEHICLE && strcmp(l->type, "fleet.vehicle.retired") == 0) {
+			if (k == VEHICLE &&
+			    strcmp(l->type, "fleet.vehicle.retired") == 0) {
 				known.values[slot] = (void *)2;
 				retired++;
 			}
@@ -366,7 +374,7 @@ static void test_fleet_cartridge_handles_all(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
-		.events = 20000, .tenants = 4, .seed = 8, .late = 0.05, .duplicates = 0.02};
+	    .events = 20000, .tenants = 4, .seed = 8, .late = 0.05, .duplicates = 0.02};
 	size_t len, n;
 	char *text = generate(&o, &len);
 	struct line *lines = parse_lines(text, len, &n);
@@ -381,21 +389,23 @@ static void test_fleet_cartridge_handles_all(void **state)
 	keel_buf_init(&msg);
 	size_t reports = 0, writes = 0;
 	static const char *const report_types[] = {
-		"fleet.vehicle.location_reported", "fleet.vehicle.status_changed",
-		"fleet.vehicle.odometer_reported", "fleet.vehicle.fuel_reported"};
+	    "fleet.vehicle.location_reported", "fleet.vehicle.status_changed",
+	    "fleet.vehicle.odometer_reported", "fleet.vehicle.fuel_reported"};
 	for (size_t i = 0; i < n; i++) {
 		struct keel_json_error jerr;
 		struct keel_envelope env;
-		assert_int_equal(keel_json_parse(&doc, lines[i].text, lines[i].len, &jerr), 0);
+		assert_int_equal(
+		    keel_json_parse(&doc, lines[i].text, lines[i].len, &jerr), 0);
 		if (keel_envelope_read(&doc, &env, &msg) != 0)
 			fail_msg("line %zu: %s", i + 1, msg.data);
 		struct keel_op *ops;
 		size_t nops;
 		enum keel_run_result r =
-			keel_cartridge_run(c, &doc, &env, &arena, &ops, &nops, &msg);
+		    keel_cartridge_run(c, &doc, &env, &arena, &ops, &nops, &msg);
 		if (r != KEEL_RUN_OK)
 			fail_msg("line %zu: %s: %s", i + 1,
-				 r == KEEL_RUN_UNHANDLED ? "unhandled" : "rejected", msg.data);
+				 r == KEEL_RUN_UNHANDLED ? "unhandled" : "rejected",
+				 msg.data);
 		for (size_t k = 0; k < nops; k++)
 			writes += ops[k].kind == KEEL_OP_ENTITY ? 1 : 2;
 		for (size_t k = 0; k < KEEL_ARRAY_LEN(report_types); k++)
@@ -422,13 +432,14 @@ static void test_tenant_names(void **state)
 		uint32_t tenants;
 		const char *first, *last;
 	} cases[] = {
-		{0, "tenant-00", "tenant-00"},
-		{3, "tenant-00", "tenant-02"},
-		{100, "tenant-00", "tenant-99"},
-		{150, "tenant-000", "tenant-149"},
+	    {0, "tenant-00", "tenant-00"},
+	    {3, "tenant-00", "tenant-02"},
+	    {100, "tenant-00", "tenant-99"},
+	    {150, "tenant-000", "tenant-149"},
 	};
 	for (size_t k = 0; k < KEEL_ARRAY_LEN(cases); k++) {
-		struct keel_generate_options o = {.events = 20000, .tenants = cases[k].tenants};
+		struct keel_generate_options o = {.events = 20000,
+						  .tenants = cases[k].tenants};
 		size_t len, n;
 		char *text = generate(&o, &len);
 		struct line *lines = parse_lines(text, len, &n);
@@ -462,14 +473,14 @@ static void test_bad_options(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test(test_profile1_pinned),
-	cmocka_unit_test(test_deterministic),
-	cmocka_unit_test(test_sizes_and_count),
-	cmocka_unit_test(test_late_and_duplicates),
-	cmocka_unit_test(test_stream_makes_sense),
-	cmocka_unit_test(test_fleet_cartridge_handles_all),
-	cmocka_unit_test(test_tenant_names),
-	cmocka_unit_test(test_bad_options),
+    cmocka_unit_test(test_profile1_pinned),
+    cmocka_unit_test(test_deterministic),
+    cmocka_unit_test(test_sizes_and_count),
+    cmocka_unit_test(test_late_and_duplicates),
+    cmocka_unit_test(test_stream_makes_sense),
+    cmocka_unit_test(test_fleet_cartridge_handles_all),
+    cmocka_unit_test(test_tenant_names),
+    cmocka_unit_test(test_bad_options),
 };
 
 KEEL_TEST_MAIN(tests)

@@ -22,8 +22,8 @@ int keel_cartridge_init(struct keel_cartridge *c);
 void keel_cartridge_fini(struct keel_cartridge *c);
 
 /* "widget:" + the widget id, into buf; 0 or the reject code. */
-static int widget_subject(struct keel_ctx *ctx, const struct keel_event *ev,
-			  char *buf, size_t size, size_t *len)
+static int widget_subject(struct keel_ctx *ctx, const struct keel_event *ev, char *buf,
+			  size_t size, size_t *len)
 {
 	struct keel_value id;
 	if (keel_event_get(ev, "/data/widget_id", &id) != 0 ||
@@ -85,8 +85,7 @@ static int on_checked(struct keel_ctx *ctx, const struct keel_event *ev, void *u
 
 /* acme.widget.scrapped: operations first, then maybe a rejection: none of
  * them may take effect when it rejects. */
-static int on_scrapped(struct keel_ctx *ctx, const struct keel_event *ev,
-		       void *userdata)
+static int on_scrapped(struct keel_ctx *ctx, const struct keel_event *ev, void *userdata)
 {
 	char subject[300];
 	size_t sl;
