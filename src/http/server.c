@@ -1402,6 +1402,8 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		flags |= MHD_USE_IPv6;
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
+		/* First, so that MHD's messages about later options use it. */
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)so->threads,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)so->max_connections,
@@ -1413,7 +1415,6 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
 		MHD_OPTION_END);
 	if (!srv->daemon) {
 		keel_buf_addf(&err, "listen \"%s\": cannot start the server (%s)", so->listen,
@@ -1454,6 +1455,10 @@ void keel_server_stop(struct keel_server *srv)
 	/* Stop accepting; connections already open may finish what they
 	 * started. */
 	MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
+	/* Closed now, not after the grace period: new clients are refused at
+	 * once instead of waiting in the backlog for a server that is going. */
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += srv->o.grace;
@@ -1470,8 +1475,6 @@ void keel_server_stop(struct keel_server *srv)
 	/* A worker inside a batch finishes it (commit or rollback) before
 	 * MHD_stop_daemon can join it: nothing is ever half-written. */
 	MHD_stop_daemon(srv->daemon);
-	if (lfd != MHD_INVALID_SOCKET)
-		close(lfd);
 	server_log(srv, "stopped");
 	server_free(srv);
 }
