@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# cli_cartridge.sh - cartridges and the generator through the real binary:
+# profile 1's pinned digest, a generated stream ingested whole by the fleet
+# cartridge, cartridges/fleet.json equal to the built-in one, a .so cartridge
+# (tests/cartridge_so/acme.c) loaded by keel itself, and load errors
+# (docs/cartridges.md, docs/generator.md).
+. "$(dirname "$0")/cli/lib.sh"
+
+src=${KEEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+acme=$(dirname "$KEEL")/tests/cartridge_so/acme.so
+
+# Profile 1 never changes (the same digest as tests/test_generate.c).
+expect 0 "$KEEL" generate fleet --events 1000 --seed 7
+got=$(sha256sum <"$dir/out" | cut -d' ' -f1)
+[ "$got" = ff107ab93894a32b65af671ab10382bb304254a422d7109cbe54a0559494ab12 ] ||
+	fail "generate --events 1000 --seed 7: sha256 $got"
+[ "$(wc -l <"$dir/out")" -eq 1000 ] || fail "generate wrote $(wc -l <"$dir/out") lines"
+
+# A stream with late and duplicate events: nothing rejected or unhandled,
+# every duplicate line counted as a duplicate and never as a conflict.
+expect 0 "$KEEL" generate fleet --events 5000 --tenants 3 --seed 9 --late 0.1 --duplicates 0.05
+cp "$dir/out" "$dir/stream.ndjson"
+distinct=$(sort -u "$dir/stream.ndjson" | wc -l)
+dups=$((5000 - distinct))
+[ "$dups" -gt 150 ] && [ "$dups" -lt 350 ] || fail "$dups duplicate lines in 5000 at 0.05"
+expect 0 "$KEEL" ingest "$dir/stream.ndjson" --store "sqlite:$dir/builtin.db"
+contains err "read 5000 events"
+contains err "accepted $distinct, duplicates $dups (conflicting 0), unhandled 0, rejected 0"
+
+# The file under cartridges/ is the built-in cartridge: the same dump.
+expect 0 "$KEEL" ingest "$dir/stream.ndjson" --store "sqlite:$dir/file.db" \
+	--cartridge "$src/cartridges/fleet.json"
+expect 0 "$KEEL" dump --store "sqlite:$dir/builtin.db"
+mv "$dir/out" "$dir/builtin.dump"
+expect 0 "$KEEL" dump --store "sqlite:$dir/file.db"
+cmp -s "$dir/out" "$dir/builtin.dump" || fail "cartridges/fleet.json and the built-in differ"
+[ "$(wc -l <"$dir/out")" -gt 5000 ] || fail "the dump is too short"
+
+# A shared-object cartridge, loaded by keel: its handler computes a value,
+# and its own rejection reaches the rejects output.
+[ -f "$acme" ] || fail "no $acme (built by tests/cartridge_so)"
+cat >"$dir/acme.ndjson" <<'END'
+{"id":"1","tenant":"t","type":"acme.widget.checked","time":"2026-01-01T00:00:00Z","data":{"widget_id":"w","score":70}}
+{"id":"2","tenant":"t","type":"acme.widget.checked","time":"2026-01-01T00:00:01Z","data":{"widget_id":"w"}}
+{"id":"3","tenant":"t","type":"acme.unknown","time":"2026-01-01T00:00:02Z","data":{}}
+END
+expect 3 "$KEEL" ingest "$dir/acme.ndjson" --store "sqlite:$dir/acme.db" --cartridge "$acme"
+contains err 'line 2: event "2": type "acme.widget.checked": score: missing or not a number'
+contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 1, rejected 1"
+expect 0 "$KEEL" show t widget:w --store "sqlite:$dir/acme.db"
+contains out '"facts":{"passed":{"value":true,'
+
+# Load errors are fatal (exit 1) and name the cartridge, type, operation
+# and field.
+echo '{"cartridge":"x","version":"1","events":{"a":[{"op":"link","subject":"s","relation":"r"}]}}' >"$dir/bad.json"
+expect 1 "$KEEL" ingest "$dir/acme.ndjson" --store memory: --cartridge "$dir/bad.json"
+contains err "$dir/bad.json: cartridge \"x\": type \"a\": operation 1 (link): field \"object\": missing"
+expect 1 "$KEEL" ingest "$dir/acme.ndjson" --store memory: --cartridge flet
+contains err 'cartridge "flet": no built-in cartridge of that name and no such file'
+
+finish
