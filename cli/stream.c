@@ -143,6 +143,11 @@ const char *cli_stream_errmsg(const struct cli_stream *st)
 	return st->errmsg ? st->errmsg : "";
 }
 
+/* A stream whose thread is still blocked in a read when it is stopped:
+ * kept reachable on purpose, since the thread uses it (and the reader)
+ * until the process exits. */
+static struct cli_stream *stream_abandoned;
+
 bool cli_stream_stop(struct cli_stream *st)
 {
 	if (!st)
@@ -154,6 +159,7 @@ bool cli_stream_stop(struct cli_stream *st)
 	pthread_mutex_unlock(&st->mu);
 	if (!finished) {
 		/* Blocked in a read: it ends with the process. */
+		stream_abandoned = st;
 		pthread_detach(st->thread);
 		return false;
 	}
