@@ -389,16 +389,13 @@ static bool take_line(struct keel_reader *r, size_t s, size_t e, const char **li
 	size_t n = e - s;
 
 	r->lineno++;
-	if (!r->bom_checked) {
-		r->bom_checked = true;
-		if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-			p += 3, n -= 3;
-	}
 	if (n > 0 && p[n - 1] == '\r')
 		n--;
-	if (is_blank(p, n))
-		return false;
+	/* Length first: a long line is too long even if it is all blanks, as
+	 * the cut in keel_reader_next decides before seeing the whole line. */
 	*too_long = n > r->max_line;
+	if (!*too_long && is_blank(p, n))
+		return false;
 	*line = p;
 	*len = *too_long ? r->max_line : n;
 	*lineno = r->lineno;
@@ -411,7 +408,21 @@ int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
 	if (r->failed)
 		return KEEL_EIO;
 	for (;;) {
-		if (r->skipping) {
+		if (!r->bom_checked) {
+			/* A UTF-8 byte order mark may open the input; wait only
+			 * while what has arrived could still be one. */
+			size_t have = r->end - r->start;
+			size_t k = have < 3 ? have : 3;
+			bool prefix = memcmp(r->buf + r->start, "\xef\xbb\xbf", k) == 0;
+			if (have >= 3 || !prefix || r->text_eof) {
+				if (have >= 3 && prefix)
+					r->start = r->scan = r->start + 3;
+				r->bom_checked = true;
+			}
+		}
+		if (!r->bom_checked) {
+			/* fall through to fill */
+		} else if (r->skipping) {
 			char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
 			if (nl) {
 				r->start = r->scan = (size_t)(nl - r->buf) + 1;
@@ -432,15 +443,10 @@ int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
 			if (r->end - r->start >= r->max_line + 2) {
 				/* No newline in reach: cut the line here and
 				 * drop the rest of it as it arrives. */
-				const char *p = r->buf + r->start;
-				if (!r->bom_checked && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-					p += 3;
-				r->bom_checked = true;
-				size_t have = (size_t)(r->buf + r->end - p);
+				*line = r->buf + r->start;
+				*len = r->max_line;
 				r->start = r->scan = r->end;
 				r->skipping = true;
-				*line = p;
-				*len = have < r->max_line ? have : r->max_line;
 				*lineno = ++r->lineno;
 				*too_long = true;
 				return 1;

@@ -132,7 +132,7 @@ static char *split_model(const char *data, size_t n, size_t max_line)
 		for (size_t k = 0; k < len; k++)
 			if (data[i + k] != ' ' && data[i + k] != '\t' && data[i + k] != '\r')
 				blank = false;
-		if (!blank)
+		if (!blank || len > max_line)
 			text_line(&t, lineno, len > max_line, data + i,
 				  len > max_line ? max_line : len);
 		i = e + 1;
@@ -172,6 +172,8 @@ static void expect_error(const char *path, const char *message_prefix)
 	keel_reader_close(r);
 	free(t.s);
 }
+
+static char *read_stdin_from(const char *cmd, size_t max_line, uint64_t *total);
 
 static void test_plain_lines(void **state)
 {
@@ -229,6 +231,22 @@ static void test_bom_dropped(void **state)
 	keel_test_write_file(p, data, strlen(data));
 	/* Only at the very start of the input. */
 	expect_file(p, 0, "1:{\"a\":1}\n2:\xef\xbb\xbf{}\n");
+	/* The mark does not count towards the line length. */
+	keel_test_write_file(p, "\xef\xbb\xbf" "12345678\n", 12);
+	expect_file(p, 8, "1:12345678\n");
+	/* A mark alone, or part of one, is no line; a partial mark is data. */
+	keel_test_write_file(p, "\xef\xbb\xbf", 3);
+	expect_file(p, 0, "");
+	keel_test_write_file(p, "\xef\xbb", 2);
+	expect_file(p, 0, "1:\xef\xbb\n");
+	/* Through a pipe, one byte at a time. */
+	uint64_t total;
+	char *got = read_stdin_from(
+		"for c in '\\357' '\\273' '\\277' '{' '}' '\\n'; do printf \"$c\"; "
+		"sleep 0.02; done",
+		0, &total);
+	assert_string_equal(got, "1:{}\n");
+	free(got);
 }
 
 static void test_gzip(void **state)
@@ -364,6 +382,10 @@ static void test_max_line_boundaries(void **state)
 	expect_file(p, 8,
 		    "1:12345678\n2:12345678\n3!:12345678\n4!:12345678\n"
 		    "5!:12345678\n6:ok\n7:12345678\n");
+	/* Length is checked before blankness: a long run of blanks is a
+	 * too-long line, whether or not its end is in the same read. */
+	keel_test_write_file(p, "          \nok\n   \n", 18);
+	expect_file(p, 8, "1!:        \n2:ok\n");
 	/* A too-long last line without a newline. */
 	keel_test_write_file(p, "ok\n1234567890123", 15);
 	expect_file(p, 8, "1:ok\n2!:12345678\n");
