@@ -19,7 +19,7 @@
  *              one writer.
  *
  * Usage: bench_http [--events N] [--rate R] [--seconds S] [--threads T]
- *                   [--connections C] [--dir DIR]
+ *                   [--connections C] [--dir DIR] [--only TEXT]
  * Prints one table (markdown) that a note can quote.
  */
 #include <arpa/inet.h>
@@ -315,6 +315,7 @@ struct opts {
 	unsigned threads;
 	size_t connections;
 	const char *dir;
+	const char *only; /* run the scenarios whose name contains this */
 };
 
 static struct keel_server *serve(const struct opts *o, const char *url, bool null_mode)
@@ -392,6 +393,15 @@ static void direct(const char *url, const struct corpus *c, struct run *out)
 	keel_store_close(s);
 }
 
+struct scenario {
+	const char *name;
+	const char *store; /* "memory", "sqlite", or "null" (--null mode) */
+	const struct reqs *reqs;
+	double rate;
+	const char *target;
+	bool show_events;
+};
+
 int main(int argc, char **argv)
 {
 	struct opts o = {
@@ -406,7 +416,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: bench_http [--events N] [--rate R] [--seconds S] "
-					"[--threads T] [--connections C] [--dir DIR]\n");
+					"[--threads T] [--connections C] [--dir DIR] [--only TEXT]\n");
 			return 2;
 		}
 		if (strcmp(a, "--events") == 0)
@@ -421,6 +431,8 @@ int main(int argc, char **argv)
 			o.connections = strtoul(v, NULL, 10);
 		else if (strcmp(a, "--dir") == 0)
 			o.dir = v;
+		else if (strcmp(a, "--only") == 0)
+			o.only = v;
 		else {
 			fprintf(stderr, "bench_http: unknown option %s\n", a);
 			return 2;
@@ -449,64 +461,41 @@ int main(int argc, char **argv)
 	       "----------|---------|---------|----------------------|\n");
 
 	struct run r;
-	struct keel_server *srv;
-	char url[600];
-
-	srv = serve(&o, "memory:", true);
-	load(keel_server_port(srv), &batches, o.connections, 0, &r);
-	row("batch 1000, limit (--null)", "null", &r, "limit", true);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	direct("memory:", &batch_c, &r);
-	row("batch 1000, limit (library)", "memory", &r, "limit", true);
-	free(r.lat);
-
-	srv = serve(&o, "memory:", false);
-	load(keel_server_port(srv), &batches, o.connections, 0, &r);
-	row("batch 1000", "memory", &r, ">= 200000 events/s", true);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	sqlite_url(&o, "bench_http_direct", url, sizeof url);
-	direct(url, &batch_c, &r);
-	row("batch 1000, limit (library)", "sqlite", &r, "limit", true);
-	free(r.lat);
-
-	sqlite_url(&o, "bench_http_batch", url, sizeof url);
-	srv = serve(&o, url, false);
-	load(keel_server_port(srv), &batches, o.connections, 0, &r);
-	row("batch 1000", "sqlite", &r, ">= 100000 events/s", true);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	srv = serve(&o, "memory:", true);
-	load(keel_server_port(srv), &ones, 16, o.rate, &r);
-	row("single, paced, limit (--null)", "null", &r, "limit", false);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	sqlite_url(&o, "bench_http_single", url, sizeof url);
-	srv = serve(&o, url, false);
 	char name[64];
 	snprintf(name, sizeof name, "single, paced %.0f/s", o.rate);
-	load(keel_server_port(srv), &ones, 16, o.rate, &r);
-	row(name, "sqlite", &r, "p99 <= 5 ms", false);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	srv = serve(&o, "memory:", true);
-	load(keel_server_port(srv), &ones, 16, 0, &r);
-	row("single, max, limit (--null)", "null", &r, "limit", false);
-	keel_server_stop(srv);
-	free(r.lat);
-
-	sqlite_url(&o, "bench_http_single_max", url, sizeof url);
-	srv = serve(&o, url, false);
-	load(keel_server_port(srv), &ones, 16, 0, &r);
-	row("single, max", "sqlite", &r, "", false);
-	keel_server_stop(srv);
-	free(r.lat);
+	const struct scenario sc[] = {
+		{"batch 1000, limit (--null)", "null", &batches, 0, "limit", true},
+		{"batch 1000, limit (library)", "memory", &batches, 0, "limit", true},
+		{"batch 1000", "memory", &batches, 0, ">= 200000 events/s", true},
+		{"batch 1000, limit (library)", "sqlite", &batches, 0, "limit", true},
+		{"batch 1000", "sqlite", &batches, 0, ">= 100000 events/s", true},
+		{"single, paced, limit (--null)", "null", &ones, o.rate, "limit", false},
+		{name, "sqlite", &ones, o.rate, "p99 <= 5 ms", false},
+		{"single, max, limit (--null)", "null", &ones, 0, "limit", false},
+		{"single, max", "sqlite", &ones, 0, "", false},
+	};
+	for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+		const struct scenario *x = &sc[i];
+		char label[128];
+		snprintf(label, sizeof label, "%s %s", x->name, x->store);
+		if (o.only && !strstr(label, o.only))
+			continue;
+		char url[600] = "memory:";
+		if (strcmp(x->store, "sqlite") == 0)
+			sqlite_url(&o, "bench_http", url, sizeof url);
+		if (strstr(x->name, "(library)")) {
+			direct(url, &batch_c, &r);
+		} else {
+			struct keel_server *srv = serve(&o, url, strcmp(x->store, "null") == 0);
+			/* Batches on a few connections (one writer anyway);
+			 * singles on more, as many producers would. */
+			size_t nconn = x->reqs == &batches ? o.connections : 16;
+			load(keel_server_port(srv), x->reqs, nconn, x->rate, &r);
+			keel_server_stop(srv);
+		}
+		row(x->name, x->store, &r, x->target, x->show_events);
+		free(r.lat);
+	}
 
 	reqs_free(&batches);
 	reqs_free(&ones);
