@@ -332,11 +332,11 @@ static void conflicting_duplicate_is_skipped_and_counted(void **state)
 {
 	(void)state;
 	const char *a = "{\"id\":\"x1\",\"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","
-			"\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"idle\"}}";
+			"\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"idle\",\"reason\":\"r\"}}";
 	const char *b = "{\"id\":\"x1\",\"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","
-			"\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"moving\"}}";
+			"\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"moving\",\"reason\":\"r\"}}";
 	const char *a_spaced = "{ \"id\": \"x1\", \"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","
-			       "\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"idle\"} }";
+			       "\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"idle\",\"reason\":\"r\"} }";
 	const char *kinds[] = {"memory", "sqlite"};
 	for (size_t k = 0; k < 2; k++) {
 		struct store_case c;
