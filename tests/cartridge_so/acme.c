@@ -41,7 +41,7 @@ static int widget_subject(struct keel_ctx *ctx, const struct keel_event *ev, cha
 static int on_made(struct keel_ctx *ctx, const struct keel_event *ev, void *userdata)
 {
 	char subject[300], factory[300];
-	size_t sl;
+	size_t sl = 0;
 	int rc = widget_subject(ctx, ev, subject, sizeof subject, &sl);
 	if (rc)
 		return rc;
@@ -70,7 +70,7 @@ static int on_checked(struct keel_ctx *ctx, const struct keel_event *ev, void *u
 {
 	const int *pass_mark = userdata;
 	char subject[300];
-	size_t sl;
+	size_t sl = 0;
 	int rc = widget_subject(ctx, ev, subject, sizeof subject, &sl);
 	if (rc)
 		return rc;
@@ -88,7 +88,7 @@ static int on_checked(struct keel_ctx *ctx, const struct keel_event *ev, void *u
 static int on_scrapped(struct keel_ctx *ctx, const struct keel_event *ev, void *userdata)
 {
 	char subject[300];
-	size_t sl;
+	size_t sl = 0;
 	(void)userdata;
 	int rc = widget_subject(ctx, ev, subject, sizeof subject, &sl);
 	if (rc)
