@@ -17,6 +17,7 @@
 enum {
 	OPT_MAX_BODY = 256,
 	OPT_MAX_LINE,
+	OPT_MAX_BUFFERED,
 	OPT_MAX_CONN,
 	OPT_MAX_PER_IP,
 	OPT_IDLE,
@@ -45,6 +46,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"threads", required_argument, NULL, 'j'},
 		{"max-body", required_argument, NULL, OPT_MAX_BODY},
 		{"max-line", required_argument, NULL, OPT_MAX_LINE},
+		{"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
 		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
 		{"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
 		{"idle-timeout", required_argument, NULL, OPT_IDLE},
@@ -91,6 +93,11 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			name = "max-line";
 			ok = cli_parse_size(optarg, &size) && size > 0 && size <= SIZE_MAX / 2;
 			o.max_line = (size_t)size;
+			break;
+		case OPT_MAX_BUFFERED:
+			name = "max-buffered";
+			ok = cli_parse_size(optarg, &size) && size > 0 && size <= SIZE_MAX / 2;
+			o.max_buffered = (size_t)size;
 			break;
 		case OPT_MAX_CONN:
 			name = "max-connections";
@@ -169,6 +176,7 @@ const struct keel_cmd keel_cmd_serve = {
 		 "  -j, --threads N          worker threads (default 4)\n"
 		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
 		 "      --max-line SIZE      largest single event (1M)\n"
+		 "      --max-buffered SIZE  request bodies in memory, all together (256M)\n"
 		 "      --max-connections N  open connections at once (1000)\n"
 		 "      --max-per-ip N       open connections from one address (64)\n"
 		 "      --idle-timeout S     close a connection silent for S seconds (30)\n"

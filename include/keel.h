@@ -288,6 +288,8 @@ struct keel_server_options {
 	unsigned threads;	     /* worker threads; 4 */
 	size_t max_body;	     /* request body bytes; 16 MiB */
 	size_t max_line;	     /* bytes of one event; 1 MiB */
+	size_t max_buffered;	     /* bytes of bodies in memory, all requests
+					together; 256 MiB (at least max_body) */
 	unsigned max_connections;    /* 1000 */
 	unsigned max_per_ip;	     /* connections from one address; 64 */
 	unsigned idle_timeout;	     /* seconds without traffic; 30 */

@@ -905,6 +905,54 @@ static void per_ip_connection_limit(void **state)
 	fx_stop(&f);
 }
 
+/* Bodies held at once are bounded for all requests together: a second
+ * large upload while the first is pending is answered 503 from its
+ * headers, and served again once the first is done. */
+static void memory_budget_for_bodies(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "memory", false);
+	f.o.max_body = 4096;
+	f.o.max_buffered = 4096;
+	fx_start(&f);
+	char head[256];
+	snprintf(head, sizeof head,
+		 "POST /v1/events HTTP/1.1\r\nHost: t\r\nContent-Type: " CT_NDJSON
+		 "\r\nContent-Length: 3000\r\n\r\n");
+	int first = connect_port(f.port);
+	assert_true(first >= 0);
+	assert_true(send_all(first, head, strlen(head)));
+	usleep(100000);
+	struct resp r;
+	int second = connect_port(f.port);
+	assert_true(second >= 0);
+	assert_true(send_all(second, head, strlen(head)));
+	size_t n;
+	char *raw = recv_all(second, &n);
+	close(second);
+	parse_resp(raw, n, &r);
+	assert_status(r, 503);
+	resp_free(&r);
+	/* The first completes (3000 bytes of blank lines and one event). */
+	char *ev = event("tenant-a", "m-1", "V-1", "available", 1);
+	char body[3001];
+	memset(body, '\n', 3000);
+	memcpy(body, ev, strlen(ev));
+	body[3000] = 0;
+	assert_true(send_all(first, body, 3000));
+	raw = recv_all(first, &n);
+	close(first);
+	parse_resp(raw, n, &r);
+	assert_status(r, 200);
+	assert_int_equal(json_num(r.body, "accepted"), 1);
+	resp_free(&r);
+	/* Its bytes were given back: the same size fits again. */
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_NDJSON, body), 200);
+	free(ev);
+	fx_stop(&f);
+}
+
 /* --------------------------------------------------------- concurrency */
 
 struct writer_args {
@@ -1074,6 +1122,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(loopback_only_without_tokens),
 	cmocka_unit_test(slow_clients_do_not_block_others),
 	cmocka_unit_test(per_ip_connection_limit),
+	cmocka_unit_test(memory_budget_for_bodies),
 	cmocka_unit_test(parallel_writers_and_readers_memory),
 	cmocka_unit_test(parallel_writers_and_readers_sqlite),
 	cmocka_unit_test(graceful_stop_finishes_batch),

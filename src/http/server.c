@@ -46,6 +46,7 @@
 #define DEFAULT_HEADER_TIMEOUT 10
 #define DEFAULT_REQUEST_TIMEOUT 60
 #define DEFAULT_GRACE 10
+#define DEFAULT_MAX_BUFFERED ((size_t)256 << 20)
 /* Per-connection memory for headers and the read buffer: it bounds the
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
@@ -85,6 +86,7 @@ struct request {
 	const struct keel_token_entry *token; /* NULL when no token file */
 	struct keel_buf body;
 	size_t received;
+	size_t claimed; /* bytes counted against max_buffered */
 	bool too_large;
 };
 
@@ -121,6 +123,9 @@ struct keel_server {
 	pthread_cond_t inflight_cond;
 	unsigned inflight;
 	atomic_bool stopping;
+
+	/* Request bodies held in memory, all requests together. */
+	atomic_size_t buffered;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -423,6 +428,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	if (!rq)
 		return;
 	set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
+	atomic_fetch_sub(&srv->buffered, rq->claimed);
 	keel_buf_free(&rq->body);
 	free(rq);
 	*con_cls = NULL;
@@ -992,6 +998,20 @@ static bool parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
+/* Counts n more bytes of rq's body against the memory all bodies may
+ * hold at once, so that many large uploads together cannot exhaust memory
+ * where one alone could not. False (nothing counted) when over. */
+static bool claim(struct keel_server *srv, struct request *rq, size_t n)
+{
+	size_t before = atomic_fetch_add(&srv->buffered, n);
+	if (before + n > srv->o.max_buffered) {
+		atomic_fetch_sub(&srv->buffered, n);
+		return false;
+	}
+	rq->claimed += n;
+	return true;
+}
+
 /* First call for POST /v1/events: everything that can be refused before
  * the body is read. */
 static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -1028,8 +1048,15 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 				    "body of %llu bytes: larger than the maximum of %zu bytes",
 				    (unsigned long long)n, srv->o.max_body);
 	}
-	if (cl && parse_size(cl, &n))
+	if (cl && parse_size(cl, &n)) {
+		if (!claim(srv, rq, (size_t)n)) {
+			rq->route = ROUTE_DONE;
+			return answer_error(srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					    "server busy: request bodies in memory at their limit; "
+					    "retry later");
+		}
 		keel_buf_reserve(&rq->body, (size_t)n);
+	}
 	return MHD_YES;
 }
 
@@ -1174,10 +1201,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (rq->route == ROUTE_DONE || rq->route == ROUTE_READ)
 			return MHD_YES; /* a body nobody asked for */
 		rq->received += n;
-		if (rq->received > srv->o.max_body) {
-			/* No Content-Length (chunked) and too much: the answer
-			 * cannot be queued in the middle of a body, so the
-			 * connection is closed instead of reading on. */
+		bool over = rq->received > srv->o.max_body;
+		if (!over && rq->received > rq->claimed &&
+		    !claim(srv, rq, rq->received - rq->claimed))
+			over = true;
+		if (over) {
+			/* No Content-Length (chunked) and too much, for this
+			 * request or for all together: the answer cannot be
+			 * queued in the middle of a body, so the connection is
+			 * closed instead of reading on. */
 			if (!rq->too_large)
 				keel_metrics_status(&srv->metrics, MHD_HTTP_CONTENT_TOO_LARGE);
 			rq->too_large = true;
@@ -1331,6 +1363,10 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		so->request_timeout = DEFAULT_REQUEST_TIMEOUT;
 	if (!so->grace)
 		so->grace = DEFAULT_GRACE;
+	if (!so->max_buffered)
+		so->max_buffered = DEFAULT_MAX_BUFFERED;
+	if (so->max_buffered < so->max_body)
+		so->max_buffered = so->max_body;
 	pthread_mutex_init(&srv->write_lock, NULL);
 	pthread_mutex_init(&srv->readers_lock, NULL);
 	pthread_mutex_init(&srv->conns_lock, NULL);
@@ -1338,6 +1374,7 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 	pthread_mutex_init(&srv->inflight_lock, NULL);
 	init_cond_monotonic(&srv->inflight_cond);
 	atomic_init(&srv->stopping, false);
+	atomic_init(&srv->buffered, 0);
 	keel_metrics_init(&srv->metrics);
 
 	struct keel_buf err;
