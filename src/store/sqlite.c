@@ -39,6 +39,7 @@
 
 #include "../store.h"
 #include "../timeline.h"
+#include "sqlite_internal.h"
 
 /* ------------------------------------------------------------ constants */
 
@@ -1283,3 +1284,15 @@ const struct keel_store_ops keel_store_sqlite_ops = {
 	.scan = keel_sqlite_scan,
 	.counts = keel_sqlite_counts,
 };
+
+/* ------------------------------------------------- for tests (internal) */
+
+sqlite3 *keel_store_sqlite_db(struct keel_store *bs)
+{
+	return keel_sqlite_downcast(bs)->db;
+}
+
+int keel_store_sqlite_schema_version(void)
+{
+	return (int)KEEL_SQLITE_SCHEMA_VERSION;
+}

@@ -1,0 +1,21 @@
+/*
+ * sqlite_internal.h - what the SQLite store shows its own tests and
+ * benchmarks: the connection, so that they can read query plans
+ * (EXPLAIN QUERY PLAN on the very statements the store prepared, found with
+ * sqlite3_next_stmt), step counters, and hold locks. Not part of the
+ * library's API.
+ */
+#ifndef KEEL_STORE_SQLITE_INTERNAL_H
+#define KEEL_STORE_SQLITE_INTERNAL_H
+
+#include <sqlite3.h>
+
+struct keel_store;
+
+/* The store's connection; the store must be a sqlite: store. */
+sqlite3 *keel_store_sqlite_db(struct keel_store *s);
+
+/* The schema version this build creates and reads. */
+int keel_store_sqlite_schema_version(void);
+
+#endif
