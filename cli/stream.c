@@ -239,7 +239,7 @@ static void *follow_main(void *arg)
 		/* At the end: wait for the file to grow; start again if it was
 		 * truncated (a log rewritten in place). */
 		struct stat sb;
-		if (fstat(f->in_fd, &sb) == 0 && sb.st_size < offset) {
+		if (fstat(f->in_fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size < offset) {
 			fprintf(stderr, "keel ingest: \"%s\": file truncated, reading it "
 					"again from the start\n", f->path);
 			lseek(f->in_fd, 0, SEEK_SET);
@@ -262,7 +262,11 @@ static void *follow_main(void *arg)
 struct cli_follow *cli_follow_start(const char *path, int *fd, char **err)
 {
 	*err = NULL;
-	int in = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK only for the open itself: a FIFO without a writer must
+	 * not block here; reads block as usual. */
+	int in = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (in >= 0)
+		fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
 	if (in < 0) {
 		const char *why = strerror(errno);
 		size_t n = strlen(path) + strlen(why) + 32;
