@@ -62,7 +62,7 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 		if (fclose(out) != 0 && rc == 0)
 			rc = cli_error(cmd, "cannot write \"%s\": %s", output,
 				       strerror(errno));
-	} else {
+	} else if (rc == 0) {
 		rc = cli_finish_stdout(cmd, rc);
 	}
 	keel_store_close(s);

@@ -70,7 +70,7 @@ static void dump_raw(struct keel_buf *b, struct keel_str json)
 static int dump_write(struct dump_ctx *d)
 {
 	if (d->buf.len && fwrite(d->buf.data, 1, d->buf.len, d->out) != d->buf.len)
-		return keel_store_fail(d->s, KEEL_EIO, "dump: cannot write: %s",
+		return keel_store_fail(d->s, KEEL_EIO, "cannot write the dump: %s",
 				       strerror(errno));
 	keel_buf_reset(&d->buf);
 	return 0;
@@ -178,7 +178,7 @@ int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
 	if (rc == 0)
 		rc = dump_write(&d);
 	if (rc == 0 && fflush(out) != 0)
-		rc = keel_store_fail(s, KEEL_EIO, "dump: cannot write: %s",
+		rc = keel_store_fail(s, KEEL_EIO, "cannot write the dump: %s",
 				     strerror(errno));
 	keel_buf_free(&d.buf);
 	return rc;
