@@ -14,13 +14,13 @@
 #include "envelope.h"
 #include "keel.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "fuzz_envelope: check failed at line %d: %s\n", \
-				__LINE__, #cond);                                      \
-			abort();                                                       \
-		}                                                                      \
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "fuzz_envelope: check failed at line %d: %s\n",  \
+				__LINE__, #cond);                                        \
+			abort();                                                         \
+		}                                                                        \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,10 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(idj && keel_str_eq(env.id, keel_str_make(idj->str, idj->len)));
 		CHECK(env.tenant.len >= 1 && env.tenant.len <= KEEL_TENANT_MAX);
 		for (size_t i = 0; i < env.tenant.len; i++)
-			CHECK(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				     "0123456789._-",
-				     env.tenant.ptr[i]) != NULL &&
-			      env.tenant.ptr[i] != 0);
+			CHECK(
+			    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789._-",
+				   env.tenant.ptr[i]) != NULL &&
+			    env.tenant.ptr[i] != 0);
 		CHECK(env.type.len >= 1 && env.type.len <= KEEL_TYPE_MAX);
 		const struct keel_json *t = keel_json_get(doc.root, "time", 4);
 		int64_t when;
@@ -66,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(env.data && env.data->type == KEEL_JSON_OBJECT);
 		CHECK(env.data == keel_json_get(doc.root, "data", 4));
 		const struct keel_json *sv = keel_json_get(doc.root, "specversion", 11);
-		CHECK(!sv || (sv->type == KEEL_JSON_STRING && strcmp(sv->str, "1.0") == 0 &&
-			      sv->len == 3));
+		CHECK(!sv || (sv->type == KEEL_JSON_STRING &&
+			      strcmp(sv->str, "1.0") == 0 && sv->len == 3));
 	} else {
 		CHECK(msg.len > 0);
 		CHECK(strncmp(msg.data, "field \"", 7) == 0 ||

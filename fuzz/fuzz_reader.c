@@ -21,13 +21,13 @@
 
 #include "keel.h"
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "fuzz_reader: check failed at line %d: %s\n", \
-				__LINE__, #cond);                                    \
-			abort();                                                     \
-		}                                                                    \
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "fuzz_reader: check failed at line %d: %s\n",    \
+				__LINE__, #cond);                                        \
+			abort();                                                         \
+		}                                                                        \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,7 +49,8 @@ static bool model_next(const char *text, size_t n, size_t *pos, uint64_t *lineno
 			l--;
 		bool blank = true;
 		for (size_t k = 0; k < l; k++)
-			if (text[i + k] != ' ' && text[i + k] != '\t' && text[i + k] != '\r')
+			if (text[i + k] != ' ' && text[i + k] != '\t' &&
+			    text[i + k] != '\r')
 				blank = false;
 		if (blank && l <= max_line)
 			continue;
@@ -132,8 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!too_long || len == eff);
 		if (!must_match)
 			continue;
-		CHECK(model_next((const char *)text, n, &pos, &want_no, eff, &want, &want_len,
-				 &want_long));
+		CHECK(model_next((const char *)text, n, &pos, &want_no, eff, &want,
+				 &want_len, &want_long));
 		CHECK(lineno == want_no && too_long == want_long && len == want_len);
 		CHECK(memcmp(line, want, len) == 0);
 	}

@@ -15,13 +15,13 @@
 
 #include "keel.h"
 
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			fprintf(stderr, "fuzz_time: check failed at line %d: %s\n", \
-				__LINE__, #cond);                                  \
-			abort();                                                   \
-		}                                                                  \
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "fuzz_time: check failed at line %d: %s\n",      \
+				__LINE__, #cond);                                        \
+			abort();                                                         \
+		}                                                                        \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (keel_time_parse(s, size, &t, &why) == 0) {
 		CHECK(why == NULL);
-		CHECK(t >= INT64_C(-62135596800000000) && t <= INT64_C(253402300799999999));
+		CHECK(t >= INT64_C(-62135596800000000) &&
+		      t <= INT64_C(253402300799999999));
 		size_t n = keel_time_format(t, buf);
 		CHECK(n == 20 || n == 27);
 		CHECK(keel_time_parse(buf, n, &back, NULL) == 0 && back == t);

@@ -26,12 +26,9 @@ static const struct {
 	const char *name;
 	size_t len;
 } env_fields[F_COUNT] = {
-	[F_ID] = {"id", 2},
-	[F_SPECVERSION] = {"specversion", 11},
-	[F_TENANT] = {"tenant", 6},
-	[F_TYPE] = {"type", 4},
-	[F_TIME] = {"time", 4},
-	[F_DATA] = {"data", 4},
+    [F_ID] = {"id", 2},		[F_SPECVERSION] = {"specversion", 11},
+    [F_TENANT] = {"tenant", 6}, [F_TYPE] = {"type", 4},
+    [F_TIME] = {"time", 4},	[F_DATA] = {"data", 4},
 };
 
 static int env_fail(struct keel_buf *msg, enum env_field f, const char *rule)

@@ -42,7 +42,7 @@
 
 #define DEFAULT_MAX_LINE ((size_t)1 << 20)
 #define TEXT_CHUNK ((size_t)1 << 20) /* plain read() size and refill room */
-#define IN_CHUNK ((size_t)256 << 10)  /* compressed read() size */
+#define IN_CHUNK ((size_t)256 << 10) /* compressed read() size */
 
 enum reader_codec { CODEC_SNIFF, CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
 
@@ -84,7 +84,7 @@ static const unsigned char gzip_magic[2] = {0x1f, 0x8b};
 static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 static int reader_fail(struct keel_reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static int reader_fail(struct keel_reader *r, const char *fmt, ...)
 {
@@ -253,7 +253,8 @@ static ssize_t fill_zstd(struct keel_reader *r)
 			const char *why = ZSTD_getErrorName(ret);
 			return reader_fail(r, "%s: corrupt zstd data at byte %llu (%c%s)",
 					   r->name, (unsigned long long)in_offset(r),
-					   why[0] >= 'A' && why[0] <= 'Z' ? why[0] + 32 : why[0],
+					   why[0] >= 'A' && why[0] <= 'Z' ? why[0] + 32
+									  : why[0],
 					   why + 1);
 		}
 		if (progress)
@@ -469,8 +470,7 @@ int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
 	}
 }
 
-void keel_reader_progress(const struct keel_reader *r, uint64_t *done,
-			  uint64_t *total)
+void keel_reader_progress(const struct keel_reader *r, uint64_t *done, uint64_t *total)
 {
 	*done = atomic_load_explicit(&r->done, memory_order_relaxed);
 	*total = r->total;

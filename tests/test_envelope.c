@@ -28,8 +28,8 @@ static void read_env(struct outcome *o, const char *text, size_t len)
 	keel_json_doc_init(&o->doc);
 	keel_buf_init(&o->msg);
 	if (keel_json_parse(&o->doc, text, len, &jerr) != 0)
-		fail_msg("test input is not JSON (%s at %zu): %.*s", jerr.msg, jerr.offset,
-			 (int)len, text);
+		fail_msg("test input is not JSON (%s at %zu): %.*s", jerr.msg,
+			 jerr.offset, (int)len, text);
 	o->rc = keel_envelope_read(&o->doc, &o->env, &o->msg);
 }
 
@@ -94,8 +94,8 @@ static void test_golden_cases(void **state)
 		read_env(&o, input, input_len);
 		describe(&o, &got);
 		if (got.len != n - 3 || memcmp(got.data, p + 3, n - 3) != 0) {
-			print_error("%s:%d: expected\n  %.*s\ngot\n  %s\n", path, input_line,
-				    (int)(n - 3), p + 3, got.data);
+			print_error("%s:%d: expected\n  %.*s\ngot\n  %s\n", path,
+				    input_line, (int)(n - 3), p + 3, got.data);
 			failures++;
 		}
 		ok_cases += o.rc == 0;
@@ -117,8 +117,8 @@ static void test_golden_cases(void **state)
 static char *envelope_with(const char *field, const char *json)
 {
 	const char *names[] = {"id", "tenant", "type", "time", "data"};
-	const char *values[] = {"\"e-1\"", "\"acme\"", "\"t\"", "\"2024-01-01T00:00:00Z\"",
-				"{}"};
+	const char *values[] = {"\"e-1\"", "\"acme\"", "\"t\"",
+				"\"2024-01-01T00:00:00Z\"", "{}"};
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addc(&b, '{');
@@ -162,9 +162,9 @@ static void test_length_boundaries(void **state)
 		size_t max;
 		const char *prefix; /* of a rejection */
 	} cases[] = {
-		{"id", 256, ""},
-		{"tenant", 64, "event \"e-1\": "},
-		{"type", 256, "event \"e-1\": "},
+	    {"id", 256, ""},
+	    {"tenant", 64, "event \"e-1\": "},
+	    {"type", 256, "event \"e-1\": "},
 	};
 	char want[256];
 	for (size_t i = 0; i < 3; i++) {
@@ -172,8 +172,9 @@ static void test_length_boundaries(void **state)
 		expect_field(cases[i].field, s, "ok 2024-01-01T00:00:00Z");
 		free(s);
 		s = string_of("a", cases[i].max + 1);
-		snprintf(want, sizeof want, "%sfield \"%s\": must be 1-%zu bytes (got %zu)",
-			 cases[i].prefix, cases[i].field, cases[i].max, cases[i].max + 1);
+		snprintf(want, sizeof want,
+			 "%sfield \"%s\": must be 1-%zu bytes (got %zu)", cases[i].prefix,
+			 cases[i].field, cases[i].max, cases[i].max + 1);
 		expect_field(cases[i].field, s, want);
 		free(s);
 		s = string_of("a", 1);
@@ -192,7 +193,8 @@ static void test_length_boundaries(void **state)
 	expect_field("type", s, "ok 2024-01-01T00:00:00Z");
 	free(s);
 	s = string_of("\\u00e9", 129);
-	expect_field("type", s, "event \"e-1\": field \"type\": must be 1-256 bytes (got 258)");
+	expect_field("type", s,
+		     "event \"e-1\": field \"type\": must be 1-256 bytes (got 258)");
 	free(s);
 	/* 256 bytes written as 1536 bytes of escapes still fit. */
 	s = string_of("\\u0061", 256);
@@ -213,9 +215,10 @@ static void test_tenant_alphabet(void **state)
 		else
 			snprintf(json, sizeof json, "\"%c\"", c);
 		snprintf(want, sizeof want, "%s",
-			 allowed ? "ok 2024-01-01T00:00:00Z"
-				 : "event \"e-1\": field \"tenant\": must be 1-64 bytes of "
-				   "[A-Za-z0-9._-]");
+			 allowed
+			     ? "ok 2024-01-01T00:00:00Z"
+			     : "event \"e-1\": field \"tenant\": must be 1-64 bytes of "
+			       "[A-Za-z0-9._-]");
 		expect_field("tenant", json, want);
 	}
 }
@@ -223,9 +226,10 @@ static void test_tenant_alphabet(void **state)
 static void test_views_into_document(void **state)
 {
 	(void)state;
-	const char text[] = "{\"time\":\"2024-05-06T07:08:09.25-01:00\",\"type\":\"fleet.x\","
-			    "\"id\":\"a\\u0062c\",\"tenant\":\"acme\",\"data\":{\"k\":[1]},"
-			    "\"specversion\":\"1.0\"}";
+	const char text[] =
+	    "{\"time\":\"2024-05-06T07:08:09.25-01:00\",\"type\":\"fleet.x\","
+	    "\"id\":\"a\\u0062c\",\"tenant\":\"acme\",\"data\":{\"k\":[1]},"
+	    "\"specversion\":\"1.0\"}";
 	struct outcome o;
 	read_env(&o, text, strlen(text));
 	assert_int_equal(o.rc, 0);
@@ -249,9 +253,9 @@ static void test_id_kept_on_later_failure(void **state)
 {
 	(void)state;
 	struct outcome o;
-	const char bad_time[] =
-		"{\"id\":\"e-9\",\"tenant\":\"t\",\"type\":\"x\",\"time\":\"2024-02-30T00:00:00Z\","
-		"\"data\":{}}";
+	const char bad_time[] = "{\"id\":\"e-9\",\"tenant\":\"t\",\"type\":\"x\","
+				"\"time\":\"2024-02-30T00:00:00Z\","
+				"\"data\":{}}";
 	read_env(&o, bad_time, strlen(bad_time));
 	assert_int_equal(o.rc, -1);
 	assert_int_equal(o.env.id.len, 3);
@@ -271,7 +275,8 @@ static void test_id_kept_on_later_failure(void **state)
 			    "\"time\":\"2024-01-01T00:00:00Z\",\"data\":{}}";
 	read_env(&o, good, strlen(good));
 	assert_int_equal(o.rc, 0);
-	assert_int_equal(keel_json_parse(&o.doc, "[1]", 3, &(struct keel_json_error){0}), 0);
+	assert_int_equal(keel_json_parse(&o.doc, "[1]", 3, &(struct keel_json_error){0}),
+			 0);
 	assert_int_equal(keel_envelope_read(&o.doc, &o.env, &o.msg), -1);
 	assert_null(o.env.id.ptr);
 	assert_null(o.env.tenant.ptr);
@@ -307,11 +312,23 @@ static void test_time_messages_match_parser(void **state)
 {
 	(void)state;
 	const char *times[] = {
-		"", "x", "2024-01-01", "2024-01-01 00:00:00Z", "2024-01-01T00:00:00",
-		"2024-01-01T00:00:00.Z", "2024-01-01T00:00:00+01", "2024-01-01T00:00:00+01:60",
-		"2024-01-01T00:00:00Zx", "0000-01-01T00:00:00Z", "2024-00-01T00:00:00Z",
-		"2024-02-30T00:00:00Z", "2024-01-01T25:00:00Z", "2024-01-01T00:61:00Z",
-		"2024-01-01T00:00:60Z", "2024-01-01T00:00:70Z", "9999-12-31T23:59:59-01:00",
+	    "",
+	    "x",
+	    "2024-01-01",
+	    "2024-01-01 00:00:00Z",
+	    "2024-01-01T00:00:00",
+	    "2024-01-01T00:00:00.Z",
+	    "2024-01-01T00:00:00+01",
+	    "2024-01-01T00:00:00+01:60",
+	    "2024-01-01T00:00:00Zx",
+	    "0000-01-01T00:00:00Z",
+	    "2024-00-01T00:00:00Z",
+	    "2024-02-30T00:00:00Z",
+	    "2024-01-01T25:00:00Z",
+	    "2024-01-01T00:61:00Z",
+	    "2024-01-01T00:00:60Z",
+	    "2024-01-01T00:00:70Z",
+	    "9999-12-31T23:59:59-01:00",
 	};
 	char json[128], want[256];
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
@@ -326,13 +343,13 @@ static void test_time_messages_match_parser(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(test_golden_cases),
-	cmocka_unit_test(test_length_boundaries),
-	cmocka_unit_test(test_tenant_alphabet),
-	cmocka_unit_test(test_views_into_document),
-	cmocka_unit_test(test_id_kept_on_later_failure),
-	cmocka_unit_test(test_message_appended),
-	cmocka_unit_test(test_time_messages_match_parser),
+    cmocka_unit_test(test_golden_cases),
+    cmocka_unit_test(test_length_boundaries),
+    cmocka_unit_test(test_tenant_alphabet),
+    cmocka_unit_test(test_views_into_document),
+    cmocka_unit_test(test_id_kept_on_later_failure),
+    cmocka_unit_test(test_message_appended),
+    cmocka_unit_test(test_time_messages_match_parser),
 };
 
 KEEL_TEST_MAIN(tests)

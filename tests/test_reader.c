@@ -130,7 +130,8 @@ static char *split_model(const char *data, size_t n, size_t max_line)
 			len--;
 		bool blank = true;
 		for (size_t k = 0; k < len; k++)
-			if (data[i + k] != ' ' && data[i + k] != '\t' && data[i + k] != '\r')
+			if (data[i + k] != ' ' && data[i + k] != '\t' &&
+			    data[i + k] != '\r')
 				blank = false;
 		if (!blank || len > max_line)
 			text_line(&t, lineno, len > max_line, data + i,
@@ -162,7 +163,8 @@ static void expect_error(const char *path, const char *message_prefix)
 	assert_int_equal(rc, KEEL_EIO);
 	const char *msg = keel_reader_errmsg(r);
 	if (strncmp(msg, message_prefix, strlen(message_prefix)) != 0)
-		fail_msg("message \"%s\" does not start with \"%s\"", msg, message_prefix);
+		fail_msg("message \"%s\" does not start with \"%s\"", msg,
+			 message_prefix);
 	/* Errors are sticky. */
 	const char *line;
 	size_t len;
@@ -232,7 +234,10 @@ static void test_bom_dropped(void **state)
 	/* Only at the very start of the input. */
 	expect_file(p, 0, "1:{\"a\":1}\n2:\xef\xbb\xbf{}\n");
 	/* The mark does not count towards the line length. */
-	keel_test_write_file(p, "\xef\xbb\xbf" "12345678\n", 12);
+	keel_test_write_file(p,
+			     "\xef\xbb\xbf"
+			     "12345678\n",
+			     12);
 	expect_file(p, 8, "1:12345678\n");
 	/* A mark alone, or part of one, is no line; a partial mark is data. */
 	keel_test_write_file(p, "\xef\xbb\xbf", 3);
@@ -242,9 +247,9 @@ static void test_bom_dropped(void **state)
 	/* Through a pipe, one byte at a time. */
 	uint64_t total;
 	char *got = read_stdin_from(
-		"for c in '\\357' '\\273' '\\277' '{' '}' '\\n'; do printf \"$c\"; "
-		"sleep 0.02; done",
-		0, &total);
+	    "for c in '\\357' '\\273' '\\277' '{' '}' '\\n'; do printf \"$c\"; "
+	    "sleep 0.02; done",
+	    0, &total);
 	assert_string_equal(got, "1:{}\n");
 	free(got);
 }
@@ -289,7 +294,8 @@ static void test_zstd(void **state)
 	snprintf(b, sizeof b, "%s", in_dir(f, "b.zst"));
 	snprintf(cat, sizeof cat, "%s", in_dir(f, "ab.zst"));
 	assert_int_equal(keel_test_sh("printf 'one\\r\\ntw' | zstd -q -c > '%s'", a), 0);
-	assert_int_equal(keel_test_sh("printf 'o\\n\\nthree\\n' | zstd -q -c > '%s'", b), 0);
+	assert_int_equal(keel_test_sh("printf 'o\\n\\nthree\\n' | zstd -q -c > '%s'", b),
+			 0);
 	expect_file(a, 0, "1:one\n2:tw\n");
 	/* Concatenated frames are one stream. */
 	assert_int_equal(keel_test_sh("cat '%s' '%s' > '%s'", a, b, cat), 0);
@@ -697,24 +703,24 @@ static void test_corrupt_stdin(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test_setup_teardown(test_plain_lines, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_crlf_and_final_line, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_blank_lines_counted, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_empty_inputs, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_bom_dropped, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_gzip_concatenated_members, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_zstd, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_stdin_pipe, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_sniff_plain_path, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_max_line_boundaries, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_ten_mib_line, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_corrupt_gzip, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_corrupt_zstd, setup, teardown),
-	cmocka_unit_test(test_corrupt_stdin),
+    cmocka_unit_test_setup_teardown(test_plain_lines, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_crlf_and_final_line, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_blank_lines_counted, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_empty_inputs, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bom_dropped, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_gzip_concatenated_members, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_zstd, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_stdin_pipe, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_sniff_plain_path, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_max_line_boundaries, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_ten_mib_line, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_corrupt_gzip, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_corrupt_zstd, setup, teardown),
+    cmocka_unit_test(test_corrupt_stdin),
 };
 
 KEEL_TEST_MAIN(tests)

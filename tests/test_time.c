@@ -94,9 +94,8 @@ static void test_parse_fraction(void **state)
 	assert_int_equal(parse_ok("2024-05-06T07:08:09.123456789Z"), base + 123456);
 	assert_int_equal(parse_ok("2024-05-06T07:08:09.9999999Z"), base + 999999);
 	assert_int_equal(parse_ok("2024-05-06T07:08:09.0000009+00:00"), base);
-	assert_int_equal(
-		parse_ok("2024-05-06T07:08:09.12345678901234567890123456789Z"),
-		base + 123456);
+	assert_int_equal(parse_ok("2024-05-06T07:08:09.12345678901234567890123456789Z"),
+			 base + 123456);
 	/* Before 1970 the fraction still counts forward from the second. */
 	assert_int_equal(parse_ok("1969-12-31T23:59:59.25Z"), -SEC + 250000);
 }
@@ -199,16 +198,21 @@ static void test_parse_shape(void **state)
 	parse_fails("2024-01-01T00:00:00 Z", "missing zone offset");
 	parse_fails("2024-01-01T00:00:00.Z", "fractional seconds need a digit after '.'");
 	parse_fails("2024-01-01T00:00:00.", "fractional seconds need a digit after '.'");
-	parse_fails("2024-01-01T00:00:00+0530", "zone offset must be Z, +HH:MM or -HH:MM");
+	parse_fails("2024-01-01T00:00:00+0530",
+		    "zone offset must be Z, +HH:MM or -HH:MM");
 	parse_fails("2024-01-01T00:00:00+05", "zone offset must be Z, +HH:MM or -HH:MM");
-	parse_fails("2024-01-01T00:00:00+5:30", "zone offset must be Z, +HH:MM or -HH:MM");
-	parse_fails("2024-01-01T00:00:00+05:3x", "zone offset must be Z, +HH:MM or -HH:MM");
+	parse_fails("2024-01-01T00:00:00+5:30",
+		    "zone offset must be Z, +HH:MM or -HH:MM");
+	parse_fails("2024-01-01T00:00:00+05:3x",
+		    "zone offset must be Z, +HH:MM or -HH:MM");
 	parse_fails("2024-01-01T00:00:00+24:00", "zone offset out of range");
 	parse_fails("2024-01-01T00:00:00-05:60", "zone offset out of range");
-	parse_fails("2024-01-01T00:00:00ZZ", "unexpected characters after the zone offset");
+	parse_fails("2024-01-01T00:00:00ZZ",
+		    "unexpected characters after the zone offset");
 	parse_fails("2024-01-01T00:00:00+01:00 ",
 		    "unexpected characters after the zone offset");
-	parse_fails("2024-01-01T00:00:00Z\n", "unexpected characters after the zone offset");
+	parse_fails("2024-01-01T00:00:00Z\n",
+		    "unexpected characters after the zone offset");
 }
 
 static void test_parse_uses_len_only(void **state)
@@ -333,7 +337,8 @@ static void test_round_trip_random(void **state)
 		buf[19] = 0; /* drop fraction and Z */
 		snprintf(shifted, sizeof shifted, "%s.%06lld+%02d:%02d", buf,
 			 (long long)(((t % SEC) + SEC) % SEC), oh, om);
-		assert_int_equal(keel_time_parse(shifted, strlen(shifted), &back, NULL), 0);
+		assert_int_equal(keel_time_parse(shifted, strlen(shifted), &back, NULL),
+				 0);
 		assert_int_equal(back, t);
 	}
 }
@@ -348,20 +353,20 @@ static void test_now(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(test_parse_known_instants),
-	cmocka_unit_test(test_parse_lowercase_separators),
-	cmocka_unit_test(test_parse_fraction),
-	cmocka_unit_test(test_parse_offsets),
-	cmocka_unit_test(test_parse_boundaries),
-	cmocka_unit_test(test_parse_calendar),
-	cmocka_unit_test(test_parse_shape),
-	cmocka_unit_test(test_parse_uses_len_only),
-	cmocka_unit_test(test_format_canonical),
-	cmocka_unit_test(test_format_negative),
-	cmocka_unit_test(test_format_out_of_range),
-	cmocka_unit_test(test_every_day_against_timegm),
-	cmocka_unit_test(test_round_trip_random),
-	cmocka_unit_test(test_now),
+    cmocka_unit_test(test_parse_known_instants),
+    cmocka_unit_test(test_parse_lowercase_separators),
+    cmocka_unit_test(test_parse_fraction),
+    cmocka_unit_test(test_parse_offsets),
+    cmocka_unit_test(test_parse_boundaries),
+    cmocka_unit_test(test_parse_calendar),
+    cmocka_unit_test(test_parse_shape),
+    cmocka_unit_test(test_parse_uses_len_only),
+    cmocka_unit_test(test_format_canonical),
+    cmocka_unit_test(test_format_negative),
+    cmocka_unit_test(test_format_out_of_range),
+    cmocka_unit_test(test_every_day_against_timegm),
+    cmocka_unit_test(test_round_trip_random),
+    cmocka_unit_test(test_now),
 };
 
 KEEL_TEST_MAIN(tests)
