@@ -114,6 +114,19 @@ contains long.rej '{"position":2,"id":null,"error":"line 2: line longer than the
 expect 0 "$KEEL" ingest "$dir/long.ndjson" "${mem[@]}" --max-line 1K
 contains err "accepted 8, duplicates 0 (conflicting 0), unhandled 1, rejected 0"
 
+# The progress line: only when stderr is a terminal.
+expect 0 "$KEEL" generate fleet --events 3000 --seed 3 --output "$dir/gen.ndjson"
+expect 0 "$KEEL" ingest "$dir/gen.ndjson" "${mem[@]}"
+lacks err "$(printf '\r')"
+lacks err " events/s, "
+if command -v script >/dev/null; then
+	run script -qec "'$KEEL' ingest '$dir/gen.ndjson' --store memory:" /dev/null
+	[ "$status" -eq 0 ] || fail "ingest under script exited $status"
+	contains out "$(printf '\r\033[K')64 events, "
+	contains out "%, ETA "
+	contains out "read 3000 events in "
+fi
+
 # Fatal errors: exit 1 with the cause named, before anything is read.
 expect 1 "$KEEL" ingest "$story" --store "sqlite:$dir/no/such/dir/keel.db"
 contains err "keel ingest: "
