@@ -70,6 +70,7 @@ struct frame {
 	size_t count;
 	bool is_object;
 	bool hashed; /* keys live in the level's keytab */
+	uint64_t seen; /* while linear: one bit per key so far, a tiny Bloom filter */
 };
 
 struct parser {
@@ -125,7 +126,8 @@ static struct json_scratch *scratch_get(struct keel_json_doc *doc)
 
 /* --------------------------------------------------------------- errors */
 
-static int fail(struct parser *p, const char *at, const char *msg)
+static __attribute__((cold, noinline)) int fail(struct parser *p, const char *at,
+						 const char *msg)
 {
 	if (p->err) {
 		size_t n = strlen(msg);
@@ -140,7 +142,8 @@ static int fail(struct parser *p, const char *at, const char *msg)
 
 /* `duplicate key "K"` with K escaped for display and cut at a character
  * boundary if it would not fit. */
-static int fail_dup(struct parser *p, const char *at, const char *key, size_t len)
+static __attribute__((cold, noinline)) int fail_dup(struct parser *p, const char *at,
+						     const char *key, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	static const char head[] = "duplicate key \"";
@@ -507,14 +510,48 @@ static void keytab_start(struct parser *p, struct frame *f, size_t lvl)
 	f->hashed = true;
 }
 
+/* Equality of two keys of this parse. Keys live in the string area, which
+ * has 16 bytes of slack past the last one, so short keys (most of them)
+ * compare as one 8-byte word instead of a call to memcmp. */
+static inline bool key_eq(const char *a, const char *b, size_t len)
+{
+#if JSON_SWAR
+	if (len <= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		uint64_t mask = len == 8 ? ~0ULL : (1ULL << (len * 8)) - 1;
+		return ((x ^ y) & mask) == 0;
+	}
+#endif
+	return memcmp(a, b, len) == 0;
+}
+
 /* Checks the key about to be added to the object of frame f. */
 static inline bool key_is_new(struct parser *p, struct frame *f, size_t lvl, const char *key,
 			      size_t len)
 {
 	if (__builtin_expect(!f->hashed, 1)) {
 		if (f->count < DUP_LINEAR) {
+			/* Most keys are new and most objects small: one bit
+			 * from a hash of the first 8 bytes and the length
+			 * spares the compare loop unless the bit is taken. */
+			uint64_t w = 0;
+#if JSON_SWAR
+			memcpy(&w, key, 8); /* the string area has slack */
+			if (len < 8)
+				w &= (1ULL << (len * 8)) - 1;
+#else
+			for (size_t i = 0; i < len && i < 8; i++)
+				w = (w << 8) | (unsigned char)key[i];
+#endif
+			uint64_t bit = 1ULL << (((w + len) * 0x9e3779b97f4a7c15ULL) >> 58);
+			uint64_t seen = f->seen;
+			f->seen = seen | bit;
+			if (!(seen & bit))
+				return true;
 			for (const struct keel_json *m = f->node->child; m; m = m->next)
-				if (m->key_len == len && memcmp(m->key, key, len) == 0)
+				if (m->key_len == len && key_eq(m->key, key, len))
 					return false;
 			return true;
 		}
@@ -676,6 +713,7 @@ value:
 		f->last = NULL;
 		f->count = 0;
 		f->hashed = false;
+		f->seen = 0;
 		f->is_object = *s == '{';
 		v->type = f->is_object ? KEEL_JSON_OBJECT : KEEL_JSON_ARRAY;
 		s = skip_ws(s + 1, end);
@@ -761,8 +799,12 @@ const struct keel_json *keel_json_get(const struct keel_json *obj, const char *k
 {
 	if (!obj || obj->type != KEEL_JSON_OBJECT)
 		return NULL;
+	/* The first byte settles most mismatches without a call (a key is
+	 * NUL-terminated, so key[0] is readable even when empty). */
+	char k0 = key_len ? key[0] : 0;
 	for (const struct keel_json *m = obj->child; m; m = m->next)
-		if (m->key_len == key_len && memcmp(m->key, key, key_len) == 0)
+		if (m->key_len == key_len && m->key[0] == k0 &&
+		    memcmp(m->key, key, key_len) == 0)
 			return m;
 	return NULL;
 }
