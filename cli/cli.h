@@ -38,12 +38,12 @@ extern const struct keel_cmd *const keel_cmds[];
 void cli_help(const struct keel_cmd *cmd, FILE *f);
 /* Usage error: "keel NAME: <message>" and a hint on stderr; returns 2. */
 int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* For getopt's '?' (getopt has printed the message); returns 2. */
 int cli_bad_option(const struct keel_cmd *cmd);
 /* Fatal error: "keel NAME: <message>" on stderr; returns 1. */
 int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Opens the store (url NULL: KEEL_STORE or the default); prints the
  * reason and returns NULL on failure. */

@@ -12,11 +12,11 @@
 static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"tenant", required_argument, NULL, 't'},
-		{"output", required_argument, NULL, 'o'},
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"tenant", required_argument, NULL, 't'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL, *tenant = NULL, *output = NULL;
 	int c;
@@ -70,18 +70,18 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_dump = {
-	.name = "dump",
-	.summary = "Write the canonical NDJSON dump of the store.",
-	.usage = "dump [--tenant T] [--output FILE] [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -t, --tenant T     only this tenant\n"
-		 "  -o, --output FILE  write to FILE (default: standard output)\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "One record a line: entities, facts, relations and events, sorted by\n"
-		 "tenant and type (docs/dump.md). Two stores holding the same data give\n"
-		 "byte-identical dumps; 'keel load' restores one.",
-	.run = dump_run,
+    .name = "dump",
+    .summary = "Write the canonical NDJSON dump of the store.",
+    .usage = "dump [--tenant T] [--output FILE] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -t, --tenant T     only this tenant\n"
+	     "  -o, --output FILE  write to FILE (default: standard output)\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "One record a line: entities, facts, relations and events, sorted by\n"
+	     "tenant and type (docs/dump.md). Two stores holding the same data give\n"
+	     "byte-identical dumps; 'keel load' restores one.",
+    .run = dump_run,
 };

@@ -12,14 +12,14 @@
 static int generate_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"events", required_argument, NULL, 'n'},
-		{"tenants", required_argument, NULL, 't'},
-		{"seed", required_argument, NULL, 'S'},
-		{"late", required_argument, NULL, 'l'},
-		{"duplicates", required_argument, NULL, 'd'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"events", required_argument, NULL, 'n'},
+	    {"tenants", required_argument, NULL, 't'},
+	    {"seed", required_argument, NULL, 'S'},
+	    {"late", required_argument, NULL, 'l'},
+	    {"duplicates", required_argument, NULL, 'd'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct keel_generate_options o = {.tenants = 1, .seed = 1};
 	bool have_events = false;
@@ -31,30 +31,38 @@ static int generate_run(const struct keel_cmd *cmd, int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (!cli_parse_u64(optarg, &o.events))
-				return cli_usage_error(cmd, "--events \"%s\": not a count",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--events \"%s\": not a count", optarg);
 			have_events = true;
 			break;
 		case 't':
 			if (!cli_parse_u64(optarg, &v) || v < 1 || v > UINT32_MAX)
-				return cli_usage_error(cmd, "--tenants \"%s\": not a count "
-							    "from 1", optarg);
+				return cli_usage_error(cmd,
+						       "--tenants \"%s\": not a count "
+						       "from 1",
+						       optarg);
 			o.tenants = (uint32_t)v;
 			break;
 		case 'S':
 			if (!cli_parse_u64(optarg, &o.seed))
-				return cli_usage_error(cmd, "--seed \"%s\": not an unsigned "
-							    "integer", optarg);
+				return cli_usage_error(cmd,
+						       "--seed \"%s\": not an unsigned "
+						       "integer",
+						       optarg);
 			break;
 		case 'l':
 			if (!cli_parse_fraction(optarg, &o.late))
-				return cli_usage_error(cmd, "--late \"%s\": not a fraction "
-							    "from 0 to 1", optarg);
+				return cli_usage_error(cmd,
+						       "--late \"%s\": not a fraction "
+						       "from 0 to 1",
+						       optarg);
 			break;
 		case 'd':
 			if (!cli_parse_fraction(optarg, &o.duplicates))
-				return cli_usage_error(cmd, "--duplicates \"%s\": not a "
-							    "fraction from 0 to 1", optarg);
+				return cli_usage_error(cmd,
+						       "--duplicates \"%s\": not a "
+						       "fraction from 0 to 1",
+						       optarg);
 			break;
 		case 'o':
 			output = optarg;
@@ -97,21 +105,21 @@ static int generate_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_generate = {
-	.name = "generate",
-	.summary = "Write a deterministic synthetic event stream (NDJSON).",
-	.usage = "generate fleet --events N [--tenants K] [--seed S] [--late P]\n"
-		 "                   [--duplicates P] [--output FILE]\n"
-		 "\n"
-		 "options:\n"
-		 "  -n, --events N        how many lines to write (required)\n"
-		 "  -t, --tenants K       spread the stream over K tenants (default 1)\n"
-		 "  -S, --seed S          random seed (default 1)\n"
-		 "  -l, --late P          fraction of events delivered out of time order\n"
-		 "  -d, --duplicates P    fraction of events sent twice\n"
-		 "  -o, --output FILE     write to FILE (default: standard output)\n"
-		 "  -h, --help            this help\n"
-		 "\n"
-		 "The output depends only on the options, on every machine and in every\n"
-		 "release (profile fleet, version 1).",
-	.run = generate_run,
+    .name = "generate",
+    .summary = "Write a deterministic synthetic event stream (NDJSON).",
+    .usage = "generate fleet --events N [--tenants K] [--seed S] [--late P]\n"
+	     "                   [--duplicates P] [--output FILE]\n"
+	     "\n"
+	     "options:\n"
+	     "  -n, --events N        how many lines to write (required)\n"
+	     "  -t, --tenants K       spread the stream over K tenants (default 1)\n"
+	     "  -S, --seed S          random seed (default 1)\n"
+	     "  -l, --late P          fraction of events delivered out of time order\n"
+	     "  -d, --duplicates P    fraction of events sent twice\n"
+	     "  -o, --output FILE     write to FILE (default: standard output)\n"
+	     "  -h, --help            this help\n"
+	     "\n"
+	     "The output depends only on the options, on every machine and in every\n"
+	     "release (profile fleet, version 1).",
+    .run = generate_run,
 };

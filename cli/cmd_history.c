@@ -9,9 +9,9 @@
 static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL;
 	int c;
@@ -48,17 +48,17 @@ static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_history = {
-	.name = "history",
-	.summary = "Print every row of a subject's timelines with provenance, as JSON.",
-	.usage = "history TENANT SUBJECT [PREDICATE] [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "Prints one line of JSON: the fact rows and the outgoing relation rows\n"
-		 "of SUBJECT, closed and emptied rows included, each with valid_from,\n"
-		 "valid_to, asserted_by and closed_by. PREDICATE narrows both lists to\n"
-		 "one predicate or relation name. Exits 1 when the entity does not exist.",
-	.run = history_run,
+    .name = "history",
+    .summary = "Print every row of a subject's timelines with provenance, as JSON.",
+    .usage = "history TENANT SUBJECT [PREDICATE] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Prints one line of JSON: the fact rows and the outgoing relation rows\n"
+	     "of SUBJECT, closed and emptied rows included, each with valid_from,\n"
+	     "valid_to, asserted_by and closed_by. PREDICATE narrows both lists to\n"
+	     "one predicate or relation name. Exits 1 when the entity does not exist.",
+    .run = history_run,
 };

@@ -40,9 +40,9 @@ static void ingest_on_signal(int sig)
 struct ingest_state {
 	const struct keel_cmd *cmd;
 	struct keel_ingest *ing;
-	FILE *rejects; /* NULL: rejections go to stderr */
-	const char *input;   /* current input's name, for messages */
-	bool multi;	     /* more than one input */
+	FILE *rejects;	   /* NULL: rejections go to stderr */
+	const char *input; /* current input's name, for messages */
+	bool multi;	   /* more than one input */
 	uint64_t rejects_seen;
 	bool quiet, verbose;
 	size_t linger_ms;
@@ -50,8 +50,8 @@ struct ingest_state {
 	bool progress;
 	bool progress_drawn;
 	double start, last_draw;
-	uint64_t bytes_before; /* of the inputs already read */
-	uint64_t bytes_total;  /* of all inputs, 0 if unknown */
+	uint64_t bytes_before;	    /* of the inputs already read */
+	uint64_t bytes_total;	    /* of all inputs, 0 if unknown */
 	struct keel_reader *reader; /* read on this thread, for progress */
 };
 
@@ -77,8 +77,8 @@ static void progress_draw(struct ingest_state *st, double now)
 	const struct keel_report *rep = keel_ingest_report(st->ing);
 	double elapsed = now - st->start;
 	double rate = elapsed > 0 ? (double)rep->read / elapsed : 0;
-	fprintf(stderr, "\r\033[K%llu events, %.0f events/s", (unsigned long long)rep->read,
-		rate);
+	fprintf(stderr, "\r\033[K%llu events, %.0f events/s",
+		(unsigned long long)rep->read, rate);
 	if (st->bytes_total && st->reader) {
 		uint64_t done, total;
 		keel_reader_progress(st->reader, &done, &total);
@@ -143,7 +143,8 @@ static int store_failed(struct ingest_state *st)
 {
 	progress_clear(st);
 	if (st->multi)
-		return cli_error(st->cmd, "%s: %s", st->input, keel_ingest_errmsg(st->ing));
+		return cli_error(st->cmd, "%s: %s", st->input,
+				 keel_ingest_errmsg(st->ing));
 	return cli_error(st->cmd, "%s", keel_ingest_errmsg(st->ing));
 }
 
@@ -184,8 +185,7 @@ static int ingest_file(struct ingest_state *st, struct keel_reader *r)
 /* Live input: commit when the input goes quiet (see the file comment).
  * *reader_busy is set when the reading thread is still inside the reader
  * (interrupted while waiting for input): the reader must then stay open. */
-static int ingest_live(struct ingest_state *st, struct keel_reader *r,
-		       bool *reader_busy)
+static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *reader_busy)
 {
 	struct cli_stream *stream = cli_stream_start(r);
 	if (!stream)
@@ -198,24 +198,28 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r,
 		int timeout = 100; /* wake up now and then to notice a signal */
 		if (pending) {
 			double left = deadline - cli_now();
-			timeout = left <= 0 ? 0 : left < 0.1 ? (int)(left * 1000) + 1 : 100;
+			timeout = left <= 0    ? 0
+				  : left < 0.1 ? (int)(left * 1000) + 1
+					       : 100;
 		}
 		struct cli_line line;
 		got = cli_stream_next(stream, timeout, &line);
 		if (got == 1) {
-			if ((rc = offer(st, line.text, line.len, line.lineno, line.too_long)))
+			if ((rc = offer(st, line.text, line.len, line.lineno,
+					line.too_long)))
 				break;
 			double now = cli_now();
 			if (!pending && keel_ingest_pending(st->ing))
 				deadline = now + linger;
-			if (linger > 0 && keel_ingest_pending(st->ing) && now >= deadline &&
-			    keel_ingest_flush(st->ing)) {
+			if (linger > 0 && keel_ingest_pending(st->ing) &&
+			    now >= deadline && keel_ingest_flush(st->ing)) {
 				rc = store_failed(st);
 				break;
 			}
 			progress_tick(st);
 		} else if (got == 0) {
-			if (pending && cli_now() >= deadline && keel_ingest_flush(st->ing)) {
+			if (pending && cli_now() >= deadline &&
+			    keel_ingest_flush(st->ing)) {
 				rc = store_failed(st);
 				break;
 			}
@@ -239,8 +243,9 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 	const struct keel_report *r = keel_ingest_report(st->ing);
 	progress_clear(st);
 	if (!st->rejects && st->rejects_seen > REJECTS_SHOWN)
-		fprintf(stderr, "keel ingest: ... and %llu more rejected events (use "
-				"--rejects FILE to keep them all)\n",
+		fprintf(stderr,
+			"keel ingest: ... and %llu more rejected events (use "
+			"--rejects FILE to keep them all)\n",
 			(unsigned long long)(st->rejects_seen - REJECTS_SHOWN));
 	if (st->quiet)
 		return;
@@ -250,14 +255,15 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		"accepted %llu, duplicates %llu (conflicting %llu), unhandled %llu, "
 		"rejected %llu\n"
 		"rows inserted %llu, rows closed %llu\n",
-		interrupted ? "interrupted: " : "", (unsigned long long)r->read, elapsed, rate,
-		(unsigned long long)r->accepted, (unsigned long long)r->duplicates,
+		interrupted ? "interrupted: " : "", (unsigned long long)r->read, elapsed,
+		rate, (unsigned long long)r->accepted, (unsigned long long)r->duplicates,
 		(unsigned long long)r->conflicting, (unsigned long long)r->unhandled,
 		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted,
 		(unsigned long long)r->rows_closed);
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
-			(unsigned long long)r->batches, (unsigned long long)r->statements);
+			(unsigned long long)r->batches,
+			(unsigned long long)r->statements);
 }
 
 struct ingest_args {
@@ -271,17 +277,17 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 		      struct ingest_args *a, struct ingest_state *st)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"cartridge", required_argument, NULL, 'c'},
-		{"batch", required_argument, NULL, 'b'},
-		{"linger", required_argument, NULL, 'l'},
-		{"rejects", required_argument, NULL, 'r'},
-		{"follow", no_argument, NULL, 'f'},
-		{"max-line", required_argument, NULL, 'm'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"cartridge", required_argument, NULL, 'c'},
+	    {"batch", required_argument, NULL, 'b'},
+	    {"linger", required_argument, NULL, 'l'},
+	    {"rejects", required_argument, NULL, 'r'},
+	    {"follow", no_argument, NULL, 'f'},
+	    {"max-line", required_argument, NULL, 'm'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 0;
@@ -296,13 +302,17 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 		case 'b':
 			if (!cli_parse_u64(optarg, &a->batch) || a->batch < 1 ||
 			    a->batch > 1000000)
-				return cli_usage_error(cmd, "--batch \"%s\": not a count from "
-							    "1 to 1000000", optarg);
+				return cli_usage_error(cmd,
+						       "--batch \"%s\": not a count from "
+						       "1 to 1000000",
+						       optarg);
 			break;
 		case 'l':
 			if (!cli_parse_u64(optarg, &a->linger) || a->linger > 3600000)
-				return cli_usage_error(cmd, "--linger \"%s\": not a number of "
-							    "milliseconds (0-3600000)", optarg);
+				return cli_usage_error(cmd,
+						       "--linger \"%s\": not a number of "
+						       "milliseconds (0-3600000)",
+						       optarg);
 			a->linger_set = true;
 			break;
 		case 'r':
@@ -314,8 +324,10 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 		case 'm':
 			if (!cli_parse_size(optarg, &a->max_line) || a->max_line < 16 ||
 			    a->max_line > ((uint64_t)1 << 30))
-				return cli_usage_error(cmd, "--max-line \"%s\": not a size "
-							    "from 16 bytes to 1G", optarg);
+				return cli_usage_error(cmd,
+						       "--max-line \"%s\": not a size "
+						       "from 16 bytes to 1G",
+						       optarg);
 			break;
 		case 'q':
 			st->quiet = true;
@@ -363,7 +375,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	static const char *const stdin_only[] = {"-", NULL};
 	const char *const *inputs =
-		optind < argc ? (const char *const *)argv + optind : stdin_only;
+	    optind < argc ? (const char *const *)argv + optind : stdin_only;
 	int ninputs = optind < argc ? argc - optind : 1;
 	st.multi = ninputs > 1;
 	st.linger_ms = (size_t)a.linger;
@@ -407,11 +419,11 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		}
 	}
 	struct keel_ingest_options o = {
-		.cartridge = cart,
-		.batch = (size_t)a.batch,
-		.max_line = (size_t)a.max_line,
-		.on_reject = on_reject,
-		.reject_userdata = &st,
+	    .cartridge = cart,
+	    .batch = (size_t)a.batch,
+	    .max_line = (size_t)a.max_line,
+	    .on_reject = on_reject,
+	    .reject_userdata = &st,
 	};
 	rc = keel_ingest_new(s, &o, &st.ing);
 	if (rc) {
@@ -470,8 +482,10 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 out:
 	keel_ingest_free(st.ing);
-	if (st.rejects && st.rejects != stdout && fclose(st.rejects) != 0 && rc != CLI_FATAL)
-		rc = cli_error(cmd, "cannot write \"%s\": %s", a.rejects, strerror(errno));
+	if (st.rejects && st.rejects != stdout && fclose(st.rejects) != 0 &&
+	    rc != CLI_FATAL)
+		rc =
+		    cli_error(cmd, "cannot write \"%s\": %s", a.rejects, strerror(errno));
 	else if (st.rejects == stdout)
 		rc = cli_finish_stdout(cmd, rc);
 	keel_store_close(s);
@@ -480,34 +494,35 @@ out:
 }
 
 const struct keel_cmd keel_cmd_ingest = {
-	.name = "ingest",
-	.summary = "Read NDJSON events into the store.",
-	.usage = "ingest [FILE...|-] [--store URL] [--cartridge NAME|PATH] [--batch N]\n"
-		 "                 [--linger MS] [--rejects FILE] [--follow]\n"
-		 "                 [--max-line BYTES] [--quiet] [--verbose]\n"
-		 "\n"
-		 "options:\n"
-		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-		 "                           .so cartridge (default: fleet)\n"
-		 "  -b, --batch N            events per transaction (default 500)\n"
-		 "  -l, --linger MS          live input: commit a batch once its first event\n"
-		 "                           has waited MS ms and the input is quiet\n"
-		 "                           (default 0: whenever the input is quiet)\n"
-		 "  -r, --rejects FILE       write each rejected event to FILE as one JSON\n"
-		 "                           line (- for standard output)\n"
-		 "  -f, --follow             keep reading FILE as it grows (stop with\n"
-		 "                           Ctrl-C or SIGTERM: the open batch is committed)\n"
-		 "  -m, --max-line BYTES     longest accepted line, K/M/G suffixes\n"
-		 "                           (default 1M)\n"
-		 "  -q, --quiet              no progress line and no report\n"
-		 "  -v, --verbose            report batches and SQL statements too\n"
-		 "  -h, --help               this help\n"
-		 "\n"
-		 "Inputs are NDJSON files, plain, .gz or .zst; - (or nothing) is standard\n"
-		 "input, whose compression is detected. A pipe or terminal on standard\n"
-		 "input and --follow are live input: events are committed as they arrive.\n"
-		 "Exit status: 0 all ingested; 1 fatal error; 2 usage; 3 finished with\n"
-		 "rejected events.",
-	.run = ingest_run,
+    .name = "ingest",
+    .summary = "Read NDJSON events into the store.",
+    .usage =
+	"ingest [FILE...|-] [--store URL] [--cartridge NAME|PATH] [--batch N]\n"
+	"                 [--linger MS] [--rejects FILE] [--follow]\n"
+	"                 [--max-line BYTES] [--quiet] [--verbose]\n"
+	"\n"
+	"options:\n"
+	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
+	"                           .so cartridge (default: fleet)\n"
+	"  -b, --batch N            events per transaction (default 500)\n"
+	"  -l, --linger MS          live input: commit a batch once its first event\n"
+	"                           has waited MS ms (default 0: as soon as the\n"
+	"                           input is quiet)\n"
+	"  -r, --rejects FILE       write each rejected event to FILE as one JSON\n"
+	"                           line (- for standard output)\n"
+	"  -f, --follow             keep reading FILE as it grows (stop with\n"
+	"                           Ctrl-C or SIGTERM: the open batch is committed)\n"
+	"  -m, --max-line BYTES     longest accepted line, K/M/G suffixes\n"
+	"                           (default 1M)\n"
+	"  -q, --quiet              no progress line and no report\n"
+	"  -v, --verbose            report batches and SQL statements too\n"
+	"  -h, --help               this help\n"
+	"\n"
+	"Inputs are NDJSON files, plain, .gz or .zst; - (or nothing) is standard\n"
+	"input, whose compression is detected. A pipe or terminal on standard\n"
+	"input and --follow are live input: events are committed as they arrive.\n"
+	"Exit status: 0 all ingested; 1 fatal error; 2 usage; 3 finished with\n"
+	"rejected events.",
+    .run = ingest_run,
 };

@@ -11,9 +11,9 @@
 static int load_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL;
 	int c;
@@ -56,18 +56,18 @@ static int load_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_load = {
-	.name = "load",
-	.summary = "Restore a dump into a store.",
-	.usage = "load FILE|- [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "Reads a dump written by 'keel dump' (FILE, or standard input for -),\n"
-		 "checks every record and writes it in batches of 4096 records, one\n"
-		 "transaction each. The dump's tenants must not exist in the store yet.\n"
-		 "A bad record stops the load with its line number; the batches before\n"
-		 "it stay committed (docs/dump.md).",
-	.run = load_run,
+    .name = "load",
+    .summary = "Restore a dump into a store.",
+    .usage = "load FILE|- [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Reads a dump written by 'keel dump' (FILE, or standard input for -),\n"
+	     "checks every record and writes it in batches of 4096 records, one\n"
+	     "transaction each. The dump's tenants must not exist in the store yet.\n"
+	     "A bad record stops the load with its line number; the batches before\n"
+	     "it stay committed (docs/dump.md).",
+    .run = load_run,
 };

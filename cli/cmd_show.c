@@ -9,10 +9,10 @@
 static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"at", required_argument, NULL, 'a'},
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"at", required_argument, NULL, 'a'},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL;
 	int64_t at = keel_time_now();
@@ -23,7 +23,8 @@ static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 		switch (c) {
 		case 'a':
 			if (!cli_parse_time(optarg, &at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
+				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
+						       why);
 			break;
 		case 's':
 			url = optarg;
@@ -52,18 +53,18 @@ static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_show = {
-	.name = "show",
-	.summary = "Print an entity, its facts and its relations at a time, as JSON.",
-	.usage = "show TENANT SUBJECT [--at TIME] [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "Prints one line of JSON: the entity's kind, first_seen and last_seen,\n"
-		 "the facts valid at TIME (predicate -> value), and the links valid at\n"
-		 "TIME, outgoing (SUBJECT is the subject) and incoming (SUBJECT is the\n"
-		 "object). Exits 1 when the entity does not exist.",
-	.run = show_run,
+    .name = "show",
+    .summary = "Print an entity, its facts and its relations at a time, as JSON.",
+    .usage = "show TENANT SUBJECT [--at TIME] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Prints one line of JSON: the entity's kind, first_seen and last_seen,\n"
+	     "the facts valid at TIME (predicate -> value), and the links valid at\n"
+	     "TIME, outgoing (SUBJECT is the subject) and incoming (SUBJECT is the\n"
+	     "object). Exits 1 when the entity does not exist.",
+    .run = show_run,
 };

@@ -9,10 +9,10 @@
 static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"tenant", required_argument, NULL, 't'},
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"tenant", required_argument, NULL, 't'},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL, *tenant = NULL;
 	int c;
@@ -49,16 +49,16 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_stats = {
-	.name = "stats",
-	.summary = "Print row counts per tenant, as JSON.",
-	.usage = "stats [--tenant T] [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "Prints one line of JSON: for each tenant the number of entities,\n"
-		 "fact rows, relation rows and logged events, and their totals.",
-	.run = stats_run,
+    .name = "stats",
+    .summary = "Print row counts per tenant, as JSON.",
+    .usage = "stats [--tenant T] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Prints one line of JSON: for each tenant the number of entities,\n"
+	     "fact rows, relation rows and logged events, and their totals.",
+    .run = stats_run,
 };

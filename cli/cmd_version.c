@@ -8,8 +8,8 @@
 static int version_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 0;
@@ -26,11 +26,11 @@ static int version_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_version = {
-	.name = "version",
-	.summary = "Print the version of keel.",
-	.usage = "version\n"
-		 "\n"
-		 "options:\n"
-		 "  -h, --help         this help",
-	.run = version_run,
+    .name = "version",
+    .summary = "Print the version of keel.",
+    .usage = "version\n"
+	     "\n"
+	     "options:\n"
+	     "  -h, --help         this help",
+    .run = version_run,
 };

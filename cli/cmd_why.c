@@ -9,10 +9,10 @@
 static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"at", required_argument, NULL, 'a'},
-		{"store", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"at", required_argument, NULL, 'a'},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL;
 	int64_t at = keel_time_now();
@@ -23,7 +23,8 @@ static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 		switch (c) {
 		case 'a':
 			if (!cli_parse_time(optarg, &at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
+				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
+						       why);
 			break;
 		case 's':
 			url = optarg;
@@ -36,7 +37,8 @@ static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 		}
 	}
 	if (argc - optind != 3)
-		return cli_usage_error(cmd, "expected a tenant, a subject and a predicate");
+		return cli_usage_error(cmd,
+				       "expected a tenant, a subject and a predicate");
 
 	struct keel_store *s = cli_open_store(cmd, url);
 	if (!s)
@@ -52,18 +54,18 @@ static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 }
 
 const struct keel_cmd keel_cmd_why = {
-	.name = "why",
-	.summary = "Print the event behind a fact's value at a time, as JSON.",
-	.usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--store URL]\n"
-		 "\n"
-		 "options:\n"
-		 "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
-		 "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -h, --help         this help\n"
-		 "\n"
-		 "Prints one line of JSON: the row of PREDICATE that contains TIME (its\n"
-		 "value, which is null after an unset, its interval and provenance) and\n"
-		 "the logged envelope of the event that asserted it. Exits 1 when the\n"
-		 "entity does not exist or no row of PREDICATE contains TIME.",
-	.run = why_run,
+    .name = "why",
+    .summary = "Print the event behind a fact's value at a time, as JSON.",
+    .usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Prints one line of JSON: the row of PREDICATE that contains TIME (its\n"
+	     "value, which is null after an unset, its interval and provenance) and\n"
+	     "the logged envelope of the event that asserted it. Exits 1 when the\n"
+	     "entity does not exist or no row of PREDICATE contains TIME.",
+    .run = why_run,
 };

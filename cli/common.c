@@ -13,12 +13,12 @@
 
 void cli_help(const struct keel_cmd *cmd, FILE *f)
 {
-	/* The synopsis, the summary, then the rest of the usage text. */
+	/* The synopsis, the summary, then the rest of the usage text (which
+	 * starts with its blank line). */
 	const char *rest = strstr(cmd->usage, "\n\n");
 	int n = rest ? (int)(rest - cmd->usage) : (int)strlen(cmd->usage);
-	fprintf(f, "usage: keel %.*s\n\n%s\n", n, cmd->usage, cmd->summary);
-	if (rest)
-		fprintf(f, "%s\n", rest);
+	fprintf(f, "usage: keel %.*s\n\n%s%s\n", n, cmd->usage, cmd->summary,
+		rest ? rest : "");
 }
 
 static void cli_vmsg(const struct keel_cmd *cmd, const char *fmt, va_list ap)
@@ -95,9 +95,18 @@ bool cli_parse_size(const char *s, uint64_t *out)
 	switch (*end) {
 	case '\0':
 		break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
 	default:
 		return false;
 	}

@@ -21,9 +21,9 @@ extern const struct keel_cmd keel_cmd_serve;
 extern const struct keel_cmd keel_cmd_token;
 
 const struct keel_cmd *const keel_cmds[] = {
-	&keel_cmd_ingest, &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
-	&keel_cmd_show,	  &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
-	&keel_cmd_version, &keel_cmd_serve, &keel_cmd_token, NULL,
+    &keel_cmd_ingest,  &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
+    &keel_cmd_show,    &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
+    &keel_cmd_version, &keel_cmd_serve,	   &keel_cmd_token, NULL,
 };
 
 static const struct keel_cmd *find_cmd(const char *name)
@@ -70,7 +70,8 @@ int main(int argc, char **argv)
 		}
 		const struct keel_cmd *cmd = find_cmd(argv[2]);
 		if (!cmd) {
-			fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n",
+			fprintf(stderr,
+				"keel: unknown command \"%s\" (see 'keel --help')\n",
 				argv[2]);
 			return CLI_USAGE;
 		}
@@ -79,7 +80,8 @@ int main(int argc, char **argv)
 	}
 	const struct keel_cmd *cmd = find_cmd(name);
 	if (!cmd) {
-		fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n", name);
+		fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n",
+			name);
 		return CLI_USAGE;
 	}
 

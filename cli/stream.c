@@ -118,7 +118,8 @@ int cli_stream_next(struct cli_stream *st, int timeout_ms, struct cli_line *out)
 			ts.tv_nsec -= 1000000000L;
 		}
 		while (st->count == 0 && !st->eof)
-			if (pthread_cond_timedwait(&st->not_empty, &st->mu, &ts) == ETIMEDOUT)
+			if (pthread_cond_timedwait(&st->not_empty, &st->mu, &ts) ==
+			    ETIMEDOUT)
 				break;
 	}
 	int rc;
@@ -239,9 +240,12 @@ static void *follow_main(void *arg)
 		/* At the end: wait for the file to grow; start again if it was
 		 * truncated (a log rewritten in place). */
 		struct stat sb;
-		if (fstat(f->in_fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size < offset) {
-			fprintf(stderr, "keel ingest: \"%s\": file truncated, reading it "
-					"again from the start\n", f->path);
+		if (fstat(f->in_fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_size < offset) {
+			fprintf(stderr,
+				"keel ingest: \"%s\": file truncated, reading it "
+				"again from the start\n",
+				f->path);
 			lseek(f->in_fd, 0, SEEK_SET);
 			offset = 0;
 			continue;

@@ -144,8 +144,8 @@ static int dump_record(void *ud, const struct keel_record *r)
 
 static int dump_tenant(struct dump_ctx *d, const char *tenant)
 {
-	static const enum keel_record_type order[] = {
-		KEEL_REC_ENTITY, KEEL_REC_FACT, KEEL_REC_RELATION, KEEL_REC_EVENT};
+	static const enum keel_record_type order[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
+						      KEEL_REC_RELATION, KEEL_REC_EVENT};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(order); i++) {
 		struct keel_scan q = {.type = order[i], .tenant = keel_str_cstr(tenant)};
 		int rc = keel_store_scan(d->s, &q, dump_record, d);
@@ -217,7 +217,7 @@ struct load_ctx {
 
 /* Fails the load with a message naming the line. */
 static int load_fail(struct load_ctx *L, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static int load_fail(struct load_ctx *L, const char *fmt, ...)
 {
 	keel_buf_reset(&L->msg);
@@ -330,8 +330,7 @@ static int order_cmp(const struct load_prev *p, int type, struct keel_str subjec
 		return c;
 	if ((c = keel_str_cmp(prev_get(&p->name), name)))
 		return c;
-	if (type == KEEL_REC_RELATION &&
-	    (c = keel_str_cmp(prev_get(&p->object), object)))
+	if (type == KEEL_REC_RELATION && (c = keel_str_cmp(prev_get(&p->object), object)))
 		return c;
 	if ((c = cmp_i64(p->valid_from, from)) || (c = cmp_i64(p->valid_to, to)))
 		return c;
@@ -351,9 +350,10 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 	if (p->any) {
 		int c = keel_str_cmp(prev_get(&p->tenant), tenant);
 		if (c > 0)
-			return load_fail(L, "tenant \"%.*s\" out of order (the dump is "
-					    "sorted by tenant)", (int)tenant.len,
-					 tenant.ptr);
+			return load_fail(L,
+					 "tenant \"%.*s\" out of order (the dump is "
+					 "sorted by tenant)",
+					 (int)tenant.len, tenant.ptr);
 		new_tenant = c != 0;
 	}
 	if (new_tenant) {
@@ -362,46 +362,52 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 		if (rc)
 			return rc;
 		if (counts[0] || counts[1] || counts[2] || counts[3])
-			return load_fail(L, "tenant \"%.*s\" already has data in the store",
+			return load_fail(L,
+					 "tenant \"%.*s\" already has data in the store",
 					 (int)tenant.len, tenant.ptr);
 		prev_set(&p->tenant, tenant);
 		p->type = -1;
 	}
 	bool same_key = false;
 	if (type < p->type) {
-		return load_fail(L, "%s record after %s records (the order is entity, "
-				    "fact, relation, event)", record_names[type],
-				 record_names[p->type]);
+		return load_fail(L,
+				 "%s record after %s records (the order is entity, "
+				 "fact, relation, event)",
+				 record_names[type], record_names[p->type]);
 	} else if (type == p->type && type != KEEL_REC_EVENT) {
 		int c = order_cmp(p, type, subject, name, object, from, to, asserted_by);
 		if (c > 0 || (c == 0 && type == KEEL_REC_ENTITY))
-			return load_fail(L, "%s record out of order%s", record_names[type],
+			return load_fail(L, "%s record out of order%s",
+					 record_names[type],
 					 c == 0 ? " (duplicate subject)" : "");
-		same_key = keel_str_eq(prev_get(&p->subject), subject) &&
-			   keel_str_eq(prev_get(&p->name), name) &&
-			   (type == KEEL_REC_FACT ||
-			    keel_str_eq(prev_get(&p->object), object));
+		same_key =
+		    keel_str_eq(prev_get(&p->subject), subject) &&
+		    keel_str_eq(prev_get(&p->name), name) &&
+		    (type == KEEL_REC_FACT || keel_str_eq(prev_get(&p->object), object));
 	}
 
 	if (type == KEEL_REC_FACT || type == KEEL_REC_RELATION) {
 		/* A new timeline: the previous one must have ended open. */
 		if (!same_key && p->have_row && p->row_to != KEEL_TIME_INF)
-			return load_fail(L, "the timeline of line %llu ends with a closed "
-					    "row (its last non-empty row must be open)",
+			return load_fail(L,
+					 "the timeline of line %llu ends with a closed "
+					 "row (its last non-empty row must be open)",
 					 (unsigned long long)p->row_line);
 		if (!same_key)
 			p->have_row = false;
 		if (from != to) {
 			if (p->have_row && p->row_to != from)
-				return load_fail(L, "row does not start where the previous "
-						    "row of its timeline ends");
+				return load_fail(L,
+						 "row does not start where the previous "
+						 "row of its timeline ends");
 			p->have_row = true;
 			p->row_to = to;
 			p->row_line = L->line;
 		}
 	} else if (p->have_row && p->row_to != KEEL_TIME_INF) {
-		return load_fail(L, "the timeline of line %llu ends with a closed row "
-				    "(its last non-empty row must be open)",
+		return load_fail(L,
+				 "the timeline of line %llu ends with a closed row "
+				 "(its last non-empty row must be open)",
 				 (unsigned long long)p->row_line);
 	} else {
 		p->have_row = false;
@@ -420,8 +426,8 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 		       struct keel_str tenant)
 {
-	static const char *const keys[] = {"type",	 "tenant",    "subject",
-					   "kind",	 "first_seen", "last_seen"};
+	static const char *const keys[] = {"type", "tenant",	 "subject",
+					   "kind", "first_seen", "last_seen"};
 	struct keel_str subject, kind;
 	int64_t first, last;
 	int rc;
@@ -455,12 +461,12 @@ static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 static int load_row(struct load_ctx *L, const struct keel_json *obj,
 		    struct keel_str tenant, enum keel_row_kind kind)
 {
-	static const char *const fact_keys[] = {
-		"type",	      "tenant",	  "subject",	 "predicate", "value",
-		"valid_from", "valid_to", "asserted_by", "closed_by"};
+	static const char *const fact_keys[] = {"type",	     "tenant",	    "subject",
+						"predicate", "value",	    "valid_from",
+						"valid_to",  "asserted_by", "closed_by"};
 	static const char *const rel_keys[] = {
-		"type",	  "tenant",	"subject",  "relation",	   "object",
-		"linked", "valid_from", "valid_to", "asserted_by", "closed_by"};
+	    "type",   "tenant",	    "subject",	"relation",    "object",
+	    "linked", "valid_from", "valid_to", "asserted_by", "closed_by"};
 	bool fact = kind == KEEL_ROW_FACT;
 	struct keel_str subject, name, object = KEEL_STR_NULL, value = KEEL_STR_NULL;
 	struct keel_str asserted_by, closed_by;
@@ -471,8 +477,8 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	if (fact)
 		rc = check_members(L, obj, fact_keys, KEEL_ARRAY_LEN(fact_keys), "fact");
 	else
-		rc = check_members(L, obj, rel_keys, KEEL_ARRAY_LEN(rel_keys),
-				   "relation");
+		rc =
+		    check_members(L, obj, rel_keys, KEEL_ARRAY_LEN(rel_keys), "relation");
 	if (rc ||
 	    (rc = field_str(L, obj, "subject", 1, KEEL_SUBJECT_MAX, false, &subject)) ||
 	    (rc = field_str(L, obj, fact ? "predicate" : "relation", 1, KEEL_NAME_MAX,
@@ -486,12 +492,14 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 			keel_buf_reset(&L->tmp);
 			keel_json_compact(&L->doc, v, &L->tmp);
 			if (L->tmp.len > KEEL_VALUE_MAX)
-				return load_fail(L, "field \"value\": longer than %d bytes",
+				return load_fail(L,
+						 "field \"value\": longer than %d bytes",
 						 KEEL_VALUE_MAX);
 			value = keel_str_make(L->tmp.data, L->tmp.len);
 		}
 	} else {
-		if ((rc = field_str(L, obj, "object", 1, KEEL_SUBJECT_MAX, false, &object)))
+		if ((rc = field_str(L, obj, "object", 1, KEEL_SUBJECT_MAX, false,
+				    &object)))
 			return rc;
 		const struct keel_json *v = keel_json_get(obj, "linked", 6);
 		if (!v)
@@ -502,7 +510,8 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	}
 	if ((rc = field_time(L, obj, "valid_from", false, &from)) ||
 	    (rc = field_time(L, obj, "valid_to", true, &to)) ||
-	    (rc = field_str(L, obj, "asserted_by", 1, KEEL_ID_MAX, false, &asserted_by)) ||
+	    (rc =
+		 field_str(L, obj, "asserted_by", 1, KEEL_ID_MAX, false, &asserted_by)) ||
 	    (rc = field_str(L, obj, "closed_by", 1, KEEL_ID_MAX, true, &closed_by)))
 		return rc;
 	if (from > to)
@@ -515,7 +524,7 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 		return rc;
 
 	struct keel_timeline *tl =
-		keel_overlay_timeline(&L->ov, kind, tenant, subject, name, object);
+	    keel_overlay_timeline(&L->ov, kind, tenant, subject, name, object);
 	struct keel_row *row = keel_arena_alloc(&L->ov.arena, sizeof *row);
 	memset(row, 0, sizeof *row);
 	row->valid_from = from;
@@ -533,8 +542,8 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 static int load_event(struct load_ctx *L, const struct keel_json *obj,
 		      struct keel_str tenant)
 {
-	static const char *const keys[] = {"type", "tenant", "id",
-					   "event_type", "time", "envelope"};
+	static const char *const keys[] = {"type",	 "tenant", "id",
+					   "event_type", "time",   "envelope"};
 	struct keel_str id, type;
 	int64_t time;
 	int rc;
@@ -707,8 +716,9 @@ int keel_load(struct keel_store *s, FILE *in)
 		rc = keel_store_fail(s, KEEL_EIO, "line %llu: cannot read: %s",
 				     (unsigned long long)L.line + 1, strerror(errno));
 	if (rc == 0 && p->have_row && p->row_to != KEEL_TIME_INF) {
-		rc = load_fail(&L, "the timeline of line %llu ends with a closed row "
-				   "(its last non-empty row must be open)",
+		rc = load_fail(&L,
+			       "the timeline of line %llu ends with a closed row "
+			       "(its last non-empty row must be open)",
 			       (unsigned long long)p->row_line);
 	}
 	if (rc == 0)

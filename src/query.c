@@ -98,8 +98,8 @@ static int find_entity(struct keel_store *s, struct query_ctx *q, const char *te
 		return rc;
 	if (!q->found)
 		return keel_store_fail(s, KEEL_ENOTFOUND,
-				       "entity \"%s\" not found in tenant \"%s\"", subject,
-				       tenant);
+				       "entity \"%s\" not found in tenant \"%s\"",
+				       subject, tenant);
 	return 0;
 }
 
@@ -183,8 +183,8 @@ static int show_in_cb(void *ud, const struct keel_record *r)
 	return 0;
 }
 
-int keel_show(struct keel_store *s, const char *tenant, const char *subject,
-	      int64_t at, char **json)
+int keel_show(struct keel_store *s, const char *tenant, const char *subject, int64_t at,
+	      char **json)
 {
 	if (!s || !json)
 		return KEEL_EINVAL;
@@ -199,8 +199,9 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject,
 		keel_buf_adds(b, ",\"at\":");
 		add_time(b, at);
 		keel_buf_adds(b, ",\"kind\":");
-		keel_buf_add_json_str(b, q.has_kind ? keel_str_make(q.kind.data, q.kind.len)
-						    : KEEL_STR_NULL);
+		keel_buf_add_json_str(b, q.has_kind
+					     ? keel_str_make(q.kind.data, q.kind.len)
+					     : KEEL_STR_NULL);
 		keel_buf_adds(b, ",\"first_seen\":");
 		add_time(b, q.first_seen);
 		keel_buf_adds(b, ",\"last_seen\":");
@@ -282,11 +283,11 @@ int keel_history(struct keel_store *s, const char *tenant, const char *subject,
 		keel_buf_adds(b, ",\"predicate\":");
 		keel_buf_add_json_str(b, predicate ? keel_str_cstr(predicate)
 						   : KEEL_STR_NULL);
-		struct keel_scan sc = {
-			.type = KEEL_REC_FACT,
-			.tenant = keel_str_cstr(tenant),
-			.subject = keel_str_cstr(subject),
-			.name = predicate ? keel_str_cstr(predicate) : KEEL_STR_NULL};
+		struct keel_scan sc = {.type = KEEL_REC_FACT,
+				       .tenant = keel_str_cstr(tenant),
+				       .subject = keel_str_cstr(subject),
+				       .name = predicate ? keel_str_cstr(predicate)
+							 : KEEL_STR_NULL};
 		keel_buf_adds(b, ",\"facts\":[");
 		q.n = 0;
 		rc = keel_store_scan(s, &sc, history_fact_cb, &q);
@@ -373,10 +374,10 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 		}
 	}
 	if (rc == 0) {
-		struct keel_scan ev = {.type = KEEL_REC_EVENT,
-				       .tenant = keel_str_cstr(tenant),
-				       .event_id = keel_str_make(q.asserted_by.data,
-								 q.asserted_by.len)};
+		struct keel_scan ev = {
+		    .type = KEEL_REC_EVENT,
+		    .tenant = keel_str_cstr(tenant),
+		    .event_id = keel_str_make(q.asserted_by.data, q.asserted_by.len)};
 		keel_buf_adds(&q.b, ",\"event\":");
 		q.found = false;
 		rc = keel_store_scan(s, &ev, why_event_cb, &q);
@@ -421,8 +422,8 @@ int keel_stats(struct keel_store *s, const char *tenant, char **json)
 		if (rc)
 			break;
 		if (tenant && !(c[0] || c[1] || c[2] || c[3])) {
-			rc = keel_store_fail(s, KEEL_ENOTFOUND,
-					     "tenant \"%s\" not found", tenant);
+			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
+					     tenant);
 			break;
 		}
 		for (int k = 0; k < 4; k++)

@@ -36,12 +36,12 @@ static int64_t T(const char *s)
 	return t;
 }
 
-static struct keel_str S(const char *s)
-{
+static struct keel_str S(const char *s) {
 	return s ? keel_str_cstr(s) : KEEL_STR_NULL;
 }
 
-static void b_init(struct builder *b, struct keel_store *s)
+static void
+b_init(struct builder *b, struct keel_store *s)
 {
 	memset(b, 0, sizeof *b);
 	b->s = s;
@@ -65,7 +65,7 @@ static void b_row(struct builder *b, enum keel_row_kind kind, const char *tenant
 		  const char *asserted_by, const char *closed_by)
 {
 	struct keel_timeline *tl =
-		keel_overlay_timeline(&b->o, kind, S(tenant), S(subject), S(name), S(object));
+	    keel_overlay_timeline(&b->o, kind, S(tenant), S(subject), S(name), S(object));
 	struct keel_row *r = keel_arena_alloc(&b->o.arena, sizeof *r);
 	memset(r, 0, sizeof *r);
 	r->valid_from = T(from);
@@ -97,10 +97,10 @@ static void b_event(struct builder *b, const char *tenant, const char *id,
 static void b_commit(struct builder *b)
 {
 	assert_int_equal(keel_store_begin(b->s), 0);
-	assert_int_equal(keel_store_write_back(b->s, &b->o,
-					       (struct keel_batch_event **)b->events.items,
-					       b->events.len),
-			 0);
+	assert_int_equal(
+	    keel_store_write_back(
+		b->s, &b->o, (struct keel_batch_event **)b->events.items, b->events.len),
+	    0);
 	assert_int_equal(keel_store_commit(b->s), 0);
 	keel_overlay_free(&b->o);
 	keel_ptrvec_free(&b->events);
@@ -114,8 +114,8 @@ static struct keel_store *open_memory(void)
 	return s;
 }
 
-#define ENV(tenant, id, type, time, data)                                        \
-	"{\"specversion\":\"1.0\",\"id\":\"" id "\",\"tenant\":\"" tenant          \
+#define ENV(tenant, id, type, time, data)                                                \
+	"{\"specversion\":\"1.0\",\"id\":\"" id "\",\"tenant\":\"" tenant                \
 	"\",\"type\":\"" type "\",\"time\":\"" time "\",\"data\":" data "}"
 
 /* Two tenants, every record type, every escape and null the format has.
@@ -141,8 +141,8 @@ static void build_sample(struct keel_store *s)
 		 "2026-01-05T05:00:00Z");
 	b_entity(&b, "alpha", "q\"b\\n\n\x01\xc3\xa9", "k\x1f", "2026-01-05T05:00:00Z",
 		 "2026-01-05T05:00:00.000001Z");
-	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL,
-	      "\"in_service\"", false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
+	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"in_service\"",
+	      false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"available\"",
 	      false, "2026-01-05T05:00:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"x\"", false,
@@ -150,57 +150,83 @@ static void build_sample(struct keel_store *s)
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "location", NULL, NULL, false,
 	      "2026-01-05T05:00:00Z", NULL, "e-1", NULL);
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "geo", NULL,
-	      "{\"lat\":41.10,\"lon\":-8.6e0}", false, "2026-01-05T05:00:00Z", NULL, "e-1",
-	      NULL);
-	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1",
-	      NULL, false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
-	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1",
-	      NULL, true, "2026-01-05T05:00:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
+	      "{\"lat\":41.10,\"lon\":-8.6e0}", false, "2026-01-05T05:00:00Z", NULL,
+	      "e-1", NULL);
+	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1", NULL,
+	      false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
+	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1", NULL,
+	      true, "2026-01-05T05:00:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
 	b_commit(&b);
 }
 
 static const char sample_dump[] =
-	"{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"Zed\",\"kind\":null,"
-	"\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":\"2026-01-05T05:00:00Z\"}\n"
-	"{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"q\\\"b\\\\n\\n\\u0001\xc3\xa9\","
-	"\"kind\":\"k\\u001f\",\"first_seen\":\"2026-01-05T05:00:00Z\","
-	"\"last_seen\":\"2026-01-05T05:00:00.000001Z\"}\n"
-	"{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"kind\":\"vehicle\","
-	"\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":\"2026-01-05T07:00:00.500000Z\"}\n"
-	"{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":\"geo\","
-	"\"value\":{\"lat\":41.10,\"lon\":-8.6e0},\"valid_from\":\"2026-01-05T05:00:00Z\","
-	"\"valid_to\":null,\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
-	"{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":\"location\","
-	"\"value\":null,\"valid_from\":\"2026-01-05T05:00:00Z\",\"valid_to\":null,"
-	"\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
-	"{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":\"status\","
-	"\"value\":\"available\",\"valid_from\":\"2026-01-05T05:00:00Z\","
-	"\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}\n"
-	"{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":\"status\","
-	"\"value\":\"x\",\"valid_from\":\"2026-01-05T05:30:00Z\","
-	"\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}\n"
-	"{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":\"status\","
-	"\"value\":\"in_service\",\"valid_from\":\"2026-01-05T05:30:00Z\",\"valid_to\":null,"
-	"\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
-	"{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":\"drives\","
-	"\"object\":\"vehicle:V-1\",\"linked\":true,\"valid_from\":\"2026-01-05T05:00:00Z\","
-	"\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}\n"
-	"{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":\"drives\","
-	"\"object\":\"vehicle:V-1\",\"linked\":false,\"valid_from\":\"2026-01-05T05:30:00Z\","
-	"\"valid_to\":null,\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
-	"{\"type\":\"event\",\"tenant\":\"alpha\",\"id\":\"e-2\",\"event_type\":\"t.two\","
-	"\"time\":\"2026-01-05T05:30:00Z\",\"envelope\":"
-	ENV("alpha", "e-2", "t.two", "2026-01-05T06:30:00+01:00",
-	    "{\"n\":1e3,\"s\":\"caf\\u00e9\"}") "}\n"
-	"{\"type\":\"event\",\"tenant\":\"alpha\",\"id\":\"e-1\",\"event_type\":\"t.one\","
-	"\"time\":\"2026-01-05T05:00:00Z\",\"envelope\":"
-	ENV("alpha", "e-1", "t.one", "2026-01-05T05:00:00Z", "{}") "}\n"
-	"{\"type\":\"entity\",\"tenant\":\"beta\",\"subject\":\"depot:D\",\"kind\":\"depot\","
-	"\"first_seen\":\"2026-01-01T00:00:00Z\",\"last_seen\":\"2026-01-01T00:00:00Z\"}\n"
-	"{\"type\":\"event\",\"tenant\":\"beta\",\"id\":\"b-1\",\"event_type\":\"fleet.depot.opened\","
-	"\"time\":\"2026-01-01T00:00:00Z\",\"envelope\":"
-	ENV("beta", "b-1", "fleet.depot.opened", "2026-01-01T00:00:00Z",
-	    "{\"depot_id\":\"D\"}") "}\n";
+    "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"Zed\",\"kind\":null,"
+    "\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":\"2026-01-05T05:00:00Z\"}\n"
+    "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":"
+    "\"q\\\"b\\\\n\\n\\u0001\xc3\xa9\","
+    "\"kind\":\"k\\u001f\",\"first_seen\":\"2026-01-05T05:00:00Z\","
+    "\"last_seen\":\"2026-01-05T05:00:00.000001Z\"}\n"
+    "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"kind\":"
+    "\"vehicle\","
+    "\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":\"2026-01-05T07:00:00."
+    "500000Z\"}\n"
+    "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
+    "\"geo\","
+    "\"value\":{\"lat\":41.10,\"lon\":-8.6e0},\"valid_from\":\"2026-01-05T05:00:00Z\","
+    "\"valid_to\":null,\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
+    "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
+    "\"location\","
+    "\"value\":null,\"valid_from\":\"2026-01-05T05:00:00Z\",\"valid_to\":null,"
+    "\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
+    "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
+    "\"status\","
+    "\"value\":\"available\",\"valid_from\":\"2026-01-05T05:00:00Z\","
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\n"
+    "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
+    "\"status\","
+    "\"value\":\"x\",\"valid_from\":\"2026-01-05T05:30:00Z\","
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\n"
+    "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
+    "\"status\","
+    "\"value\":\"in_service\",\"valid_from\":\"2026-01-05T05:30:00Z\",\"valid_to\":null,"
+    "\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
+    "{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":"
+    "\"drives\","
+    "\"object\":\"vehicle:V-1\",\"linked\":true,\"valid_from\":\"2026-01-05T05:00:00Z\","
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\n"
+    "{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":"
+    "\"drives\","
+    "\"object\":\"vehicle:V-1\",\"linked\":false,\"valid_from\":\"2026-01-05T05:30:00Z\","
+    "\"valid_to\":null,\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
+    "{\"type\":\"event\",\"tenant\":\"alpha\",\"id\":\"e-2\",\"event_type\":\"t.two\","
+    "\"time\":\"2026-01-05T05:30:00Z\",\"envelope\":" ENV(
+	"alpha", "e-2", "t.two", "2026-01-05T06:30:00+01:00",
+	"{\"n\":1e3,\"s\":\"caf\\u00e9\"}") "}\n"
+					    "{\"type\":\"event\",\"tenant\":\"alpha\","
+					    "\"id\":\"e-1\",\"event_type\":\"t.one\","
+					    "\"time\":\"2026-01-05T05:00:00Z\","
+					    "\"envelope\":" ENV(
+						"alpha", "e-1", "t.one",
+						"2026-01-05T05:00:00Z",
+						"{}") "}\n"
+						      "{\"type\":\"entity\",\"tenant\":"
+						      "\"beta\",\"subject\":\"depot:D\","
+						      "\"kind\":\"depot\","
+						      "\"first_seen\":\"2026-01-01T00:00:"
+						      "00Z\",\"last_seen\":\"2026-01-"
+						      "01T00:00:00Z\"}\n"
+						      "{\"type\":\"event\",\"tenant\":"
+						      "\"beta\",\"id\":\"b-1\",\"event_"
+						      "type\":\"fleet.depot.opened\","
+						      "\"time\":\"2026-01-01T00:00:00Z\","
+						      "\"envelope\":" ENV(
+							  "beta", "b-1",
+							  "fleet.depot.opened",
+							  "2026-01-01T00:00:00Z",
+							  "{\"depot_id\":\"D\"}") "}\n";
 
 /* The lines of text that start with prefix, concatenated. */
 static char *lines_with(const char *text, const char *prefix)
@@ -237,7 +263,8 @@ static void dump_of_one_tenant(void **state)
 	struct keel_store *s = open_memory();
 	build_sample(s);
 	char *dump = keel_test_dump(s, "beta");
-	char *expect = lines_with(sample_dump, "{\"type\":\"entity\",\"tenant\":\"beta\"");
+	char *expect =
+	    lines_with(sample_dump, "{\"type\":\"entity\",\"tenant\":\"beta\"");
 	char *events = lines_with(sample_dump, "{\"type\":\"event\",\"tenant\":\"beta\"");
 	size_t n = strlen(expect);
 	expect = realloc(expect, n + strlen(events) + 1);
@@ -316,7 +343,8 @@ static void ingest_lines(struct keel_store *s, const struct keel_cartridge *c,
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = from; i < to; i++)
-		assert_int_equal(keel_ingest_add(ing, lines[i], strlen(lines[i]), i + 1), 0);
+		assert_int_equal(keel_ingest_add(ing, lines[i], strlen(lines[i]), i + 1),
+				 0);
 	assert_int_equal(keel_ingest_flush(ing), 0);
 	assert_int_equal(keel_ingest_report(ing)->rejected, 0);
 	keel_ingest_free(ing);
@@ -348,7 +376,7 @@ static void loaded_store_continues_like_the_original(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	const struct keel_generate_options go = {
-		.events = 3000, .tenants = 2, .seed = 5, .late = 0.05, .duplicates = 0.02};
+	    .events = 3000, .tenants = 2, .seed = 5, .late = 0.05, .duplicates = 0.02};
 	assert_int_equal(keel_generate_fleet(&go, f), 0);
 	fclose(f);
 	char **lines;
@@ -397,16 +425,18 @@ static void load_of_nothing_is_nothing(void **state)
 }
 
 /* Valid records to build bad dumps from. */
-#define E1 "{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":\"k\"," \
-	   "\"first_seen\":\"2026-01-01T00:00:00Z\",\"last_seen\":\"2026-01-01T00:00:00Z\"}\n"
-#define F(from, to, by, closed)                                                  \
-	"{\"type\":\"fact\",\"tenant\":\"t\",\"subject\":\"s\",\"predicate\":\"p\","   \
-	"\"value\":1,\"valid_from\":" from ",\"valid_to\":" to ",\"asserted_by\":"    \
-	by ",\"closed_by\":" closed "}\n"
-#define EV(id, tenant)                                                           \
+#define E1                                                                               \
+	"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":\"k\","        \
+	"\"first_seen\":\"2026-01-01T00:00:00Z\",\"last_seen\":\"2026-01-01T00:00:"      \
+	"00Z\"}\n"
+#define F(from, to, by, closed)                                                          \
+	"{\"type\":\"fact\",\"tenant\":\"t\",\"subject\":\"s\",\"predicate\":\"p\","     \
+	"\"value\":1,\"valid_from\":" from ",\"valid_to\":" to ",\"asserted_by\":" by    \
+	",\"closed_by\":" closed "}\n"
+#define EV(id, tenant)                                                                   \
 	"{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"" id "\",\"event_type\":\"x.y\"," \
-	"\"time\":\"2026-01-01T00:00:00Z\",\"envelope\":"                             \
-	ENV(tenant, id, "x.y", "2026-01-01T00:00:00Z", "{}") "}\n"
+	"\"time\":\"2026-01-01T00:00:00Z\",\"envelope\":" ENV(                           \
+	    tenant, id, "x.y", "2026-01-01T00:00:00Z", "{}") "}\n"
 #define D1 "\"2026-01-01T00:00:00Z\""
 #define D2 "\"2026-01-02T00:00:00Z\""
 #define D3 "\"2026-01-03T00:00:00Z\""
@@ -417,48 +447,55 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"not json\n", "line 1: not valid JSON"},
-	{"[1]\n", "line 1: expected a JSON object"},
-	{E1 "{\"type\":\"edge\",\"tenant\":\"t\"}\n", "line 2: field \"type\": must be entity, fact"},
-	{"{\"type\":\"entity\",\"tenant\":\"t\",\"kind\":null,\"first_seen\":" D1
-	 ",\"last_seen\":" D1 "}\n",
-	 "line 1: field \"subject\": missing"},
-	{"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,\"first_seen\":" D1
-	 ",\"last_seen\":" D1 ",\"seq\":1}\n",
-	 "line 1: field \"seq\": not a field of entity records"},
-	{"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":7,\"first_seen\":" D1
-	 ",\"last_seen\":" D1 "}\n",
-	 "line 1: field \"kind\": expected a string or null"},
-	{"{\"type\":\"entity\",\"tenant\":\"a b\",\"subject\":\"s\",\"kind\":null,\"first_seen\":" D1
-	 ",\"last_seen\":" D1 "}\n",
-	 "line 1: field \"tenant\": must be 1-64 bytes of [A-Za-z0-9._-]"},
-	{"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,"
-	 "\"first_seen\":\"2026-13-01T00:00:00Z\",\"last_seen\":" D1 "}\n",
-	 "line 1: field \"first_seen\": not an RFC 3339 timestamp"},
-	{"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,"
-	 "\"first_seen\":" D2 ",\"last_seen\":" D1 "}\n",
-	 "line 1: field \"last_seen\": earlier than first_seen"},
-	{E1 E1, "line 2: entity record out of order (duplicate subject)"},
-	{F(D1, "null", "\"e\"", "null") E1, "line 2: entity record after fact records"},
-	{"{\"type\":\"entity\",\"tenant\":\"u\",\"subject\":\"s\",\"kind\":null,\"first_seen\":" D1
-	 ",\"last_seen\":" D1 "}\n" E1,
-	 "line 2: tenant \"t\" out of order"},
-	{F(D2, D1, "\"e\"", "\"f\""), "line 1: field \"valid_to\": earlier than valid_from"},
-	{F(D1, "null", "\"e\"", "\"f\""), "line 1: field \"closed_by\": must be null exactly when"},
-	{F(D1, D2, "\"e\"", "null"), "line 1: field \"closed_by\": must be null exactly when"},
-	{F(D1, D2, "\"e\"", "\"f\"") F(D3, "null", "\"f\"", "null"),
-	 "line 2: row does not start where the previous row of its timeline ends"},
-	{F(D1, D2, "\"e\"", "\"f\""), "the timeline of line 1 ends with a closed row"},
-	{F(D1, D2, "\"e\"", "\"f\"") EV("e", "t"), "line 2: the timeline of line 1 ends"},
-	{F(D2, "null", "\"e\"", "null") F(D1, D2, "\"e\"", "\"f\""), "line 2: fact record out of order"},
-	{"{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\",\"object\":\"o\","
-	 "\"linked\":1,\"valid_from\":" D1 ",\"valid_to\":null,\"asserted_by\":\"e\",\"closed_by\":null}\n",
-	 "line 1: field \"linked\": expected true or false"},
-	{EV("e", "other"), "line 1: field \"envelope\": its id, tenant, type or time differs"},
-	{EV("e", "t") EV("e", "t"), "line 2: event \"e\": duplicate id (line 1)"},
-	{"{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"e\",\"event_type\":\"x.y\","
-	 "\"time\":" D1 ",\"envelope\":[]}\n",
-	 "line 1: field \"envelope\": expected an object"},
+    {"not json\n", "line 1: not valid JSON"},
+    {"[1]\n", "line 1: expected a JSON object"},
+    {E1 "{\"type\":\"edge\",\"tenant\":\"t\"}\n",
+     "line 2: field \"type\": must be entity, fact"},
+    {"{\"type\":\"entity\",\"tenant\":\"t\",\"kind\":null,\"first_seen\":" D1
+     ",\"last_seen\":" D1 "}\n",
+     "line 1: field \"subject\": missing"},
+    {"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,\"first_"
+     "seen\":" D1 ",\"last_seen\":" D1 ",\"seq\":1}\n",
+     "line 1: field \"seq\": not a field of entity records"},
+    {"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":7,\"first_"
+     "seen\":" D1 ",\"last_seen\":" D1 "}\n",
+     "line 1: field \"kind\": expected a string or null"},
+    {"{\"type\":\"entity\",\"tenant\":\"a "
+     "b\",\"subject\":\"s\",\"kind\":null,\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n",
+     "line 1: field \"tenant\": must be 1-64 bytes of [A-Za-z0-9._-]"},
+    {"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,"
+     "\"first_seen\":\"2026-13-01T00:00:00Z\",\"last_seen\":" D1 "}\n",
+     "line 1: field \"first_seen\": not an RFC 3339 timestamp"},
+    {"{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s\",\"kind\":null,"
+     "\"first_seen\":" D2 ",\"last_seen\":" D1 "}\n",
+     "line 1: field \"last_seen\": earlier than first_seen"},
+    {E1 E1, "line 2: entity record out of order (duplicate subject)"},
+    {F(D1, "null", "\"e\"", "null") E1, "line 2: entity record after fact records"},
+    {"{\"type\":\"entity\",\"tenant\":\"u\",\"subject\":\"s\",\"kind\":null,\"first_"
+     "seen\":" D1 ",\"last_seen\":" D1 "}\n" E1,
+     "line 2: tenant \"t\" out of order"},
+    {F(D2, D1, "\"e\"", "\"f\""), "line 1: field \"valid_to\": earlier than valid_from"},
+    {F(D1, "null", "\"e\"", "\"f\""),
+     "line 1: field \"closed_by\": must be null exactly when"},
+    {F(D1, D2, "\"e\"", "null"),
+     "line 1: field \"closed_by\": must be null exactly when"},
+    {F(D1, D2, "\"e\"", "\"f\"") F(D3, "null", "\"f\"", "null"),
+     "line 2: row does not start where the previous row of its timeline ends"},
+    {F(D1, D2, "\"e\"", "\"f\""), "the timeline of line 1 ends with a closed row"},
+    {F(D1, D2, "\"e\"", "\"f\"") EV("e", "t"), "line 2: the timeline of line 1 ends"},
+    {F(D2, "null", "\"e\"", "null") F(D1, D2, "\"e\"", "\"f\""),
+     "line 2: fact record out of order"},
+    {"{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\","
+     "\"object\":\"o\","
+     "\"linked\":1,\"valid_from\":" D1
+     ",\"valid_to\":null,\"asserted_by\":\"e\",\"closed_by\":null}\n",
+     "line 1: field \"linked\": expected true or false"},
+    {EV("e", "other"),
+     "line 1: field \"envelope\": its id, tenant, type or time differs"},
+    {EV("e", "t") EV("e", "t"), "line 2: event \"e\": duplicate id (line 1)"},
+    {"{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"e\",\"event_type\":\"x.y\","
+     "\"time\":" D1 ",\"envelope\":[]}\n",
+     "line 1: field \"envelope\": expected an object"},
 };
 
 static void load_rejects_bad_records(void **state)
@@ -467,9 +504,10 @@ static void load_rejects_bad_records(void **state)
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(bad_cases); i++) {
 		struct keel_store *s = open_memory();
 		int rc = load_text(s, bad_cases[i].dump);
-		if (rc != KEEL_EDUMP || !strstr(keel_store_errmsg(s), bad_cases[i].message))
-			fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i, rc,
-				 keel_store_errmsg(s), bad_cases[i].message);
+		if (rc != KEEL_EDUMP ||
+		    !strstr(keel_store_errmsg(s), bad_cases[i].message))
+			fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i,
+				 rc, keel_store_errmsg(s), bad_cases[i].message);
 		/* Nothing of the failed batch is kept. */
 		char *dump = keel_test_dump(s, NULL);
 		assert_string_equal(dump, "");
@@ -486,9 +524,11 @@ static void load_failure_keeps_earlier_batches(void **state)
 	struct keel_buf b;
 	keel_buf_init(&b);
 	for (int i = 0; i < 5000; i++)
-		keel_buf_addf(&b, "{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s%05d\","
-				  "\"kind\":null,\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n",
-			      i);
+		keel_buf_addf(
+		    &b,
+		    "{\"type\":\"entity\",\"tenant\":\"t\",\"subject\":\"s%05d\","
+		    "\"kind\":null,\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n",
+		    i);
 	keel_buf_adds(&b, "oops\n");
 	struct keel_store *s = open_memory();
 	assert_int_equal(load_text(s, b.data), KEEL_EDUMP);
@@ -504,15 +544,15 @@ static void load_failure_keeps_earlier_batches(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test(dump_is_canonical_byte_for_byte),
-	cmocka_unit_test(dump_of_one_tenant),
-	cmocka_unit_test(dump_of_empty_store_is_empty),
-	cmocka_unit_test(load_then_dump_gives_the_same_bytes),
-	cmocka_unit_test(load_refuses_a_tenant_that_has_data),
-	cmocka_unit_test(loaded_store_continues_like_the_original),
-	cmocka_unit_test(load_of_nothing_is_nothing),
-	cmocka_unit_test(load_rejects_bad_records),
-	cmocka_unit_test(load_failure_keeps_earlier_batches),
+    cmocka_unit_test(dump_is_canonical_byte_for_byte),
+    cmocka_unit_test(dump_of_one_tenant),
+    cmocka_unit_test(dump_of_empty_store_is_empty),
+    cmocka_unit_test(load_then_dump_gives_the_same_bytes),
+    cmocka_unit_test(load_refuses_a_tenant_that_has_data),
+    cmocka_unit_test(loaded_store_continues_like_the_original),
+    cmocka_unit_test(load_of_nothing_is_nothing),
+    cmocka_unit_test(load_rejects_bad_records),
+    cmocka_unit_test(load_failure_keeps_earlier_batches),
 };
 
 KEEL_TEST_MAIN(tests)
