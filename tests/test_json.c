@@ -269,6 +269,27 @@ static void test_doc_reuse(void **state)
 	keel_json_doc_free(&doc);
 }
 
+static void test_steady_state_reuses_memory(void **state)
+{
+	(void)state;
+	/* After the first envelope, parsing more reuses the same arena chunk:
+	 * no allocation per parse. */
+	struct keel_json_doc doc;
+	keel_json_doc_init(&doc);
+	PARSE_OK(&doc, envelope);
+	const void *head = doc.arena.head;
+	size_t bytes = doc.arena.bytes;
+	assert_non_null(head);
+	for (int i = 0; i < 10000; i++) {
+		PARSE_OK(&doc, envelope);
+		assert_ptr_equal(doc.arena.head, head);
+		assert_int_equal(doc.arena.bytes, bytes);
+	}
+	/* Small objects never need the duplicate-key tables. */
+	assert_null(doc.scratch);
+	keel_json_doc_free(&doc);
+}
+
 /* --------------------------------------------------------------- rules */
 
 static void test_err_end_of_input(void **state)
@@ -838,6 +859,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_strings_decoded),
 	cmocka_unit_test(test_empty_key_and_nul_key),
 	cmocka_unit_test(test_doc_reuse),
+	cmocka_unit_test(test_steady_state_reuses_memory),
 	cmocka_unit_test(test_err_end_of_input),
 	cmocka_unit_test(test_err_unterminated_string),
 	cmocka_unit_test(test_err_invalid_escape),
