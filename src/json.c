@@ -570,13 +570,16 @@ int keel_json_parse(struct keel_json_doc *doc, const char *text, size_t len,
 	struct parser p;
 	size_t depth = 0;
 	const char *s = text;
-	const char *end = text + len;
+	const char *end;
 	const char *key = NULL;
 	size_t key_len = 0;
 	struct keel_json *root = NULL;
 	struct keel_json *v;
 	struct frame *f;
 
+	if (!text)
+		text = s = ""; /* (NULL, 0): no arithmetic on a null pointer */
+	end = text + len;
 	keel_arena_reset(&doc->arena);
 	doc->root = NULL;
 	doc->text = text;
@@ -890,6 +893,8 @@ const struct keel_json *keel_json_pointer(const struct keel_json *root, const ch
 
 void keel_json_compact_text(const char *text, size_t len, struct keel_buf *out)
 {
+	if (!text)
+		text = "";
 	keel_buf_reserve(out, len);
 	char *o = out->data + out->len;
 	const char *s = text;

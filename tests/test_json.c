@@ -296,6 +296,7 @@ static void test_err_end_of_input(void **state)
 {
 	(void)state;
 	ERR("", 0, "unexpected end of input");
+	parse_err(NULL, 0, 0, "unexpected end of input");
 	ERR("   ", 3, "unexpected end of input");
 	ERR("[", 1, "unexpected end of input");
 	ERR("[1", 2, "unexpected end of input");
@@ -770,6 +771,8 @@ static void test_compact(void **state)
 	keel_json_compact_text("", 0, &out);
 	assert_int_equal(out.len, 0);
 	assert_string_equal(out.data, "");
+	keel_json_compact_text(NULL, 0, &out);
+	assert_int_equal(out.len, 0);
 	keel_buf_free(&again);
 	keel_json_doc_free(&doc2);
 	keel_buf_free(&out);
