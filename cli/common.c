@@ -22,7 +22,7 @@ void cli_help(const struct keel_cmd *cmd, FILE *f)
 }
 
 static void cli_vmsg(const struct keel_cmd *cmd, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 static void cli_vmsg(const struct keel_cmd *cmd, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "keel %s: ", cmd->name);
