@@ -33,7 +33,7 @@
 struct corpus {
 	struct keel_buf nl;  /* envelopes, each followed by '\n' */
 	struct keel_buf nul; /* the same, each followed by '\0' (yajl wants C strings) */
-	size_t *off;         /* start of envelope i in both buffers */
+	size_t *off;	     /* start of envelope i in both buffers */
 	size_t *len;
 	size_t n;
 };
@@ -66,16 +66,16 @@ static void add_fixed(struct keel_buf *b, long whole_lo, long whole_hi, int frac
 }
 
 static const char *const drivers[] = {
-	"Anna Schmidt", "Zoë Müller", "Łukasz Nowak", "José García", "Jürgen Weiß",
-	"Ngozi Okafor", "Søren Ødegård", "Chen Wei 陈伟", "Amélie Dubois", "Ravi Kumar",
+    "Anna Schmidt", "Zoë Müller",    "Łukasz Nowak",  "José García",   "Jürgen Weiß",
+    "Ngozi Okafor", "Søren Ødegård", "Chen Wei 陈伟", "Amélie Dubois", "Ravi Kumar",
 };
 static const char *const cities[] = {
-	"Berlin", "São Paulo", "Kraków", "München", "Lyon", "Göteborg", "Zürich", "Porto",
+    "Berlin", "São Paulo", "Kraków", "München", "Lyon", "Göteborg", "Zürich", "Porto",
 };
 static const char *const statuses[] = {"in_service", "maintenance", "idle", "charging",
 				       "out_of_service"};
 static const char *const words[] = {"route", "depot", "north", "gate", "B7", "shift",
-				    "late", "swap", "check", "tyre", "ok", "cargo"};
+				    "late",  "swap",  "check", "tyre", "ok", "cargo"};
 
 static void gen_data(struct keel_buf *b, unsigned kind, unsigned veh)
 {
@@ -90,50 +90,58 @@ static void gen_data(struct keel_buf *b, unsigned kind, unsigned veh)
 		keel_buf_addf(b, ",\"heading\":%u}", rnd(360));
 		break;
 	case 1:
-		keel_buf_addf(b,
-			      "{\"vehicle_id\":\"V-%04u\",\"status\":\"%s\",\"odometer_km\":%u,"
-			      "\"reason\":\"%s\"}",
-			      veh, statuses[rnd(5)], 1000 + rnd(400000),
-			      rnd(4) ? "scheduled" : "driver report: \\\"brakes\\\" noisy");
+		keel_buf_addf(
+		    b,
+		    "{\"vehicle_id\":\"V-%04u\",\"status\":\"%s\",\"odometer_km\":%u,"
+		    "\"reason\":\"%s\"}",
+		    veh, statuses[rnd(5)], 1000 + rnd(400000),
+		    rnd(4) ? "scheduled" : "driver report: \\\"brakes\\\" noisy");
 		break;
 	case 2:
-		keel_buf_addf(b,
-			      "{\"vehicle_id\":\"V-%04u\",\"driver_id\":\"D-%05u\",\"driver\":"
-			      "\"%s\",\"shift\":{\"start\":\"2026-03-01T%02u:00:00Z\","
-			      "\"hours\":%u}}",
-			      veh, rnd(100000), drivers[rnd(10)], rnd(24), 4 + rnd(8));
+		keel_buf_addf(
+		    b,
+		    "{\"vehicle_id\":\"V-%04u\",\"driver_id\":\"D-%05u\",\"driver\":"
+		    "\"%s\",\"shift\":{\"start\":\"2026-03-01T%02u:00:00Z\","
+		    "\"hours\":%u}}",
+		    veh, rnd(100000), drivers[rnd(10)], rnd(24), 4 + rnd(8));
 		break;
 	case 3:
-		keel_buf_addf(b,
-			      "{\"trip_id\":\"T-%08u\",\"vehicle_id\":\"V-%04u\",\"origin\":"
-			      "{\"city\":\"%s\",\"lat\":",
-			      rnd(100000000), veh, cities[rnd(8)]);
+		keel_buf_addf(
+		    b,
+		    "{\"trip_id\":\"T-%08u\",\"vehicle_id\":\"V-%04u\",\"origin\":"
+		    "{\"city\":\"%s\",\"lat\":",
+		    rnd(100000000), veh, cities[rnd(8)]);
 		add_fixed(b, 40, 60, 5);
 		keel_buf_adds(b, ",\"lon\":");
 		add_fixed(b, -9, 20, 5);
 		keel_buf_addf(b, "},\"passengers\":%u}", rnd(5));
 		break;
 	case 4:
-		keel_buf_addf(b,
-			      "{\"trip_id\":\"T-%08u\",\"distance_km\":%u.%u,\"duration_s\":%u,"
-			      "\"fare\":{\"amount\":%u.%02u,\"currency\":\"EUR\"},\"rated\":%s}",
-			      rnd(100000000), rnd(300), rnd(10), 60 + rnd(7200), rnd(200),
-			      rnd(100), rnd(2) ? "true" : "null");
+		keel_buf_addf(
+		    b,
+		    "{\"trip_id\":\"T-%08u\",\"distance_km\":%u.%u,\"duration_s\":%u,"
+		    "\"fare\":{\"amount\":%u.%02u,\"currency\":\"EUR\"},\"rated\":%s}",
+		    rnd(100000000), rnd(300), rnd(10), 60 + rnd(7200), rnd(200), rnd(100),
+		    rnd(2) ? "true" : "null");
 		break;
 	default:
-		keel_buf_addf(b,
-			      "{\"vehicle_id\":\"V-%04u\",\"fuel_pct\":%u,\"range_km\":%u,"
-			      "\"tags\":[\"%s\",\"%s\"],\"low\":%s,\"temp_c\":-%u.%u}",
-			      veh, rnd(101), rnd(700), words[rnd(12)], words[rnd(12)],
-			      rnd(5) ? "false" : "true", rnd(30), rnd(10));
+		keel_buf_addf(
+		    b,
+		    "{\"vehicle_id\":\"V-%04u\",\"fuel_pct\":%u,\"range_km\":%u,"
+		    "\"tags\":[\"%s\",\"%s\"],\"low\":%s,\"temp_c\":-%u.%u}",
+		    veh, rnd(101), rnd(700), words[rnd(12)], words[rnd(12)],
+		    rnd(5) ? "false" : "true", rnd(30), rnd(10));
 		break;
 	}
 }
 
 static const char *const types[] = {
-	"fleet.vehicle.location_reported", "fleet.vehicle.status_changed",
-	"fleet.driver.assigned",           "fleet.trip.started",
-	"fleet.trip.ended",                "fleet.vehicle.fuel_reported",
+    "fleet.vehicle.location_reported",
+    "fleet.vehicle.status_changed",
+    "fleet.driver.assigned",
+    "fleet.trip.started",
+    "fleet.trip.ended",
+    "fleet.vehicle.fuel_reported",
 };
 
 static size_t gen_one(struct keel_buf *b, size_t i)
@@ -144,12 +152,13 @@ static size_t gen_one(struct keel_buf *b, size_t i)
 	unsigned target = 250 + rnd(151);
 	size_t start = b->len;
 	unsigned sec = (unsigned)(i % 86400);
-	keel_buf_addf(b,
-		      "{\"specversion\":\"1.0\",\"id\":\"t%u-e-%010zu\",\"source\":\"/fleet/sim\","
-		      "\"type\":\"%s\",\"time\":\"2026-03-01T%02u:%02u:%02u.%06uZ\",\"tenant\":"
-		      "\"tenant-%02u\",",
-		      tenant, i, types[kind], sec / 3600, sec / 60 % 60, sec % 60, rnd(1000000),
-		      tenant);
+	keel_buf_addf(
+	    b,
+	    "{\"specversion\":\"1.0\",\"id\":\"t%u-e-%010zu\",\"source\":\"/fleet/sim\","
+	    "\"type\":\"%s\",\"time\":\"2026-03-01T%02u:%02u:%02u.%06uZ\",\"tenant\":"
+	    "\"tenant-%02u\",",
+	    tenant, i, types[kind], sec / 3600, sec / 60 % 60, sec % 60, rnd(1000000),
+	    tenant);
 	if (rnd(3) == 0)
 		keel_buf_addf(b, "\"subject\":\"vehicle:V-%04u\",", veh);
 	keel_buf_adds(b, "\"datacontenttype\":\"application/json\",\"data\":");
@@ -245,8 +254,10 @@ static size_t pass_yajl(const struct corpus *c)
 		yajl_val root = yajl_tree_parse(c->nul.data + c->off[i], NULL, 0);
 		if (!root)
 			return SIZE_MAX;
-		const char *id = YAJL_GET_STRING(yajl_tree_get(root, id_path, yajl_t_string));
-		const char *ty = YAJL_GET_STRING(yajl_tree_get(root, ty_path, yajl_t_string));
+		const char *id =
+		    YAJL_GET_STRING(yajl_tree_get(root, id_path, yajl_t_string));
+		const char *ty =
+		    YAJL_GET_STRING(yajl_tree_get(root, ty_path, yajl_t_string));
 		if (!id || !ty)
 			return SIZE_MAX;
 		sum += strlen(id) + strlen(ty) + (unsigned char)ty[6];
@@ -263,7 +274,7 @@ static size_t pass_jsonc(const struct corpus *c)
 	for (size_t i = 0; i < c->n; i++) {
 		json_tokener_reset(jc_tok);
 		struct json_object *root =
-			json_tokener_parse_ex(jc_tok, c->nl.data + c->off[i], (int)c->len[i]);
+		    json_tokener_parse_ex(jc_tok, c->nl.data + c->off[i], (int)c->len[i]);
 		if (!root)
 			return SIZE_MAX;
 		struct json_object *id, *ty;
@@ -287,7 +298,8 @@ static size_t jsmn_find(const char *js, const jsmntok_t *t, int n, const char *k
 	for (int i = 1; i + 1 < n && t[i].start < end;) {
 		if (t[i].type == JSMN_STRING && (size_t)(t[i].end - t[i].start) == kl &&
 		    memcmp(js + t[i].start, key, kl) == 0)
-			return (size_t)(t[i + 1].end - t[i + 1].start) + (unsigned char)js[t[i + 1].start + 6];
+			return (size_t)(t[i + 1].end - t[i + 1].start) +
+			       (unsigned char)js[t[i + 1].start + 6];
 		int vend = t[i + 1].end;
 		i += 2;
 		while (i < n && t[i].start < vend)
@@ -365,7 +377,8 @@ static void run(struct contestant *k, const struct corpus *c, double budget)
 		size_t r = k->fn(c);
 		double t = now() - a;
 		if (r == SIZE_MAX) {
-			fprintf(stderr, "bench_json: %s failed to parse the corpus\n", k->name);
+			fprintf(stderr, "bench_json: %s failed to parse the corpus\n",
+				k->name);
 			exit(1);
 		}
 		sink = r;
@@ -384,18 +397,18 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"duplicate key", "{\"id\":\"a\",\"id\":\"b\"}"},
-	{"invalid UTF-8 (stray byte)", "{\"a\":\"\xff\"}"},
-	{"overlong UTF-8", "{\"a\":\"\xc0\xaf\"}"},
-	{"surrogate in UTF-8", "{\"a\":\"\xed\xa0\x80\"}"},
-	{"lone \\u surrogate", "{\"a\":\"\\ud800\"}"},
-	{"control char in string", "{\"a\":\"x\x01y\"}"},
-	{"trailing garbage", "{\"a\":1} x"},
-	{"leading zero", "{\"a\":01}"},
-	{"bad number 1.", "{\"a\":1.}"},
-	{"trailing comma", "{\"a\":1,}"},
-	{"single quotes", "{'a':1}"},
-	{"nesting 100 deep", NULL},
+    {"duplicate key", "{\"id\":\"a\",\"id\":\"b\"}"},
+    {"invalid UTF-8 (stray byte)", "{\"a\":\"\xff\"}"},
+    {"overlong UTF-8", "{\"a\":\"\xc0\xaf\"}"},
+    {"surrogate in UTF-8", "{\"a\":\"\xed\xa0\x80\"}"},
+    {"lone \\u surrogate", "{\"a\":\"\\ud800\"}"},
+    {"control char in string", "{\"a\":\"x\x01y\"}"},
+    {"trailing garbage", "{\"a\":1} x"},
+    {"leading zero", "{\"a\":01}"},
+    {"bad number 1.", "{\"a\":1.}"},
+    {"trailing comma", "{\"a\":1,}"},
+    {"single quotes", "{'a':1}"},
+    {"nesting 100 deep", NULL},
 };
 
 static int rejects_keel(const char *t, size_t n)
@@ -459,7 +472,7 @@ static int rejects_jsmn(const char *t, size_t n)
 static void matrix(void)
 {
 	static int (*const fns[])(const char *, size_t) = {
-		rejects_keel, rejects_cjson, rejects_yajl, rejects_jsonc, rejects_jsmn,
+	    rejects_keel, rejects_cjson, rejects_yajl, rejects_jsonc, rejects_jsmn,
 	};
 	char deep[256];
 	size_t dn = 0;
@@ -506,13 +519,13 @@ int main(int argc, char **argv)
 	       c.nl.len, minl, maxl, (double)(c.nl.len - c.n) / (double)c.n);
 
 	struct contestant ks[] = {
-		{"keel_json", "full (RFC 8259 + UTF-8 + dup keys + depth)", pass_keel, 0},
-		{"cJSON 1.7.15", "grammar only", pass_cjson, 0},
-		{"yajl 2.1 tree", "grammar + UTF-8", pass_yajl, 0},
-		{"json-c 0.16 strict", "grammar + UTF-8 (strict mode)", pass_jsonc, 0},
-		{"jsmn 1.1 tokens", "structure only (strict mode)", pass_jsmn, 0},
-		{"limit: memchr", "none: finds the newlines", pass_memchr, 0},
-		{"limit: byte sum", "none: reads every byte", pass_bytesum, 0},
+	    {"keel_json", "full (RFC 8259 + UTF-8 + dup keys + depth)", pass_keel, 0},
+	    {"cJSON 1.7.15", "grammar only", pass_cjson, 0},
+	    {"yajl 2.1 tree", "grammar + UTF-8", pass_yajl, 0},
+	    {"json-c 0.16 strict", "grammar + UTF-8 (strict mode)", pass_jsonc, 0},
+	    {"jsmn 1.1 tokens", "structure only (strict mode)", pass_jsmn, 0},
+	    {"limit: memchr", "none: finds the newlines", pass_memchr, 0},
+	    {"limit: byte sum", "none: reads every byte", pass_bytesum, 0},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(ks); i++)
 		run(&ks[i], &c, budget);
@@ -523,8 +536,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(ks); i++) {
 		double dps = (double)c.n / ks[i].best;
 		double mbs = (double)c.nl.len / ks[i].best / 1e6;
-		printf("%-20s %12.0f %9.1f %8.2fx  %s\n", ks[i].name, dps, mbs, dps / ours,
-		       ks[i].validates);
+		printf("%-20s %12.0f %9.1f %8.2fx  %s\n", ks[i].name, dps, mbs,
+		       dps / ours, ks[i].validates);
 	}
 	matrix();
 

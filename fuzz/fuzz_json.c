@@ -20,13 +20,13 @@
 
 #include "json.h"
 
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			fprintf(stderr, "fuzz_json: check failed at line %d: %s\n", \
-				__LINE__, #cond);                                  \
-			abort();                                                   \
-		}                                                                  \
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "fuzz_json: check failed at line %d: %s\n",      \
+				__LINE__, #cond);                                        \
+			abort();                                                         \
+		}                                                                        \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -115,7 +115,8 @@ static int ref_string(struct ref *r, unsigned char *out, size_t *len)
 			if (e != 'u' || ref_hex4(r, &cp))
 				return -1;
 			if (cp >= 0xd800 && cp < 0xdc00) {
-				if (r->n - r->i < 2 || r->s[r->i] != '\\' || r->s[r->i + 1] != 'u')
+				if (r->n - r->i < 2 || r->s[r->i] != '\\' ||
+				    r->s[r->i + 1] != 'u')
 					return -1;
 				r->i += 2;
 				if (ref_hex4(r, &lo) || lo < 0xdc00 || lo > 0xdfff)
@@ -416,8 +417,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = keel_json_parse(&doc, text, size, &err);
 	bool ref = ref_accepts(data, size);
 	if ((rc == 0) != ref) {
-		fprintf(stderr, "fuzz_json: parser says %s (%zu: %s), reference says %s\n",
-			rc ? "reject" : "accept", err.offset, err.msg, ref ? "accept" : "reject");
+		fprintf(stderr,
+			"fuzz_json: parser says %s (%zu: %s), reference says %s\n",
+			rc ? "reject" : "accept", err.offset, err.msg,
+			ref ? "accept" : "reject");
 		abort();
 	}
 	if (rc) {
@@ -452,8 +455,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	int rc2 = keel_json_parse(&doc2, a.data, a.len, &err);
 	if (rc2)
-		fprintf(stderr, "fuzz_json: compact output rejected at %zu: %s\n", err.offset,
-			err.msg);
+		fprintf(stderr, "fuzz_json: compact output rejected at %zu: %s\n",
+			err.offset, err.msg);
 	CHECK(rc2 == 0);
 	CHECK(same_tree(doc.root, doc2.root));
 	keel_json_compact(&doc2, doc2.root, &c);

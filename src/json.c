@@ -69,7 +69,7 @@ struct frame {
 	struct keel_json *last; /* last member so far, for appending */
 	size_t count;
 	bool is_object;
-	bool hashed; /* keys live in the level's keytab */
+	bool hashed;   /* keys live in the level's keytab */
 	uint64_t seen; /* while linear: one bit per key so far, a tiny Bloom filter */
 };
 
@@ -127,7 +127,7 @@ static struct json_scratch *scratch_get(struct keel_json_doc *doc)
 /* --------------------------------------------------------------- errors */
 
 static __attribute__((cold, noinline)) int fail(struct parser *p, const char *at,
-						 const char *msg)
+						const char *msg)
 {
 	if (p->err) {
 		size_t n = strlen(msg);
@@ -143,7 +143,7 @@ static __attribute__((cold, noinline)) int fail(struct parser *p, const char *at
 /* `duplicate key "K"` with K escaped for display and cut at a character
  * boundary if it would not fit. */
 static __attribute__((cold, noinline)) int fail_dup(struct parser *p, const char *at,
-						     const char *key, size_t len)
+						    const char *key, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	static const char head[] = "duplicate key \"";
@@ -219,7 +219,8 @@ static inline bool is_digit(unsigned char c)
 /* A byte that cannot follow a complete number. */
 static inline bool num_cont(unsigned char c)
 {
-	return is_digit(c) || c == '.' || c == '+' || c == '-' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+	return is_digit(c) || c == '.' || c == '+' || c == '-' ||
+	       ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
 }
 
 static inline bool is_ws(unsigned char c)
@@ -323,7 +324,8 @@ static inline uint64_t str_stops(uint64_t v)
 {
 	uint64_t q = v ^ (ONES * '"');
 	uint64_t b = v ^ (ONES * '\\');
-	uint64_t stops = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v) | v;
+	uint64_t stops =
+	    ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v) | v;
 	return stops & HIGHS;
 }
 
@@ -332,11 +334,65 @@ static inline bool str_stop_byte(unsigned char c)
 	return c == '"' || c == '\\' || c < 0x20 || c >= 0x80;
 }
 
+/* The byte each one-letter escape stands for (0: not an escape). */
+/* clang-format off */
+static const char unescape[128] = {
+	['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+	['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+/* clang-format on */
+
+/* Decodes the escape at *sp (a backslash) inside the string that opened
+ * at q, advancing *sp and *dp past it. */
+static int scan_escape(struct parser *p, const char *q, const char **sp, char **dp)
+{
+	const char *s = *sp;
+	const char *end = p->end;
+	if (end - s < 2)
+		return fail(p, q, "unterminated string");
+	unsigned char e = (unsigned char)s[1];
+	if (e != 'u') {
+		if (e >= 128 || !unescape[e])
+			return fail(p, s, "invalid escape");
+		*(*dp)++ = unescape[e];
+		*sp = s + 2;
+		return 0;
+	}
+	if (end - s < 6) {
+		/* Cut short by the end of input, or by a non-hex byte such
+		 * as the closing quote: the latter is a bad escape. */
+		for (const char *t = s + 2; t < end; t++)
+			if (hex_val((unsigned char)*t) < 0)
+				return fail(p, s, "invalid escape");
+		return fail(p, q, "unterminated string");
+	}
+	long cp = hex4(s + 2);
+	if (cp < 0)
+		return fail(p, s, "invalid escape");
+	if (cp >= 0xdc00 && cp <= 0xdfff)
+		return fail(p, s, "lone surrogate in \\u escape");
+	if (cp >= 0xd800 && cp <= 0xdbff) {
+		/* A high surrogate must be followed by an escaped low one. */
+		if (end - s < 12 || s[6] != '\\' || s[7] != 'u')
+			return fail(p, s, "lone surrogate in \\u escape");
+		long lo = hex4(s + 8);
+		if (lo < 0)
+			return fail(p, s + 6, "invalid escape");
+		if (lo < 0xdc00 || lo > 0xdfff)
+			return fail(p, s, "lone surrogate in \\u escape");
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+		s += 6;
+	}
+	*dp = put_utf8(*dp, (unsigned long)cp);
+	*sp = s + 6;
+	return 0;
+}
+
 /* Scans the string whose opening quote is at *sp, decoding it to *dp with
  * a NUL after it. On success *sp is past the closing quote and *dp past the
  * NUL. */
 static inline __attribute__((always_inline)) int scan_string(struct parser *p,
-							       const char **sp, char **dp)
+							     const char **sp, char **dp)
 {
 	const char *q = *sp;
 	const char *s = q + 1;
@@ -374,53 +430,8 @@ static inline __attribute__((always_inline)) int scan_string(struct parser *p,
 			return 0;
 		}
 		if (c == '\\') {
-			if (end - s < 2)
-				return fail(p, q, "unterminated string");
-			char e = s[1];
-			char r;
-			switch (e) {
-			case '"': r = '"'; break;
-			case '\\': r = '\\'; break;
-			case '/': r = '/'; break;
-			case 'b': r = '\b'; break;
-			case 'f': r = '\f'; break;
-			case 'n': r = '\n'; break;
-			case 'r': r = '\r'; break;
-			case 't': r = '\t'; break;
-			case 'u': {
-				if (end - s < 6) {
-					/* Cut short by the end of input, or by a
-					 * quote: the latter is a bad escape. */
-					for (const char *t = s + 2; t < end; t++)
-						if (hex_val((unsigned char)*t) < 0)
-							return fail(p, s, "invalid escape");
-					return fail(p, q, "unterminated string");
-				}
-				long cp = hex4(s + 2);
-				if (cp < 0)
-					return fail(p, s, "invalid escape");
-				if (cp >= 0xdc00 && cp <= 0xdfff)
-					return fail(p, s, "lone surrogate in \\u escape");
-				if (cp >= 0xd800 && cp <= 0xdbff) {
-					if (end - s < 12 || s[6] != '\\' || s[7] != 'u')
-						return fail(p, s, "lone surrogate in \\u escape");
-					long lo = hex4(s + 8);
-					if (lo < 0)
-						return fail(p, s + 6, "invalid escape");
-					if (lo < 0xdc00 || lo > 0xdfff)
-						return fail(p, s, "lone surrogate in \\u escape");
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					s += 6;
-				}
-				d = put_utf8(d, (unsigned long)cp);
-				s += 6;
-				continue;
-			}
-			default:
-				return fail(p, s, "invalid escape");
-			}
-			*d++ = r;
-			s += 2;
+			if (scan_escape(p, q, &s, &d))
+				return -1;
 			continue;
 		}
 		if (c < 0x20)
@@ -528,8 +539,8 @@ static inline bool key_eq(const char *a, const char *b, size_t len)
 }
 
 /* Checks the key about to be added to the object of frame f. */
-static inline bool key_is_new(struct parser *p, struct frame *f, size_t lvl, const char *key,
-			      size_t len)
+static inline bool key_is_new(struct parser *p, struct frame *f, size_t lvl,
+			      const char *key, size_t len)
 {
 	if (__builtin_expect(!f->hashed, 1)) {
 		if (f->count < DUP_LINEAR) {
@@ -545,7 +556,8 @@ static inline bool key_is_new(struct parser *p, struct frame *f, size_t lvl, con
 			for (size_t i = 0; i < len && i < 8; i++)
 				w = (w << 8) | (unsigned char)key[i];
 #endif
-			uint64_t bit = 1ULL << (((w + len) * 0x9e3779b97f4a7c15ULL) >> 58);
+			uint64_t bit = 1ULL
+				       << (((w + len) * 0x9e3779b97f4a7c15ULL) >> 58);
 			uint64_t seen = f->seen;
 			f->seen = seen | bit;
 			if (!(seen & bit))
@@ -917,7 +929,8 @@ void keel_json_compact_text(const char *text, size_t len, struct keel_buf *out)
 				memcpy(o, &w, 8);
 				uint64_t q = w ^ (ONES * '"');
 				uint64_t b = w ^ (ONES * '\\');
-				uint64_t m = (((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+				uint64_t m =
+				    (((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
 				if (m) {
 					unsigned i = (unsigned)__builtin_ctzll(m) >> 3;
 					s += i;

@@ -15,12 +15,14 @@
 #include "json.h"
 
 /* Parses text (of n bytes) and expects success. */
-static const struct keel_json *parse_ok(struct keel_json_doc *doc, const char *text, size_t n)
+static const struct keel_json *parse_ok(struct keel_json_doc *doc, const char *text,
+					size_t n)
 {
 	struct keel_json_error err = {0, ""};
 	int rc = keel_json_parse(doc, text, n, &err);
 	if (rc != 0)
-		fail_msg("parse of %.*s failed at %zu: %s", (int)n, text, err.offset, err.msg);
+		fail_msg("parse of %.*s failed at %zu: %s", (int)n, text, err.offset,
+			 err.msg);
 	assert_non_null(doc->root);
 	return doc->root;
 }
@@ -59,11 +61,12 @@ static void assert_str(const struct keel_json *v, const char *want, size_t want_
 /* ------------------------------------------------------------ the tree */
 
 static const char envelope[] =
-	"{\"specversion\":\"1.0\",\"id\":\"t0-e-0000012345\",\"source\":\"/fleet/sim\","
-	"\"type\":\"fleet.vehicle.location_reported\",\"time\":\"2026-03-01T08:15:42.123456Z\","
-	"\"tenant\":\"tenant-00\",\"datacontenttype\":\"application/json\",\"data\":"
-	"{\"vehicle_id\":\"V-0042\",\"lat\":52.520008,\"lon\":13.404954,\"speed_kmh\":48.5,"
-	"\"heading\":271}}";
+    "{\"specversion\":\"1.0\",\"id\":\"t0-e-0000012345\",\"source\":\"/fleet/sim\","
+    "\"type\":\"fleet.vehicle.location_reported\",\"time\":\"2026-03-01T08:15:42."
+    "123456Z\","
+    "\"tenant\":\"tenant-00\",\"datacontenttype\":\"application/json\",\"data\":"
+    "{\"vehicle_id\":\"V-0042\",\"lat\":52.520008,\"lon\":13.404954,\"speed_kmh\":48.5,"
+    "\"heading\":271}}";
 
 static void test_envelope_tree(void **state)
 {
@@ -79,9 +82,9 @@ static void test_envelope_tree(void **state)
 	assert_int_equal(doc.text_len, sizeof envelope - 1);
 
 	/* Members in order, with keys. */
-	static const char *const keys[] = {"specversion", "id",     "source",
-					   "type",        "time",   "tenant",
-					   "datacontenttype", "data"};
+	static const char *const keys[] = {
+	    "specversion", "id",     "source",		"type",
+	    "time",	   "tenant", "datacontenttype", "data"};
 	size_t i = 0;
 	for (const struct keel_json *m = root->child; m; m = m->next, i++) {
 		assert_true(i < 8);
@@ -131,12 +134,13 @@ static void test_scalars_and_literals(void **state)
 	assert_int_equal(PARSE_OK(&doc, " false ")->type, KEEL_JSON_FALSE);
 	assert_int_equal(PARSE_OK(&doc, "\t\r\nnull\n")->type, KEEL_JSON_NULL);
 	ASSERT_STR(PARSE_OK(&doc, "\"\""), "");
-	const struct keel_json *a = PARSE_OK(&doc, "[true,false,null,\"x\",-1.5e3,{},[]]");
+	const struct keel_json *a =
+	    PARSE_OK(&doc, "[true,false,null,\"x\",-1.5e3,{},[]]");
 	assert_int_equal(a->type, KEEL_JSON_ARRAY);
 	assert_int_equal(a->len, 7);
 	static const enum keel_json_type want[] = {
-		KEEL_JSON_TRUE,   KEEL_JSON_FALSE, KEEL_JSON_NULL,  KEEL_JSON_STRING,
-		KEEL_JSON_NUMBER, KEEL_JSON_OBJECT, KEEL_JSON_ARRAY,
+	    KEEL_JSON_TRUE,   KEEL_JSON_FALSE,	KEEL_JSON_NULL,	 KEEL_JSON_STRING,
+	    KEEL_JSON_NUMBER, KEEL_JSON_OBJECT, KEEL_JSON_ARRAY,
 	};
 	size_t i = 0;
 	for (const struct keel_json *m = a->child; m; m = m->next, i++) {
@@ -157,9 +161,23 @@ static void test_numbers_are_lexemes(void **state)
 {
 	(void)state;
 	static const char *const ok[] = {
-		"0", "-0", "1", "-1", "10", "0.0", "0.5", "-0.5", "1e5", "1E5", "1e+5", "1e-5",
-		"0e0", "-0E-0", "123456789012345678901234567890",
-		"-1234567890.1234567890e-1234567890", "1.7976931348623157e309",
+	    "0",
+	    "-0",
+	    "1",
+	    "-1",
+	    "10",
+	    "0.0",
+	    "0.5",
+	    "-0.5",
+	    "1e5",
+	    "1E5",
+	    "1e+5",
+	    "1e-5",
+	    "0e0",
+	    "-0E-0",
+	    "123456789012345678901234567890",
+	    "-1234567890.1234567890e-1234567890",
+	    "1.7976931348623157e309",
 	};
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
@@ -195,7 +213,8 @@ static void test_strings_decoded(void **state)
 	/* UTF-8 at every boundary of RFC 3629's table. */
 	ASSERT_STR(PARSE_OK(&doc, "\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80"
 				  "\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\""),
-		   "\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\xf0\x90\x80\x80"
+		   "\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\xf0"
+		   "\x90\x80\x80"
 		   "\xf4\x8f\xbf\xbf");
 	/* Long runs cross the 8-byte fast path at every alignment. */
 	for (size_t n = 0; n < 40; n++) {
@@ -353,22 +372,22 @@ static void test_err_control_character(void **state)
 static void test_err_invalid_utf8(void **state)
 {
 	(void)state;
-	ERR("\"\x80\"", 1, "invalid UTF-8");         /* stray continuation */
-	ERR("\"ab\xff\"", 3, "invalid UTF-8");       /* never valid */
+	ERR("\"\x80\"", 1, "invalid UTF-8");	     /* stray continuation */
+	ERR("\"ab\xff\"", 3, "invalid UTF-8");	     /* never valid */
 	ERR("\"\xc0\xaf\"", 1, "invalid UTF-8");     /* overlong '/' */
 	ERR("\"\xc1\xbf\"", 1, "invalid UTF-8");     /* overlong */
 	ERR("\"\xe0\x80\xaf\"", 1, "invalid UTF-8"); /* overlong 3-byte */
 	ERR("\"\xe0\x9f\xbf\"", 1, "invalid UTF-8"); /* overlong U+07FF */
 	ERR("\"\xf0\x80\x80\xaf\"", 1, "invalid UTF-8");
 	ERR("\"\xf0\x8f\xbf\xbf\"", 1, "invalid UTF-8"); /* overlong U+FFFF */
-	ERR("\"\xed\xa0\x80\"", 1, "invalid UTF-8");     /* U+D800 */
-	ERR("\"\xed\xbf\xbf\"", 1, "invalid UTF-8");     /* U+DFFF */
+	ERR("\"\xed\xa0\x80\"", 1, "invalid UTF-8");	 /* U+D800 */
+	ERR("\"\xed\xbf\xbf\"", 1, "invalid UTF-8");	 /* U+DFFF */
 	ERR("\"\xf4\x90\x80\x80\"", 1, "invalid UTF-8"); /* U+110000 */
 	ERR("\"\xf5\x80\x80\x80\"", 1, "invalid UTF-8");
 	ERR("\"\xf8\x88\x80\x80\x80\"", 1, "invalid UTF-8");
-	ERR("\"\xc3\"", 1, "invalid UTF-8");         /* cut by the quote */
-	ERR("\"\xe2\x82\"", 1, "invalid UTF-8");     /* cut by the quote */
-	ERR("\"\xe2\x82", 1, "invalid UTF-8");       /* cut by the end */
+	ERR("\"\xc3\"", 1, "invalid UTF-8");	 /* cut by the quote */
+	ERR("\"\xe2\x82\"", 1, "invalid UTF-8"); /* cut by the quote */
+	ERR("\"\xe2\x82", 1, "invalid UTF-8");	 /* cut by the end */
 	ERR("\"\xf0\x9f\x98", 1, "invalid UTF-8");
 	ERR("\"\xc3\xa9\xc3\x28\"", 3, "invalid UTF-8");
 	ERR("{\"k\xff\":1}", 3, "invalid UTF-8"); /* keys too */
@@ -674,8 +693,8 @@ static void test_pointer(void **state)
 {
 	(void)state;
 	static const char text[] =
-		"{\"a\":{\"b\":[10,11,{\"c\":\"deep\"}]},\"m~n\":1,\"x/y\":2,\"\":3,"
-		"\"~0\":4,\"arr\":[0,1,2,3,4,5,6,7,8,9,10,11],\" \":5,\"01\":6}";
+	    "{\"a\":{\"b\":[10,11,{\"c\":\"deep\"}]},\"m~n\":1,\"x/y\":2,\"\":3,"
+	    "\"~0\":4,\"arr\":[0,1,2,3,4,5,6,7,8,9,10,11],\" \":5,\"01\":6}";
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	const struct keel_json *r = PARSE_OK(&doc, text);
@@ -698,8 +717,8 @@ static void test_pointer(void **state)
 	assert_null(PTR("/nope"));
 	assert_null(PTR("/a/b/3"));
 	assert_null(PTR("/arr/12"));
-	assert_null(PTR("/arr/01"));  /* leading zero */
-	assert_null(PTR("/arr/-"));   /* past the end */
+	assert_null(PTR("/arr/01")); /* leading zero */
+	assert_null(PTR("/arr/-"));  /* past the end */
 	assert_null(PTR("/arr/-1"));
 	assert_null(PTR("/arr/1a"));
 	assert_null(PTR("/arr/"));
@@ -724,13 +743,13 @@ static void test_compact(void **state)
 {
 	(void)state;
 	static const char text[] =
-		" {\n\t\"a b\" : [ 1 , 2.50E+03 , -0 ] ,\r\n \"s\" : \"  x\\\"  y \\\\\" , "
-		"\"u\": \"\\u00e9 \\n\" ,\"long\" : \"the quick brown fox \\\" jumps\",\n"
-		"\"e\" : { } , \"z\" :[ ] , \"t\" : true , \"n\":null } \n";
+	    " {\n\t\"a b\" : [ 1 , 2.50E+03 , -0 ] ,\r\n \"s\" : \"  x\\\"  y \\\\\" , "
+	    "\"u\": \"\\u00e9 \\n\" ,\"long\" : \"the quick brown fox \\\" jumps\",\n"
+	    "\"e\" : { } , \"z\" :[ ] , \"t\" : true , \"n\":null } \n";
 	static const char want[] =
-		"{\"a b\":[1,2.50E+03,-0],\"s\":\"  x\\\"  y \\\\\",\"u\":\"\\u00e9 \\n\","
-		"\"long\":\"the quick brown fox \\\" jumps\",\"e\":{},\"z\":[],\"t\":true,"
-		"\"n\":null}";
+	    "{\"a b\":[1,2.50E+03,-0],\"s\":\"  x\\\"  y \\\\\",\"u\":\"\\u00e9 \\n\","
+	    "\"long\":\"the quick brown fox \\\" jumps\",\"e\":{},\"z\":[],\"t\":true,"
+	    "\"n\":null}";
 	struct keel_json_doc doc;
 	struct keel_buf out;
 	keel_json_doc_init(&doc);
@@ -856,32 +875,32 @@ static void test_golden_cases(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(test_envelope_tree),
-	cmocka_unit_test(test_scalars_and_literals),
-	cmocka_unit_test(test_numbers_are_lexemes),
-	cmocka_unit_test(test_strings_decoded),
-	cmocka_unit_test(test_empty_key_and_nul_key),
-	cmocka_unit_test(test_doc_reuse),
-	cmocka_unit_test(test_steady_state_reuses_memory),
-	cmocka_unit_test(test_err_end_of_input),
-	cmocka_unit_test(test_err_unterminated_string),
-	cmocka_unit_test(test_err_invalid_escape),
-	cmocka_unit_test(test_err_lone_surrogate),
-	cmocka_unit_test(test_err_control_character),
-	cmocka_unit_test(test_err_invalid_utf8),
-	cmocka_unit_test(test_err_invalid_number),
-	cmocka_unit_test(test_err_literals_and_values),
-	cmocka_unit_test(test_err_structure),
-	cmocka_unit_test(test_err_trailing_characters),
-	cmocka_unit_test(test_err_duplicate_key),
-	cmocka_unit_test(test_err_duplicate_key_long_message),
-	cmocka_unit_test(test_huge_object_duplicate_found_fast),
-	cmocka_unit_test(test_hashed_objects_do_not_leak_keys),
-	cmocka_unit_test(test_deep_nesting_rejected),
-	cmocka_unit_test(test_depth_limit_exact),
-	cmocka_unit_test(test_pointer),
-	cmocka_unit_test(test_compact),
-	cmocka_unit_test(test_golden_cases),
+    cmocka_unit_test(test_envelope_tree),
+    cmocka_unit_test(test_scalars_and_literals),
+    cmocka_unit_test(test_numbers_are_lexemes),
+    cmocka_unit_test(test_strings_decoded),
+    cmocka_unit_test(test_empty_key_and_nul_key),
+    cmocka_unit_test(test_doc_reuse),
+    cmocka_unit_test(test_steady_state_reuses_memory),
+    cmocka_unit_test(test_err_end_of_input),
+    cmocka_unit_test(test_err_unterminated_string),
+    cmocka_unit_test(test_err_invalid_escape),
+    cmocka_unit_test(test_err_lone_surrogate),
+    cmocka_unit_test(test_err_control_character),
+    cmocka_unit_test(test_err_invalid_utf8),
+    cmocka_unit_test(test_err_invalid_number),
+    cmocka_unit_test(test_err_literals_and_values),
+    cmocka_unit_test(test_err_structure),
+    cmocka_unit_test(test_err_trailing_characters),
+    cmocka_unit_test(test_err_duplicate_key),
+    cmocka_unit_test(test_err_duplicate_key_long_message),
+    cmocka_unit_test(test_huge_object_duplicate_found_fast),
+    cmocka_unit_test(test_hashed_objects_do_not_leak_keys),
+    cmocka_unit_test(test_deep_nesting_rejected),
+    cmocka_unit_test(test_depth_limit_exact),
+    cmocka_unit_test(test_pointer),
+    cmocka_unit_test(test_compact),
+    cmocka_unit_test(test_golden_cases),
 };
 
 KEEL_TEST_MAIN(tests)
