@@ -11,8 +11,9 @@
  *
  * Usage: bench_keel [--events N] [--dir DIR]   (N default 1000000)
  */
-#define _GNU_SOURCE
+
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static double run_keel(char *const argv[], long *maxrss_kib)
 	double t0 = now();
 	pid_t pid = fork();
 	if (pid == 0) {
-		int fd = open("/dev/null", 1);
+		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
 		execv(KEEL_BIN, argv);
 		_exit(127);

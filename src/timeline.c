@@ -80,7 +80,10 @@ void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 		tl->cap = tl->cap ? tl->cap * 2 : 4;
 		tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
 	}
-	size_t i = keel_timeline_upper(tl, row->valid_from);
+	/* In-order events append: skip the search (and its cache misses). */
+	size_t i = tl->nrows;
+	if (i && tl->rows[i - 1]->valid_from > row->valid_from)
+		i = keel_timeline_upper(tl, row->valid_from);
 	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
 	tl->rows[i] = row;
 	tl->nrows++;

@@ -45,6 +45,7 @@ struct keel_timeline {
 	struct keel_row **rows;
 	size_t nrows;
 	size_t cap;
+	void *store_ref; /* free for the store's own use */
 	/* Event times this batch asserts on the timeline (overlay use). */
 	int64_t *times;
 	size_t ntimes;

@@ -219,23 +219,30 @@ struct keel_arena_chunk {
 };
 
 #define KEEL_ARENA_CHUNK (64 * 1024)
+/* What reset keeps for reuse; a bigger batch's surplus is freed. */
+#define KEEL_ARENA_KEEP (4 * 1024 * 1024)
 
 void keel_arena_init(struct keel_arena *a)
 {
 	a->head = NULL;
+	a->chunk = NULL;
 	a->cur = NULL;
 	a->end = NULL;
 	a->bytes = 0;
 }
 
-void keel_arena_free(struct keel_arena *a)
+static void keel_arena_free_list(struct keel_arena_chunk *c)
 {
-	struct keel_arena_chunk *c = a->head;
 	while (c) {
 		struct keel_arena_chunk *next = c->next;
 		free(c);
 		c = next;
 	}
+}
+
+void keel_arena_free(struct keel_arena *a)
+{
+	keel_arena_free_list(a->head);
 	keel_arena_init(a);
 }
 
@@ -243,49 +250,47 @@ void keel_arena_reset(struct keel_arena *a)
 {
 	if (!a->head)
 		return;
-	/* Keep the most recent chunk (the list is newest first); if it is an
-	 * oversized one-off, drop it too. */
-	struct keel_arena_chunk *keep = a->head;
-	struct keel_arena_chunk *c = keep->next;
-	while (c) {
-		struct keel_arena_chunk *next = c->next;
-		free(c);
-		c = next;
+	size_t kept = 0;
+	struct keel_arena_chunk **link = &a->head;
+	while (*link && kept + (*link)->size <= KEEL_ARENA_KEEP) {
+		kept += (*link)->size;
+		link = &(*link)->next;
 	}
-	keep->next = NULL;
-	if (keep->size > 4 * KEEL_ARENA_CHUNK) {
-		free(keep);
-		keel_arena_init(a);
-		return;
+	keel_arena_free_list(*link);
+	*link = NULL;
+	a->bytes = kept;
+	a->chunk = a->head;
+	a->cur = a->head ? a->head->data : NULL;
+	a->end = a->head ? a->head->data + a->head->size : NULL;
+}
+
+/* Moves to the next kept chunk that can hold n bytes, or inserts a new one
+ * after the current chunk. */
+static void keel_arena_grow(struct keel_arena *a, size_t n)
+{
+	struct keel_arena_chunk *next = a->chunk ? a->chunk->next : a->head;
+	if (!next || next->size < n) {
+		size_t size = n > KEEL_ARENA_CHUNK ? n : KEEL_ARENA_CHUNK;
+		struct keel_arena_chunk *c = keel_xmalloc(sizeof *c + size);
+		c->size = size;
+		c->next = next;
+		if (a->chunk)
+			a->chunk->next = c;
+		else
+			a->head = c;
+		a->bytes += size;
+		next = c;
 	}
-	a->head = keep;
-	a->cur = keep->data;
-	a->end = keep->data + keep->size;
-	a->bytes = keep->size;
+	a->chunk = next;
+	a->cur = next->data;
+	a->end = next->data + next->size;
 }
 
 void *keel_arena_alloc(struct keel_arena *a, size_t n)
 {
 	n = (n + 7) & ~(size_t)7;
-	if (!a->cur || (size_t)(a->end - a->cur) < n) {
-		size_t size = n > KEEL_ARENA_CHUNK / 4 ? n : KEEL_ARENA_CHUNK;
-		struct keel_arena_chunk *c = keel_xmalloc(sizeof *c + size);
-		c->size = size;
-		c->next = a->head;
-		a->head = c;
-		a->bytes += size;
-		if (size == n && a->cur) {
-			/* One-off big allocation: keep bumping the old chunk.
-			 * Move it behind the current one so reset keeps the
-			 * small chunk. */
-			a->head = c->next;
-			c->next = a->head->next;
-			a->head->next = c;
-			return c->data;
-		}
-		a->cur = c->data;
-		a->end = c->data + size;
-	}
+	if (!a->cur || (size_t)(a->end - a->cur) < n)
+		keel_arena_grow(a, n);
 	void *p = a->cur;
 	a->cur += n;
 	return p;
@@ -414,7 +419,8 @@ static void keel_map_insert(struct keel_map *m, uint64_t h, void *value)
 
 void keel_map_put(struct keel_map *m, uint64_t hash, void *value)
 {
-	if ((m->count + 1) * 4 > m->cap * 3) {
+	/* Grow at half full: linear probing stays short for misses. */
+	if ((m->count + 1) * 2 > m->cap) {
 		size_t old_cap = m->cap;
 		uint64_t *old_h = m->hashes;
 		void **old_v = m->values;

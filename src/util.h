@@ -66,10 +66,13 @@ void *keel_xrealloc(void *p, size_t n);
 char *keel_xstrdup(const char *s);
 char *keel_xstrndup(const char *s, size_t n);
 
-/* Arena: bump allocation in chunks; freed all at once. */
+/* Arena: bump allocation in chunks; freed all at once. Reset rewinds to
+ * the first chunk and keeps the others for reuse, so a batch loop reaches a
+ * steady state with no malloc and no page faults. */
 struct keel_arena_chunk;
 struct keel_arena {
-	struct keel_arena_chunk *head;
+	struct keel_arena_chunk *head;	/* first chunk */
+	struct keel_arena_chunk *chunk; /* chunk being filled */
 	char *cur;
 	char *end;
 	size_t bytes; /* total chunk bytes held, for memory accounting */
@@ -77,7 +80,7 @@ struct keel_arena {
 
 void keel_arena_init(struct keel_arena *a);
 void keel_arena_free(struct keel_arena *a);
-/* Keeps the first chunk, drops the rest: cheap reuse between batches. */
+/* Rewinds; keeps up to a few MiB of chunks for reuse, frees the rest. */
 void keel_arena_reset(struct keel_arena *a);
 void *keel_arena_alloc(struct keel_arena *a, size_t n); /* 8-byte aligned */
 /* Copies s into the arena (NUL-terminated); absent stays absent. */

@@ -185,8 +185,11 @@ static int keel_memory_prefetch(struct keel_store *s, struct keel_overlay *o)
 	}
 	for (size_t i = 0; i < o->timelines.len; i++) {
 		struct keel_timeline *tl = o->timelines.items[i];
-		struct keel_timeline *st = keel_memory_find_timeline(m, tl, false);
-		if (!st || !st->nrows)
+		/* Created here if new (an empty timeline is invisible), so
+		 * that commit needs no second lookup. */
+		struct keel_timeline *st = keel_memory_find_timeline(m, tl, true);
+		tl->store_ref = st;
+		if (!st->nrows)
 			continue;
 		for (size_t k = st->nrows; k-- > 0;)
 			if (st->rows[k]->valid_to == KEEL_TIME_INF) {
@@ -275,7 +278,9 @@ static int keel_memory_commit(struct keel_store *s)
 	}
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
-		struct keel_timeline *st = keel_memory_find_timeline(m, r->timeline, true);
+		struct keel_timeline *st = r->timeline->store_ref;
+		if (!st)
+			st = keel_memory_find_timeline(m, r->timeline, true);
 		struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
 		*sr = *r;
 		sr->value = keel_arena_str(a, r->value);
