@@ -294,8 +294,10 @@ static void check_dump_load(const char *from, const char *to)
 	if (!dump)
 		skip();
 	struct store_case c;
-	if (!store_url(to, &c))
+	if (!store_url(to, &c)) {
+		free(dump);
 		skip();
+	}
 	struct keel_store *s;
 	assert_int_equal(keel_store_open(c.url, &s, NULL), 0);
 	FILE *f = fmemopen(dump, strlen(dump), "r");
