@@ -166,8 +166,8 @@ static int http_status(uint16_t port, const char *method, const char *path,
 static char *event(const char *tenant, const char *id, const char *vehicle,
 		   const char *status, int minute)
 {
-	char *buf = malloc(512);
-	snprintf(buf, 512,
+	char *buf = malloc(1024);
+	snprintf(buf, 1024,
 		 "{\"specversion\":\"1.0\",\"id\":\"%s\",\"tenant\":\"%s\","
 		 "\"type\":\"fleet.vehicle.status_changed\",\"source\":\"test\","
 		 "\"time\":\"2024-05-01T10:%02d:00Z\","
@@ -538,6 +538,7 @@ static void bad_bodies(const char *store)
 	struct fx f;
 	fx_init(&f, store, false);
 	f.o.max_body = 4096;
+	f.o.max_line = 512;
 	fx_start(&f);
 	struct resp r;
 	http(f.port, "POST", "/v1/events", NULL, CT_ONE, "{\"id\":", &r);
@@ -569,6 +570,22 @@ static void bad_bodies(const char *store)
 	assert_non_null(strstr(r.body, "{\"index\":1,"));
 	assert_non_null(strstr(r.body, "{\"index\":2,"));
 	resp_free(&r);
+	/* An event longer than max_line is rejected alone. */
+	{
+		char longstatus[400];
+		memset(longstatus, 'x', sizeof longstatus - 1);
+		longstatus[sizeof longstatus - 1] = 0;
+		char *two[2] = {event("tenant-x", "l-1", "V-1", "ok", 1),
+				event("tenant-x", "l-2", "V-1", longstatus, 2)};
+		char *b = join(two, 2, true);
+		http(f.port, "POST", "/v1/events", NULL, CT_BATCH, b, &r);
+		assert_status(r, 200);
+		assert_int_equal(json_num(r.body, "accepted"), 1);
+		assert_non_null(strstr(r.body, "{\"index\":1,\"id\":null,\"error\":\"index 1: line longer"));
+		resp_free(&r);
+		free(b);
+		free_all(two, 2);
+	}
 	/* An empty batch is a batch of nothing. */
 	http(f.port, "POST", "/v1/events", NULL, CT_BATCH, "[]", &r);
 	assert_status(r, 200);

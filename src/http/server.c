@@ -487,7 +487,6 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 struct item {
 	size_t off, len; /* in the request's text buffer */
 	uint64_t index;
-	bool too_long;
 };
 
 /* Checks the tenant of a parsed event against the token's scope. An event
@@ -595,7 +594,7 @@ static int split_array(const char *s, size_t n, struct item **items, size_t *nit
 			*cap = *cap ? *cap * 2 : 64;
 			*items = keel_xrealloc(*items, *cap * sizeof **items);
 		}
-		(*items)[*nitems] = (struct item){start, end - start, *nitems, false};
+		(*items)[*nitems] = (struct item){start, end - start, *nitems};
 		(*nitems)++;
 		if (s[p++] == ']')
 			break;
@@ -632,13 +631,13 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	size_t tenant_len = 0;
 	const size_t max_line = srv->o.max_line;
 
-#define PUSH_ITEM(o_, l_, i_, tl_)                                                \
+#define PUSH_ITEM(o_, l_, i_)                                                \
 	do {                                                                      \
 		if (nitems == cap) {                                              \
 			cap = cap ? cap * 2 : 64;                                 \
 			items = keel_xrealloc(items, cap * sizeof *items);        \
 		}                                                                 \
-		items[nitems++] = (struct item){(o_), (l_), (i_), (tl_)};          \
+		items[nitems++] = (struct item){(o_), (l_), (i_)};                 \
 	} while (0)
 
 	switch (rq->kind) {
@@ -655,7 +654,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 		}
 		/* The ingester compacts and validates it again; the text is
 		 * handed over as received. */
-		PUSH_ITEM(0, blen, 0, blen > max_line);
+		PUSH_ITEM(0, blen, 0);
 		break;
 	case BODY_BATCH: {
 		/* The array is split, not parsed: each element is parsed once,
@@ -696,9 +695,10 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 					if (prc != 0 && first) {
 						ret = answer_error(
 							srv, c, MHD_HTTP_BAD_REQUEST,
-							"body: line 1 of the NDJSON body: invalid "
+							"body: first event (index %llu): not "
 							"JSON at byte %zu: %s",
-							jerr.offset, jerr.msg);
+							(unsigned long long)lineno, jerr.offset,
+							jerr.msg);
 						goto out;
 					}
 					if (prc == 0 && !tenant_allowed(rq->token, doc.root,
@@ -709,7 +709,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 					}
 				}
 				first = false;
-				PUSH_ITEM(p, len, lineno, len > max_line);
+				PUSH_ITEM(p, len, lineno);
 			}
 			p = nl ? end + 1 : blen;
 		}
@@ -746,11 +746,9 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	struct keel_ingest *ing = NULL;
 	rc = keel_ingest_new(srv->writer, &io, &ing);
 	for (size_t i = 0; rc == 0 && i < nitems; i++) {
+		/* An event over max_line is rejected by the ingester. */
 		const struct item *it = &items[i];
-		if (it->too_long)
-			rc = keel_ingest_add_too_long(ing, it->index, base + it->off, max_line);
-		else
-			rc = keel_ingest_add(ing, base + it->off, it->len, it->index);
+		rc = keel_ingest_add(ing, base + it->off, it->len, it->index);
 	}
 	if (rc == 0)
 		rc = keel_ingest_flush(ing);
