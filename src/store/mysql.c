@@ -32,9 +32,14 @@
  * scans of a whole tenant stream (mysql_use_result).
  */
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <errmsg.h>
 #include <mysql.h>
@@ -76,6 +81,7 @@ struct keel_mysql_store {
 	size_t times_cap;
 	struct keel_map ids; /* seen_ids: batch events by (tenant, id) */
 	struct keel_mysql_stats stats;
+	uint64_t batch_rows; /* rows prefetched in the open batch */
 };
 
 static struct keel_mysql_store *keel_mysql_downcast(struct keel_store *s)
@@ -399,10 +405,8 @@ static int keel_mysql_select(struct keel_mysql_store *m, const char *what,
 		return mysql_field_count(m->db) ? keel_mysql_fail(m, what) : 0;
 	unsigned ncols = mysql_num_fields(res);
 	MYSQL_ROW row;
-	while (rc == 0 && (row = mysql_fetch_row(res))) {
-		m->stats.prefetch_rows++;
+	while (rc == 0 && (row = mysql_fetch_row(res)))
 		rc = fn(m, ud, row, mysql_fetch_lengths(res), ncols);
-	}
 	mysql_free_result(res);
 	return rc ? rc : keel_mysql_check_warnings(m, what);
 }
@@ -683,6 +687,8 @@ static void keel_mysql_library_init(void)
 	mysql_library_init(0, NULL, NULL);
 }
 
+static void keel_mysql_add_errno(struct keel_buf *out, int e);
+
 /* The OS error a connector message ends with, "... (111)", as text. */
 static void keel_mysql_os_reason(const char *msg, struct keel_buf *out)
 {
@@ -692,16 +698,44 @@ static void keel_mysql_os_reason(const char *msg, struct keel_buf *out)
 		while (i > 0 && msg[i - 1] >= '0' && msg[i - 1] <= '9')
 			i--;
 		if (i > 0 && msg[i - 1] == '(' && i < n - 1) {
-			int e = (int)keel_mysql_i64(msg + i, (unsigned long)(n - 1 - i));
-			const char *s = strerror(e);
-			size_t at = out->len;
-			keel_buf_adds(out, s);
-			if (out->data[at] >= 'A' && out->data[at] <= 'Z')
-				out->data[at] = (char)(out->data[at] - 'A' + 'a');
+			keel_mysql_add_errno(out, (int)keel_mysql_i64(msg + i,
+								       (unsigned long)(n - 1 - i)));
 			return;
 		}
 	}
 	keel_buf_adds(out, msg);
+}
+
+/* Why a TCP connection to host:port fails, as errno. Connector/C reports
+ * EINPROGRESS for a refused non-blocking connect, which says nothing; one
+ * plain connect, only on this failure path, finds the real reason. */
+static int keel_mysql_probe(const char *host, unsigned port, unsigned timeout)
+{
+	char service[16];
+	snprintf(service, sizeof service, "%u", port);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai = NULL;
+	if (getaddrinfo(host, service, &hints, &ai) != 0 || !ai)
+		return 0;
+	int e = 0;
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd >= 0) {
+		struct timeval tv = {.tv_sec = (time_t)timeout};
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0)
+			e = errno == EINPROGRESS || errno == EAGAIN ? ETIMEDOUT : errno;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return e;
+}
+
+static void keel_mysql_add_errno(struct keel_buf *out, int e)
+{
+	size_t at = out->len;
+	keel_buf_adds(out, strerror(e));
+	if (out->data[at] >= 'A' && out->data[at] <= 'Z')
+		out->data[at] = (char)(out->data[at] - 'A' + 'a');
 }
 
 static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf *err)
@@ -726,14 +760,33 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 		keel_buf_addf(err, "unknown host \"%s\"", u->host ? u->host : "");
 		break;
 	case CR_CONNECTION_ERROR:
-		keel_buf_addf(err, "cannot connect through socket \"%s\": ",
-			      u->socket ? u->socket : "(default)");
-		keel_mysql_os_reason(msg, err);
-		break;
 	case CR_CONN_HOST_ERROR:
-		keel_buf_addf(err, "cannot connect to %s:%u: ", u->host ? u->host : "localhost",
-			      u->port);
-		keel_mysql_os_reason(msg, err);
+		if (u->socket || !u->host || !strcmp(u->host, "localhost")) {
+			keel_buf_addf(err, "cannot connect through socket \"%s\": ",
+				      u->socket ? u->socket : "(the default socket)");
+			keel_mysql_os_reason(msg, err);
+			break;
+		}
+		keel_buf_addf(err, "cannot connect to %s:%u: ", u->host, u->port);
+		{
+			int why = keel_mysql_probe(u->host, u->port, u->connect_timeout);
+			if (why)
+				keel_mysql_add_errno(err, why);
+			else
+				keel_mysql_os_reason(msg, err);
+		}
+		break;
+	case CR_SERVER_LOST:
+		/* Connected, but the handshake never came (or broke off). */
+		if (u->socket)
+			keel_buf_addf(err, "the server at socket \"%s\"", u->socket);
+		else
+			keel_buf_addf(err, "the server at %s:%u", u->host ? u->host : "localhost",
+				      u->port);
+		if (strstr(msg, "system error: 110"))
+			keel_buf_addf(err, " did not answer within %u s", u->connect_timeout);
+		else
+			keel_buf_addf(err, " broke off the handshake: %s", msg);
 		break;
 	default:
 		keel_buf_addf(err, "cannot connect: mysql error %u: %s", e, msg);
@@ -889,6 +942,7 @@ static int keel_mysql_begin(struct keel_store *s)
 		keel_buf_free(&err);
 		m->stats.reconnects++;
 	}
+	m->batch_rows = 0;
 	return keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
 }
 
@@ -1015,9 +1069,12 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
 			      const unsigned long *len, unsigned ncols)
 {
-	(void)m;
 	(void)ncols;
 	struct keel_overlay *o = ud;
+	m->stats.prefetch_rows++;
+	m->batch_rows++;
+	if (m->batch_rows > m->stats.max_batch_rows)
+		m->stats.max_batch_rows = m->batch_rows;
 	enum keel_row_kind kind = row[0][0] == '1' ? KEEL_ROW_RELATION : KEEL_ROW_FACT;
 	struct keel_timeline *tl = keel_overlay_timeline(
 		o, kind, keel_mysql_col(row, len, 2), keel_mysql_col(row, len, 3),

@@ -20,7 +20,8 @@ struct keel_store;
 
 struct keel_mysql_stats {
 	uint64_t prefetch_statements; /* seen-id and prefetch reads */
-	uint64_t prefetch_rows;	      /* rows those reads returned */
+	uint64_t prefetch_rows;	      /* rows of the store's state they returned */
+	uint64_t max_batch_rows;      /* the most of them in one batch */
 	uint64_t in_lists;	      /* row-constructor IN lists sent */
 	size_t max_in_tuples;	      /* the longest of them */
 	uint64_t late_lookups;	      /* LIMIT 1 subqueries for late times */
