@@ -19,7 +19,9 @@
  *              one writer.
  *
  * Usage: bench_http [--events N] [--rate R] [--seconds S] [--threads T]
- *                   [--connections C] [--dir DIR] [--only TEXT]
+ *                   [--connections C] [--dir DIR] [--only TEXT] [--port P]
+ * --port loads a keel serve already running on 127.0.0.1:P instead (its
+ * store is whatever it was started with; the library rows are skipped).
  * Prints one table (markdown) that a note can quote.
  */
 #include <arpa/inet.h>
@@ -316,6 +318,7 @@ struct opts {
 	size_t connections;
 	const char *dir;
 	const char *only; /* run the scenarios whose name contains this */
+	unsigned port;	  /* load a running keel serve instead */
 };
 
 static struct keel_server *serve(const struct opts *o, const char *url, bool null_mode)
@@ -416,7 +419,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: bench_http [--events N] [--rate R] [--seconds S] "
-					"[--threads T] [--connections C] [--dir DIR] [--only TEXT]\n");
+					"[--threads T] [--connections C] [--dir DIR] [--only TEXT] [--port P]\n");
 			return 2;
 		}
 		if (strcmp(a, "--events") == 0)
@@ -433,6 +436,8 @@ int main(int argc, char **argv)
 			o.dir = v;
 		else if (strcmp(a, "--only") == 0)
 			o.only = v;
+		else if (strcmp(a, "--port") == 0)
+			o.port = (unsigned)strtoul(v, NULL, 10);
 		else {
 			fprintf(stderr, "bench_http: unknown option %s\n", a);
 			return 2;
@@ -483,7 +488,12 @@ int main(int argc, char **argv)
 		char url[600] = "memory:";
 		if (strcmp(x->store, "sqlite") == 0)
 			sqlite_url(&o, "bench_http", url, sizeof url);
-		if (strstr(x->name, "(library)")) {
+		if (o.port) {
+			if (strstr(x->name, "(library)"))
+				continue;
+			size_t nconn = x->reqs == &batches ? o.connections : 16;
+			load((uint16_t)o.port, x->reqs, nconn, x->rate, &r);
+		} else if (strstr(x->name, "(library)")) {
 			direct(url, &batch_c, &r);
 		} else {
 			struct keel_server *srv = serve(&o, url, strcmp(x->store, "null") == 0);
