@@ -240,12 +240,11 @@ static int ref_value(struct ref *r, int depth, unsigned char *buf)
 			ref_ws(r);
 			if (r->i >= r->n || r->s[r->i] != '"')
 				goto out;
-			unsigned char *k = malloc(r->n + 1);
 			size_t kl;
-			if (ref_string(r, k, &kl)) {
-				free(k);
+			if (ref_string(r, buf, &kl))
 				goto out;
-			}
+			unsigned char *k = malloc(kl + 1);
+			memcpy(k, buf, kl);
 			for (size_t j = 0; j < nkeys; j++)
 				if (klens[j] == kl && memcmp(keys[j], k, kl) == 0) {
 					free(k);
