@@ -1,0 +1,504 @@
+/*
+ * bench_mysql.c - issue 3's benchmark: the seed note's MySQL rows measured
+ * on this machine, in one run, beside the note's figures:
+ *
+ *   3 030 and 101 000 fleet events at batch 500
+ *   N (default 1 000 000) events at batch 500
+ *   the 101 000 re-sent (all duplicates)
+ *   statements per batch (mean and most)
+ *   the limit: LOAD DATA LOCAL INFILE of the same final rows (exported
+ *   from the N-event store) into the same schema, in one transaction, and
+ *   keel's rows/s as a ratio of it
+ *
+ * The store is driven through the library in this process (the keel
+ * binary does the same work around it); times cover ingestion from the
+ * first event to the last commit, not opening the store. Inputs are the
+ * generator's profile 1 with one tenant, as in bench_keel.
+ *
+ * Usage: bench_mysql [--events N] [--url mysql://user:pass@host:port/db]
+ *                    [--dir DIR]
+ * Without --url a private MariaDB is started with scripts/mariadb-test-
+ * server and stopped at the end. With --url, its user must be allowed to
+ * create databases named after db with a suffix; the URL must not need
+ * percent-decoding.
+ */
+#if defined(__has_include)
+#if !__has_include(<mysql.h>)
+#define KEEL_BENCH_NO_MYSQL
+#endif
+#endif
+
+#ifdef KEEL_BENCH_NO_MYSQL
+/* Built without the MySQL store (KEEL_WITH_MYSQL=OFF): nothing to measure. */
+#include <stdio.h>
+int main(void)
+{
+	puts("bench_mysql: built without the MySQL store");
+	return 0;
+}
+#else
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mysql.h>
+
+#include "keel.h"
+#include "store.h"
+#include "store/mysql_internal.h"
+
+/* scripts/mariadb-test-server, found beside this source file. */
+static char *server_script(void)
+{
+	const char *env = getenv("KEEL_MYSQL_SCRIPT");
+	if (env && *env)
+		return strdup(env);
+	char *p = malloc(strlen(__FILE__) + 64);
+	strcpy(p, __FILE__);
+	char *slash = strrchr(p, '/');
+	if (slash)
+		*slash = 0;
+	slash = strrchr(p, '/');
+	if (slash)
+		slash[1] = 0;
+	else
+		strcpy(p, "./");
+	strcat(p, "scripts/mariadb-test-server");
+	return p;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "bench_mysql: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void generate(const char *path, uint64_t events)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		die("cannot write %s", path);
+	const struct keel_generate_options o = {
+		.events = events, .tenants = 1, .seed = 1, .late = 0.0, .duplicates = 0.0};
+	if (keel_generate_fleet(&o, f) != 0)
+		die("generate failed");
+	fclose(f);
+}
+
+/* ----------------------------------------------------------- databases */
+
+struct target {
+	char user[256], password[256], host[256], db[256];
+	unsigned port;
+};
+
+static void parse_url(const char *url, struct target *t)
+{
+	memset(t, 0, sizeof *t);
+	t->port = 3306;
+	if (sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]:%u/%255[^?]", t->user, t->password,
+		   t->host, &t->port, t->db) != 5 &&
+	    sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]/%255[^?]", t->user, t->password,
+		   t->host, t->db) != 4)
+		die("cannot read the URL %s (expected mysql://user:pass@host[:port]/db)", url);
+}
+
+static MYSQL *connect_to(const struct target *t, const char *db, bool local_infile)
+{
+	MYSQL *m = mysql_init(NULL);
+	unsigned on = local_infile;
+	mysql_options(m, MYSQL_OPT_LOCAL_INFILE, &on);
+	mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (!mysql_real_connect(m, t->host, t->user, t->password, db, t->port, NULL, 0))
+		die("connect: %s", mysql_error(m));
+	return m;
+}
+
+static void sql(MYSQL *m, const char *q)
+{
+	if (mysql_query(m, q))
+		die("%s", mysql_error(m));
+	MYSQL_RES *r = mysql_store_result(m);
+	if (r)
+		mysql_free_result(r);
+}
+
+static char *sql_value(MYSQL *m, const char *q)
+{
+	if (mysql_query(m, q))
+		die("%s", mysql_error(m));
+	MYSQL_RES *r = mysql_store_result(m);
+	MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+	char *v = strdup(row && row[0] ? row[0] : "");
+	if (r)
+		mysql_free_result(r);
+	return v;
+}
+
+/* A new empty database for one measurement; returns its URL. */
+static char *fresh_db(const struct target *t, MYSQL *admin, const char *suffix)
+{
+	char q[1024];
+	snprintf(q, sizeof q, "DROP DATABASE IF EXISTS `%s_%s`", t->db, suffix);
+	sql(admin, q);
+	snprintf(q, sizeof q, "CREATE DATABASE `%s_%s`", t->db, suffix);
+	sql(admin, q);
+	char *url = malloc(2048);
+	snprintf(url, 2048, "mysql://%s:%s@%s:%u/%s_%s", t->user, t->password, t->host, t->port,
+		 t->db, suffix);
+	return url;
+}
+
+/* -------------------------------------------------------------- ingest */
+
+struct run {
+	double seconds;
+	uint64_t events, accepted, duplicates, rows_inserted, rows_closed, batches;
+	uint64_t statements; /* during ingestion */
+	uint64_t max_statements; /* in one batch */
+};
+
+static struct keel_cartridge *fleet;
+
+static void ingest(struct keel_store *s, const char *path, struct run *r)
+{
+	struct keel_reader *rd;
+	char *err = NULL;
+	if (keel_reader_open(path, 0, &rd, &err))
+		die("%s", err);
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.cartridge = fleet, .batch = 500};
+	if (keel_ingest_new(s, &o, &ing))
+		die("ingest_new failed");
+	const char *line;
+	size_t len;
+	uint64_t lineno;
+	bool too_long;
+	uint64_t start = keel_store_statements(s), last = start;
+	memset(r, 0, sizeof *r);
+	double t0 = now();
+	int rc;
+	while ((rc = keel_reader_next(rd, &line, &len, &lineno, &too_long)) == 1) {
+		if (keel_ingest_add(ing, line, len, lineno))
+			die("%s", keel_ingest_errmsg(ing));
+		uint64_t st = keel_store_statements(s);
+		if (st != last) {
+			if (st - last > r->max_statements)
+				r->max_statements = st - last;
+			last = st;
+		}
+	}
+	if (rc < 0 || keel_ingest_flush(ing))
+		die("%s", keel_ingest_errmsg(ing));
+	r->seconds = now() - t0;
+	uint64_t st = keel_store_statements(s);
+	if (st - last > r->max_statements)
+		r->max_statements = st - last;
+	const struct keel_report *rep = keel_ingest_report(ing);
+	r->events = rep->read;
+	r->accepted = rep->accepted;
+	r->duplicates = rep->duplicates;
+	r->rows_inserted = rep->rows_inserted;
+	r->rows_closed = rep->rows_closed;
+	r->batches = rep->batches;
+	r->statements = st - start;
+	keel_ingest_free(ing);
+	keel_reader_close(rd);
+}
+
+static struct keel_store *open_store(const char *url)
+{
+	struct keel_store *s;
+	char *err = NULL;
+	if (keel_store_open(url, &s, &err))
+		die("%s", err);
+	return s;
+}
+
+/* --------------------------------------------------------- LOAD DATA */
+
+static const struct {
+	const char *table, *cols;
+} tables[] = {
+	{"keel_events", "tenant, id, type, time, hash, envelope"},
+	{"keel_entities", "tenant, subject, kind, kind_time, first_seen, last_seen"},
+	{"keel_facts", "tenant, subject, predicate, value, valid_from, valid_to, asserted_by, "
+		       "closed_by"},
+	{"keel_relations", "tenant, subject, relation, object, linked, valid_from, valid_to, "
+			   "asserted_by, closed_by"},
+};
+
+/* A field in LOAD DATA's default text format. */
+static void put_field(FILE *f, const char *p, unsigned long n)
+{
+	if (!p) {
+		fputs("\\N", f);
+		return;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		char c = p[i];
+		switch (c) {
+		case '\\': fputs("\\\\", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\0': fputs("\\0", f); break;
+		default: fputc(c, f);
+		}
+	}
+}
+
+/* Exports the final rows of db into dir/<table>.tsv; returns the row count. */
+static uint64_t export_rows(MYSQL *m, const char *dir)
+{
+	uint64_t rows = 0;
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char path[4096], q[1024];
+		snprintf(path, sizeof path, "%s/%s.tsv", dir, tables[i].table);
+		FILE *f = fopen(path, "wb");
+		if (!f)
+			die("cannot write %s", path);
+		snprintf(q, sizeof q, "SELECT %s FROM %s%s", tables[i].cols, tables[i].table,
+			 strcmp(tables[i].table, "keel_entities") ? " ORDER BY seq" : "");
+		if (mysql_query(m, q))
+			die("%s", mysql_error(m));
+		MYSQL_RES *r = mysql_use_result(m);
+		unsigned nf = mysql_num_fields(r);
+		MYSQL_ROW row;
+		while ((row = mysql_fetch_row(r))) {
+			unsigned long *len = mysql_fetch_lengths(r);
+			for (unsigned k = 0; k < nf; k++) {
+				if (k)
+					fputc('\t', f);
+				put_field(f, row[k], len[k]);
+			}
+			fputc('\n', f);
+			rows++;
+		}
+		mysql_free_result(r);
+		fclose(f);
+	}
+	return rows;
+}
+
+/* LOAD DATA LOCAL INFILE of the exported rows into an empty keel schema,
+ * one transaction; returns seconds, or a negative value if the server or
+ * client refuses local files. */
+static double load_data(MYSQL *m, const char *dir)
+{
+	double t0 = now();
+	sql(m, "START TRANSACTION");
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char path[4096], esc[8200], q[9000];
+		snprintf(path, sizeof path, "%s/%s.tsv", dir, tables[i].table);
+		mysql_real_escape_string(m, esc, path, (unsigned long)strlen(path));
+		snprintf(q, sizeof q, "LOAD DATA LOCAL INFILE '%s' INTO TABLE %s (%s)", esc,
+			 tables[i].table, tables[i].cols);
+		if (mysql_query(m, q)) {
+			fprintf(stderr, "bench_mysql: LOAD DATA: %s\n", mysql_error(m));
+			sql(m, "ROLLBACK");
+			return -1;
+		}
+	}
+	sql(m, "COMMIT");
+	return now() - t0;
+}
+
+/* --------------------------------------------------------------- table */
+
+static const char *verdict(bool ok)
+{
+	return ok ? "met" : "MISSED";
+}
+
+static void row_s(const char *what, double v, const char *note07, const char *note08,
+		  const char *target, const char *verdict_text)
+{
+	printf("%-42s %10.2f s %12s %12s %10s %s\n", what, v, note07, note08, target,
+	       verdict_text ? verdict_text : "");
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t big = 1000000;
+	const char *url = NULL, *dir = NULL;
+	static const struct option opts[] = {{"events", required_argument, 0, 'n'},
+					     {"url", required_argument, 0, 'u'},
+					     {"dir", required_argument, 0, 'd'},
+					     {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "n:u:d:", opts, NULL)) != -1) {
+		if (c == 'n')
+			big = strtoull(optarg, NULL, 10);
+		else if (c == 'u')
+			url = optarg;
+		else if (c == 'd')
+			dir = optarg;
+		else
+			return 2;
+	}
+	char tmpl[] = "/tmp/keel-bench-mysql-XXXXXX";
+	bool own_dir = !dir;
+	if (!dir && !(dir = mkdtemp(tmpl)))
+		die("mkdtemp failed");
+	char *script = server_script();
+	char *err = NULL;
+	if (keel_cartridge_load("fleet", &fleet, &err))
+		die("%s", err);
+
+	char srv[4096], cmd[8300];
+	char *started = NULL;
+	if (!url) {
+		snprintf(srv, sizeof srv, "%s/srv", dir);
+		snprintf(cmd, sizeof cmd, "'%s' start '%s'", script, srv);
+		fprintf(stderr, "starting a private MariaDB in %s ...\n", srv);
+		FILE *p = popen(cmd, "r");
+		char line[4096];
+		if (!p || !fgets(line, sizeof line, p) || pclose(p) != 0)
+			die("cannot start a server with %s", script);
+		line[strcspn(line, "\n")] = 0;
+		started = strdup(line);
+		url = started;
+	}
+	struct target t;
+	parse_url(url, &t);
+	MYSQL *admin = connect_to(&t, t.db, true);
+
+	char in_small[4096], in_101k[4096], in_big[4096];
+	snprintf(in_small, sizeof in_small, "%s/fleet-3030.ndjson", dir);
+	snprintf(in_101k, sizeof in_101k, "%s/fleet-101k.ndjson", dir);
+	snprintf(in_big, sizeof in_big, "%s/fleet-big.ndjson", dir);
+	fprintf(stderr, "generating inputs in %s ...\n", dir);
+	generate(in_small, 3030);
+	generate(in_101k, 101000);
+	generate(in_big, big);
+
+	struct run r3k, r101k, rre, rbig;
+	char *u = fresh_db(&t, admin, "b3k");
+	struct keel_store *s = open_store(u);
+	fprintf(stderr, "3 030 events ...\n");
+	ingest(s, in_small, &r3k);
+	keel_store_close(s);
+	free(u);
+
+	u = fresh_db(&t, admin, "b101k");
+	s = open_store(u);
+	fprintf(stderr, "101 000 events, then again ...\n");
+	ingest(s, in_101k, &r101k);
+	ingest(s, in_101k, &rre);
+	keel_store_close(s);
+	free(u);
+
+	u = fresh_db(&t, admin, "bbig");
+	s = open_store(u);
+	fprintf(stderr, "%llu events ...\n", (unsigned long long)big);
+	keel_store_mysql_reset_stats(s);
+	ingest(s, in_big, &rbig);
+	struct keel_mysql_stats st = *keel_store_mysql_stats(s);
+	keel_store_close(s);
+
+	fprintf(stderr, "the limit: exporting the final rows, LOAD DATA ...\n");
+	char q[1024];
+	snprintf(q, sizeof q, "%s_bbig", t.db);
+	MYSQL *src = connect_to(&t, q, false);
+	uint64_t rows = export_rows(src, dir);
+	mysql_close(src);
+	char *lu = fresh_db(&t, admin, "blimit");
+	s = open_store(lu); /* the same schema, created by keel */
+	keel_store_close(s);
+	free(lu);
+	snprintf(q, sizeof q, "%s_blimit", t.db);
+	MYSQL *dst = connect_to(&t, q, true);
+	double t_limit = load_data(dst, dir);
+	mysql_close(dst);
+
+	char *version = sql_value(admin, "SELECT VERSION()");
+	char *flush = sql_value(admin, "SELECT @@innodb_flush_log_at_trx_commit");
+	char *pool = sql_value(admin, "SELECT @@innodb_buffer_pool_size DIV 1048576");
+	char *binlog = sql_value(admin, "SELECT @@log_bin");
+	mysql_close(admin);
+
+	double rate_big = (double)rows / rbig.seconds;
+	double rate_limit = t_limit > 0 ? (double)rows / t_limit : 0;
+	double ratio = rate_limit > 0 ? rate_big / rate_limit : 0;
+	char big_label[64];
+	snprintf(big_label, sizeof big_label, "%llu events, batch 500",
+		 (unsigned long long)big);
+
+	printf("Keel %s bench_mysql (issue 3), one run; server %s, "
+	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
+	       "%ld cores\n",
+	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "note 0.7.1", "note 0.8.0",
+	       "target");
+	row_s("3 030 events, batch 500", r3k.seconds, "8.9 s", "0.5 s", "", NULL);
+	row_s("101 000 events, batch 500", r101k.seconds, "~300 s", "8.4 s", "<= 3 s",
+	      verdict(r101k.seconds <= 3.0));
+	row_s("101 000 re-sent (all duplicates)", rre.seconds, "", "2.1 s", "<= 0.5 s",
+	      verdict(rre.seconds <= 0.5));
+	row_s(big_label, rbig.seconds, "~45 min", "~85 s", big == 1000000 ? "<= 30 s" : "",
+	      big == 1000000 ? verdict(rbig.seconds <= 30.0) : NULL);
+	printf("%-42s %10.0f /s %12s %12s\n", "  events/s", (double)rbig.events / rbig.seconds,
+	       "", "12 000 /s");
+	printf("%-42s %10.0f /s\n", "  final rows/s (rows below / time)", rate_big);
+	if (t_limit > 0) {
+		row_s("  limit: LOAD DATA of the same final rows", t_limit, "", "", "", NULL);
+		printf("%-42s %10.0f /s %12s %12s\n", "  limit rows/s", rate_limit, "",
+		       "60 000 /s*");
+		printf("%-42s %11.2fx %12s %12s %10s %s\n", "  keel rows/s / limit rows/s", ratio,
+		       "", "", ">= 0.6", verdict(ratio >= 0.6));
+	} else {
+		printf("%-42s %12s\n", "  limit: LOAD DATA", "unavailable (local_infile off)");
+	}
+	printf("%-42s %6.1f / %llu %12s %12s\n", "statements per batch (mean / most)",
+	       (double)rbig.statements / (double)rbig.batches,
+	       (unsigned long long)rbig.max_statements, "~2000", "~8");
+	printf("%-42s %6.1f / %llu\n", "  at 101 000 re-sent (all duplicates)",
+	       (double)rre.statements / (double)rre.batches,
+	       (unsigned long long)rre.max_statements);
+	printf("(final rows: %llu = events + entities + facts + relations; big run: %llu batches, "
+	       "%llu rows inserted, %llu closed, %llu rows prefetched, longest statement %zu "
+	       "bytes, longest IN list %zu, warnings %llu;\n * the note's multi-row INSERT "
+	       "rate; times exclude opening the store)\n",
+	       (unsigned long long)rows, (unsigned long long)rbig.batches,
+	       (unsigned long long)rbig.rows_inserted, (unsigned long long)rbig.rows_closed,
+	       (unsigned long long)st.prefetch_rows, st.max_statement, st.max_in_tuples,
+	       (unsigned long long)st.warnings);
+
+	if (started) {
+		snprintf(cmd, sizeof cmd, "'%s' stop '%s'", script, srv);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_mysql: could not stop the server in %s\n", srv);
+		free(started);
+	}
+	if (own_dir) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_mysql: could not remove %s\n", dir);
+	}
+	free(script);
+	free(version);
+	free(flush);
+	free(pool);
+	free(binlog);
+	keel_cartridge_free(fleet);
+	return 0;
+}
+#endif
