@@ -70,6 +70,17 @@ bool keel_token_allows(const struct keel_token_entry *e, const char *tenant,
 /* Whether s is a valid tenant name (SPEC 2: 1-64 bytes of [A-Za-z0-9._-]). */
 bool keel_tenant_name_ok(const char *s, size_t len);
 
+/* ---------------------------------------------------------- checkpoints */
+
+/* Background PASSIVE WAL checkpoints of the SQLite database at path, every
+ * interval_ms, on a thread and connection of their own (checkpoint.c). */
+struct keel_checkpointer;
+int keel_checkpointer_start(const char *path, unsigned interval_ms,
+			    struct keel_checkpointer **out, struct keel_buf *err);
+void keel_checkpointer_stop(struct keel_checkpointer *c);
+/* Checkpoints that copied frames, and the frames copied. */
+void keel_checkpointer_stats(struct keel_checkpointer *c, uint64_t *runs, uint64_t *frames);
+
 /* ------------------------------------------------------------- metrics */
 
 /* Upper bounds of the batch latency histogram, in microseconds. */

@@ -51,6 +51,7 @@
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
 #define WATCHDOG_TICK_MS 100
+#define CHECKPOINT_INTERVAL_MS 100
 
 /* ------------------------------------------------------------------ types */
 
@@ -105,6 +106,9 @@ struct keel_server {
 	/* The one writer; also the memory store's reader. */
 	pthread_mutex_t write_lock;
 	struct keel_store *writer;
+
+	/* SQLite: WAL checkpoints off the commit path (checkpoint.c). */
+	struct keel_checkpointer *checkpointer;
 
 	/* Idle read handles (SQL stores). */
 	pthread_mutex_t readers_lock;
@@ -1130,6 +1134,20 @@ static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connec
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_metrics_render(&srv->metrics, &b);
+	if (srv->checkpointer) {
+		uint64_t runs, frames;
+		keel_checkpointer_stats(srv->checkpointer, &runs, &frames);
+		keel_buf_addf(&b,
+			      "# HELP keel_sqlite_checkpoints_total Background WAL checkpoints "
+			      "that copied pages.\n"
+			      "# TYPE keel_sqlite_checkpoints_total counter\n"
+			      "keel_sqlite_checkpoints_total %llu\n"
+			      "# HELP keel_sqlite_checkpoint_pages_total WAL pages copied back "
+			      "by background checkpoints.\n"
+			      "# TYPE keel_sqlite_checkpoint_pages_total counter\n"
+			      "keel_sqlite_checkpoint_pages_total %llu\n",
+			      (unsigned long long)runs, (unsigned long long)frames);
+	}
 	char *data = b.data;
 	size_t len = b.len;
 	return answer(srv, c, MHD_HTTP_OK, data, len, "text/plain; version=0.0.4");
@@ -1305,6 +1323,7 @@ static void server_free(struct keel_server *srv)
 		pthread_mutex_unlock(&srv->conns_lock);
 		pthread_join(srv->watchdog, NULL);
 	}
+	keel_checkpointer_stop(srv->checkpointer);
 	for (size_t i = 0; i < srv->readers.len; i++)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
@@ -1411,6 +1430,12 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 	if (rc) {
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
 		goto fail;
+	}
+	if (strncmp(srv->store_url, "sqlite:", 7) == 0) {
+		rc = keel_checkpointer_start(srv->store_url + 7, CHECKPOINT_INTERVAL_MS,
+					     &srv->checkpointer, &err);
+		if (rc)
+			goto fail;
 	}
 	/* Read handles opened now, while nothing writes: a handle is opened
 	 * later only if more requests read at once than there are workers. */
