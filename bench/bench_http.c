@@ -396,6 +396,19 @@ static void direct(const char *url, const struct corpus *c, struct run *out)
 	keel_store_close(s);
 }
 
+/* The 1-minute load average: figures taken on a busy machine say so. */
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 struct scenario {
 	const char *name;
 	const char *store; /* "memory", "sqlite", or "null" (--null mode) */
@@ -453,8 +466,8 @@ int main(int argc, char **argv)
 	reqs_singles(&ones, &single_c);
 
 	printf("keel serve, in-process on 127.0.0.1, %u worker threads; load generator: one "
-	       "epoll thread, keep-alive\n",
-	       o.threads);
+	       "epoll thread, keep-alive; %ld cores, load average %.2f at start\n",
+	       o.threads, sysconf(_SC_NPROCESSORS_ONLN), loadavg());
 	printf("batches: %zu requests of 1000 events (%.0f bytes/event) on %zu connections; "
 	       "singles: %zu requests\n\n",
 	       batches.n, (double)batch_c.off[batch_c.n - 1] / (double)batch_c.n,
@@ -507,6 +520,9 @@ int main(int argc, char **argv)
 		free(r.lat);
 	}
 
+	printf("\nload average %.2f at the end (figures are only comparable on an idle "
+	       "machine; the limit rows are measured in the same run for that reason)\n",
+	       loadavg());
 	reqs_free(&batches);
 	reqs_free(&ones);
 	corpus_free(&batch_c);
