@@ -415,7 +415,7 @@ static const struct bad_case bad_cases[] = {
     {"bad number 1.", "{\"a\":1.}"},
     {"trailing comma", "{\"a\":1,}"},
     {"single quotes", "{'a':1}"},
-    {"nesting 100 deep", NULL},
+    {"nesting 100 deep (a limit)", NULL},
 };
 
 static int rejects_keel(const char *t, size_t n)
