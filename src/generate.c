@@ -246,8 +246,7 @@ static const char *const first_names[] = {
     "Jonas",
     "Kaja",
     "Luca",
-    "Mar\xc3\xad"
-    "a",
+    "Mar\303\255a", /* octal: a hex escape would swallow the a */
     "Nils",
     "Olga",
     "Pavel",
@@ -267,8 +266,7 @@ static const char *const last_names[] = {
     "Rossi",
     "Peeters",
     "M\xc3\xbcller",
-    "Garc\xc3\xad"
-    "a",
+    "Garc\303\255a",
     "Nov\xc3\xa1k",
     "Jensen",
     "Huber",
