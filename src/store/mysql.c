@@ -4,18 +4,20 @@
  *
  * A batch costs a handful of statements whatever its size (SPEC section 6):
  *
- *   START TRANSACTION
  *   seen ids      SELECT ... FROM keel_events WHERE (tenant,id) IN (...)
  *   open rows     SELECT ... FROM keel_facts WHERE (tenant,subject,predicate,
  *                 valid_to) IN ((..,INF),...) UNION ALL the same on relations
  *   late rows     (SELECT ... WHERE key AND valid_to > t ORDER BY valid_to
  *                 LIMIT 1) UNION ALL ...   -- only when events are late
+ *   START TRANSACTION
  *   events, entities, facts, relations:
  *                 one multi-row INSERT each; the entities' ON DUPLICATE KEY
  *                 UPDATE merges the batch into the stored row, so entities
  *                 need no read
  *   closures      one UPDATE ... CASE seq per table
  *   COMMIT
+ *
+ * A batch of nothing but duplicates costs the id lookup alone.
  *
  * Row-constructor IN lists are cut into parts of at most KEEL_MYSQL_IN_MAX
  * tuples joined by UNION ALL inside one statement, so the range optimizer
@@ -75,6 +77,7 @@ struct keel_mysql_store {
 	int64_t autoinc_step; /* auto_increment_increment */
 	bool broken;	    /* connection lost: reconnect at the next begin */
 	bool streaming;	    /* an unbuffered scan result is open */
+	bool tx_open;	    /* START TRANSACTION sent for the open batch */
 	struct keel_buf sql;
 	struct keel_ptrvec rows; /* write-back scratch */
 	int64_t *times;		 /* prefetch scratch */
@@ -602,8 +605,8 @@ static const char *const keel_mysql_tables[] = {
 	"time BIGINT NOT NULL,"
 	"hash BIGINT UNSIGNED NOT NULL,"
 	"envelope LONGBLOB NOT NULL,"
-	"PRIMARY KEY (seq),"
-	"UNIQUE KEY keel_events_id (tenant, id)"
+	"PRIMARY KEY (tenant, id),"
+	"UNIQUE KEY keel_events_seq (seq)"
 	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
 	"INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 1)",
@@ -746,6 +749,7 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 	keel_buf_addf(err, "store \"%s\": ", u->shown.data);
 	switch (e) {
 	case ER_ACCESS_DENIED_ERROR:
+	case ER_ACCESS_DENIED_NO_PASSWORD_ERROR: /* MariaDB: an unknown user */
 		keel_buf_addf(err, "access denied for user \"%s\" (wrong user name or password)",
 			      u->user ? u->user : "");
 		break;
@@ -943,13 +947,31 @@ static int keel_mysql_begin(struct keel_store *s)
 		m->stats.reconnects++;
 	}
 	m->batch_rows = 0;
-	return keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
+	m->tx_open = false;
+	return 0;
+}
+
+/* The transaction starts with the batch's first write: the reads before it
+ * (ids, prefetch) need no snapshot of their own, and a batch of nothing but
+ * duplicates then costs its one lookup and no transaction at all. */
+static int keel_mysql_tx(struct keel_mysql_store *m)
+{
+	if (m->tx_open)
+		return 0;
+	int rc = keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
+	if (rc == 0)
+		m->tx_open = true;
+	return rc;
 }
 
 static int keel_mysql_commit(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	if (!m->tx_open)
+		return 0;
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
+	if (rc == 0)
+		m->tx_open = false;
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(s, rc,
@@ -964,8 +986,10 @@ static int keel_mysql_commit(struct keel_store *s)
 static int keel_mysql_rollback(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	bool open = m->tx_open;
+	m->tx_open = false;
 	/* Without a connection the server has rolled back already. */
-	if (m->broken)
+	if (m->broken || !open)
 		return 0;
 	return keel_mysql_runs(m, "ROLLBACK", "rollback");
 }
@@ -1556,9 +1580,11 @@ static int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 				 struct keel_batch_event **ev, size_t n)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
-	/* Events first: their unique key claims the ids, so a concurrent
-	 * writer of the same events waits here and then fails cleanly. */
-	int rc = keel_mysql_write_events(m, ev, n);
+	/* Events first: their key claims the ids, so a concurrent writer of
+	 * the same events waits here and then fails cleanly. */
+	int rc = keel_mysql_tx(m);
+	if (rc == 0)
+		rc = keel_mysql_write_events(m, ev, n);
 	if (rc == 0)
 		rc = keel_mysql_write_entities(m, o);
 	if (rc == 0)
