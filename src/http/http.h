@@ -70,6 +70,27 @@ bool keel_token_allows(const struct keel_token_entry *e, const char *tenant,
 /* Whether s is a valid tenant name (SPEC 2: 1-64 bytes of [A-Za-z0-9._-]). */
 bool keel_tenant_name_ok(const char *s, size_t len);
 
+/* ----------------------------------------------------------------- bodies */
+
+/* One event of a request body: where its text is, and its index (array
+ * position or line number, from 0). */
+struct keel_http_item {
+	size_t off, len;
+	uint64_t index;
+};
+
+/* Finds the elements of a top-level JSON array s[0..n) without building a
+ * tree: strings (with their escapes) and nesting are followed and nothing
+ * else is checked, since the ingester parses and validates every element.
+ * So a body that is not an array at all is refused (400) while one bad
+ * event in a batch is rejected alone, as in an NDJSON stream. Elements are
+ * appended to *items (grown with keel_xrealloc; *cap its capacity), spans
+ * trimmed of whitespace. Returns 0, or -1 with the rule broken in *why and
+ * its byte offset in *at. Whenever the JSON parser accepts s as an array,
+ * the elements found are exactly its members. */
+int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items,
+			  size_t *nitems, size_t *cap, const char **why, size_t *at);
+
 /* ---------------------------------------------------------- checkpoints */
 
 /* Background PASSIVE WAL checkpoints of the SQLite database at path, every

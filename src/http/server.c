@@ -487,11 +487,6 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 	keel_buf_addc(b, '}');
 }
 
-/* One event of a request: its text as keel_ingest_add takes it. */
-struct item {
-	size_t off, len; /* in the request's text buffer */
-	uint64_t index;
-};
 
 /* Checks the tenant of a parsed event against the token's scope. An event
  * without a string tenant is left to the envelope rules to reject. */
@@ -533,88 +528,6 @@ static bool is_blank_line(const char *p, size_t n)
 	return true;
 }
 
-static bool is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Finds the elements of a top-level JSON array without building a tree:
- * strings (with their escapes) and nesting are followed and nothing else
- * is checked, since the ingester parses and validates every element. So
- * a body that is not an array at all is refused (400) while one bad event
- * in a batch is rejected alone, as in an NDJSON stream. Returns 0, or -1
- * with the rule broken and its byte offset. */
-static int split_array(const char *s, size_t n, struct item **items, size_t *nitems,
-		       size_t *cap, const char **why, size_t *at)
-{
-	size_t p = 0;
-	while (p < n && is_ws(s[p]))
-		p++;
-	if (p == n || s[p] != '[') {
-		*why = "expected '['";
-		*at = p;
-		return -1;
-	}
-	p++;
-	while (p < n && is_ws(s[p]))
-		p++;
-	bool empty = p < n && s[p] == ']';
-	if (empty)
-		p++;
-	while (!empty) {
-		size_t start = p, depth = 0;
-		for (; p < n; p++) {
-			char ch = s[p];
-			if (ch == '"') {
-				for (p++; p < n && s[p] != '"'; p++)
-					if (s[p] == '\\')
-						p++;
-				if (p >= n)
-					break;
-			} else if (ch == '[' || ch == '{') {
-				depth++;
-			} else if (ch == ']' || ch == '}') {
-				if (depth == 0)
-					break;
-				depth--;
-			} else if (ch == ',' && depth == 0) {
-				break;
-			}
-		}
-		if (p >= n || (s[p] == '}' && depth == 0)) {
-			*why = p >= n ? "unterminated array" : "unbalanced '}'";
-			*at = p < n ? p : n;
-			return -1;
-		}
-		size_t end = p;
-		while (end > start && is_ws(s[end - 1]))
-			end--;
-		if (end == start) {
-			*why = "missing array element";
-			*at = start;
-			return -1;
-		}
-		if (*nitems == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*items = keel_xrealloc(*items, *cap * sizeof **items);
-		}
-		(*items)[*nitems] = (struct item){start, end - start, *nitems};
-		(*nitems)++;
-		if (s[p++] == ']')
-			break;
-		while (p < n && is_ws(s[p]))
-			p++;
-	}
-	while (p < n && is_ws(s[p]))
-		p++;
-	if (p != n) {
-		*why = "unexpected data after the array";
-		*at = p;
-		return -1;
-	}
-	return 0;
-}
-
 /* Splits the body into events (checking JSON-ness and tenants), then
  * ingests them as one batch under the writer lock. */
 static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -628,7 +541,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	struct keel_json_error jerr;
-	struct item *items = NULL;
+	struct keel_http_item *items = NULL;
 	size_t nitems = 0, cap = 0;
 	enum MHD_Result ret = MHD_YES;
 	const char *tenant = NULL;
@@ -641,7 +554,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 			cap = cap ? cap * 2 : 64;                                 \
 			items = keel_xrealloc(items, cap * sizeof *items);        \
 		}                                                                 \
-		items[nitems++] = (struct item){(o_), (l_), (i_)};                 \
+		items[nitems++] = (struct keel_http_item){(o_), (l_), (i_)};                 \
 	} while (0)
 
 	switch (rq->kind) {
@@ -665,14 +578,14 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 		 * by the ingester, which rejects a bad one alone. */
 		size_t at = 0;
 		const char *why = NULL;
-		if (split_array(body, blen, &items, &nitems, &cap, &why, &at) != 0) {
+		if (keel_http_split_array(body, blen, &items, &nitems, &cap, &why, &at) != 0) {
 			ret = answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
 					   "body: not a JSON array of events at byte %zu: %s", at,
 					   why);
 			goto out;
 		}
 		for (size_t i = 0; rq->token && !rq->token->all && i < nitems; i++) {
-			const struct item *it = &items[i];
+			const struct keel_http_item *it = &items[i];
 			if (keel_json_parse(&doc, body + it->off, it->len, &jerr) == 0 &&
 			    !tenant_allowed(rq->token, doc.root, &tenant, &tenant_len)) {
 				ret = forbidden_tenant(srv, c, i, tenant, tenant_len);
@@ -751,7 +664,7 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	rc = keel_ingest_new(srv->writer, &io, &ing);
 	for (size_t i = 0; rc == 0 && i < nitems; i++) {
 		/* An event over max_line is rejected by the ingester. */
-		const struct item *it = &items[i];
+		const struct keel_http_item *it = &items[i];
 		rc = keel_ingest_add(ing, base + it->off, it->len, it->index);
 	}
 	if (rc == 0)
