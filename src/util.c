@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void keel_oom(void)
 {
@@ -229,6 +230,15 @@ void keel_arena_init(struct keel_arena *a)
 	a->cur = NULL;
 	a->end = NULL;
 	a->bytes = 0;
+	a->chunk_size = 0;
+}
+
+#define KEEL_ARENA_LARGE (2 * 1024 * 1024)
+
+void keel_arena_init_large(struct keel_arena *a)
+{
+	keel_arena_init(a);
+	a->chunk_size = KEEL_ARENA_LARGE;
 }
 
 static void keel_arena_free_list(struct keel_arena_chunk *c)
@@ -242,8 +252,10 @@ static void keel_arena_free_list(struct keel_arena_chunk *c)
 
 void keel_arena_free(struct keel_arena *a)
 {
+	size_t chunk_size = a->chunk_size;
 	keel_arena_free_list(a->head);
 	keel_arena_init(a);
+	a->chunk_size = chunk_size;
 }
 
 void keel_arena_reset(struct keel_arena *a)
@@ -270,8 +282,21 @@ static void keel_arena_grow(struct keel_arena *a, size_t n)
 {
 	struct keel_arena_chunk *next = a->chunk ? a->chunk->next : a->head;
 	if (!next || next->size < n) {
-		size_t size = n > KEEL_ARENA_CHUNK ? n : KEEL_ARENA_CHUNK;
-		struct keel_arena_chunk *c = keel_xmalloc(sizeof *c + size);
+		size_t unit = a->chunk_size ? a->chunk_size : KEEL_ARENA_CHUNK;
+		size_t size = n > unit ? n : unit;
+		struct keel_arena_chunk *c;
+		if (a->chunk_size) {
+			/* Whole huge pages: the header shares the first one. */
+			size_t total = (sizeof *c + size + KEEL_ARENA_LARGE - 1) &
+				       ~(size_t)(KEEL_ARENA_LARGE - 1);
+			c = aligned_alloc(KEEL_ARENA_LARGE, total);
+			if (!c)
+				c = keel_xmalloc(total);
+			madvise(c, total, MADV_HUGEPAGE);
+			size = total - sizeof *c;
+		} else {
+			c = keel_xmalloc(sizeof *c + size);
+		}
 		c->size = size;
 		c->next = next;
 		if (a->chunk)

@@ -76,9 +76,14 @@ struct keel_arena {
 	char *cur;
 	char *end;
 	size_t bytes; /* total chunk bytes held, for memory accounting */
+	size_t chunk_size; /* 0: the default (64 KiB) */
 };
 
 void keel_arena_init(struct keel_arena *a);
+/* An arena for long-lived, growing state (the memory store): 2 MiB chunks
+ * backed by transparent huge pages where the kernel offers them, which
+ * cuts page faults and TLB misses on a large heap. */
+void keel_arena_init_large(struct keel_arena *a);
 void keel_arena_free(struct keel_arena *a);
 /* Rewinds; keeps up to a few MiB of chunks for reuse, frees the rest. */
 void keel_arena_reset(struct keel_arena *a);

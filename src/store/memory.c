@@ -52,7 +52,7 @@ static int keel_memory_open(const char *url, struct keel_store **out, struct kee
 	}
 	struct keel_memory_store *m = keel_xcalloc(1, sizeof *m);
 	keel_store_base_init(&m->base, &keel_store_memory_ops);
-	keel_arena_init(&m->arena);
+	keel_arena_init_large(&m->arena);
 	*out = &m->base;
 	return 0;
 }
