@@ -296,9 +296,10 @@ struct keel_server_options {
 	unsigned header_timeout;     /* seconds to send request headers; 10 */
 	unsigned request_timeout;    /* seconds to send a whole request; 60 */
 	unsigned grace;		     /* seconds keel_server_stop waits; 10 */
-	bool null_mode;		     /* benchmarks: POST /v1/events answers
-					200 without reading the events */
-	FILE *log;		     /* server messages; NULL: none */
+	bool null_mode;		     /* benchmarks: POST /v1/events reads the
+					body and answers 200 without parsing
+					or ingesting it */
+	FILE *log;		     /* server messages (borrowed); NULL: none */
 };
 
 /* Opens the store, loads the cartridge and tokens, and starts serving on
