@@ -19,11 +19,13 @@ extern const struct keel_cmd keel_cmd_stats;
 extern const struct keel_cmd keel_cmd_version;
 extern const struct keel_cmd keel_cmd_serve;
 extern const struct keel_cmd keel_cmd_token;
+extern const struct keel_cmd keel_cmd_replay;
 
 const struct keel_cmd *const keel_cmds[] = {
     &keel_cmd_ingest,  &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
     &keel_cmd_show,    &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
-    &keel_cmd_version, &keel_cmd_serve,	   &keel_cmd_token, NULL,
+    &keel_cmd_version, &keel_cmd_serve,	   &keel_cmd_token, &keel_cmd_replay,
+    NULL,
 };
 
 static const struct keel_cmd *find_cmd(const char *name)

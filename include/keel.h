@@ -259,6 +259,140 @@ int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
  * fail with KEEL_EDUMP naming the line. */
 int keel_load(struct keel_store *s, FILE *in);
 
+/* ----------------------------------------------- replay and bulk loading */
+
+/* keel replay (docs/replay.md): rebuilds one tenant's entities, facts and
+ * relations from its event log with the given cartridge, in arrival order,
+ * in one transaction, reading nothing but the log; the log is kept as it
+ * is. The tenant is built in memory and written in bulk. */
+struct keel_replay_options {
+	const struct keel_cartridge *cartridge; /* required, borrowed */
+	bool dry_run;	      /* build and compare, write nothing */
+	/* Logged events the cartridge now rejects: they stay in the log and
+	 * add no rows. position is the event's arrival number in the tenant
+	 * (1-based). May be NULL. */
+	keel_reject_fn on_reject;
+	void *reject_userdata;
+};
+
+/* Rows added and removed for one predicate, relation or the entities. */
+struct keel_replay_change {
+	const char *table; /* "entities", "facts" or "relations" */
+	const char *name;  /* predicate or relation; "" for entities */
+	uint64_t before, after; /* rows */
+	uint64_t added, removed;
+};
+
+struct keel_replay_report {
+	uint64_t events;    /* read from the log */
+	uint64_t unhandled; /* type unknown to the cartridge */
+	uint64_t rejected;  /* rejected by the cartridge now */
+	uint64_t rows_before, rows_after; /* entities + facts + relations */
+	uint64_t added, removed;	  /* over all changes */
+	/* Every table / name present before or after, sorted by table then
+	 * name bytewise; unchanged ones have added = removed = 0. */
+	struct keel_replay_change *changes;
+	size_t nchanges;
+	char method[160]; /* how the rows were written (one line) */
+	double build_seconds, compare_seconds, write_seconds;
+};
+
+/* Replays tenant into s. On success *out is a report to free with
+ * keel_replay_report_free. On failure nothing of the tenant has changed
+ * and keel_store_errmsg(s) says why. KEEL_ENOTFOUND: the tenant has no
+ * events. */
+int keel_replay(struct keel_store *s, const char *tenant,
+		const struct keel_replay_options *o, struct keel_replay_report **out);
+void keel_replay_report_free(struct keel_replay_report *r);
+
+/* keel ingest --replay: the replay fast path for tenants new to the store.
+ * Envelopes are offered as to keel_ingest_add (same rules, same reject
+ * messages, duplicates inside the input skipped); keel_bulk_finish builds
+ * every tenant in memory and writes all of them, events included, in one
+ * transaction. A tenant that already has events in s fails the load
+ * (KEEL_EINVAL) before anything is written. o->batch is ignored. */
+struct keel_bulk;
+int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
+		  struct keel_bulk **out);
+int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t position);
+int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *head,
+			   size_t head_len);
+/* Writes everything; on failure nothing was written and keel_bulk_errmsg
+ * says why. */
+int keel_bulk_finish(struct keel_bulk *b);
+const struct keel_report *keel_bulk_report(const struct keel_bulk *b);
+const char *keel_bulk_errmsg(const struct keel_bulk *b);
+/* How the rows were written (one line), after keel_bulk_finish. */
+const char *keel_bulk_method(const struct keel_bulk *b);
+void keel_bulk_free(struct keel_bulk *b);
+
+/* ------------------------------------------------------ parallel ingest */
+
+/* keel ingest --workers N (docs/replay.md): the input is partitioned by
+ * tenant, never by subject. Stores that take concurrent writers (MySQL)
+ * get N workers, each with its own connection, each tenant always on the
+ * worker keel_hash(tenant) mod N; single-writer stores (SQLite, memory)
+ * get a pipeline: N - 1 threads parse, validate and run the cartridge, one
+ * thread writes the batches in input order. Dumps equal those of one
+ * worker. */
+enum keel_workers_mode {
+	KEEL_WORKERS_AUTO,     /* by store: tenants if it takes concurrent writers */
+	KEEL_WORKERS_PIPELINE, /* N - 1 preparing threads, one writer */
+	KEEL_WORKERS_TENANTS,  /* N connections, tenants hashed onto them */
+};
+
+struct keel_workers;
+/* Opens the workers' store connections from store_url (NULL: as
+ * keel_store_open). o is used as by keel_ingest_new; on_reject is called
+ * from one thread at a time (in input order in pipeline mode, in order
+ * within each tenant in tenants mode). On failure *errmsg (if not NULL)
+ * holds a message to free(). */
+int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
+		     unsigned workers, enum keel_workers_mode mode,
+		     struct keel_workers **out, char **errmsg);
+/* As keel_ingest_add; lines are handed to the workers. A worker's store
+ * failure is returned by a later call (KEEL_ESTORE). */
+int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
+		     uint64_t position);
+int keel_workers_add_too_long(struct keel_workers *w, uint64_t position,
+			      const char *head, size_t head_len);
+/* Commits what is open and waits for every worker; the first failure. */
+int keel_workers_finish(struct keel_workers *w);
+/* The sum of the workers' reports (complete after keel_workers_finish;
+ * before it only .read is current). */
+const struct keel_report *keel_workers_report(struct keel_workers *w);
+const char *keel_workers_errmsg(const struct keel_workers *w);
+enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
+void keel_workers_free(struct keel_workers *w);
+
+/* The worker of a tenant in tenants mode: stable across runs, machines
+ * and versions (keel_hash64 of the name, seed 0, mod workers). */
+unsigned keel_workers_tenant_worker(const char *tenant, size_t len, unsigned workers);
+
+/* ---------------------------------------------------------------- export */
+
+/* keel export (docs/export.md): snapshots for other tools. */
+enum keel_export_format {
+	KEEL_EXPORT_CSV,     /* entities/facts/relations/events.csv, RFC 4180 */
+	KEEL_EXPORT_NDJSON,  /* one JSON object a line */
+	KEEL_EXPORT_GRAPHML, /* one graph per tenant: entities as nodes, relations as edges */
+};
+
+struct keel_export_options {
+	enum keel_export_format format;
+	const char *tenant; /* NULL: every tenant */
+	bool at_set;	    /* rows valid at `at`, entities seen by then */
+	int64_t at;
+	/* Directory to write into (created if missing). NULL: write to out,
+	 * which only ndjson, and graphml of one tenant, allow. */
+	const char *dir;
+	FILE *out;
+};
+
+/* Writes the export; on failure keel_store_errmsg(s) says why (an
+ * KEEL_EINVAL for options the format does not allow). */
+int keel_export(struct keel_store *s, const struct keel_export_options *o);
+
 /* -------------------------------------------------------------- generate */
 
 struct keel_generate_options {

@@ -108,6 +108,25 @@ struct keel_store_ops {
 		    void *ud);
 	/* Row counts of one tenant: entities, facts, relations, events. */
 	int (*counts)(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+
+	/* Replay and bulk loads (src/replay.c, docs/replay.md). Inside the
+	 * open transaction: deletes the tenant's entities, facts and
+	 * relations, then inserts the overlay's entities and new_rows (all of
+	 * the tenant, all NEW, rows in the order to number them, none dirty)
+	 * and appends ev[0..n) to the log (setting seqs). The log is
+	 * otherwise kept. log_events is the number of events the tenant's log
+	 * held when the state was built: a store that cannot hold the log
+	 * still for the whole transaction checks it under a lock and fails
+	 * if it changed. note gets one line saying how the rows were written
+	 * (e.g. the bulk method and any fallback). */
+	int (*replace_tenant)(struct keel_store *s, struct keel_str tenant,
+			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
+			      uint64_t log_events, struct keel_buf *note);
+	/* Optional. Set up a connection that writes alongside others
+	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
+	int (*worker_init)(struct keel_store *s);
+	/* Several connections may write at once (tenants run in parallel). */
+	bool concurrent_writers;
 };
 
 struct keel_store {
@@ -135,6 +154,11 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+/* Wrappers of the replay ops (defined in src/replay.c). */
+int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
+			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
+			      uint64_t log_events, struct keel_buf *note);
+int keel_store_worker_init(struct keel_store *s);
 
 /* The backends. */
 extern const struct keel_store_ops keel_store_memory_ops;

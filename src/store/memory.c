@@ -34,7 +34,12 @@ struct keel_memory_store {
 	struct keel_overlay *staged;
 	struct keel_batch_event **staged_events;
 	size_t staged_n;
+	/* staged by replace_tenant (replay, bulk loads), applied by commit */
+	struct keel_ptrvec staged_replaces;
 };
+
+static void keel_memory_drop_replaces(struct keel_memory_store *m);
+static void keel_memory_apply_replaces(struct keel_memory_store *m);
 
 static struct keel_memory_store *keel_memory_downcast(struct keel_store *s)
 {
@@ -66,6 +71,8 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->entities);
 	keel_ptrvec_free(&m->events);
 	keel_ptrvec_free(&m->tenants);
+	keel_memory_drop_replaces(m);
+	keel_ptrvec_free(&m->staged_replaces);
 	keel_map_free(&m->timeline_map);
 	keel_map_free(&m->entity_map);
 	keel_map_free(&m->event_map);
@@ -77,12 +84,14 @@ static void keel_memory_close(struct keel_store *s)
 static int keel_memory_begin(struct keel_store *s)
 {
 	keel_memory_downcast(s)->staged = NULL;
+	keel_memory_drop_replaces(keel_memory_downcast(s));
 	return 0;
 }
 
 static int keel_memory_rollback(struct keel_store *s)
 {
 	keel_memory_downcast(s)->staged = NULL;
+	keel_memory_drop_replaces(keel_memory_downcast(s));
 	return 0;
 }
 
@@ -247,6 +256,7 @@ static int keel_memory_commit(struct keel_store *s)
 	struct keel_memory_store *m = keel_memory_downcast(s);
 	struct keel_overlay *o = m->staged;
 	m->staged = NULL;
+	keel_memory_apply_replaces(m);
 	if (!o)
 		return 0;
 	struct keel_arena *a = &m->arena;
@@ -454,6 +464,114 @@ static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, uint
 	return 0;
 }
 
+/* ------------------------------------------- replay (docs/replay.md) */
+
+/* A tenant's new state, staged until commit like a write-back. */
+struct keel_memory_replace {
+	struct keel_str tenant;
+	struct keel_overlay *o;
+	struct keel_batch_event **ev;
+	size_t n;
+};
+
+static void keel_memory_drop_replaces(struct keel_memory_store *m)
+{
+	for (size_t i = 0; i < m->staged_replaces.len; i++)
+		free(m->staged_replaces.items[i]);
+	m->staged_replaces.len = 0;
+}
+
+static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tenant,
+				      struct keel_overlay *o, struct keel_batch_event **ev,
+				      size_t n, uint64_t log_events, struct keel_buf *note)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	(void)log_events; /* one thread owns a memory store: the log cannot move */
+	struct keel_memory_replace *r = keel_xmalloc(sizeof *r);
+	*r = (struct keel_memory_replace){tenant, o, ev, n};
+	keel_ptrvec_push(&m->staged_replaces, r);
+	keel_buf_adds(note, "memory store: rows replaced in memory");
+	return 0;
+}
+
+/* Drops the tenant's entities and rows (timelines stay, empty, which is
+ * invisible), then adds the new ones and logs the events. */
+static void keel_memory_apply_replace(struct keel_memory_store *m,
+				      const struct keel_memory_replace *rp)
+{
+	struct keel_arena *a = &m->arena;
+	size_t kept = 0;
+	for (size_t i = 0; i < m->entities.len; i++) {
+		struct keel_entity *e = m->entities.items[i];
+		if (!keel_str_eq(e->tenant, rp->tenant))
+			m->entities.items[kept++] = e;
+	}
+	if (kept != m->entities.len) {
+		m->entities.len = kept;
+		keel_map_clear(&m->entity_map);
+		for (size_t i = 0; i < kept; i++) {
+			struct keel_entity *e = m->entities.items[i];
+			keel_map_put(&m->entity_map, e->hash, e);
+		}
+	}
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct keel_timeline *tl = m->timelines.items[i];
+		if (keel_str_eq(tl->tenant, rp->tenant))
+			keel_timeline_free_rows(tl);
+	}
+	for (size_t i = 0; i < rp->o->entities.len; i++) {
+		const struct keel_entity *e = rp->o->entities.items[i];
+		struct keel_entity *se = keel_arena_alloc(a, sizeof *se);
+		memset(se, 0, sizeof *se);
+		se->tenant = keel_arena_str(a, e->tenant);
+		se->subject = keel_arena_str(a, e->subject);
+		se->kind = keel_arena_str(a, e->kind);
+		se->kind_time = e->kind_time;
+		se->first_seen = e->first_seen;
+		se->last_seen = e->last_seen;
+		se->hash = e->hash;
+		keel_map_put(&m->entity_map, se->hash, se);
+		keel_ptrvec_push(&m->entities, se);
+	}
+	struct keel_timeline *st = NULL;
+	for (size_t i = 0; i < rp->o->new_rows.len; i++) {
+		struct keel_row *r = rp->o->new_rows.items[i];
+		/* Rows come grouped by timeline: look each one up once. */
+		if (i == 0 || r->timeline != ((struct keel_row *)rp->o->new_rows.items[i - 1])->timeline)
+			st = keel_memory_find_timeline(m, r->timeline, true);
+		struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
+		*sr = *r;
+		sr->value = keel_arena_str(a, r->value);
+		sr->asserted_by = keel_arena_str(a, r->asserted_by);
+		sr->closed_by = keel_arena_str(a, r->closed_by);
+		sr->flags = 0;
+		sr->store_ref = NULL;
+		sr->seq = r->seq = ++m->next_seq;
+		keel_timeline_insert_row(st, sr);
+	}
+	for (size_t i = 0; i < rp->n; i++) {
+		struct keel_batch_event *ev = rp->ev[i];
+		struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
+		e->tenant = keel_arena_str(a, ev->tenant);
+		e->id = keel_arena_str(a, ev->id);
+		e->type = keel_arena_str(a, ev->type);
+		e->envelope = keel_arena_str(a, ev->envelope);
+		e->time = ev->time;
+		e->hash = ev->hash;
+		e->seq = ev->seq = ++m->next_seq;
+		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
+		keel_ptrvec_push(&m->events, e);
+		keel_memory_add_tenant(m, e->tenant);
+	}
+}
+
+static void keel_memory_apply_replaces(struct keel_memory_store *m)
+{
+	for (size_t i = 0; i < m->staged_replaces.len; i++)
+		keel_memory_apply_replace(m, m->staged_replaces.items[i]);
+	keel_memory_drop_replaces(m);
+}
+
 const struct keel_store_ops keel_store_memory_ops = {
 	.scheme = "memory",
 	.open = keel_memory_open,
@@ -467,4 +585,5 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.tenants = keel_memory_tenants,
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
+	.replace_tenant = keel_memory_replace_tenant,
 };

@@ -1,0 +1,834 @@
+/*
+ * replay.c - design B of the note: a tenant built in memory, then written
+ * in bulk (docs/replay.md).
+ *
+ * Two entry points share everything below the first section:
+ *   keel_replay     rebuilds one tenant from its own event log with the
+ *                   current cartridge (keel replay);
+ *   keel_bulk_*     loads tenants that are new to the store from an input
+ *                   (keel ingest --replay), logging the events too.
+ *
+ * Both take the ingestion path's own pieces, not a second implementation
+ * of its semantics: an envelope is parsed, validated and run through the
+ * cartridge exactly as keel_ingest_add does (same rules, same messages),
+ * and its operations go through keel_overlay_resolve and keel_overlay_apply
+ * (placement in src/timeline.c) in arrival order. The difference is the
+ * overlay's scope: one overlay holds the whole tenant, so nothing is ever
+ * prefetched (a tenant built from nothing has no stored state to read) and
+ * every row is NEW. The strings rows keep (event ids, values, kinds) are
+ * copied into the overlay's arena, which lives as long as the build; the
+ * per-event operations live in a scratch arena rewound after each event.
+ *
+ * The rows are then numbered in canonical dump order (rows that tie on
+ * every dump key keep their creation order, the only order the dump reads
+ * from seq) and handed to the store's replace_tenant op inside one
+ * transaction: delete the tenant's entities, facts and relations, insert
+ * the new ones in bulk. Sorted input also makes every index insert an
+ * append on the SQL stores.
+ *
+ * The report compares the rows before and after as multisets per
+ * predicate and relation: each row is reduced to a 64-bit hash of all its
+ * dump fields, the hashes of each group are sorted and merged.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../include/keel.h"
+#include "batch.h"
+#include "cartridge.h"
+#include "envelope.h"
+#include "json.h"
+#include "overlay.h"
+#include "store.h"
+#include "timeline.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ wrappers */
+
+int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
+			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
+			      uint64_t log_events, struct keel_buf *note)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "replace outside a transaction");
+	if (!s->ops->replace_tenant)
+		return keel_store_fail(s, KEEL_EINVAL, "the %s store cannot replace a tenant",
+				       s->ops->scheme);
+	return s->ops->replace_tenant(s, tenant, o, ev, n, log_events, note);
+}
+
+int keel_store_worker_init(struct keel_store *s)
+{
+	return s->ops->worker_init ? s->ops->worker_init(s) : 0;
+}
+
+static double keel_replay_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------- preparing an event */
+
+/* What keel_ingest_add does before the store: parse, validate, run the
+ * cartridge, compact and hash. */
+struct keel_prep {
+	const struct keel_cartridge *cartridge;
+	const char *position_word;
+	size_t max_line; /* 0: no limit (the log was accepted already) */
+	keel_reject_fn on_reject;
+	void *reject_userdata;
+	struct keel_json_doc doc;
+	struct keel_arena scratch; /* the current event and its operations */
+	struct keel_buf msg, compact;
+	struct keel_report *report;
+};
+
+static void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
+			   struct keel_report *report)
+{
+	memset(p, 0, sizeof *p);
+	p->cartridge = c;
+	p->position_word = "line";
+	p->report = report;
+	keel_json_doc_init(&p->doc);
+	keel_arena_init(&p->scratch);
+	keel_buf_init(&p->msg);
+	keel_buf_init(&p->compact);
+}
+
+static void keel_prep_free(struct keel_prep *p)
+{
+	keel_json_doc_free(&p->doc);
+	keel_arena_free(&p->scratch);
+	keel_buf_free(&p->msg);
+	keel_buf_free(&p->compact);
+}
+
+/* The reject message as keel_ingest_add words it. */
+static void keel_prep_reject(struct keel_prep *p, uint64_t position, struct keel_str id,
+			     const char *input, size_t input_len)
+{
+	p->report->rejected++;
+	if (!p->on_reject)
+		return;
+	struct keel_buf full;
+	keel_buf_init(&full);
+	keel_buf_addf(&full, "%s %llu: ", p->position_word, (unsigned long long)position);
+	char *id_copy = NULL;
+	if (id.ptr) {
+		keel_buf_adds(&full, "event ");
+		keel_buf_add_json_str(&full, id);
+		keel_buf_adds(&full, ": ");
+		id_copy = keel_xstrndup(id.ptr, id.len);
+	}
+	keel_buf_add(&full, p->msg.data, p->msg.len);
+	if (p->max_line && input_len > p->max_line)
+		input_len = p->max_line;
+	p->on_reject(p->reject_userdata, position, id_copy, full.data, input, input_len);
+	free(id_copy);
+	keel_buf_free(&full);
+}
+
+static void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,
+			       size_t head_len)
+{
+	p->report->read++;
+	keel_buf_reset(&p->msg);
+	keel_buf_addf(&p->msg, "line longer than the maximum of %zu bytes", p->max_line);
+	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
+}
+
+/* Returns the event (in the scratch arena, valid until the next call) or
+ * NULL when it was rejected (and reported). */
+static struct keel_batch_event *keel_prep_event(struct keel_prep *p, const char *text,
+						size_t len, uint64_t position)
+{
+	if (p->max_line && len > p->max_line) {
+		keel_prep_too_long(p, position, text, p->max_line);
+		return NULL;
+	}
+	p->report->read++;
+	keel_buf_reset(&p->msg);
+	keel_arena_reset(&p->scratch);
+	struct keel_json_error jerr;
+	if (keel_json_parse(&p->doc, text, len, &jerr) != 0) {
+		keel_buf_addf(&p->msg, "invalid JSON at byte %zu: %s", jerr.offset, jerr.msg);
+		keel_prep_reject(p, position, KEEL_STR_NULL, text, len);
+		return NULL;
+	}
+	struct keel_envelope env;
+	if (keel_envelope_read(&p->doc, &env, &p->msg) != 0) {
+		keel_prep_reject(p, position, env.id, text, len);
+		return NULL;
+	}
+	struct keel_arena *a = &p->scratch;
+	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
+	memset(ev, 0, sizeof *ev);
+	enum keel_run_result run = keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops,
+						      &ev->nops, &p->msg);
+	if (run == KEEL_RUN_REJECTED) {
+		keel_prep_reject(p, position, env.id, text, len);
+		return NULL;
+	}
+	ev->unhandled = run == KEEL_RUN_UNHANDLED;
+	ev->tenant = keel_arena_str(a, env.tenant);
+	ev->id = keel_arena_str(a, env.id);
+	ev->type = keel_arena_str(a, env.type);
+	ev->time = env.time;
+	ev->position = position;
+	keel_buf_reset(&p->compact);
+	keel_json_compact(&p->doc, p->doc.root, &p->compact);
+	ev->envelope = keel_str_make(p->compact.data, p->compact.len);
+	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+	ev->status = KEEL_EV_ACCEPTED;
+	return ev;
+}
+
+/* ------------------------------------------------- a tenant in memory */
+
+struct keel_build {
+	char *tenant; /* NUL-terminated */
+	struct keel_overlay o; /* every key and row of the tenant */
+	struct keel_map kinds; /* interned kind strings (in o.arena) */
+	/* bulk loads only: the events to log, and their ids */
+	struct keel_arena log;
+	struct keel_ptrvec events;
+	struct keel_map ids;
+	uint64_t log_events; /* replay: events read from the log */
+	uint64_t unhandled;
+};
+
+static struct keel_build *keel_build_new(struct keel_str tenant)
+{
+	struct keel_build *b = keel_xcalloc(1, sizeof *b);
+	b->tenant = keel_xstrndup(tenant.ptr, tenant.len);
+	keel_overlay_init(&b->o);
+	keel_map_init(&b->kinds);
+	keel_arena_init(&b->log);
+	keel_map_init(&b->ids);
+	return b;
+}
+
+static void keel_build_free(struct keel_build *b)
+{
+	if (!b)
+		return;
+	keel_overlay_free(&b->o);
+	keel_map_free(&b->kinds);
+	keel_arena_free(&b->log);
+	keel_ptrvec_free(&b->events);
+	keel_map_free(&b->ids);
+	free(b->tenant);
+	free(b);
+}
+
+static struct keel_str keel_build_kind(struct keel_build *b, struct keel_str kind)
+{
+	uint64_t h = keel_hash64(kind.ptr, kind.len, 11);
+	for (size_t i = keel_map_first(&b->kinds, h); i != SIZE_MAX;
+	     i = keel_map_next(&b->kinds, h, i)) {
+		struct keel_str *k = b->kinds.values[i];
+		if (keel_str_eq(*k, kind))
+			return *k;
+	}
+	struct keel_str *k = keel_arena_alloc(&b->o.arena, sizeof *k);
+	*k = keel_arena_str(&b->o.arena, kind);
+	keel_map_put(&b->kinds, h, k);
+	return *k;
+}
+
+/* Places one accepted event's operations. ev->id must already be a string
+ * that outlives the build (the rows' asserted_by and closed_by point at
+ * it); values and kinds are copied here. */
+static void keel_build_apply(struct keel_build *b, struct keel_batch_event *ev)
+{
+	struct keel_arena *a = &b->o.arena;
+	for (size_t i = 0; i < ev->nops; i++) {
+		struct keel_op *op = &ev->ops[i];
+		if (op->kind == KEEL_OP_FACT && op->value.ptr)
+			op->value = keel_arena_str(a, op->value);
+		else if (op->kind == KEEL_OP_ENTITY && op->name.ptr)
+			op->name = keel_build_kind(b, op->name);
+	}
+	keel_overlay_resolve(&b->o, ev);
+	keel_overlay_apply(&b->o, ev);
+	/* The times resolve records are for prefetching; a build has none. */
+	for (size_t i = 0; i < ev->nops; i++)
+		if (ev->ops[i].timeline)
+			ev->ops[i].timeline->ntimes = 0;
+	b->unhandled += ev->unhandled;
+}
+
+static int keel_cmp_i64(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Canonical dump order (SPEC 8); seq holds the creation index here. */
+static int keel_build_cmp_row(const void *pa, const void *pb)
+{
+	const struct keel_row *a = *(const struct keel_row *const *)pa;
+	const struct keel_row *b = *(const struct keel_row *const *)pb;
+	const struct keel_timeline *ta = a->timeline, *tb = b->timeline;
+	int c;
+	if (ta != tb) {
+		if ((c = (int)ta->kind - (int)tb->kind) ||
+		    (c = keel_str_cmp(ta->subject, tb->subject)) ||
+		    (c = keel_str_cmp(ta->name, tb->name)) ||
+		    (c = keel_str_cmp(ta->object, tb->object)))
+			return c;
+	}
+	if ((c = keel_cmp_i64(a->valid_from, b->valid_from)) ||
+	    (c = keel_cmp_i64(a->valid_to, b->valid_to)) ||
+	    (c = keel_str_cmp(a->asserted_by, b->asserted_by)))
+		return c;
+	return keel_cmp_i64(a->seq, b->seq);
+}
+
+static int keel_build_cmp_entity(const void *pa, const void *pb)
+{
+	const struct keel_entity *a = *(const struct keel_entity *const *)pa;
+	const struct keel_entity *b = *(const struct keel_entity *const *)pb;
+	return keel_str_cmp(a->subject, b->subject);
+}
+
+/* Puts rows and entities in the order the store numbers them. */
+static void keel_build_finish(struct keel_build *b)
+{
+	struct keel_ptrvec *rows = &b->o.new_rows;
+	for (size_t i = 0; i < rows->len; i++)
+		((struct keel_row *)rows->items[i])->seq = (int64_t)i + 1;
+	if (rows->len > 1)
+		qsort(rows->items, rows->len, sizeof(void *), keel_build_cmp_row);
+	if (b->o.entities.len > 1)
+		qsort(b->o.entities.items, b->o.entities.len, sizeof(void *),
+		      keel_build_cmp_entity);
+}
+
+/* ------------------------------------------------------------ the diff */
+
+static uint64_t keel_hash_str(uint64_t h, struct keel_str s)
+{
+	if (!s.ptr)
+		return keel_hash64("\xff", 1, h ^ 0x6e756c6cu);
+	uint64_t n = s.len;
+	h = keel_hash64(&n, sizeof n, h);
+	return keel_hash64(s.ptr, s.len, h);
+}
+
+static uint64_t keel_hash_i64(uint64_t h, int64_t v)
+{
+	return keel_hash64(&v, sizeof v, h);
+}
+
+static uint64_t keel_hash_entity(struct keel_str subject, struct keel_str kind,
+				 int64_t first, int64_t last)
+{
+	uint64_t h = keel_hash_str(1, subject);
+	h = keel_hash_str(h, kind);
+	h = keel_hash_i64(h, first);
+	return keel_hash_i64(h, last);
+}
+
+static uint64_t keel_hash_row(struct keel_str subject, struct keel_str object,
+			      struct keel_str value, bool linked, int64_t from, int64_t to,
+			      struct keel_str asserted_by, struct keel_str closed_by)
+{
+	uint64_t h = keel_hash_str(2, subject);
+	h = keel_hash_str(h, object);
+	h = keel_hash_str(h, value);
+	h = keel_hash_i64(h, linked);
+	h = keel_hash_i64(h, from);
+	h = keel_hash_i64(h, to);
+	h = keel_hash_str(h, asserted_by);
+	return keel_hash_str(h, closed_by);
+}
+
+struct keel_u64vec {
+	uint64_t *v;
+	size_t len, cap;
+};
+
+static void keel_u64vec_push(struct keel_u64vec *u, uint64_t x)
+{
+	if (u->len == u->cap) {
+		u->cap = u->cap ? 2 * u->cap : 16;
+		u->v = keel_xrealloc(u->v, u->cap * sizeof *u->v);
+	}
+	u->v[u->len++] = x;
+}
+
+/* One table/name: the hashes of its rows before and after. */
+struct keel_diff_group {
+	int table; /* 0 entities, 1 facts, 2 relations */
+	char *name;
+	size_t name_len;
+	struct keel_u64vec side[2]; /* 0 before, 1 after */
+};
+
+struct keel_diff {
+	struct keel_map map;
+	struct keel_ptrvec groups;
+	struct keel_diff_group *last; /* scans come grouped: skip the lookup */
+};
+
+static const char *const keel_diff_tables[] = {"entities", "facts", "relations"};
+
+static struct keel_diff_group *keel_diff_group(struct keel_diff *d, int table,
+					       struct keel_str name)
+{
+	if (d->last && d->last->table == table && d->last->name_len == name.len &&
+	    (!name.len || memcmp(d->last->name, name.ptr, name.len) == 0))
+		return d->last;
+	uint64_t h = keel_hash_str((uint64_t)table + 100, name);
+	for (size_t i = keel_map_first(&d->map, h); i != SIZE_MAX;
+	     i = keel_map_next(&d->map, h, i)) {
+		struct keel_diff_group *g = d->map.values[i];
+		if (g->table == table && g->name_len == name.len &&
+		    (!name.len || memcmp(g->name, name.ptr, name.len) == 0))
+			return d->last = g;
+	}
+	struct keel_diff_group *g = keel_xcalloc(1, sizeof *g);
+	g->table = table;
+	g->name = keel_xstrndup(name.ptr ? name.ptr : "", name.len);
+	g->name_len = name.len;
+	keel_map_put(&d->map, h, g);
+	keel_ptrvec_push(&d->groups, g);
+	return d->last = g;
+}
+
+static void keel_diff_free(struct keel_diff *d)
+{
+	for (size_t i = 0; i < d->groups.len; i++) {
+		struct keel_diff_group *g = d->groups.items[i];
+		free(g->name);
+		free(g->side[0].v);
+		free(g->side[1].v);
+		free(g);
+	}
+	keel_ptrvec_free(&d->groups);
+	keel_map_free(&d->map);
+}
+
+static int keel_diff_scan_record(void *ud, const struct keel_record *r)
+{
+	struct keel_diff *d = ud;
+	if (r->type == KEEL_REC_ENTITY) {
+		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
+		keel_u64vec_push(&g->side[0], keel_hash_entity(r->subject, r->kind,
+								 r->first_seen, r->last_seen));
+		return 0;
+	}
+	bool fact = r->type == KEEL_REC_FACT;
+	struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, r->name);
+	keel_u64vec_push(&g->side[0],
+			 keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
+				       fact ? r->value : KEEL_STR_NULL, fact ? false : r->linked,
+				       r->valid_from, r->valid_to, r->asserted_by, r->closed_by));
+	return 0;
+}
+
+static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
+{
+	for (size_t i = 0; i < b->o.entities.len; i++) {
+		const struct keel_entity *e = b->o.entities.items[i];
+		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
+		keel_u64vec_push(&g->side[1],
+				 keel_hash_entity(e->subject, e->kind, e->first_seen, e->last_seen));
+	}
+	for (size_t i = 0; i < b->o.new_rows.len; i++) {
+		const struct keel_row *r = b->o.new_rows.items[i];
+		const struct keel_timeline *tl = r->timeline;
+		bool fact = tl->kind == KEEL_ROW_FACT;
+		struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, tl->name);
+		keel_u64vec_push(&g->side[1],
+				 keel_hash_row(tl->subject, fact ? KEEL_STR_NULL : tl->object,
+					       fact ? r->value : KEEL_STR_NULL,
+					       fact ? false : r->linked, r->valid_from,
+					       r->valid_to, r->asserted_by, r->closed_by));
+	}
+}
+
+static int keel_cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return (a > b) - (a < b);
+}
+
+static int keel_cmp_group(const void *pa, const void *pb)
+{
+	const struct keel_diff_group *a = *(const struct keel_diff_group *const *)pa;
+	const struct keel_diff_group *b = *(const struct keel_diff_group *const *)pb;
+	if (a->table != b->table)
+		return a->table - b->table;
+	return keel_str_cmp(keel_str_make(a->name, a->name_len),
+			    keel_str_make(b->name, b->name_len));
+}
+
+/* Fills the report's changes: per group, the multiset difference. */
+static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep)
+{
+	if (d->groups.len > 1)
+		qsort(d->groups.items, d->groups.len, sizeof(void *), keel_cmp_group);
+	rep->changes = keel_xcalloc(d->groups.len ? d->groups.len : 1, sizeof *rep->changes);
+	/* The names live in one block after the array would complicate
+	 * freeing; each is its own allocation instead. */
+	for (size_t i = 0; i < d->groups.len; i++) {
+		struct keel_diff_group *g = d->groups.items[i];
+		struct keel_u64vec *old = &g->side[0], *now = &g->side[1];
+		if (old->len > 1)
+			qsort(old->v, old->len, sizeof *old->v, keel_cmp_u64);
+		if (now->len > 1)
+			qsort(now->v, now->len, sizeof *now->v, keel_cmp_u64);
+		uint64_t added = 0, removed = 0;
+		size_t x = 0, y = 0;
+		while (x < old->len || y < now->len) {
+			if (y == now->len || (x < old->len && old->v[x] < now->v[y])) {
+				removed++;
+				x++;
+			} else if (x == old->len || now->v[y] < old->v[x]) {
+				added++;
+				y++;
+			} else {
+				x++;
+				y++;
+			}
+		}
+		struct keel_replay_change *c = &rep->changes[rep->nchanges++];
+		c->table = keel_diff_tables[g->table];
+		c->name = g->name;
+		g->name = NULL; /* owned by the report now */
+		c->before = old->len;
+		c->after = now->len;
+		c->added = added;
+		c->removed = removed;
+		rep->rows_before += old->len;
+		rep->rows_after += now->len;
+		rep->added += added;
+		rep->removed += removed;
+	}
+}
+
+void keel_replay_report_free(struct keel_replay_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nchanges; i++)
+		free((void *)(uintptr_t)r->changes[i].name);
+	free(r->changes);
+	free(r);
+}
+
+/* --------------------------------------------------------------- replay */
+
+struct keel_replay_ctx {
+	struct keel_prep prep;
+	struct keel_build *build;
+	struct keel_report report;
+	uint64_t n;
+};
+
+static int keel_replay_event(void *ud, const struct keel_record *r)
+{
+	struct keel_replay_ctx *c = ud;
+	c->n++;
+	struct keel_batch_event *ev =
+		keel_prep_event(&c->prep, r->envelope.ptr, r->envelope.len, c->n);
+	if (!ev)
+		return 0;
+	/* The id outlives the build in its arena: rows point at it. */
+	ev->id = keel_arena_str(&c->build->o.arena, ev->id);
+	keel_build_apply(c->build, ev);
+	return 0;
+}
+
+int keel_replay(struct keel_store *s, const char *tenant,
+		const struct keel_replay_options *o, struct keel_replay_report **out)
+{
+	*out = NULL;
+	if (!s || !tenant || !o || !o->cartridge)
+		return KEEL_EINVAL;
+	struct keel_str t = keel_str_cstr(tenant);
+	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
+	struct keel_replay_ctx c;
+	memset(&c, 0, sizeof c);
+	keel_prep_init(&c.prep, o->cartridge, &c.report);
+	c.prep.position_word = "event";
+	c.prep.on_reject = o->on_reject;
+	c.prep.reject_userdata = o->reject_userdata;
+	c.build = keel_build_new(t);
+	struct keel_diff d;
+	memset(&d, 0, sizeof d);
+	keel_map_init(&d.map);
+	struct keel_buf note;
+	keel_buf_init(&note);
+
+	/* One transaction from the first read of the log to the last row
+	 * written: on SQLite it holds the write lock throughout, so the log
+	 * cannot grow under the replay; stores that cannot hold it check the
+	 * log's size again under a lock when they write (replace_tenant). */
+	double t0 = keel_replay_clock();
+	int rc = keel_store_begin(s);
+	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
+	if (rc == 0)
+		rc = keel_store_scan(s, &q, keel_replay_event, &c);
+	if (rc == 0 && c.n == 0)
+		rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" has no events to replay",
+				     tenant);
+	if (rc)
+		goto fail;
+	keel_build_finish(c.build);
+	double t1 = keel_replay_clock();
+
+	static const enum keel_record_type tables[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
+						       KEEL_REC_RELATION};
+	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(tables); i++) {
+		struct keel_scan qs = {.type = tables[i], .tenant = t};
+		rc = keel_store_scan(s, &qs, keel_diff_scan_record, &d);
+	}
+	if (rc)
+		goto fail;
+	keel_diff_build(&d, c.build);
+	keel_diff_report(&d, rep);
+	double t2 = keel_replay_clock();
+
+	if (o->dry_run) {
+		keel_store_rollback(s);
+		snprintf(rep->method, sizeof rep->method, "dry run: nothing written");
+	} else {
+		rc = keel_store_replace_tenant(s, t, &c.build->o, NULL, 0, c.n, &note);
+		if (rc == 0)
+			rc = keel_store_commit(s);
+		if (rc)
+			goto fail;
+		snprintf(rep->method, sizeof rep->method, "%s", note.len ? note.data : "");
+	}
+	rep->write_seconds = keel_replay_clock() - t2;
+	rep->build_seconds = t1 - t0;
+	rep->compare_seconds = t2 - t1;
+	rep->events = c.n;
+	rep->unhandled = c.build->unhandled;
+	rep->rejected = c.report.rejected;
+	*out = rep;
+	goto done;
+fail:
+	keel_store_rollback(s);
+	keel_replay_report_free(rep);
+done:
+	keel_buf_free(&note);
+	keel_diff_free(&d);
+	keel_build_free(c.build);
+	keel_prep_free(&c.prep);
+	return rc;
+}
+
+/* ------------------------------------------------------------ bulk load */
+
+struct keel_bulk {
+	struct keel_store *store;
+	struct keel_prep prep;
+	struct keel_map tenant_map;
+	struct keel_ptrvec builds; /* first-seen order */
+	struct keel_build *last;
+	struct keel_report report;
+	struct keel_buf errmsg;
+	struct keel_buf method;
+	bool failed;
+};
+
+int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
+		  struct keel_bulk **out)
+{
+	*out = NULL;
+	if (!s || !o || !o->cartridge)
+		return KEEL_EINVAL;
+	struct keel_bulk *b = keel_xcalloc(1, sizeof *b);
+	b->store = s;
+	keel_prep_init(&b->prep, o->cartridge, &b->report);
+	b->prep.position_word = o->position_word ? o->position_word : "line";
+	b->prep.max_line = o->max_line ? o->max_line : 1024 * 1024;
+	b->prep.on_reject = o->on_reject;
+	b->prep.reject_userdata = o->reject_userdata;
+	keel_map_init(&b->tenant_map);
+	keel_buf_init(&b->errmsg);
+	keel_buf_init(&b->method);
+	*out = b;
+	return 0;
+}
+
+void keel_bulk_free(struct keel_bulk *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->builds.len; i++)
+		keel_build_free(b->builds.items[i]);
+	keel_ptrvec_free(&b->builds);
+	keel_map_free(&b->tenant_map);
+	keel_prep_free(&b->prep);
+	keel_buf_free(&b->errmsg);
+	keel_buf_free(&b->method);
+	free(b);
+}
+
+const struct keel_report *keel_bulk_report(const struct keel_bulk *b)
+{
+	return &b->report;
+}
+
+const char *keel_bulk_errmsg(const struct keel_bulk *b)
+{
+	return b->errmsg.len ? b->errmsg.data : "";
+}
+
+const char *keel_bulk_method(const struct keel_bulk *b)
+{
+	return b->method.len ? b->method.data : "";
+}
+
+static int keel_bulk_fail(struct keel_bulk *b, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int keel_bulk_fail(struct keel_bulk *b, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	keel_buf_reset(&b->errmsg);
+	va_start(ap, fmt);
+	keel_buf_vaddf(&b->errmsg, fmt, ap);
+	va_end(ap);
+	b->failed = true;
+	return rc;
+}
+
+/* The tenant's build; a tenant seen for the first time must have no events
+ * in the store yet. */
+static int keel_bulk_build(struct keel_bulk *b, struct keel_str tenant,
+			   struct keel_build **out)
+{
+	if (b->last && strlen(b->last->tenant) == tenant.len &&
+	    memcmp(b->last->tenant, tenant.ptr, tenant.len) == 0) {
+		*out = b->last;
+		return 0;
+	}
+	uint64_t h = keel_hash64(tenant.ptr, tenant.len, 5);
+	for (size_t i = keel_map_first(&b->tenant_map, h); i != SIZE_MAX;
+	     i = keel_map_next(&b->tenant_map, h, i)) {
+		struct keel_build *x = b->tenant_map.values[i];
+		if (keel_str_eq(keel_str_cstr(x->tenant), tenant)) {
+			*out = b->last = x;
+			return 0;
+		}
+	}
+	uint64_t counts[4];
+	int rc = keel_store_counts(b->store, tenant, counts);
+	if (rc)
+		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(b->store));
+	if (counts[3])
+		return keel_bulk_fail(b, KEEL_EINVAL,
+				      "tenant \"%.*s\" already has %llu events in the store: "
+				      "--replay loads only new tenants (ingest without "
+				      "--replay adds to a tenant)",
+				      (int)tenant.len, tenant.ptr, (unsigned long long)counts[3]);
+	struct keel_build *x = keel_build_new(tenant);
+	keel_map_put(&b->tenant_map, h, x);
+	keel_ptrvec_push(&b->builds, x);
+	*out = b->last = x;
+	return 0;
+}
+
+int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t position)
+{
+	if (b->failed)
+		return KEEL_EINVAL;
+	struct keel_batch_event *ev = keel_prep_event(&b->prep, text, len, position);
+	if (!ev)
+		return 0;
+	struct keel_build *x = NULL;
+	int rc = keel_bulk_build(b, ev->tenant, &x);
+	if (rc)
+		return rc;
+	/* Repeats inside the input: the first copy counts, as in a batch. */
+	uint64_t h = keel_hash64(ev->id.ptr, ev->id.len, 9);
+	for (size_t i = keel_map_first(&x->ids, h); i != SIZE_MAX;
+	     i = keel_map_next(&x->ids, h, i)) {
+		struct keel_batch_event *first = x->ids.values[i];
+		if (keel_str_eq(first->id, ev->id)) {
+			b->report.duplicates++;
+			b->report.conflicting += first->hash != ev->hash;
+			return 0;
+		}
+	}
+	/* The logged copy; its id is also the rows' asserted_by. */
+	struct keel_arena *a = &x->log;
+	struct keel_batch_event *logged = keel_arena_alloc(a, sizeof *logged);
+	*logged = *ev;
+	logged->tenant = keel_str_make(x->tenant, ev->tenant.len);
+	logged->id = keel_arena_str(a, ev->id);
+	logged->type = keel_arena_str(a, ev->type);
+	logged->envelope = keel_arena_str(a, ev->envelope);
+	logged->ops = NULL;
+	logged->nops = 0;
+	keel_map_put(&x->ids, h, logged);
+	keel_ptrvec_push(&x->events, logged);
+	ev->id = logged->id;
+	keel_build_apply(x, ev);
+	b->report.accepted++;
+	return 0;
+}
+
+int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *head,
+			   size_t head_len)
+{
+	keel_prep_too_long(&b->prep, position, head, head_len);
+	return 0;
+}
+
+static int keel_bulk_cmp_build(const void *pa, const void *pb)
+{
+	const struct keel_build *a = *(const struct keel_build *const *)pa;
+	const struct keel_build *b = *(const struct keel_build *const *)pb;
+	return strcmp(a->tenant, b->tenant);
+}
+
+int keel_bulk_finish(struct keel_bulk *b)
+{
+	if (b->failed)
+		return KEEL_EINVAL;
+	if (!b->builds.len)
+		return 0;
+	if (b->builds.len > 1)
+		qsort(b->builds.items, b->builds.len, sizeof(void *), keel_bulk_cmp_build);
+	struct keel_store *s = b->store;
+	int rc = keel_store_begin(s);
+	if (rc)
+		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(s));
+	for (size_t i = 0; i < b->builds.len; i++) {
+		struct keel_build *x = b->builds.items[i];
+		keel_build_finish(x);
+		keel_buf_reset(&b->method);
+		rc = keel_store_replace_tenant(s, keel_str_cstr(x->tenant), &x->o,
+					       (struct keel_batch_event **)x->events.items,
+					       x->events.len, 0, &b->method);
+		if (rc) {
+			keel_bulk_fail(b, rc, "writing tenant \"%s\": %s", x->tenant,
+				       keel_store_errmsg(s));
+			keel_store_rollback(s);
+			return rc;
+		}
+		b->report.unhandled += x->unhandled;
+		b->report.rows_inserted += x->o.new_rows.len;
+		b->report.rows_closed += x->o.rows_closed;
+	}
+	rc = keel_store_commit(s);
+	if (rc) {
+		keel_bulk_fail(b, rc, "commit: %s", keel_store_errmsg(s));
+		keel_store_rollback(s);
+		return rc;
+	}
+	b->report.batches = 1;
+	b->report.statements = keel_store_statements(s);
+	b->failed = true; /* finished: nothing more may be added */
+	return 0;
+}
