@@ -18,6 +18,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,6 +538,46 @@ static void reads_see_every_acknowledged_batch(void **state)
 	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
 	assert_true(metric(r.body, "keel_sqlite_checkpoint_pages_total") > 0);
 	resp_free(&r);
+	fx_stop(&f);
+}
+
+/* A store failure (here: another process holds SQLite's write lock past
+ * the busy timeout) is a 500 naming the cause, counted in the metrics; the
+ * batch was rolled back whole and sending it again works. */
+static void store_error_is_500_and_nothing_written(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(f.url + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	char *evs[3] = {event("tenant-a", "x-1", "V-1", "a", 1),
+			event("tenant-a", "x-2", "V-2", "b", 2),
+			event("tenant-a", "x-3", "V-3", "c", 3)};
+	char *batch = join(evs, 3, true);
+	struct resp r;
+	http(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch, &r);
+	assert_status(r, 500);
+	assert_non_null(strstr(r.body, "nothing was ingested"));
+	resp_free(&r);
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-a/stats", NULL, NULL,
+				     NULL),
+			 404);
+	http(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch, &r);
+	assert_status(r, 200);
+	assert_int_equal(json_num(r.body, "accepted"), 3);
+	resp_free(&r);
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_store_errors_total"), 1);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"500\"}"), 1);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"accepted\"}"), 3);
+	resp_free(&r);
+	free(batch);
+	free_all(evs, 3);
 	fx_stop(&f);
 }
 
@@ -1166,6 +1207,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(post_and_read_sqlite),
 	cmocka_unit_test(reads_match_library_sqlite),
 	cmocka_unit_test(reads_see_every_acknowledged_batch),
+	cmocka_unit_test(store_error_is_500_and_nothing_written),
 	cmocka_unit_test(bad_bodies_memory),
 	cmocka_unit_test(bad_bodies_sqlite),
 	cmocka_unit_test(tenant_matrix_memory),

@@ -684,9 +684,11 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	if (rc != 0) {
 		atomic_fetch_add(&m->store_errors, 1);
 		server_log(srv, "batch failed: %s", store_err ? store_err : keel_strerror(rc));
+		/* The cause (paths, SQL errors) goes to the log, not to
+		 * clients of every tenant. */
 		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				   "%s; the batch was rolled back, nothing was ingested",
-				   store_err && *store_err ? store_err : keel_strerror(rc));
+				   "store error (details in the server log); the batch was "
+				   "rolled back, nothing was ingested, sending it again is safe");
 		free(store_err);
 		keel_buf_free(&rejects);
 		goto out;
@@ -789,8 +791,9 @@ static enum MHD_Result handle_read(struct keel_server *srv, struct MHD_Connectio
 	struct keel_store *s = reader_get(srv, &err);
 	if (!s) {
 		atomic_fetch_add(&srv->metrics.store_errors, 1);
-		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
-				   err ? err : "cannot open the store");
+		server_log(srv, "read failed: %s", err ? err : "cannot open the store");
+		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				   "store error (details in the server log)");
 		free(err);
 		goto out;
 	}
@@ -824,8 +827,9 @@ static enum MHD_Result handle_read(struct keel_server *srv, struct MHD_Connectio
 	} else if (rc != 0) {
 		free(json);
 		atomic_fetch_add(&srv->metrics.store_errors, 1);
-		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
-				   msg && *msg ? msg : keel_strerror(rc));
+		server_log(srv, "read failed: %s", msg && *msg ? msg : keel_strerror(rc));
+		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				   "store error (details in the server log)");
 	} else {
 		size_t len = strlen(json);
 		/* A trailing newline, as on the command line. */
