@@ -13,6 +13,10 @@
  * The progress line is drawn on stderr only when stderr is a terminal, at
  * most four times a second; the final report always goes to stderr (unless
  * --quiet), so stdout stays free for pipelines.
+ *
+ * --replay (keel_bulk_*) and --workers N (keel_workers_*) take the same
+ * lines through other library entry points (docs/replay.md); both read
+ * files straight through, never live input.
  */
 #include "cli.h"
 #include "stream.h"
@@ -40,6 +44,8 @@ static void ingest_on_signal(int sig)
 struct ingest_state {
 	const struct keel_cmd *cmd;
 	struct keel_ingest *ing;
+	struct keel_bulk *bulk;	      /* --replay */
+	struct keel_workers *workers; /* --workers N > 1 */
 	FILE *rejects;	   /* NULL: rejections go to stderr */
 	const char *input; /* current input's name, for messages */
 	bool multi;	   /* more than one input */
@@ -54,6 +60,32 @@ struct ingest_state {
 	uint64_t bytes_total;	    /* of all inputs, 0 if unknown */
 	struct keel_reader *reader; /* read on this thread, for progress */
 };
+
+static const struct keel_report *state_report(struct ingest_state *st)
+{
+	if (st->bulk)
+		return keel_bulk_report(st->bulk);
+	if (st->workers)
+		return keel_workers_report(st->workers);
+	return keel_ingest_report(st->ing);
+}
+
+static const char *state_errmsg(struct ingest_state *st)
+{
+	if (st->bulk)
+		return keel_bulk_errmsg(st->bulk);
+	if (st->workers)
+		return keel_workers_errmsg(st->workers);
+	return keel_ingest_errmsg(st->ing);
+}
+
+static int state_flush(struct ingest_state *st)
+{
+	/* --replay writes once, at the end; workers commit as they go. */
+	if (st->bulk || st->workers)
+		return 0;
+	return keel_ingest_flush(st->ing);
+}
 
 static void progress_clear(struct ingest_state *st)
 {
@@ -74,7 +106,7 @@ static void format_duration(char *buf, size_t n, double secs)
 
 static void progress_draw(struct ingest_state *st, double now)
 {
-	const struct keel_report *rep = keel_ingest_report(st->ing);
+	const struct keel_report *rep = state_report(st);
 	double elapsed = now - st->start;
 	double rate = elapsed > 0 ? (double)rep->read / elapsed : 0;
 	fprintf(stderr, "\r\033[K%llu events, %.0f events/s",
@@ -143,16 +175,23 @@ static int store_failed(struct ingest_state *st)
 {
 	progress_clear(st);
 	if (st->multi)
-		return cli_error(st->cmd, "%s: %s", st->input,
-				 keel_ingest_errmsg(st->ing));
-	return cli_error(st->cmd, "%s", keel_ingest_errmsg(st->ing));
+		return cli_error(st->cmd, "%s: %s", st->input, state_errmsg(st));
+	return cli_error(st->cmd, "%s", state_errmsg(st));
 }
 
 static int offer(struct ingest_state *st, const char *line, size_t len, uint64_t lineno,
 		 bool too_long)
 {
-	int rc = too_long ? keel_ingest_add_too_long(st->ing, lineno, line, len)
-			  : keel_ingest_add(st->ing, line, len, lineno);
+	int rc;
+	if (st->bulk)
+		rc = too_long ? keel_bulk_add_too_long(st->bulk, lineno, line, len)
+			      : keel_bulk_add(st->bulk, line, len, lineno);
+	else if (st->workers)
+		rc = too_long ? keel_workers_add_too_long(st->workers, lineno, line, len)
+			      : keel_workers_add(st->workers, line, len, lineno);
+	else
+		rc = too_long ? keel_ingest_add_too_long(st->ing, lineno, line, len)
+			      : keel_ingest_add(st->ing, line, len, lineno);
 	return rc ? store_failed(st) : 0;
 }
 
@@ -173,7 +212,7 @@ static int ingest_file(struct ingest_state *st, struct keel_reader *r)
 	}
 	st->reader = NULL;
 	/* What was read before a read error is good: commit it first. */
-	if (keel_ingest_flush(st->ing))
+	if (state_flush(st))
 		return store_failed(st);
 	if (rc < 0) {
 		progress_clear(st);
@@ -240,7 +279,7 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *rea
 
 static void print_report(struct ingest_state *st, double elapsed, bool interrupted)
 {
-	const struct keel_report *r = keel_ingest_report(st->ing);
+	const struct keel_report *r = state_report(st);
 	progress_clear(st);
 	if (!st->rejects && st->rejects_seen > REJECTS_SHOWN)
 		fprintf(stderr,
@@ -260,6 +299,13 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		(unsigned long long)r->conflicting, (unsigned long long)r->unhandled,
 		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted,
 		(unsigned long long)r->rows_closed);
+	if (st->bulk)
+		fprintf(stderr, "written by %s\n", keel_bulk_method(st->bulk));
+	if (st->workers)
+		fprintf(stderr, "workers: %s\n",
+			keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
+				? "one connection each, tenants hashed onto them"
+				: "parsing in parallel, one writer");
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
 			(unsigned long long)r->batches,
@@ -269,8 +315,8 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 struct ingest_args {
 	const char *url, *cartridge, *rejects;
 	uint64_t batch, max_line;
-	bool linger_set, follow;
-	uint64_t linger;
+	bool linger_set, follow, replay;
+	uint64_t linger, workers;
 };
 
 static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
@@ -283,6 +329,8 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	    {"linger", required_argument, NULL, 'l'},
 	    {"rejects", required_argument, NULL, 'r'},
 	    {"follow", no_argument, NULL, 'f'},
+	    {"replay", no_argument, NULL, 'R'},
+	    {"workers", required_argument, NULL, 'w'},
 	    {"max-line", required_argument, NULL, 'm'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -291,7 +339,7 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	};
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:c:b:l:r:fm:qvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:c:b:l:r:fm:qvhRw:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			a->url = optarg;
@@ -320,6 +368,17 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 			break;
 		case 'f':
 			a->follow = true;
+			break;
+		case 'R':
+			a->replay = true;
+			break;
+		case 'w':
+			if (!cli_parse_u64(optarg, &a->workers) || a->workers < 1 ||
+			    a->workers > 64)
+				return cli_usage_error(cmd,
+						       "--workers \"%s\": not a count from "
+						       "1 to 64",
+						       optarg);
 			break;
 		case 'm':
 			if (!cli_parse_size(optarg, &a->max_line) || a->max_line < 16 ||
@@ -352,6 +411,12 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 		stdin_uses += strcmp(argv[i], "-") == 0;
 	if (stdin_uses > 1)
 		return cli_usage_error(cmd, "standard input (-) given more than once");
+	if (a->replay && a->workers > 1)
+		return cli_usage_error(cmd, "--replay and --workers exclude each other");
+	if ((a->replay || a->workers > 1) && (a->follow || a->linger_set))
+		return cli_usage_error(cmd, "--%s reads files straight through: no "
+					    "--follow or --linger",
+				       a->replay ? "replay" : "workers");
 	return 0;
 }
 
@@ -425,7 +490,20 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .on_reject = on_reject,
 	    .reject_userdata = &st,
 	};
-	rc = keel_ingest_new(s, &o, &st.ing);
+	if (a.replay) {
+		rc = keel_bulk_new(s, &o, &st.bulk);
+	} else if (a.workers > 1) {
+		/* The workers open their own connections. */
+		rc = keel_workers_new(a.url, &o, (unsigned)a.workers, KEEL_WORKERS_AUTO,
+				      &st.workers, &err);
+		if (rc) {
+			rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
+			free(err);
+			goto out;
+		}
+	} else {
+		rc = keel_ingest_new(s, &o, &st.ing);
+	}
 	if (rc) {
 		rc = cli_error(cmd, "%s", keel_strerror(rc));
 		goto out;
@@ -448,7 +526,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 				break;
 			}
 			snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", pipe_fd);
-		} else if (strcmp(path, "-") == 0) {
+		} else if (strcmp(path, "-") == 0 && !st.bulk && !st.workers) {
 			struct stat sb;
 			live = a.linger_set ||
 			       (fstat(STDIN_FILENO, &sb) == 0 && !S_ISREG(sb.st_mode));
@@ -476,12 +554,18 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 			keel_reader_close(r);
 		}
 	}
+	if (rc == 0 && st.bulk && keel_bulk_finish(st.bulk))
+		rc = store_failed(&st);
+	if (st.workers && keel_workers_finish(st.workers) && rc == 0)
+		rc = store_failed(&st);
 	print_report(&st, cli_now() - st.start, ingest_interrupted != 0);
-	if (rc == 0 && keel_ingest_report(st.ing)->rejected)
+	if (rc == 0 && state_report(&st)->rejected)
 		rc = CLI_REJECTED;
 
 out:
 	keel_ingest_free(st.ing);
+	keel_bulk_free(st.bulk);
+	keel_workers_free(st.workers);
 	if (st.rejects && st.rejects != stdout && fclose(st.rejects) != 0 &&
 	    rc != CLI_FATAL)
 		rc =
@@ -500,6 +584,7 @@ const struct keel_cmd keel_cmd_ingest = {
 	"ingest [FILE...|-] [--store URL] [--cartridge NAME|PATH] [--batch N]\n"
 	"                 [--linger MS] [--rejects FILE] [--follow]\n"
 	"                 [--max-line BYTES] [--quiet] [--verbose]\n"
+	"                 [--replay | --workers N]\n"
 	"\n"
 	"options:\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
@@ -517,6 +602,11 @@ const struct keel_cmd keel_cmd_ingest = {
 	"                           (default 1M)\n"
 	"  -q, --quiet              no progress line and no report\n"
 	"  -v, --verbose            report batches and SQL statements too\n"
+	"  -R, --replay             tenants new to the store: build them in memory\n"
+	"                           and write them in bulk, in one transaction\n"
+	"  -w, --workers N          N threads (default 1): on MySQL N connections,\n"
+	"                           each tenant always on the same one; on SQLite\n"
+	"                           N - 1 threads parse, one writes\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Inputs are NDJSON files, plain, .gz or .zst; - (or nothing) is standard\n"

@@ -295,14 +295,46 @@ static int keel_build_cmp_entity(const void *pa, const void *pb)
 	return keel_str_cmp(a->subject, b->subject);
 }
 
-/* Puts rows and entities in the order the store numbers them. */
+static int keel_build_cmp_timeline(const void *pa, const void *pb)
+{
+	const struct keel_timeline *a = *(const struct keel_timeline *const *)pa;
+	const struct keel_timeline *b = *(const struct keel_timeline *const *)pb;
+	int c;
+	if ((c = (int)a->kind - (int)b->kind) || (c = keel_str_cmp(a->subject, b->subject)) ||
+	    (c = keel_str_cmp(a->name, b->name)))
+		return c;
+	return keel_str_cmp(a->object, b->object);
+}
+
+/* Puts rows and entities in the order the store numbers them. A
+ * timeline's rows are already sorted by valid_from (equal ones in creation
+ * order), so only the timelines are sorted and, inside a timeline, the
+ * short runs of rows that share a valid_from. */
 static void keel_build_finish(struct keel_build *b)
 {
 	struct keel_ptrvec *rows = &b->o.new_rows;
 	for (size_t i = 0; i < rows->len; i++)
 		((struct keel_row *)rows->items[i])->seq = (int64_t)i + 1;
-	if (rows->len > 1)
-		qsort(rows->items, rows->len, sizeof(void *), keel_build_cmp_row);
+	struct keel_ptrvec *tls = &b->o.timelines;
+	if (tls->len > 1)
+		qsort(tls->items, tls->len, sizeof(void *), keel_build_cmp_timeline);
+	size_t n = 0;
+	for (size_t i = 0; i < tls->len; i++) {
+		struct keel_timeline *tl = tls->items[i];
+		for (size_t k = 0; k < tl->nrows; k++) {
+			/* Insertion sort of the run of equal valid_from. */
+			struct keel_row *r = tl->rows[k];
+			size_t j = n;
+			while (j > 0 && ((struct keel_row *)rows->items[j - 1])->timeline == tl &&
+			       keel_build_cmp_row(&rows->items[j - 1], &r) > 0) {
+				rows->items[j] = rows->items[j - 1];
+				j--;
+			}
+			rows->items[j] = r;
+			n++;
+		}
+	}
+	rows->len = n;
 	if (b->o.entities.len > 1)
 		qsort(b->o.entities.items, b->o.entities.len, sizeof(void *),
 		      keel_build_cmp_entity);
