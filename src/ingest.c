@@ -223,7 +223,10 @@ static void keel_ingest_reset_batch(struct keel_ingest *ing)
 static int keel_ingest_fail(struct keel_ingest *ing, int rc)
 {
 	keel_buf_reset(&ing->errmsg);
-	keel_buf_addf(&ing->errmsg, "batch of %ss %llu-%llu: %s", ing->opt.position_word,
+	const char *word = ing->opt.position_word;
+	size_t n = strlen(word);
+	keel_buf_addf(&ing->errmsg, "batch of %s%s %llu-%llu: %s", word,
+		      n && word[n - 1] == 'x' ? "es" : "s",
 		      (unsigned long long)ing->first_position,
 		      (unsigned long long)ing->last_position, keel_store_errmsg(ing->store));
 	keel_store_rollback(ing->store);
