@@ -162,7 +162,8 @@ static void batch_write(struct keel_store *s, struct keel_overlay *o,
 	assert_int_equal(keel_store_prefetch(s, o), 0);
 	for (size_t i = 0; i < acc->len; i++)
 		keel_overlay_apply(o, acc->items[i]);
-	int rc = keel_store_write_back(s, o, (struct keel_batch_event **)acc->items, acc->len);
+	int rc =
+	    keel_store_write_back(s, o, (struct keel_batch_event **)acc->items, acc->len);
 	if (rc)
 		fprintf(stderr, "write_back: %s\n", keel_store_errmsg(s));
 	assert_int_equal(rc, 0);
@@ -210,7 +211,8 @@ static int collect_record(void *ud, const struct keel_record *r)
 		keel_buf_add_json_str(b, r->name);
 		keel_buf_addc(b, ' ');
 		if (r->type == KEEL_REC_FACT)
-			keel_buf_addstr(b, r->value.ptr ? r->value : keel_str_cstr("null"));
+			keel_buf_addstr(b,
+					r->value.ptr ? r->value : keel_str_cstr("null"));
 		else {
 			keel_buf_add_json_str(b, r->object);
 			keel_buf_adds(b, r->linked ? " linked" : " unlinked");
@@ -279,17 +281,20 @@ static void schema_is_created_on_first_use(void **state)
 
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f.path, &db), SQLITE_OK);
-	assert_int_equal(sql_int(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
-			 keel_store_sqlite_schema_version());
+	assert_int_equal(
+	    sql_int(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
+	    keel_store_sqlite_schema_version());
 	assert_int_equal(keel_store_sqlite_schema_version(), 1);
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
-				     "AND name IN ('meta', 'events', 'entities', 'facts', "
-				     "'relations')"),
-			 5);
+	assert_int_equal(
+	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+			"AND name IN ('meta', 'events', 'entities', 'facts', "
+			"'relations')"),
+	    5);
 	/* One secondary index per row table (SPEC 6), none other. */
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
-				     "AND sql IS NOT NULL"),
-			 2);
+	assert_int_equal(
+	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
+			"AND sql IS NOT NULL"),
+	    2);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_journal_mode "
 				     "WHERE journal_mode = 'wal'"),
 			 1);
@@ -309,8 +314,9 @@ static void newer_schema_is_refused(void **state)
 	keel_store_close(f.s);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f.path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE meta SET value = 7 WHERE key = "
-					  "'schema_version'",
+	assert_int_equal(sqlite3_exec(db,
+				      "UPDATE meta SET value = 7 WHERE key = "
+				      "'schema_version'",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
@@ -339,8 +345,9 @@ static void foreign_database_is_refused(void **state)
 	snprintf(url, sizeof url, "sqlite:%s", path);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE orders (id INTEGER)", NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "CREATE TABLE orders (id INTEGER)", NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 	char *err = NULL;
 	struct keel_store *s;
@@ -441,7 +448,8 @@ static void every_batch_statement(struct keel_store *s)
 {
 	struct events e;
 	events_init(&e);
-	const struct op_spec link = {KEEL_OP_LINK, "driver:1", "drives", "vehicle:1", NULL};
+	const struct op_spec link = {KEEL_OP_LINK, "driver:1", "drives", "vehicle:1",
+				     NULL};
 	const struct op_spec ent = {KEEL_OP_ENTITY, "vehicle:1", "vehicle", NULL, NULL};
 	add_fact(&e, "t", "e1", 100 * SEC, "vehicle:1", "status", "\"idle\"");
 	add_event(&e, "t", "e2", 100 * SEC, &link, 1);
@@ -465,18 +473,19 @@ static void batch_statements_search_an_index(void **state)
 	/* The exact statements the store prepared, read off its connection. */
 	sqlite3 *db = keel_store_sqlite_db(f.s);
 	struct keel_ptrvec sqls = {0};
-	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st))
+	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st;
+	     st = sqlite3_next_stmt(db, st))
 		keel_ptrvec_push(&sqls, keel_xstrdup(sqlite3_sql(st)));
 
 	static const char *const kinds[] = {
-		"CROSS JOIN events",
-		"CROSS JOIN entities",
-		"CROSS JOIN facts AS f ON f.seq = (SELECT",
-		"CROSS JOIN facts AS f ON f.seq = coalesce(",
-		"CROSS JOIN relations AS r ON r.seq = (SELECT",
-		"CROSS JOIN relations AS r ON r.seq = coalesce(",
-		"UPDATE facts SET",
-		"UPDATE relations SET",
+	    "CROSS JOIN events",
+	    "CROSS JOIN entities",
+	    "CROSS JOIN facts AS f ON f.seq = (SELECT",
+	    "CROSS JOIN facts AS f ON f.seq = coalesce(",
+	    "CROSS JOIN relations AS r ON r.seq = (SELECT",
+	    "CROSS JOIN relations AS r ON r.seq = coalesce(",
+	    "UPDATE facts SET",
+	    "UPDATE relations SET",
 	};
 	size_t seen[KEEL_ARRAY_LEN(kinds)] = {0};
 	for (size_t i = 0; i < sqls.len; i++) {
@@ -499,10 +508,12 @@ static void batch_statements_search_an_index(void **state)
 		if (strstr(sql, "seq = (SELECT"))
 			assert_non_null(strstr(plan, "USING COVERING INDEX"));
 		if (strstr(sql, "UPDATE"))
-			assert_non_null(strstr(plan, "USING INTEGER PRIMARY KEY (rowid=?)"));
+			assert_non_null(
+			    strstr(plan, "USING INTEGER PRIMARY KEY (rowid=?)"));
 		else if (strstr(sql, "CROSS JOIN events"))
-			assert_non_null(strstr(plan, "USING INDEX sqlite_autoindex_events_1 "
-						     "(tenant=? AND id=?)"));
+			assert_non_null(strstr(plan,
+					       "USING INDEX sqlite_autoindex_events_1 "
+					       "(tenant=? AND id=?)"));
 		else if (strstr(sql, "CROSS JOIN entities"))
 			assert_non_null(strstr(plan, "USING PRIMARY KEY (tenant=? AND "
 						     "subject=?)"));
@@ -510,8 +521,9 @@ static void batch_statements_search_an_index(void **state)
 			assert_non_null(strstr(plan, "INDEX facts_key (tenant=? AND "
 						     "subject=? AND predicate=?"));
 		else
-			assert_non_null(strstr(plan, "INDEX relations_key (tenant=? AND "
-						     "subject=? AND relation=? AND object=?"));
+			assert_non_null(strstr(plan,
+					       "INDEX relations_key (tenant=? AND "
+					       "subject=? AND relation=? AND object=?"));
 		free(plan);
 	}
 	for (size_t k = 0; k < KEEL_ARRAY_LEN(kinds); k++) {
@@ -549,21 +561,27 @@ static void scan_plans_use_the_key_order(void **state)
 	}
 	sqlite3 *db = keel_store_sqlite_db(f.s);
 	int checked = 0;
-	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
+	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st;
+	     st = sqlite3_next_stmt(db, st)) {
 		const char *sql = sqlite3_sql(st);
 		if (strncmp(sql, "SELECT tenant,", 14) != 0)
 			continue;
 		char *plan = query_plan(db, sql);
 		if (strstr(sql, "FROM entities")) {
-			assert_non_null(strstr(plan, "SEARCH entities USING PRIMARY KEY (tenant=?)"));
+			assert_non_null(
+			    strstr(plan, "SEARCH entities USING PRIMARY KEY (tenant=?)"));
 			assert_null(strstr(plan, "TEMP B-TREE"));
 		} else if (strstr(sql, "FROM facts")) {
-			assert_non_null(strstr(plan, "SEARCH facts USING INDEX facts_key (tenant=?)"));
-			assert_non_null(strstr(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"));
+			assert_non_null(strstr(
+			    plan, "SEARCH facts USING INDEX facts_key (tenant=?)"));
+			assert_non_null(
+			    strstr(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"));
 		} else if (strstr(sql, "FROM relations")) {
-			assert_non_null(strstr(plan, "SEARCH relations USING INDEX relations_key "
-						     "(tenant=?)"));
-			assert_non_null(strstr(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"));
+			assert_non_null(
+			    strstr(plan, "SEARCH relations USING INDEX relations_key "
+					 "(tenant=?)"));
+			assert_non_null(
+			    strstr(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"));
 		} else {
 			/* the log streams in arrival order, no sort */
 			assert_non_null(strstr(plan, "SCAN events"));
@@ -583,7 +601,8 @@ static void scan_plans_use_the_key_order(void **state)
 static void stmt_steps(sqlite3 *db, int64_t *vm, int64_t *fullscan)
 {
 	*vm = *fullscan = 0;
-	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
+	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st;
+	     st = sqlite3_next_stmt(db, st)) {
 		*vm += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 1);
 		*fullscan += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1);
 	}
@@ -612,7 +631,8 @@ static int64_t prefetch_steps(size_t nrows)
 	struct events late;
 	events_init(&late);
 	int64_t late_t = (int64_t)(nrows / 2) * SEC + SEC / 2;
-	add_fact(&late, "t", "now", (int64_t)(nrows + 1) * SEC, "vehicle:1", "status", "\"new\"");
+	add_fact(&late, "t", "now", (int64_t)(nrows + 1) * SEC, "vehicle:1", "status",
+		 "\"new\"");
 	add_fact(&late, "t", "late", late_t, "vehicle:1", "status", "\"late\"");
 
 	sqlite3 *db = keel_store_sqlite_db(f.s);
@@ -685,8 +705,8 @@ static void story(struct events *e)
 	const struct op_spec unlink = {KEEL_OP_UNLINK, "a", "drives", "z", NULL};
 	const struct op_spec link_b = {KEEL_OP_LINK, "a", "drives", "B", NULL};
 	const struct op_spec kinds[] = {
-		{KEEL_OP_ENTITY, "a", "driver", NULL, NULL},
-		{KEEL_OP_ENTITY, "z", "vehicle", NULL, NULL},
+	    {KEEL_OP_ENTITY, "a", "driver", NULL, NULL},
+	    {KEEL_OP_ENTITY, "z", "vehicle", NULL, NULL},
 	};
 	add_event(e, "t", "e12", 100 * SEC, &link, 1);
 	add_event(e, "t", "e13", 200 * SEC, &unlink, 1);
@@ -698,29 +718,29 @@ static void story(struct events *e)
 }
 
 static const char story_t[] =
-	"entity \"B\" null 1970-01-01T00:01:40Z 1970-01-01T00:02:00Z\n"
-	"entity \"a\" \"driver\" 1970-01-01T00:00:50Z 1970-01-01T00:05:00Z\n"
-	"entity \"ab\" null 1970-01-01T00:01:40Z 1970-01-01T00:01:40Z\n"
-	"entity \"z\" \"vehicle\" 1970-01-01T00:01:30Z 1970-01-01T00:03:20Z\n"
-	"entity \"\xc3\xa9\" null 1970-01-01T00:01:40Z 1970-01-01T00:01:40Z\n"
-	"fact \"B\" \"p\" \"\" [1970-01-01T00:01:40Z null) \"e8\" null\n"
-	"fact \"a\" \"P\" 0 [1970-01-01T00:01:40Z null) \"e10\" null\n"
-	"fact \"a\" \"p\" null [1970-01-01T00:00:50Z 1970-01-01T00:01:40Z) \"e5\" \"e1\"\n"
-	"fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) \"e1\" \"e3\"\n"
-	"fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"e3\" \"e2\"\n"
-	"fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z 1970-01-01T00:05:00Z) \"e2\" \"e4\"\n"
-	"fact \"a\" \"p\" 4 [1970-01-01T00:05:00Z null) \"e4\" null\n"
-	"fact \"a\" \"p2\" 0 [1970-01-01T00:01:40Z null) \"e11\" null\n"
-	"fact \"ab\" \"p\" true [1970-01-01T00:01:40Z null) \"e9\" null\n"
-	"fact \"z\" \"p\" [1,2] [1970-01-01T00:01:40Z null) \"e7\" null\n"
-	"fact \"\xc3\xa9\" \"p\" {\"lat\":1.5,\"lon\":-2} [1970-01-01T00:01:40Z null) \"e6\" "
-	"null\n"
-	"relation \"a\" \"drives\" \"B\" linked [1970-01-01T00:02:00Z null) \"e15\" null\n"
-	"relation \"a\" \"drives\" \"z\" linked [1970-01-01T00:01:40Z "
-	"1970-01-01T00:02:30Z) \"e12\" \"e14\"\n"
-	"relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:02:30Z "
-	"1970-01-01T00:03:20Z) \"e14\" \"e13\"\n"
-	"relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:03:20Z null) \"e13\" null\n";
+    "entity \"B\" null 1970-01-01T00:01:40Z 1970-01-01T00:02:00Z\n"
+    "entity \"a\" \"driver\" 1970-01-01T00:00:50Z 1970-01-01T00:05:00Z\n"
+    "entity \"ab\" null 1970-01-01T00:01:40Z 1970-01-01T00:01:40Z\n"
+    "entity \"z\" \"vehicle\" 1970-01-01T00:01:30Z 1970-01-01T00:03:20Z\n"
+    "entity \"\xc3\xa9\" null 1970-01-01T00:01:40Z 1970-01-01T00:01:40Z\n"
+    "fact \"B\" \"p\" \"\" [1970-01-01T00:01:40Z null) \"e8\" null\n"
+    "fact \"a\" \"P\" 0 [1970-01-01T00:01:40Z null) \"e10\" null\n"
+    "fact \"a\" \"p\" null [1970-01-01T00:00:50Z 1970-01-01T00:01:40Z) \"e5\" \"e1\"\n"
+    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) \"e1\" \"e3\"\n"
+    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"e3\" \"e2\"\n"
+    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z 1970-01-01T00:05:00Z) \"e2\" \"e4\"\n"
+    "fact \"a\" \"p\" 4 [1970-01-01T00:05:00Z null) \"e4\" null\n"
+    "fact \"a\" \"p2\" 0 [1970-01-01T00:01:40Z null) \"e11\" null\n"
+    "fact \"ab\" \"p\" true [1970-01-01T00:01:40Z null) \"e9\" null\n"
+    "fact \"z\" \"p\" [1,2] [1970-01-01T00:01:40Z null) \"e7\" null\n"
+    "fact \"\xc3\xa9\" \"p\" {\"lat\":1.5,\"lon\":-2} [1970-01-01T00:01:40Z null) \"e6\" "
+    "null\n"
+    "relation \"a\" \"drives\" \"B\" linked [1970-01-01T00:02:00Z null) \"e15\" null\n"
+    "relation \"a\" \"drives\" \"z\" linked [1970-01-01T00:01:40Z "
+    "1970-01-01T00:02:30Z) \"e12\" \"e14\"\n"
+    "relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:02:30Z "
+    "1970-01-01T00:03:20Z) \"e14\" \"e13\"\n"
+    "relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:03:20Z null) \"e13\" null\n";
 
 static void write_back_then_scan_in_canonical_order(void **state)
 {
@@ -768,11 +788,14 @@ static void write_back_then_scan_in_canonical_order(void **state)
 
 		/* "no value" is NULL, never the JSON text null */
 		sqlite3 *db = keel_store_sqlite_db(f.s);
-		assert_int_equal(sql_int(db, "SELECT count(*) FROM facts WHERE value IS NULL"), 1);
-		assert_int_equal(sql_int(db, "SELECT count(*) FROM facts WHERE value = 'null'"), 0);
-		assert_int_equal(sql_int(db, "SELECT count(*) FROM facts WHERE tenant = 't' AND "
-					     "valid_to = 9223372036854775807 AND closed_by IS NULL"),
-				 7);
+		assert_int_equal(
+		    sql_int(db, "SELECT count(*) FROM facts WHERE value IS NULL"), 1);
+		assert_int_equal(
+		    sql_int(db, "SELECT count(*) FROM facts WHERE value = 'null'"), 0);
+		assert_int_equal(
+		    sql_int(db, "SELECT count(*) FROM facts WHERE tenant = 't' AND "
+				"valid_to = 9223372036854775807 AND closed_by IS NULL"),
+		    7);
 		/* seqs follow insertion order within each table */
 		assert_int_equal(sql_int(db, "SELECT max(seq) FROM events"), 17);
 		fx_close(&f);
@@ -791,9 +814,12 @@ static void scans_filter(void **state)
 	story(&e);
 	drive(f.s, &e, 4);
 
-	struct keel_scan q = {.type = KEEL_REC_FACT, .tenant = keel_str_cstr("t"),
-			      .subject = keel_str_cstr("a"), .name = keel_str_cstr("p"),
-			      .at_set = true, .at = 250 * SEC};
+	struct keel_scan q = {.type = KEEL_REC_FACT,
+			      .tenant = keel_str_cstr("t"),
+			      .subject = keel_str_cstr("a"),
+			      .name = keel_str_cstr("p"),
+			      .at_set = true,
+			      .at = 250 * SEC};
 	char *got = scan_text(f.s, &q);
 	assert_string_equal(got, "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z "
 				 "1970-01-01T00:05:00Z) \"e3\" \"e2\"\n");
@@ -801,16 +827,19 @@ static void scans_filter(void **state)
 	/* at a time where only an empty row starts, the row after it holds */
 	q.at = 300 * SEC;
 	got = scan_text(f.s, &q);
-	assert_string_equal(got, "fact \"a\" \"p\" 4 [1970-01-01T00:05:00Z null) \"e4\" null\n");
+	assert_string_equal(
+	    got, "fact \"a\" \"p\" 4 [1970-01-01T00:05:00Z null) \"e4\" null\n");
 	free(got);
 	q.at_set = false;
 	q.name = KEEL_STR_NULL;
 	q.subject = keel_str_cstr("ab");
 	got = scan_text(f.s, &q);
-	assert_string_equal(got, "fact \"ab\" \"p\" true [1970-01-01T00:01:40Z null) \"e9\" null\n");
+	assert_string_equal(
+	    got, "fact \"ab\" \"p\" true [1970-01-01T00:01:40Z null) \"e9\" null\n");
 	free(got);
 
-	struct keel_scan r = {.type = KEEL_REC_RELATION, .tenant = keel_str_cstr("t"),
+	struct keel_scan r = {.type = KEEL_REC_RELATION,
+			      .tenant = keel_str_cstr("t"),
 			      .object = keel_str_cstr("B")};
 	got = scan_text(f.s, &r);
 	assert_string_equal(got, "relation \"a\" \"drives\" \"B\" linked "
@@ -820,21 +849,25 @@ static void scans_filter(void **state)
 	r.at_set = true;
 	r.at = 160 * SEC;
 	got = scan_text(f.s, &r);
-	assert_string_equal(got, "relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:02:30Z "
-				 "1970-01-01T00:03:20Z) \"e14\" \"e13\"\n");
+	assert_string_equal(
+	    got, "relation \"a\" \"drives\" \"z\" unlinked [1970-01-01T00:02:30Z "
+		 "1970-01-01T00:03:20Z) \"e14\" \"e13\"\n");
 	free(got);
 
-	struct keel_scan en = {.type = KEEL_REC_ENTITY, .tenant = keel_str_cstr("t"),
+	struct keel_scan en = {.type = KEEL_REC_ENTITY,
+			       .tenant = keel_str_cstr("t"),
 			       .subject = keel_str_cstr("z")};
 	got = scan_text(f.s, &en);
 	assert_string_equal(got, "entity \"z\" \"vehicle\" 1970-01-01T00:01:30Z "
 				 "1970-01-01T00:03:20Z\n");
 	free(got);
 
-	struct keel_scan ev = {.type = KEEL_REC_EVENT, .tenant = keel_str_cstr("T"),
+	struct keel_scan ev = {.type = KEEL_REC_EVENT,
+			       .tenant = keel_str_cstr("T"),
 			       .event_id = keel_str_cstr("e1")};
 	got = scan_text(f.s, &ev);
-	assert_string_equal(got, "event \"e1\" {\"id\":\"e1\",\"t\":100000000,\"salt\":0}\n");
+	assert_string_equal(got,
+			    "event \"e1\" {\"id\":\"e1\",\"t\":100000000,\"salt\":0}\n");
 	free(got);
 	ev.event_id = keel_str_cstr("e2");
 	got = scan_text(f.s, &ev);
@@ -924,9 +957,10 @@ static void rollback_leaves_nothing(void **state)
 	assert_int_equal(tenants.len, 0);
 	keel_ptrvec_free(&tenants);
 	sqlite3 *db = keel_store_sqlite_db(f.s);
-	assert_int_equal(sql_int(db, "SELECT (SELECT count(*) FROM facts) + (SELECT count(*) "
-				     "FROM relations) + (SELECT count(*) FROM events) + "
-				     "(SELECT count(*) FROM entities)"),
+	assert_int_equal(sql_int(db,
+				 "SELECT (SELECT count(*) FROM facts) + (SELECT count(*) "
+				 "FROM relations) + (SELECT count(*) FROM events) + "
+				 "(SELECT count(*) FROM entities)"),
 			 0);
 
 	/* The same batch again commits, with seqs from 1 again. */
@@ -972,7 +1006,8 @@ static void seen_ids_marks_logged_events(void **state)
 	}
 	uint64_t before = keel_store_statements(f.s);
 	assert_int_equal(keel_store_begin(f.s), 0);
-	assert_int_equal(keel_store_seen_ids(f.s, (struct keel_batch_event **)again.ev.items,
+	assert_int_equal(keel_store_seen_ids(f.s,
+					     (struct keel_batch_event **)again.ev.items,
 					     again.ev.len),
 			 0);
 	/* begin plus one lookup per thousand events */
@@ -1012,9 +1047,9 @@ static void write_back_is_a_handful_of_statements(void **state)
 			snprintf(subj, sizeof subj, "vehicle:%d", i);
 			snprintf(obj, sizeof obj, "depot:%d", i % 7);
 			const struct op_spec ops[] = {
-				{KEEL_OP_FACT, subj, "odometer", NULL, round ? "2" : "1"},
-				{round ? KEEL_OP_UNLINK : KEEL_OP_LINK, subj, "based_at", obj,
-				 NULL},
+			    {KEEL_OP_FACT, subj, "odometer", NULL, round ? "2" : "1"},
+			    {round ? KEEL_OP_UNLINK : KEEL_OP_LINK, subj, "based_at", obj,
+			     NULL},
 			};
 			add_event(&e, "t", id, (round * 1000 + i) * SEC, ops, 2);
 		}
@@ -1041,19 +1076,21 @@ static void write_back_is_a_handful_of_statements(void **state)
 	assert_true(s1 - s0 <= 40);
 	assert_true(s2 - s1 <= 45);
 	sqlite3 *db = keel_store_sqlite_db(f.s);
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM facts WHERE valid_to = 1000000000 "
-				     "AND closed_by = 'r1-0' AND subject = 'vehicle:0'"),
+	assert_int_equal(sql_int(db,
+				 "SELECT count(*) FROM facts WHERE valid_to = 1000000000 "
+				 "AND closed_by = 'r1-0' AND subject = 'vehicle:0'"),
 			 1);
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM facts WHERE closed_by IS NOT NULL"),
-			 500);
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM relations WHERE closed_by IS NOT "
-				     "NULL AND linked = 1 AND closed_by LIKE 'r1-%'"),
+	assert_int_equal(
+	    sql_int(db, "SELECT count(*) FROM facts WHERE closed_by IS NOT NULL"), 500);
+	assert_int_equal(sql_int(db,
+				 "SELECT count(*) FROM relations WHERE closed_by IS NOT "
+				 "NULL AND linked = 1 AND closed_by LIKE 'r1-%'"),
 			 500);
 	/* new rows got the seqs of their insertion order */
 	struct keel_row *last = o.new_rows.items[o.new_rows.len - 1];
 	assert_int_equal(last->seq, last->timeline->kind == KEEL_ROW_FACT
-					    ? sql_int(db, "SELECT max(seq) FROM facts")
-					    : sql_int(db, "SELECT max(seq) FROM relations"));
+					? sql_int(db, "SELECT max(seq) FROM facts")
+					: sql_int(db, "SELECT max(seq) FROM relations"));
 	keel_overlay_free(&o);
 	keel_ptrvec_free(&acc);
 	events_free(&e);
@@ -1069,7 +1106,8 @@ static void locked_database_names_the_store(void **state)
 	fx_open(&f);
 	sqlite3 *other;
 	assert_int_equal(sqlite3_open(f.path, &other), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+			 SQLITE_OK);
 	sqlite3_busy_timeout(keel_store_sqlite_db(f.s), 50);
 	assert_int_equal(keel_store_begin(f.s), KEEL_ESTORE);
 	char want[4400];
@@ -1094,9 +1132,10 @@ static void failed_write_rolls_back_whole(void **state)
 	/* An event id logged behind the store's back makes the log insert
 	 * fail after the rows went in: the batch must leave nothing. */
 	sqlite3 *db = keel_store_sqlite_db(f.s);
-	assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER no_e3 BEFORE INSERT ON events "
-					  "WHEN new.id = 'e3' BEGIN SELECT raise(ABORT, "
-					  "'e3 refused'); END",
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TRIGGER no_e3 BEFORE INSERT ON events "
+				      "WHEN new.id = 'e3' BEGIN SELECT raise(ABORT, "
+				      "'e3 refused'); END",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	struct events e;
@@ -1105,9 +1144,9 @@ static void failed_write_rolls_back_whole(void **state)
 	struct keel_ptrvec acc = {0};
 	keel_overlay_init(&o);
 	assert_int_equal(keel_store_begin(f.s), 0);
-	assert_int_equal(keel_store_seen_ids(f.s, (struct keel_batch_event **)e.ev.items,
-					     e.ev.len),
-			 0);
+	assert_int_equal(
+	    keel_store_seen_ids(f.s, (struct keel_batch_event **)e.ev.items, e.ev.len),
+	    0);
 	for (size_t i = 0; i < e.ev.len; i++) {
 		struct keel_batch_event *ev = e.ev.items[i];
 		ev->status = KEEL_EV_ACCEPTED;
@@ -1116,16 +1155,17 @@ static void failed_write_rolls_back_whole(void **state)
 	assert_int_equal(keel_store_prefetch(f.s, &o), 0);
 	for (size_t i = 0; i < e.ev.len; i++)
 		keel_overlay_apply(&o, e.ev.items[i]);
-	assert_int_equal(keel_store_write_back(f.s, &o, (struct keel_batch_event **)e.ev.items,
-					       e.ev.len),
+	assert_int_equal(keel_store_write_back(
+			     f.s, &o, (struct keel_batch_event **)e.ev.items, e.ev.len),
 			 KEEL_ESTORE);
 	char want[4400];
 	snprintf(want, sizeof want, "sqlite \"%s\": e3 refused", f.path);
 	assert_string_equal(keel_store_errmsg(f.s), want);
 	assert_int_equal(keel_store_rollback(f.s), 0);
-	assert_int_equal(sql_int(db, "SELECT (SELECT count(*) FROM facts) + (SELECT count(*) "
-				     "FROM relations) + (SELECT count(*) FROM events) + "
-				     "(SELECT count(*) FROM entities)"),
+	assert_int_equal(sql_int(db,
+				 "SELECT (SELECT count(*) FROM facts) + (SELECT count(*) "
+				 "FROM relations) + (SELECT count(*) FROM events) + "
+				 "(SELECT count(*) FROM entities)"),
 			 0);
 	keel_overlay_free(&o);
 	keel_ptrvec_free(&acc);
@@ -1134,20 +1174,20 @@ static void failed_write_rolls_back_whole(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(schema_is_created_on_first_use),
-	cmocka_unit_test(newer_schema_is_refused),
-	cmocka_unit_test(foreign_database_is_refused),
-	cmocka_unit_test(url_without_path_is_refused),
-	cmocka_unit_test(batch_statements_search_an_index),
-	cmocka_unit_test(scan_plans_use_the_key_order),
-	cmocka_unit_test(prefetch_does_not_visit_closed_rows),
-	cmocka_unit_test(write_back_then_scan_in_canonical_order),
-	cmocka_unit_test(scans_filter),
-	cmocka_unit_test(scans_nest_and_stop),
-	cmocka_unit_test(rollback_leaves_nothing),
-	cmocka_unit_test(seen_ids_marks_logged_events),
-	cmocka_unit_test(write_back_is_a_handful_of_statements),
-	cmocka_unit_test(locked_database_names_the_store),
-	cmocka_unit_test(failed_write_rolls_back_whole),
+    cmocka_unit_test(schema_is_created_on_first_use),
+    cmocka_unit_test(newer_schema_is_refused),
+    cmocka_unit_test(foreign_database_is_refused),
+    cmocka_unit_test(url_without_path_is_refused),
+    cmocka_unit_test(batch_statements_search_an_index),
+    cmocka_unit_test(scan_plans_use_the_key_order),
+    cmocka_unit_test(prefetch_does_not_visit_closed_rows),
+    cmocka_unit_test(write_back_then_scan_in_canonical_order),
+    cmocka_unit_test(scans_filter),
+    cmocka_unit_test(scans_nest_and_stop),
+    cmocka_unit_test(rollback_leaves_nothing),
+    cmocka_unit_test(seen_ids_marks_logged_events),
+    cmocka_unit_test(write_back_is_a_handful_of_statements),
+    cmocka_unit_test(locked_database_names_the_store),
+    cmocka_unit_test(failed_write_rolls_back_whole),
 };
 KEEL_TEST_MAIN(tests)

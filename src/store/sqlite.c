@@ -53,8 +53,8 @@
 
 /* Keys per padded statement: the smallest size that holds what is left is
  * used, the largest for full chunks. At most 1000 keys per statement. */
-static const unsigned keel_sqlite_ladder[] = {1,  2,  4,   8,   16,  32,
-					       64, 128, 256, 512, 1000};
+static const unsigned keel_sqlite_ladder[] = {1,  2,   4,   8,	 16,  32,
+					      64, 128, 256, 512, 1000};
 #define KEEL_SQLITE_NLADDER KEEL_ARRAY_LEN(keel_sqlite_ladder)
 #define KEEL_SQLITE_CHUNK 1000
 
@@ -70,57 +70,57 @@ static const unsigned keel_sqlite_ladder[] = {1,  2,  4,   8,   16,  32,
  * is never edited once released: a change is a new step.
  */
 static const char *const keel_sqlite_migrations[] = {
-	/* 0 -> 1: the first schema. Strings are TEXT in the default BINARY
-	 * collation, so ORDER BY sorts bytewise as the dump requires. */
-	"CREATE TABLE meta (\n"
-	"	key TEXT PRIMARY KEY,\n"
-	"	value\n"
-	");\n"
-	"CREATE TABLE events (\n"
-	"	seq INTEGER PRIMARY KEY,\n"
-	"	tenant TEXT NOT NULL,\n"
-	"	id TEXT NOT NULL,\n"
-	"	type TEXT NOT NULL,\n"
-	"	time INTEGER NOT NULL,\n"
-	"	hash INTEGER NOT NULL,\n"
-	"	envelope TEXT NOT NULL,\n"
-	"	UNIQUE (tenant, id)\n"
-	");\n"
-	"CREATE TABLE entities (\n"
-	"	tenant TEXT NOT NULL,\n"
-	"	subject TEXT NOT NULL,\n"
-	"	kind TEXT,\n"
-	"	kind_time INTEGER NOT NULL,\n"
-	"	first_seen INTEGER NOT NULL,\n"
-	"	last_seen INTEGER NOT NULL,\n"
-	"	PRIMARY KEY (tenant, subject)\n"
-	") WITHOUT ROWID;\n"
-	"CREATE TABLE facts (\n"
-	"	seq INTEGER PRIMARY KEY,\n"
-	"	tenant TEXT NOT NULL,\n"
-	"	subject TEXT NOT NULL,\n"
-	"	predicate TEXT NOT NULL,\n"
-	"	value TEXT,\n"
-	"	valid_from INTEGER NOT NULL,\n"
-	"	valid_to INTEGER NOT NULL,\n"
-	"	asserted_by TEXT NOT NULL,\n"
-	"	closed_by TEXT\n"
-	");\n"
-	"CREATE INDEX facts_key ON facts (tenant, subject, predicate, valid_from);\n"
-	"CREATE TABLE relations (\n"
-	"	seq INTEGER PRIMARY KEY,\n"
-	"	tenant TEXT NOT NULL,\n"
-	"	subject TEXT NOT NULL,\n"
-	"	relation TEXT NOT NULL,\n"
-	"	object TEXT NOT NULL,\n"
-	"	linked INTEGER NOT NULL,\n"
-	"	valid_from INTEGER NOT NULL,\n"
-	"	valid_to INTEGER NOT NULL,\n"
-	"	asserted_by TEXT NOT NULL,\n"
-	"	closed_by TEXT\n"
-	");\n"
-	"CREATE INDEX relations_key ON relations "
-	"(tenant, subject, relation, object, valid_from);\n",
+    /* 0 -> 1: the first schema. Strings are TEXT in the default BINARY
+     * collation, so ORDER BY sorts bytewise as the dump requires. */
+    "CREATE TABLE meta (\n"
+    "	key TEXT PRIMARY KEY,\n"
+    "	value\n"
+    ");\n"
+    "CREATE TABLE events (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	id TEXT NOT NULL,\n"
+    "	type TEXT NOT NULL,\n"
+    "	time INTEGER NOT NULL,\n"
+    "	hash INTEGER NOT NULL,\n"
+    "	envelope TEXT NOT NULL,\n"
+    "	UNIQUE (tenant, id)\n"
+    ");\n"
+    "CREATE TABLE entities (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	kind TEXT,\n"
+    "	kind_time INTEGER NOT NULL,\n"
+    "	first_seen INTEGER NOT NULL,\n"
+    "	last_seen INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, subject)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE facts (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	predicate TEXT NOT NULL,\n"
+    "	value TEXT,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	valid_to INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	closed_by TEXT\n"
+    ");\n"
+    "CREATE INDEX facts_key ON facts (tenant, subject, predicate, valid_from);\n"
+    "CREATE TABLE relations (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	relation TEXT NOT NULL,\n"
+    "	object TEXT NOT NULL,\n"
+    "	linked INTEGER NOT NULL,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	valid_to INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	closed_by TEXT\n"
+    ");\n"
+    "CREATE INDEX relations_key ON relations "
+    "(tenant, subject, relation, object, valid_from);\n",
 };
 
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
@@ -156,55 +156,55 @@ struct keel_sqlite_padded_def {
  * it first), so the last entry of the key in the index is the open row and
  * the lookup reads the index alone.
  */
-#define KEEL_SQ_LAST_ROW(table, key)                                             \
-	"(SELECT seq FROM " table " WHERE " key                                   \
+#define KEEL_SQ_LAST_ROW(table, key)                                                     \
+	"(SELECT seq FROM " table " WHERE " key                                          \
 	" ORDER BY valid_from DESC, seq DESC LIMIT 1)"
 /* The row containing k.a (the last one starting at or before it, by the
  * same rule), or else the first non-empty row after it. */
-#define KEEL_SQ_LATE_ROW(table, key)                                             \
-	"coalesce((SELECT seq FROM " table " WHERE " key " AND valid_from <= k.a " \
-	"ORDER BY valid_from DESC, seq DESC LIMIT 1), "                          \
-	"(SELECT seq FROM " table " WHERE " key " AND valid_from > k.a "          \
+#define KEEL_SQ_LATE_ROW(table, key)                                                     \
+	"coalesce((SELECT seq FROM " table " WHERE " key " AND valid_from <= k.a "       \
+	"ORDER BY valid_from DESC, seq DESC LIMIT 1), "                                  \
+	"(SELECT seq FROM " table " WHERE " key " AND valid_from > k.a "                 \
 	"AND valid_from < valid_to ORDER BY valid_from LIMIT 1))"
 #define KEEL_SQ_FACT_KEY "tenant = k.t AND subject = k.s AND predicate = k.p"
-#define KEEL_SQ_REL_KEY                                                        \
+#define KEEL_SQ_REL_KEY                                                                  \
 	"tenant = k.t AND subject = k.s AND relation = k.r AND object = k.o"
-#define KEEL_SQ_FACT_COLS                                                      \
-	"SELECT k.i, f.seq, f.value, f.valid_from, f.valid_to, f.asserted_by, "  \
+#define KEEL_SQ_FACT_COLS                                                                \
+	"SELECT k.i, f.seq, f.value, f.valid_from, f.valid_to, f.asserted_by, "          \
 	"f.closed_by FROM k CROSS JOIN facts AS f ON f.seq = "
-#define KEEL_SQ_REL_COLS                                                       \
-	"SELECT k.i, r.seq, r.linked, r.valid_from, r.valid_to, r.asserted_by, " \
+#define KEEL_SQ_REL_COLS                                                                 \
+	"SELECT k.i, r.seq, r.linked, r.valid_from, r.valid_to, r.asserted_by, "         \
 	"r.closed_by FROM k CROSS JOIN relations AS r ON r.seq = "
 
 static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
-	[KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
-			  ") SELECT k.i, e.hash FROM k CROSS JOIN events AS e "
-			  "ON e.tenant = k.t AND e.id = k.d"},
-	[KEEL_SQ_ENTITY] = {"WITH k(i, t, s) AS (VALUES ", 2, true,
-			    ") SELECT k.i, e.kind, e.kind_time, e.first_seen, "
-			    "e.last_seen FROM k CROSS JOIN entities AS e "
-			    "ON e.tenant = k.t AND e.subject = k.s"},
-	[KEEL_SQ_FACT_OPEN] = {"WITH k(i, t, s, p) AS (VALUES ", 3, true,
-			       ") " KEEL_SQ_FACT_COLS
-				       KEEL_SQ_LAST_ROW("facts", KEEL_SQ_FACT_KEY)},
-	[KEEL_SQ_REL_OPEN] = {"WITH k(i, t, s, r, o) AS (VALUES ", 4, true,
-			      ") " KEEL_SQ_REL_COLS
-				      KEEL_SQ_LAST_ROW("relations", KEEL_SQ_REL_KEY)},
-	[KEEL_SQ_FACT_LATE] = {"WITH k(i, t, s, p, a) AS (VALUES ", 4, true,
-			       ") " KEEL_SQ_FACT_COLS
-				       KEEL_SQ_LATE_ROW("facts", KEEL_SQ_FACT_KEY)},
-	[KEEL_SQ_REL_LATE] = {"WITH k(i, t, s, r, o, a) AS (VALUES ", 5, true,
-			      ") " KEEL_SQ_REL_COLS
-				      KEEL_SQ_LATE_ROW("relations", KEEL_SQ_REL_KEY)},
-	/* UPDATE ... FROM a VALUES list is SQLite's form of the note's
-	 * "UPDATE ... CASE": one statement per chunk, but each row is found by
-	 * a rowid seek where a CASE with n arms costs n comparisons per row. */
-	[KEEL_SQ_FACT_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
-				") UPDATE facts SET valid_to = v.vt, closed_by = v.cb "
-				"FROM v WHERE facts.seq = v.q"},
-	[KEEL_SQ_REL_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
-			       ") UPDATE relations SET valid_to = v.vt, closed_by = v.cb "
-			       "FROM v WHERE relations.seq = v.q"},
+    [KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
+		      ") SELECT k.i, e.hash FROM k CROSS JOIN events AS e "
+		      "ON e.tenant = k.t AND e.id = k.d"},
+    [KEEL_SQ_ENTITY] = {"WITH k(i, t, s) AS (VALUES ", 2, true,
+			") SELECT k.i, e.kind, e.kind_time, e.first_seen, "
+			"e.last_seen FROM k CROSS JOIN entities AS e "
+			"ON e.tenant = k.t AND e.subject = k.s"},
+    [KEEL_SQ_FACT_OPEN] = {"WITH k(i, t, s, p) AS (VALUES ", 3, true,
+			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LAST_ROW("facts",
+								   KEEL_SQ_FACT_KEY)},
+    [KEEL_SQ_REL_OPEN] = {"WITH k(i, t, s, r, o) AS (VALUES ", 4, true,
+			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LAST_ROW("relations",
+								 KEEL_SQ_REL_KEY)},
+    [KEEL_SQ_FACT_LATE] = {"WITH k(i, t, s, p, a) AS (VALUES ", 4, true,
+			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LATE_ROW("facts",
+								   KEEL_SQ_FACT_KEY)},
+    [KEEL_SQ_REL_LATE] = {"WITH k(i, t, s, r, o, a) AS (VALUES ", 5, true,
+			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LATE_ROW("relations",
+								 KEEL_SQ_REL_KEY)},
+    /* UPDATE ... FROM a VALUES list is SQLite's form of the note's
+     * "UPDATE ... CASE": one statement per chunk, but each row is found by
+     * a rowid seek where a CASE with n arms costs n comparisons per row. */
+    [KEEL_SQ_FACT_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
+			    ") UPDATE facts SET valid_to = v.vt, closed_by = v.cb "
+			    "FROM v WHERE facts.seq = v.q"},
+    [KEEL_SQ_REL_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
+			   ") UPDATE relations SET valid_to = v.vt, closed_by = v.cb "
+			   "FROM v WHERE relations.seq = v.q"},
 };
 
 /* ------------------------------------------------------ multi-row inserts */
@@ -218,22 +218,22 @@ enum keel_sqlite_insert {
 };
 
 static const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
-	[KEEL_SI_FACT] = {"INSERT INTO facts (seq, tenant, subject, predicate, value, "
-			  "valid_from, valid_to, asserted_by, closed_by) VALUES ",
-			  9, false, ""},
-	[KEEL_SI_REL] = {"INSERT INTO relations (seq, tenant, subject, relation, object, "
-			 "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
-			 10, false, ""},
-	[KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
-			   "envelope) VALUES ",
-			   7, false, ""},
-	[KEEL_SI_ENTITY] = {"INSERT INTO entities (tenant, subject, kind, kind_time, "
-			    "first_seen, last_seen) VALUES ",
-			    6, false,
-			    " ON CONFLICT (tenant, subject) DO UPDATE SET "
-			    "kind = excluded.kind, kind_time = excluded.kind_time, "
-			    "first_seen = excluded.first_seen, "
-			    "last_seen = excluded.last_seen"},
+    [KEEL_SI_FACT] = {"INSERT INTO facts (seq, tenant, subject, predicate, value, "
+		      "valid_from, valid_to, asserted_by, closed_by) VALUES ",
+		      9, false, ""},
+    [KEEL_SI_REL] = {"INSERT INTO relations (seq, tenant, subject, relation, object, "
+		     "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
+		     10, false, ""},
+    [KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
+		       "envelope) VALUES ",
+		       7, false, ""},
+    [KEEL_SI_ENTITY] = {"INSERT INTO entities (tenant, subject, kind, kind_time, "
+			"first_seen, last_seen) VALUES ",
+			6, false,
+			" ON CONFLICT (tenant, subject) DO UPDATE SET "
+			"kind = excluded.kind, kind_time = excluded.kind_time, "
+			"first_seen = excluded.first_seen, "
+			"last_seen = excluded.last_seen"},
 };
 
 /* ----------------------------------------------------------------- scans */
@@ -249,8 +249,14 @@ enum {
 };
 
 /* Parameters of every scan statement, by number. */
-enum { KEEL_SP_TENANT = 1, KEEL_SP_SUBJECT, KEEL_SP_NAME, KEEL_SP_OBJECT, KEEL_SP_AT,
-       KEEL_SP_EVENT_ID };
+enum {
+	KEEL_SP_TENANT = 1,
+	KEEL_SP_SUBJECT,
+	KEEL_SP_NAME,
+	KEEL_SP_OBJECT,
+	KEEL_SP_AT,
+	KEEL_SP_EVENT_ID
+};
 
 /* ------------------------------------------------------------- the store */
 
@@ -309,8 +315,8 @@ static int keel_sqlite_prepare(struct keel_sqlite_store *s, const char *sql, siz
 }
 
 /* Builds head, n tuples of def->nparams parameters, tail. */
-static void keel_sqlite_build(struct keel_buf *b, const struct keel_sqlite_padded_def *def,
-			      unsigned n)
+static void keel_sqlite_build(struct keel_buf *b,
+			      const struct keel_sqlite_padded_def *def, unsigned n)
 {
 	keel_buf_adds(b, def->head);
 	for (unsigned i = 0; i < n; i++) {
@@ -388,8 +394,8 @@ static void keel_sqlite_bind_rc(struct keel_sqlite_store *s, int rc)
 static void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
 				 struct keel_str v)
 {
-	keel_sqlite_bind_rc(s, v.ptr ? sqlite3_bind_text64(st, i, v.ptr, v.len, SQLITE_STATIC,
-							   SQLITE_UTF8)
+	keel_sqlite_bind_rc(s, v.ptr ? sqlite3_bind_text64(st, i, v.ptr, v.len,
+							   SQLITE_STATIC, SQLITE_UTF8)
 				     : sqlite3_bind_null(st, i));
 }
 
@@ -452,7 +458,7 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 {
 	sqlite3_stmt *st;
 	static const char tables[] =
-		"SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name";
+	    "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name";
 	int rc = keel_sqlite_prepare(s, tables, sizeof tables - 1, &st);
 	if (rc)
 		return rc;
@@ -476,10 +482,11 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 	if (!meta) {
 		*version = 0;
 		if (other) {
-			rc = keel_store_fail(&s->base, KEEL_ESCHEMA,
-					     "store \"%s\": not a keel database (it has a "
-					     "table \"%s\" and no meta table)",
-					     s->url, other);
+			rc =
+			    keel_store_fail(&s->base, KEEL_ESCHEMA,
+					    "store \"%s\": not a keel database (it has a "
+					    "table \"%s\" and no meta table)",
+					    s->url, other);
 			free(other);
 			return rc;
 		}
@@ -509,11 +516,11 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 
 static int keel_sqlite_newer(struct keel_sqlite_store *s, int64_t version)
 {
-	return keel_store_fail(&s->base, KEEL_ESCHEMA,
-			       "store \"%s\": schema version %lld is newer than this keel "
-			       "supports (%lld)",
-			       s->url, (long long)version,
-			       (long long)KEEL_SQLITE_SCHEMA_VERSION);
+	return keel_store_fail(
+	    &s->base, KEEL_ESCHEMA,
+	    "store \"%s\": schema version %lld is newer than this keel "
+	    "supports (%lld)",
+	    s->url, (long long)version, (long long)KEEL_SQLITE_SCHEMA_VERSION);
 }
 
 static int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql)
@@ -550,8 +557,8 @@ static int keel_sqlite_migrate(struct keel_sqlite_store *s)
 			goto fail;
 	sqlite3_stmt *st;
 	static const char set[] =
-		"INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-		"ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+	    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 	if ((rc = keel_sqlite_prepare(s, set, sizeof set - 1, &st)))
 		goto fail;
 	keel_sqlite_bind_i64(s, st, 1, KEEL_SQLITE_SCHEMA_VERSION);
@@ -597,7 +604,8 @@ static void keel_sqlite_close(struct keel_store *bs)
 	free(s);
 }
 
-static int keel_sqlite_open(const char *url, struct keel_store **out, struct keel_buf *err)
+static int keel_sqlite_open(const char *url, struct keel_store **out,
+			    struct keel_buf *err)
 {
 	static const char scheme[] = "sqlite:";
 	*out = NULL;
@@ -607,8 +615,9 @@ static int keel_sqlite_open(const char *url, struct keel_store **out, struct kee
 	}
 	const char *path = url + sizeof scheme - 1;
 	if (!*path) {
-		keel_buf_addf(err, "store \"%s\": missing database path (use sqlite:PATH, "
-				   "e.g. sqlite:keel.db)",
+		keel_buf_addf(err,
+			      "store \"%s\": missing database path (use sqlite:PATH, "
+			      "e.g. sqlite:keel.db)",
 			      url);
 		return KEEL_EURL;
 	}
@@ -619,7 +628,8 @@ static int keel_sqlite_open(const char *url, struct keel_store **out, struct kee
 	s->path = keel_xstrdup(path);
 	int rc;
 	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		rc = s->db ? keel_sqlite_fail(s)
 			   : keel_store_fail(&s->base, KEEL_ESTORE, "sqlite \"%s\": %s",
@@ -695,7 +705,8 @@ typedef void (*keel_sqlite_row_fn)(struct keel_sqlite_store *s, sqlite3_stmt *st
 /* Runs q over s->keys in chunks of at most 1000; the last chunk goes to
  * the smallest ladder size that holds it, padded with NULL keys. */
 static int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded q,
-				  keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud)
+				  keel_sqlite_bind_fn bind, keel_sqlite_row_fn row,
+				  void *ud)
 {
 	const unsigned np = keel_sqlite_padded_defs[q].nparams;
 	for (size_t base = 0; base < s->nkeys; base += KEEL_SQLITE_CHUNK) {
@@ -773,9 +784,9 @@ static void keel_sqlite_entity_row(struct keel_sqlite_store *s, sqlite3_stmt *st
 				   const struct keel_sqlite_key *k, void *ud)
 {
 	(void)s;
-	keel_overlay_found_entity(ud, k->ptr, keel_sqlite_col_str(st, 1),
-				  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-				  sqlite3_column_int64(st, 4));
+	keel_overlay_found_entity(
+	    ud, k->ptr, keel_sqlite_col_str(st, 1), sqlite3_column_int64(st, 2),
+	    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
 }
 
 /* Binds a timeline's key (tenant, subject, name[, object]) and, for late
@@ -793,14 +804,14 @@ static void keel_sqlite_bind_timeline_key(struct keel_sqlite_store *s, sqlite3_s
 		keel_sqlite_bind_i64(s, st, p, k->at);
 }
 
-static void keel_sqlite_bind_open_key(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
-				      const struct keel_sqlite_key *k)
+static void keel_sqlite_bind_open_key(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				      int p, const struct keel_sqlite_key *k)
 {
 	keel_sqlite_bind_timeline_key(s, st, p, k, false);
 }
 
-static void keel_sqlite_bind_late_key(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
-				      const struct keel_sqlite_key *k)
+static void keel_sqlite_bind_late_key(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				      int p, const struct keel_sqlite_key *k)
 {
 	keel_sqlite_bind_timeline_key(s, st, p, k, true);
 }
@@ -839,8 +850,8 @@ static int keel_sqlite_prefetch_timelines(struct keel_sqlite_store *s,
 	if (!s->nkeys)
 		return 0;
 	int rc = keel_sqlite_run_padded(s, fact ? KEEL_SQ_FACT_OPEN : KEEL_SQ_REL_OPEN,
-					keel_sqlite_bind_open_key, keel_sqlite_timeline_row,
-					o);
+					keel_sqlite_bind_open_key,
+					keel_sqlite_timeline_row, o);
 	if (rc)
 		return rc;
 
@@ -852,14 +863,16 @@ static int keel_sqlite_prefetch_timelines(struct keel_sqlite_store *s,
 			continue;
 		if (tl->ntimes > s->times_cap) {
 			s->times_cap = tl->ntimes;
-			s->times = keel_xrealloc(s->times, s->times_cap * sizeof *s->times);
+			s->times =
+			    keel_xrealloc(s->times, s->times_cap * sizeof *s->times);
 		}
 		size_t n = keel_overlay_uncovered_times(tl, s->times, tl->ntimes);
 		for (size_t k = 0; k < n; k++)
 			keel_sqlite_keys_push(s, tl, s->times[k]);
 	}
 	return keel_sqlite_run_padded(s, fact ? KEEL_SQ_FACT_LATE : KEEL_SQ_REL_LATE,
-				      keel_sqlite_bind_late_key, keel_sqlite_timeline_row, o);
+				      keel_sqlite_bind_late_key, keel_sqlite_timeline_row,
+				      o);
 }
 
 static int keel_sqlite_prefetch(struct keel_store *bs, struct keel_overlay *o)
@@ -886,8 +899,9 @@ typedef void (*keel_sqlite_bind_item_fn)(struct keel_sqlite_store *s, sqlite3_st
 
 /* Inserts n items with multi-row INSERTs: full statements of
  * KEEL_SQLITE_INSERT_MAX rows, then the remainder by its binary digits. */
-static int keel_sqlite_insert_items(struct keel_sqlite_store *s, enum keel_sqlite_insert t,
-				    void **items, size_t n, keel_sqlite_bind_item_fn bind)
+static int keel_sqlite_insert_items(struct keel_sqlite_store *s,
+				    enum keel_sqlite_insert t, void **items, size_t n,
+				    keel_sqlite_bind_item_fn bind)
 {
 	const int np = (int)keel_sqlite_insert_defs[t].nparams;
 	size_t i = 0;
@@ -926,8 +940,8 @@ static void keel_sqlite_bind_fact(struct keel_sqlite_store *s, sqlite3_stmt *st,
 	keel_sqlite_bind_str(s, st, p + 8, r->closed_by);
 }
 
-static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
-				      void *item)
+static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				      int p, void *item)
 {
 	const struct keel_row *r = item;
 	const struct keel_timeline *tl = r->timeline;
@@ -992,9 +1006,9 @@ static void keel_sqlite_no_row(struct keel_sqlite_store *s, sqlite3_stmt *st,
 static int keel_sqlite_load_seqs(struct keel_sqlite_store *s)
 {
 	int rc = keel_sqlite_fixed_stmt(
-		s, &s->max_seq,
-		"SELECT (SELECT max(seq) FROM facts), (SELECT max(seq) FROM relations), "
-		"(SELECT max(seq) FROM events)");
+	    s, &s->max_seq,
+	    "SELECT (SELECT max(seq) FROM facts), (SELECT max(seq) FROM relations), "
+	    "(SELECT max(seq) FROM events)");
 	if (rc || (rc = keel_sqlite_start(s, s->max_seq)))
 		return rc;
 	rc = sqlite3_step(s->max_seq);
@@ -1019,9 +1033,9 @@ static int keel_sqlite_write_rows(struct keel_sqlite_store *s, struct keel_overl
 		r->seq = ++*seq;
 		keel_ptrvec_push(&s->rows, r);
 	}
-	int rc = keel_sqlite_insert_items(s, fact ? KEEL_SI_FACT : KEEL_SI_REL, s->rows.items,
-					  s->rows.len,
-					  fact ? keel_sqlite_bind_fact : keel_sqlite_bind_relation);
+	int rc = keel_sqlite_insert_items(
+	    s, fact ? KEEL_SI_FACT : KEEL_SI_REL, s->rows.items, s->rows.len,
+	    fact ? keel_sqlite_bind_fact : keel_sqlite_bind_relation);
 	if (rc)
 		return rc;
 
@@ -1090,25 +1104,25 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 				 unsigned m)
 {
 	static const char *const select[] = {
-		[KEEL_REC_ENTITY] = "SELECT tenant, subject, kind, kind_time, first_seen, "
-				    "last_seen FROM entities",
-		[KEEL_REC_FACT] = "SELECT tenant, subject, predicate, value, valid_from, "
-				  "valid_to, asserted_by, closed_by, seq FROM facts",
-		[KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
-				      "valid_from, valid_to, asserted_by, closed_by, seq "
-				      "FROM relations",
-		/* "+tenant" keeps the planner off the (tenant, id) index: the
-		 * log is read in rowid (arrival) order with no sort. */
-		[KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq "
-				   "FROM events",
+	    [KEEL_REC_ENTITY] = "SELECT tenant, subject, kind, kind_time, first_seen, "
+				"last_seen FROM entities",
+	    [KEEL_REC_FACT] = "SELECT tenant, subject, predicate, value, valid_from, "
+			      "valid_to, asserted_by, closed_by, seq FROM facts",
+	    [KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
+				  "valid_from, valid_to, asserted_by, closed_by, seq "
+				  "FROM relations",
+	    /* "+tenant" keeps the planner off the (tenant, id) index: the
+	     * log is read in rowid (arrival) order with no sort. */
+	    [KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq "
+			       "FROM events",
 	};
 	static const char *const order[] = {
-		[KEEL_REC_ENTITY] = " ORDER BY subject",
-		[KEEL_REC_FACT] = " ORDER BY subject, predicate, valid_from, valid_to, "
-				  "asserted_by, seq",
-		[KEEL_REC_RELATION] = " ORDER BY subject, relation, object, valid_from, "
-				      "valid_to, asserted_by, seq",
-		[KEEL_REC_EVENT] = " ORDER BY seq",
+	    [KEEL_REC_ENTITY] = " ORDER BY subject",
+	    [KEEL_REC_FACT] = " ORDER BY subject, predicate, valid_from, valid_to, "
+			      "asserted_by, seq",
+	    [KEEL_REC_RELATION] = " ORDER BY subject, relation, object, valid_from, "
+				  "valid_to, asserted_by, seq",
+	    [KEEL_REC_EVENT] = " ORDER BY seq",
 	};
 	keel_buf_adds(b, select[type]);
 	if (type == KEEL_REC_EVENT && !(m & KEEL_SF_EVENT_ID))
@@ -1230,22 +1244,29 @@ static int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q,
 
 /* Tenants of all four tables, each found by hopping through its index
  * with min(tenant) > previous: one seek per tenant, not a scan of rows. */
-#define KEEL_SQ_TENANTS_OF(name, table)                                          \
-	name "(x) AS (SELECT (SELECT min(tenant) FROM " table ") UNION ALL "     \
-	"SELECT (SELECT min(tenant) FROM " table " WHERE tenant > " name ".x) "  \
-	"FROM " name " WHERE " name ".x IS NOT NULL)"
+#define KEEL_SQ_TENANTS_OF(name, table)                                                  \
+	name "(x) AS (SELECT (SELECT min(tenant) FROM " table ") UNION ALL "             \
+	     "SELECT (SELECT min(tenant) FROM " table " WHERE tenant > " name ".x) "     \
+	     "FROM " name " WHERE " name ".x IS NOT NULL)"
 
 static int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	int rc = keel_sqlite_fixed_stmt(
-		s, &s->tenants,
-		"WITH RECURSIVE " KEEL_SQ_TENANTS_OF("a", "events") ", " KEEL_SQ_TENANTS_OF(
-			"b", "entities") ", " KEEL_SQ_TENANTS_OF("c", "facts") ", "
-			KEEL_SQ_TENANTS_OF("d", "relations") " "
-		"SELECT x FROM a WHERE x IS NOT NULL UNION SELECT x FROM b WHERE x IS NOT NULL "
-		"UNION SELECT x FROM c WHERE x IS NOT NULL UNION SELECT x FROM d "
-		"WHERE x IS NOT NULL ORDER BY 1");
+	    s, &s->tenants,
+	    "WITH RECURSIVE " KEEL_SQ_TENANTS_OF("a", "events") ", " KEEL_SQ_TENANTS_OF("b", "entities") ", " KEEL_SQ_TENANTS_OF(
+		"c",
+		"facts") ", " KEEL_SQ_TENANTS_OF("d",
+						 "relations") " "
+							      "SELECT x FROM a WHERE x "
+							      "IS NOT NULL UNION SELECT "
+							      "x FROM b WHERE x IS NOT "
+							      "NULL "
+							      "UNION SELECT x FROM c "
+							      "WHERE x IS NOT NULL UNION "
+							      "SELECT x FROM d "
+							      "WHERE x IS NOT NULL ORDER "
+							      "BY 1");
 	if (rc || (rc = keel_sqlite_start(s, s->tenants)))
 		return rc;
 	while ((rc = sqlite3_step(s->tenants)) == SQLITE_ROW) {
@@ -1260,11 +1281,11 @@ static int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant,
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	int rc = keel_sqlite_fixed_stmt(
-		s, &s->counts,
-		"SELECT (SELECT count(*) FROM entities WHERE tenant = ?1), "
-		"(SELECT count(*) FROM facts WHERE tenant = ?1), "
-		"(SELECT count(*) FROM relations WHERE tenant = ?1), "
-		"(SELECT count(*) FROM events WHERE tenant = ?1)");
+	    s, &s->counts,
+	    "SELECT (SELECT count(*) FROM entities WHERE tenant = ?1), "
+	    "(SELECT count(*) FROM facts WHERE tenant = ?1), "
+	    "(SELECT count(*) FROM relations WHERE tenant = ?1), "
+	    "(SELECT count(*) FROM events WHERE tenant = ?1)");
 	if (rc)
 		return rc;
 	keel_sqlite_bind_str(s, s->counts, 1, tenant);
@@ -1329,8 +1350,9 @@ static int keel_sqlite_delete_tenant(struct keel_sqlite_store *s, const char *ta
  * and are numbered in it, so the table and its index both grow at the
  * end. */
 static int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
-				      struct keel_overlay *o, struct keel_batch_event **ev,
-				      size_t n, uint64_t log_events, struct keel_buf *note)
+				      struct keel_overlay *o,
+				      struct keel_batch_event **ev, size_t n,
+				      uint64_t log_events, struct keel_buf *note)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	(void)log_events;
@@ -1341,24 +1363,25 @@ static int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str ten
 		return rc;
 	rc = keel_sqlite_write_back(bs, o, ev, n);
 	if (rc == 0)
-		keel_buf_adds(note, "sqlite: prepared multi-row INSERTs in one transaction");
+		keel_buf_adds(note,
+			      "sqlite: prepared multi-row INSERTs in one transaction");
 	return rc;
 }
 
 const struct keel_store_ops keel_store_sqlite_ops = {
-	.scheme = "sqlite",
-	.open = keel_sqlite_open,
-	.close = keel_sqlite_close,
-	.begin = keel_sqlite_begin,
-	.commit = keel_sqlite_commit,
-	.rollback = keel_sqlite_rollback,
-	.seen_ids = keel_sqlite_seen_ids,
-	.prefetch = keel_sqlite_prefetch,
-	.write_back = keel_sqlite_write_back,
-	.tenants = keel_sqlite_tenants,
-	.scan = keel_sqlite_scan,
-	.counts = keel_sqlite_counts,
-	.replace_tenant = keel_sqlite_replace_tenant,
+    .scheme = "sqlite",
+    .open = keel_sqlite_open,
+    .close = keel_sqlite_close,
+    .begin = keel_sqlite_begin,
+    .commit = keel_sqlite_commit,
+    .rollback = keel_sqlite_rollback,
+    .seen_ids = keel_sqlite_seen_ids,
+    .prefetch = keel_sqlite_prefetch,
+    .write_back = keel_sqlite_write_back,
+    .tenants = keel_sqlite_tenants,
+    .scan = keel_sqlite_scan,
+    .counts = keel_sqlite_counts,
+    .replace_tenant = keel_sqlite_replace_tenant,
 };
 
 /* ------------------------------------------------- for tests (internal) */
