@@ -1,0 +1,467 @@
+/*
+ * test_replay.c - keel_replay, keel_bulk_* and keel_workers_* through the
+ * library (docs/replay.md): replay keeps the dump; a changed cartridge
+ * gives the dump of a fresh ingest with it and the report counts the rows
+ * per predicate; dry runs write nothing; a replay that fails midway (an
+ * SQLite trigger refuses a row) leaves the store as it was; bulk loads
+ * equal ingest; workers in both modes equal one worker, rejections stay in
+ * input order in pipeline mode, and in tenants mode every tenant is handed
+ * to exactly one worker, the one its hash names.
+ */
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite_internal.h"
+#include "util.h"
+#include "workers.h"
+
+#define EVENTS 4000
+
+struct lines {
+	char *text;
+	char **v;
+	size_t n;
+};
+
+static struct lines *lines_generate(uint32_t tenants, uint64_t seed)
+{
+	struct lines *l = calloc(1, sizeof *l);
+	size_t len = 0;
+	FILE *f = open_memstream(&l->text, &len);
+	const struct keel_generate_options o = {
+		.events = EVENTS, .tenants = tenants, .seed = seed, .late = 0.1, .duplicates = 0.05,
+	};
+	assert_int_equal(keel_generate_fleet(&o, f), 0);
+	fclose(f);
+	l->v = malloc((EVENTS + 8) * sizeof *l->v);
+	for (char *p = l->text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		*nl = 0;
+		l->v[l->n++] = p;
+	}
+	return l;
+}
+
+static void lines_free(struct lines *l)
+{
+	free(l->v);
+	free(l->text);
+	free(l);
+}
+
+static struct keel_cartridge *cartridge(const char *from, const char *to)
+{
+	size_t len;
+	char *json = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
+	assert_non_null(json);
+	if (from) {
+		/* Every occurrence of from becomes to (same length or shorter). */
+		size_t fl = strlen(from), tl = strlen(to);
+		assert_true(tl <= fl);
+		char *out = malloc(len + 1), *o = out;
+		for (char *p = json; *p;) {
+			if (!strncmp(p, from, fl)) {
+				memcpy(o, to, tl);
+				o += tl;
+				p += fl;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		*o = 0;
+		free(json);
+		json = out;
+		len = strlen(json);
+	}
+	struct keel_cartridge *c = NULL;
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(json, len, &c, &err), 0);
+	free(json);
+	return c;
+}
+
+static struct keel_store *open_store(const char *url)
+{
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	int rc = keel_store_open(url, &s, &err);
+	if (rc)
+		fail_msg("%s", err);
+	return s;
+}
+
+struct reject_log {
+	uint64_t positions[64];
+	size_t n;
+};
+
+static void on_reject(void *ud, uint64_t position, const char *id, const char *message,
+		      const char *input, size_t input_len)
+{
+	(void)id;
+	(void)message;
+	(void)input;
+	(void)input_len;
+	struct reject_log *r = ud;
+	if (r && r->n < 64)
+		r->positions[r->n++] = position;
+}
+
+static void ingest_all(struct keel_store *s, const struct keel_cartridge *c,
+		       const struct lines *l, size_t batch)
+{
+	struct keel_ingest_options o = {.cartridge = c, .batch = batch};
+	struct keel_ingest *ing = NULL;
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	for (size_t i = 0; i < l->n; i++)
+		assert_int_equal(keel_ingest_add(ing, l->v[i], strlen(l->v[i]), i + 1), 0);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	keel_ingest_free(ing);
+}
+
+static const struct keel_replay_change *change(const struct keel_replay_report *r,
+					       const char *table, const char *name)
+{
+	for (size_t i = 0; i < r->nchanges; i++)
+		if (!strcmp(r->changes[i].table, table) && !strcmp(r->changes[i].name, name))
+			return &r->changes[i];
+	return NULL;
+}
+
+static void replay_memory_keeps_dump(void **state)
+{
+	(void)state;
+	struct lines *l = lines_generate(3, 5);
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_store *s = open_store("memory:");
+	ingest_all(s, c, l, 37);
+	char *before = keel_test_dump(s, NULL);
+	const char *tenants[] = {"tenant-00", "tenant-01", "tenant-02"};
+	for (size_t i = 0; i < 3; i++) {
+		struct keel_replay_options o = {.cartridge = c};
+		struct keel_replay_report *r = NULL;
+		assert_int_equal(keel_replay(s, tenants[i], &o, &r), 0);
+		assert_true(r->events > 1000);
+		assert_true(r->rows_before > 0);
+		assert_int_equal(r->rows_before, r->rows_after);
+		assert_int_equal(r->added, 0);
+		assert_int_equal(r->removed, 0);
+		assert_non_null(change(r, "facts", "status"));
+		assert_non_null(change(r, "relations", "drives"));
+		assert_non_null(strstr(r->method, "memory"));
+		keel_replay_report_free(r);
+	}
+	char *after = keel_test_dump(s, NULL);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	keel_store_close(s);
+	keel_cartridge_free(c);
+	lines_free(l);
+}
+
+static void replay_changed_cartridge_equals_fresh_ingest(void **state)
+{
+	(void)state;
+	struct lines *l = lines_generate(2, 8);
+	struct keel_cartridge *c1 = cartridge(NULL, NULL);
+	struct keel_cartridge *c2 = cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_store *s = open_store("memory:");
+	struct keel_store *fresh = open_store("memory:");
+	ingest_all(s, c1, l, 500);
+	ingest_all(fresh, c2, l, 500);
+	char *before = keel_test_dump(s, "tenant-00");
+
+	/* Dry run first: the report, and nothing written. */
+	struct keel_replay_options o = {.cartridge = c2, .dry_run = true};
+	struct keel_replay_report *r = NULL;
+	assert_int_equal(keel_replay(s, "tenant-00", &o, &r), 0);
+	const struct keel_replay_change *st = change(r, "facts", "status");
+	const struct keel_replay_change *nw = change(r, "facts", "state");
+	const struct keel_replay_change *mk = change(r, "facts", "make");
+	assert_non_null(st);
+	assert_non_null(nw);
+	assert_non_null(mk);
+	assert_true(st->before > 0);
+	assert_int_equal(st->after, 0);
+	assert_int_equal(st->removed, st->before);
+	assert_int_equal(nw->before, 0);
+	assert_int_equal(nw->added, st->before);
+	assert_int_equal(mk->added + mk->removed, 0);
+	assert_int_equal(r->added, nw->added);
+	assert_int_equal(r->removed, st->removed);
+	keel_replay_report_free(r);
+	char *dry = keel_test_dump(s, "tenant-00");
+	assert_string_equal(before, dry);
+
+	o.dry_run = false;
+	assert_int_equal(keel_replay(s, "tenant-00", &o, &r), 0);
+	keel_replay_report_free(r);
+	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), 0);
+	keel_replay_report_free(r);
+	char *got = keel_test_dump(s, NULL);
+	char *want = keel_test_dump(fresh, NULL);
+	assert_string_equal(got, want);
+	assert_string_not_equal(got, before);
+
+	free(before);
+	free(dry);
+	free(got);
+	free(want);
+	keel_store_close(s);
+	keel_store_close(fresh);
+	keel_cartridge_free(c1);
+	keel_cartridge_free(c2);
+	lines_free(l);
+}
+
+static void replay_unknown_tenant_is_not_found(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_store *s = open_store("memory:");
+	struct keel_replay_options o = {.cartridge = c};
+	struct keel_replay_report *r = NULL;
+	assert_int_equal(keel_replay(s, "nobody", &o, &r), KEEL_ENOTFOUND);
+	assert_null(r);
+	assert_non_null(strstr(keel_store_errmsg(s), "\"nobody\" has no events"));
+	keel_store_close(s);
+	keel_cartridge_free(c);
+}
+
+/* A trigger refuses one relation row of tenant-01: the replay has deleted
+ * the tenant's rows and inserted entities and facts by then. */
+static void replay_failing_midway_changes_nothing(void **state)
+{
+	(void)state;
+	char *dir = keel_test_tmpdir();
+	char url[4200];
+	snprintf(url, sizeof url, "sqlite:%s/r.db", dir);
+	struct lines *l = lines_generate(2, 13);
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c2 = cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_store *s = open_store(url);
+	ingest_all(s, c, l, 500);
+	char *before = keel_test_dump(s, NULL);
+	sqlite3 *db = keel_store_sqlite_db(s);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TRIGGER refuse BEFORE INSERT ON relations "
+				      "WHEN NEW.tenant = 'tenant-01' AND NEW.relation = 'drives' "
+				      "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	struct keel_replay_options o = {.cartridge = c2};
+	struct keel_replay_report *r = NULL;
+	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), KEEL_ESTORE);
+	assert_null(r);
+	assert_non_null(strstr(keel_store_errmsg(s), "refused by the test"));
+	char *after = keel_test_dump(s, NULL);
+	assert_string_equal(before, after);
+	/* The store is usable again, and the other tenant was never touched. */
+	assert_int_equal(keel_replay(s, "tenant-00", &o, &r), 0);
+	assert_true(r->added > 0);
+	keel_replay_report_free(r);
+	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER refuse", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), 0);
+	keel_replay_report_free(r);
+	char *replayed = keel_test_dump(s, NULL);
+	assert_string_not_equal(replayed, before);
+	free(before);
+	free(after);
+	free(replayed);
+	keel_store_close(s);
+	keel_cartridge_free(c);
+	keel_cartridge_free(c2);
+	lines_free(l);
+	keel_test_rmdir(dir);
+	free(dir);
+}
+
+static void bulk_equals_ingest(void **state)
+{
+	(void)state;
+	struct lines *l = lines_generate(3, 17);
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_store *a = open_store("memory:");
+	ingest_all(a, c, l, 500);
+	struct keel_store *b = open_store("memory:");
+	struct reject_log rl = {0};
+	struct keel_ingest_options o = {.cartridge = c, .on_reject = on_reject,
+					.reject_userdata = &rl};
+	struct keel_bulk *bulk = NULL;
+	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
+	const char *bad = "{\"id\":\"x\"}";
+	assert_int_equal(keel_bulk_add(bulk, bad, strlen(bad), 1), 0);
+	for (size_t i = 0; i < l->n; i++)
+		assert_int_equal(keel_bulk_add(bulk, l->v[i], strlen(l->v[i]), i + 2), 0);
+	assert_int_equal(keel_bulk_finish(bulk), 0);
+	const struct keel_report *rep = keel_bulk_report(bulk);
+	assert_int_equal(rep->read, l->n + 1);
+	assert_int_equal(rep->rejected, 1);
+	assert_int_equal(rl.n, 1);
+	assert_int_equal(rl.positions[0], 1);
+	assert_true(rep->duplicates > 0);
+	assert_int_equal(rep->accepted + rep->duplicates + rep->rejected, rep->read);
+	char *da = keel_test_dump(a, NULL);
+	char *db = keel_test_dump(b, NULL);
+	assert_string_equal(da, db);
+	keel_bulk_free(bulk);
+
+	/* A second load of tenants that now exist is refused, nothing written. */
+	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
+	assert_int_equal(keel_bulk_add(bulk, l->v[0], strlen(l->v[0]), 1), KEEL_EINVAL);
+	assert_non_null(strstr(keel_bulk_errmsg(bulk), "already has"));
+	keel_bulk_free(bulk);
+	char *db2 = keel_test_dump(b, NULL);
+	assert_string_equal(db, db2);
+	free(da);
+	free(db);
+	free(db2);
+	keel_store_close(a);
+	keel_store_close(b);
+	keel_cartridge_free(c);
+	lines_free(l);
+}
+
+/* Runs the lines through workers into url; returns the dump. */
+static char *workers_dump(const char *url, const struct keel_cartridge *c,
+			  const struct lines *l, unsigned n, enum keel_workers_mode mode,
+			  struct reject_log *rl, struct keel_workers **keep)
+{
+	struct keel_ingest_options o = {.cartridge = c, .batch = 53, .on_reject = on_reject,
+					.reject_userdata = rl};
+	struct keel_workers *w = NULL;
+	char *err = NULL;
+	if (keel_workers_new(url, &o, n, mode, &w, &err))
+		fail_msg("%s", err);
+	assert_int_equal(keel_workers_mode(w), mode);
+	/* A bad line every 500: rejections must come in input order. */
+	for (size_t i = 0; i < l->n; i++) {
+		if (i % 500 == 7) {
+			const char *bad = "{\"tenant\":\"tenant-01\",\"id\":\"bad\"}";
+			assert_int_equal(keel_workers_add(w, bad, strlen(bad), 100000 + i), 0);
+		}
+		assert_int_equal(keel_workers_add(w, l->v[i], strlen(l->v[i]), i + 1), 0);
+	}
+	assert_int_equal(keel_workers_finish(w), 0);
+	const struct keel_report *r = keel_workers_report(w);
+	assert_int_equal(r->read, l->n + (l->n + 492) / 500);
+	assert_int_equal(r->accepted + r->duplicates + r->rejected, r->read);
+	if (keep)
+		*keep = w;
+	else
+		keel_workers_free(w);
+	struct keel_store *s = open_store(url);
+	char *d = keel_test_dump(s, NULL);
+	keel_store_close(s);
+	return d;
+}
+
+static void workers_pipeline_equals_one_worker(void **state)
+{
+	(void)state;
+	char *dir = keel_test_tmpdir();
+	char u1[4200], u3[4200];
+	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
+	snprintf(u3, sizeof u3, "sqlite:%s/three.db", dir);
+	struct lines *l = lines_generate(4, 23);
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_store *s = open_store(u1);
+	ingest_all(s, c, l, 500);
+	char *want = keel_test_dump(s, NULL);
+	keel_store_close(s);
+	struct reject_log rl = {0};
+	char *got = workers_dump(u3, c, l, 3, KEEL_WORKERS_PIPELINE, &rl, NULL);
+	assert_string_equal(want, got);
+	assert_int_equal(rl.n, (l->n + 492) / 500);
+	for (size_t i = 1; i < rl.n; i++)
+		assert_true(rl.positions[i - 1] < rl.positions[i]);
+	free(want);
+	free(got);
+	keel_cartridge_free(c);
+	lines_free(l);
+	keel_test_rmdir(dir);
+	free(dir);
+}
+
+static void workers_tenants_never_share_a_tenant(void **state)
+{
+	(void)state;
+	char *dir = keel_test_tmpdir();
+	char u1[4200], u4[4200];
+	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
+	snprintf(u4, sizeof u4, "sqlite:%s/four.db", dir);
+	struct lines *l = lines_generate(8, 29);
+	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_store *s = open_store(u1);
+	ingest_all(s, c, l, 500);
+	char *want = keel_test_dump(s, NULL);
+	keel_store_close(s);
+	struct reject_log rl = {0};
+	struct keel_workers *w = NULL;
+	char *got = workers_dump(u4, c, l, 4, KEEL_WORKERS_TENANTS, &rl, &w);
+	assert_string_equal(want, got);
+	assert_int_equal(keel_workers_count(w), 4);
+	/* Each of the 8 tenants went to exactly one worker: its hash's. */
+	size_t seen = 0, busy = 0;
+	for (size_t k = 0; k < 4; k++) {
+		const struct keel_ptrvec *t = keel_workers_tenants_of(w, k);
+		busy += t->len > 0;
+		for (size_t i = 0; i < t->len; i++) {
+			const char *name = t->items[i];
+			seen++;
+			assert_int_equal(keel_workers_tenant_worker(name, strlen(name), 4), k);
+			for (size_t j = 0; j < 4; j++) {
+				if (j == k)
+					continue;
+				const struct keel_ptrvec *o = keel_workers_tenants_of(w, j);
+				for (size_t x = 0; x < o->len; x++)
+					assert_string_not_equal(name, o->items[x]);
+			}
+		}
+	}
+	assert_int_equal(seen, 8);
+	assert_true(busy >= 2); /* the test means something only if work was shared */
+	keel_workers_free(w);
+	free(want);
+	free(got);
+	keel_cartridge_free(c);
+	lines_free(l);
+	keel_test_rmdir(dir);
+	free(dir);
+}
+
+/* The assignment is part of the on-disk story (docs/replay.md): a
+ * tenant's worker never changes between versions or machines. */
+static void workers_tenant_hash_is_stable(void **state)
+{
+	(void)state;
+	assert_int_equal(keel_workers_tenant_worker("tenant-00", 9, 1), 0);
+	unsigned a = keel_workers_tenant_worker("tenant-00", 9, 4);
+	unsigned b = keel_workers_tenant_worker("tenant-00", 9, 4);
+	assert_int_equal(a, b);
+	assert_true(a < 4);
+	/* keel_hash64 is frozen (it is stored in the log), so is this. */
+	char buf[16];
+	unsigned counts[4] = {0};
+	for (int i = 0; i < 400; i++) {
+		snprintf(buf, sizeof buf, "t-%d", i);
+		counts[keel_workers_tenant_worker(buf, strlen(buf), 4)]++;
+	}
+	for (int k = 0; k < 4; k++)
+		assert_true(counts[k] > 60); /* spread, not all on one worker */
+}
+
+const struct CMUnitTest tests[] = {
+	cmocka_unit_test(replay_memory_keeps_dump),
+	cmocka_unit_test(replay_changed_cartridge_equals_fresh_ingest),
+	cmocka_unit_test(replay_unknown_tenant_is_not_found),
+	cmocka_unit_test(replay_failing_midway_changes_nothing),
+	cmocka_unit_test(bulk_equals_ingest),
+	cmocka_unit_test(workers_pipeline_equals_one_worker),
+	cmocka_unit_test(workers_tenants_never_share_a_tenant),
+	cmocka_unit_test(workers_tenant_hash_is_stable),
+};
+KEEL_TEST_MAIN(tests)
