@@ -1117,6 +1117,75 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	free(u2);
 }
 
+/* The read side (show, history, why, stats) answers the same JSON from
+ * MySQL as from the memory store, at several times. */
+static void queries_match_the_memory_store(void **state)
+{
+	(void)state;
+	char *url = fresh_url();
+	if (!url)
+		skip();
+	struct text *t = generate(4000, 2, 17, 0.05, 0.05);
+	struct keel_store *my = open_url(url), *mem = open_url("memory:");
+	ingest_all(my, t, 500, NULL);
+	ingest_all(mem, t, 500, NULL);
+	static const char *const subjects[] = {"vehicle:V-0001", "vehicle:V-0007",
+					       "driver:DR-0003", "depot:D-01", "trip:T-000002",
+					       "vehicle:none"};
+	static const char *const predicates[] = {"status", "location", "odometer_km"};
+	int64_t at[3];
+	assert_int_equal(keel_time_parse("2026-01-05T09:00:00Z", 20, &at[0], NULL), 0);
+	assert_int_equal(keel_time_parse("2026-01-05T12:30:00Z", 20, &at[1], NULL), 0);
+	at[2] = keel_time_now();
+	size_t compared = 0;
+	for (size_t ti = 0; ti < 2; ti++) {
+		const char *tenant = ti ? "tenant-01" : "tenant-00";
+		for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++) {
+			for (size_t k = 0; k < 3; k++) {
+				char *a = NULL, *b = NULL;
+				int ra = keel_show(my, tenant, subjects[i], at[k], &a);
+				int rb = keel_show(mem, tenant, subjects[i], at[k], &b);
+				assert_int_equal(ra, rb);
+				if (ra == 0) {
+					assert_string_equal(a, b);
+					compared++;
+				}
+				free(a);
+				free(b);
+				for (size_t p = 0; p < 3; p++) {
+					a = b = NULL;
+					ra = keel_why(my, tenant, subjects[i], predicates[p], at[k], &a);
+					rb = keel_why(mem, tenant, subjects[i], predicates[p], at[k], &b);
+					assert_int_equal(ra, rb);
+					if (ra == 0)
+						assert_string_equal(a, b);
+					free(a);
+					free(b);
+				}
+			}
+			char *a = NULL, *b = NULL;
+			int ra = keel_history(my, tenant, subjects[i], NULL, &a);
+			int rb = keel_history(mem, tenant, subjects[i], NULL, &b);
+			assert_int_equal(ra, rb);
+			if (ra == 0)
+				assert_string_equal(a, b);
+			free(a);
+			free(b);
+		}
+		char *a = NULL, *b = NULL;
+		assert_int_equal(keel_stats(my, tenant, &a), 0);
+		assert_int_equal(keel_stats(mem, tenant, &b), 0);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	assert_true(compared >= 10);
+	keel_store_close(my);
+	keel_store_close(mem);
+	text_free(t);
+	free(url);
+}
+
 /* ---------------------------------------------------------------- faults */
 
 static int wait_exit(pid_t pid)
@@ -1273,6 +1342,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(seq_follows_insertion_order),
 	cmocka_unit_test(permutations_give_same_timelines),
 	cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
+	cmocka_unit_test(queries_match_the_memory_store),
 	cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
 	cmocka_unit_test(store_reconnects_after_the_server_returns),
 };
