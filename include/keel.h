@@ -270,7 +270,8 @@ struct keel_replay_options {
 	bool dry_run;	      /* build and compare, write nothing */
 	/* Logged events the cartridge now rejects: they stay in the log and
 	 * add no rows. position is the event's arrival number in the tenant
-	 * (1-based). May be NULL. */
+	 * (1-based). Called from the replay's build thread, one at a time,
+	 * in arrival order. May be NULL. */
 	keel_reject_fn on_reject;
 	void *reject_userdata;
 };
@@ -294,7 +295,10 @@ struct keel_replay_report {
 	struct keel_replay_change *changes;
 	size_t nchanges;
 	char method[160]; /* how the rows were written (one line) */
-	double build_seconds, compare_seconds, write_seconds;
+	/* Reading the log and the current rows, and building the tenant in
+	 * memory, run at once on two threads; both spans start at 0. */
+	double read_seconds, build_seconds;
+	double compare_seconds, write_seconds; /* after both, one by one */
 };
 
 /* Replays tenant into s. On success *out is a report to free with

@@ -30,6 +30,7 @@
  * predicate and relation: each row is reduced to a 64-bit hash of all its
  * dump fields, the hashes of each group are sorted and merged.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -556,25 +557,134 @@ void keel_replay_report_free(struct keel_replay_report *r)
 
 /* --------------------------------------------------------------- replay */
 
+/*
+ * The replay reads on the calling thread and builds on a second one: the
+ * log is scanned into blocks of envelopes handed to the build thread, and
+ * while it parses and places them the calling thread goes on to read the
+ * tenant's current rows for the report. Reading (store I/O) and building
+ * (CPU) overlap; nothing is shared but the queue.
+ */
+#define KEEL_REPLAY_BLOCK 2048 /* envelopes per block */
+#define KEEL_REPLAY_QUEUE 8    /* blocks in flight */
+
+struct keel_replay_block {
+	struct keel_buf text;
+	size_t *ends; /* end offset of each envelope */
+	size_t n;
+	struct keel_replay_block *next;
+};
+
 struct keel_replay_ctx {
 	struct keel_prep prep;
 	struct keel_build *build;
 	struct keel_report report;
-	uint64_t n;
+	uint64_t n;	  /* envelopes read (reading thread) */
+	uint64_t placed; /* envelopes built (build thread) */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct keel_replay_block *head, *tail, *filling;
+	size_t queued;
+	bool done, abort;
 };
+
+static void keel_replay_block_free(struct keel_replay_block *b)
+{
+	if (!b)
+		return;
+	keel_buf_free(&b->text);
+	free(b->ends);
+	free(b);
+}
+
+static void keel_replay_push(struct keel_replay_ctx *c, struct keel_replay_block *b)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->queued >= KEEL_REPLAY_QUEUE && !c->abort)
+		pthread_cond_wait(&c->cond, &c->mu);
+	if (c->tail)
+		c->tail->next = b;
+	else
+		c->head = b;
+	c->tail = b;
+	c->queued++;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+}
 
 static int keel_replay_event(void *ud, const struct keel_record *r)
 {
 	struct keel_replay_ctx *c = ud;
 	c->n++;
-	struct keel_batch_event *ev =
-		keel_prep_event(&c->prep, r->envelope.ptr, r->envelope.len, c->n);
-	if (!ev)
-		return 0;
-	/* The id outlives the build in its arena: rows point at it. */
-	ev->id = keel_arena_str(&c->build->o.arena, ev->id);
-	keel_build_apply(c->build, ev);
+	struct keel_replay_block *b = c->filling;
+	if (!b) {
+		b = c->filling = keel_xcalloc(1, sizeof *b);
+		keel_buf_init(&b->text);
+		b->ends = keel_xmalloc(KEEL_REPLAY_BLOCK * sizeof *b->ends);
+	}
+	keel_buf_add(&b->text, r->envelope.ptr, r->envelope.len);
+	b->ends[b->n++] = b->text.len;
+	if (b->n == KEEL_REPLAY_BLOCK) {
+		c->filling = NULL;
+		keel_replay_push(c, b);
+	}
 	return 0;
+}
+
+static void *keel_replay_build_main(void *arg)
+{
+	struct keel_replay_ctx *c = arg;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		while (!c->head && !c->done && !c->abort)
+			pthread_cond_wait(&c->cond, &c->mu);
+		struct keel_replay_block *b = c->abort ? NULL : c->head;
+		if (b) {
+			c->head = b->next;
+			if (!c->head)
+				c->tail = NULL;
+			c->queued--;
+			pthread_cond_broadcast(&c->cond);
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (!b)
+			return NULL;
+		size_t start = 0;
+		for (size_t i = 0; i < b->n; i++) {
+			c->placed++;
+			struct keel_batch_event *ev = keel_prep_event(
+				&c->prep, b->text.data + start, b->ends[i] - start, c->placed);
+			start = b->ends[i];
+			if (!ev)
+				continue;
+			/* The id outlives the build in its arena: rows point at it. */
+			ev->id = keel_arena_str(&c->build->o.arena, ev->id);
+			keel_build_apply(c->build, ev);
+		}
+		keel_replay_block_free(b);
+	}
+}
+
+/* Ends the build thread: after the last block (abort: at once). */
+static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort)
+{
+	if (!abort && c->filling) {
+		keel_replay_push(c, c->filling);
+		c->filling = NULL;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->done = true;
+	c->abort = abort;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(th, NULL);
+	keel_replay_block_free(c->filling);
+	c->filling = NULL;
+	while (c->head) {
+		struct keel_replay_block *b = c->head;
+		c->head = b->next;
+		keel_replay_block_free(b);
+	}
+	c->tail = NULL;
 }
 
 int keel_replay(struct keel_store *s, const char *tenant,
@@ -592,11 +702,15 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	c.prep.on_reject = o->on_reject;
 	c.prep.reject_userdata = o->reject_userdata;
 	c.build = keel_build_new(t);
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.cond, NULL);
 	struct keel_diff d;
 	memset(&d, 0, sizeof d);
 	keel_map_init(&d.map);
 	struct keel_buf note;
 	keel_buf_init(&note);
+	pthread_t th;
+	bool running = false;
 
 	/* One transaction from the first read of the log to the last row
 	 * written: on SQLite it holds the write lock throughout, so the log
@@ -604,28 +718,37 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	 * log's size again under a lock when they write (replace_tenant). */
 	double t0 = keel_replay_clock();
 	int rc = keel_store_begin(s);
+	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
+		rc = keel_store_fail(s, KEEL_EINVAL, "cannot start the replay's build thread");
+	running = rc == 0;
 	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
 	if (rc == 0)
 		rc = keel_store_scan(s, &q, keel_replay_event, &c);
 	if (rc == 0 && c.n == 0)
 		rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" has no events to replay",
 				     tenant);
-	if (rc)
-		goto fail;
-	keel_build_finish(c.build);
-	double t1 = keel_replay_clock();
-
+	if (rc == 0 && c.filling) {
+		keel_replay_push(&c, c.filling);
+		c.filling = NULL;
+	}
+	/* The rows as they are, read while the build thread works. */
 	static const enum keel_record_type tables[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
 						       KEEL_REC_RELATION};
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(tables); i++) {
 		struct keel_scan qs = {.type = tables[i], .tenant = t};
 		rc = keel_store_scan(s, &qs, keel_diff_scan_record, &d);
 	}
+	double t1 = keel_replay_clock();
+	if (running)
+		keel_replay_join(&c, th, rc != 0);
+	running = false;
 	if (rc)
 		goto fail;
+	double t2 = keel_replay_clock();
+	keel_build_finish(c.build);
 	keel_diff_build(&d, c.build);
 	keel_diff_report(&d, rep);
-	double t2 = keel_replay_clock();
+	double t3 = keel_replay_clock();
 
 	if (o->dry_run) {
 		keel_store_rollback(s);
@@ -638,9 +761,10 @@ int keel_replay(struct keel_store *s, const char *tenant,
 			goto fail;
 		snprintf(rep->method, sizeof rep->method, "%s", note.len ? note.data : "");
 	}
-	rep->write_seconds = keel_replay_clock() - t2;
-	rep->build_seconds = t1 - t0;
-	rep->compare_seconds = t2 - t1;
+	rep->read_seconds = t1 - t0;
+	rep->build_seconds = t2 - t0;
+	rep->compare_seconds = t3 - t2;
+	rep->write_seconds = keel_replay_clock() - t3;
 	rep->events = c.n;
 	rep->unhandled = c.build->unhandled;
 	rep->rejected = c.report.rejected;
@@ -654,6 +778,8 @@ done:
 	keel_diff_free(&d);
 	keel_build_free(c.build);
 	keel_prep_free(&c.prep);
+	pthread_mutex_destroy(&c.mu);
+	pthread_cond_destroy(&c.cond);
 	return rc;
 }
 
