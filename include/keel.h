@@ -334,8 +334,9 @@ void keel_bulk_free(struct keel_bulk *b);
 
 /* keel ingest --workers N (docs/replay.md): the input is partitioned by
  * tenant, never by subject. Stores that take concurrent writers (MySQL)
- * get N workers, each with its own connection, each tenant always on the
- * worker keel_hash(tenant) mod N; single-writer stores (SQLite, memory)
+ * get N workers, each with its own connection; a tenant goes to the worker
+ * with the fewest tenants (then lines) when it is first seen, and stays
+ * there for the whole run; single-writer stores (SQLite, memory)
  * get a pipeline: N - 1 threads parse, validate and run the cartridge, one
  * thread writes the batches in input order. Dumps equal those of one
  * worker. */
@@ -368,10 +369,6 @@ const struct keel_report *keel_workers_report(struct keel_workers *w);
 const char *keel_workers_errmsg(const struct keel_workers *w);
 enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
 void keel_workers_free(struct keel_workers *w);
-
-/* The worker of a tenant in tenants mode: stable across runs, machines
- * and versions (keel_hash64 of the name, seed 0, mod workers). */
-unsigned keel_workers_tenant_worker(const char *tenant, size_t len, unsigned workers);
 
 /* ---------------------------------------------------------------- export */
 

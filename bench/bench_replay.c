@@ -1,0 +1,436 @@
+/*
+ * bench_replay.c - issue 5's benchmark: designs B and C of the seed note
+ * measured on this machine, in one run, against their own baselines:
+ *
+ *   replay of an N-event tenant (default 1 000 000) on SQLite and on
+ *   MariaDB, against the first ingest of the same events (batch 500):
+ *   target replay >= 2x faster; ingest --replay (the same fast path for a
+ *   new tenant) beside them;
+ *   keel ingest --workers 1, 2 and 4 on MariaDB with 8 tenants (default
+ *   400 000 events): target 2 workers >= 1.3x one worker; for each run
+ *   where the time goes: wall time, this process's CPU time and the
+ *   server's (mariadbd's utime + stime from /proc), and how many cores
+ *   they kept busy together.
+ *
+ * Everything runs through the library in this process, as the keel tool
+ * would; times cover the work from the first event to the last commit,
+ * not generating the input or opening stores. The load average is printed
+ * beside the figures: other work on the machine moves them.
+ *
+ * Usage: bench_replay [--events N] [--workers-events N] [--dir DIR]
+ *                     [--mysql-dir DIR] [--no-mysql]
+ * Without --mysql-dir a private MariaDB is started with
+ * scripts/mariadb-test-server (the suite's script) and stopped at the end.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keel.h"
+
+struct input {
+	char *text;
+	size_t len;
+	char **lines;
+	size_t *lens;
+	size_t n;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_self(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("bench_replay: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void input_generate(struct input *in, uint64_t events, uint32_t tenants)
+{
+	memset(in, 0, sizeof *in);
+	FILE *f = open_memstream(&in->text, &in->len);
+	const struct keel_generate_options o = {.events = events, .tenants = tenants, .seed = 1};
+	if (!f || keel_generate_fleet(&o, f) != 0)
+		die("generate failed");
+	fclose(f);
+	in->lines = malloc(events * sizeof *in->lines);
+	in->lens = malloc(events * sizeof *in->lens);
+	for (char *p = in->text, *nl; *p && in->n < events; p = nl + 1) {
+		nl = strchr(p, '\n');
+		in->lines[in->n] = p;
+		in->lens[in->n++] = (size_t)(nl - p);
+	}
+}
+
+static void input_free(struct input *in)
+{
+	free(in->lines);
+	free(in->lens);
+	free(in->text);
+}
+
+static struct keel_store *open_store(const char *url)
+{
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	if (keel_store_open(url, &s, &err))
+		die("%s", err);
+	return s;
+}
+
+/* --------------------------------------------------------- the server */
+
+static char script[4096], mysql_dir[4096];
+static bool own_server;
+
+static void script_path(void)
+{
+	const char *env = getenv("KEEL_MYSQL_SCRIPT");
+	if (env && *env) {
+		snprintf(script, sizeof script, "%s", env);
+		return;
+	}
+	/* scripts/ beside bench/, where this file is. */
+	char src[4096];
+	snprintf(src, sizeof src, "%s", __FILE__);
+	char *slash = strrchr(src, '/');
+	if (slash)
+		*slash = 0;
+	slash = strrchr(src, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(src, sizeof src, ".");
+	snprintf(script, sizeof script, "%s/scripts/mariadb-test-server", src);
+}
+
+/* Runs the script, returns its first output line (a URL). */
+static void run_script(const char *args, char *out, size_t n)
+{
+	char cmd[9000];
+	snprintf(cmd, sizeof cmd, "'%s' %s", script, args);
+	FILE *p = popen(cmd, "r");
+	if (!p || !fgets(out, (int)n, p))
+		die("'%s' failed", cmd);
+	out[strcspn(out, "\n")] = 0;
+	if (pclose(p) != 0)
+		die("'%s' failed", cmd);
+}
+
+static void fresh_db(char *url, size_t n)
+{
+	char args[4200];
+	snprintf(args, sizeof args, "fresh '%s'", mysql_dir);
+	run_script(args, url, n);
+}
+
+static double server_cpu(void)
+{
+	char path[4200], buf[4096];
+	snprintf(path, sizeof path, "%s/pid", mysql_dir);
+	FILE *f = fopen(path, "r");
+	long pid = 0;
+	if (!f || fscanf(f, "%ld", &pid) != 1) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	fclose(f);
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	/* Fields after the command's closing parenthesis: state is 3rd,
+	 * utime 14th, stime 15th. */
+	char *p = strrchr(buf, ')');
+	unsigned long long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ------------------------------------------------------------- running */
+
+struct run {
+	double wall, cpu, server;
+	struct keel_report report;
+};
+
+static void run_begin(struct run *r, double *t, double *c, double *sv)
+{
+	memset(r, 0, sizeof *r);
+	*t = now();
+	*c = cpu_self();
+	*sv = mysql_dir[0] ? server_cpu() : 0;
+}
+
+static void run_end(struct run *r, double t, double c, double sv)
+{
+	r->wall = now() - t;
+	r->cpu = cpu_self() - c;
+	r->server = mysql_dir[0] ? server_cpu() - sv : 0;
+}
+
+static void ingest(const char *url, const struct keel_cartridge *cart, const struct input *in,
+		   struct run *r)
+{
+	struct keel_store *s = open_store(url);
+	struct keel_ingest_options o = {.cartridge = cart, .batch = 500};
+	struct keel_ingest *ing = NULL;
+	if (keel_ingest_new(s, &o, &ing))
+		die("keel_ingest_new");
+	double t, c, sv;
+	run_begin(r, &t, &c, &sv);
+	for (size_t i = 0; i < in->n; i++)
+		if (keel_ingest_add(ing, in->lines[i], in->lens[i], i + 1))
+			die("ingest: %s", keel_ingest_errmsg(ing));
+	if (keel_ingest_flush(ing))
+		die("ingest: %s", keel_ingest_errmsg(ing));
+	run_end(r, t, c, sv);
+	r->report = *keel_ingest_report(ing);
+	keel_ingest_free(ing);
+	keel_store_close(s);
+}
+
+static void bulk(const char *url, const struct keel_cartridge *cart, const struct input *in,
+		 struct run *r, char *method, size_t mlen)
+{
+	struct keel_store *s = open_store(url);
+	struct keel_ingest_options o = {.cartridge = cart};
+	struct keel_bulk *b = NULL;
+	if (keel_bulk_new(s, &o, &b))
+		die("keel_bulk_new");
+	double t, c, sv;
+	run_begin(r, &t, &c, &sv);
+	for (size_t i = 0; i < in->n; i++)
+		if (keel_bulk_add(b, in->lines[i], in->lens[i], i + 1))
+			die("bulk: %s", keel_bulk_errmsg(b));
+	if (keel_bulk_finish(b))
+		die("bulk: %s", keel_bulk_errmsg(b));
+	run_end(r, t, c, sv);
+	r->report = *keel_bulk_report(b);
+	snprintf(method, mlen, "%s", keel_bulk_method(b));
+	keel_bulk_free(b);
+	keel_store_close(s);
+}
+
+static struct keel_replay_report *replay(const char *url, const struct keel_cartridge *cart,
+					 struct run *r)
+{
+	struct keel_store *s = open_store(url);
+	struct keel_replay_options o = {.cartridge = cart};
+	struct keel_replay_report *rep = NULL;
+	double t, c, sv;
+	run_begin(r, &t, &c, &sv);
+	if (keel_replay(s, "tenant-00", &o, &rep))
+		die("replay: %s", keel_store_errmsg(s));
+	run_end(r, t, c, sv);
+	if (rep->added || rep->removed)
+		die("replay right after ingest changed %llu rows",
+		    (unsigned long long)(rep->added + rep->removed));
+	keel_store_close(s);
+	return rep;
+}
+
+static void workers(const char *url, const struct keel_cartridge *cart, const struct input *in,
+		    unsigned n, struct run *r)
+{
+	if (n == 1) { /* what keel ingest --workers 1 runs: the plain path */
+		ingest(url, cart, in, r);
+		return;
+	}
+	struct keel_ingest_options o = {.cartridge = cart, .batch = 500};
+	struct keel_workers *w = NULL;
+	char *err = NULL;
+	if (keel_workers_new(url, &o, n, KEEL_WORKERS_AUTO, &w, &err))
+		die("workers: %s", err);
+	double t, c, sv;
+	run_begin(r, &t, &c, &sv);
+	for (size_t i = 0; i < in->n; i++)
+		if (keel_workers_add(w, in->lines[i], in->lens[i], i + 1))
+			die("workers: %s", keel_workers_errmsg(w));
+	if (keel_workers_finish(w))
+		die("workers: %s", keel_workers_errmsg(w));
+	run_end(r, t, c, sv);
+	r->report = *keel_workers_report(w);
+	keel_workers_free(w);
+}
+
+static void print_load(void)
+{
+	double l[3];
+	if (getloadavg(l, 3) == 3)
+		printf("(load average %.2f %.2f %.2f)\n", l[0], l[1], l[2]);
+}
+
+static void replay_section(const char *store, const char *url_ingest, const char *url_bulk,
+			   const struct keel_cartridge *cart, const struct input *in)
+{
+	struct run ri, rr, rb;
+	char method[200];
+	ingest(url_ingest, cart, in, &ri);
+	struct keel_replay_report *rep = replay(url_ingest, cart, &rr);
+	bulk(url_bulk, cart, in, &rb, method, sizeof method);
+	double ratio = ri.wall / rr.wall;
+	printf("\n%s, one tenant, %zu events (%llu rows)\n", store, in->n,
+	       (unsigned long long)rep->rows_after);
+	printf("  %-34s %9.2f s %10.0f events/s\n", "first ingest (batch 500)", ri.wall,
+	       (double)in->n / ri.wall);
+	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
+	       "replay", rr.wall, (double)in->n / rr.wall, ratio, ratio >= 2 ? "met" : "NOT MET");
+	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
+	       "write %.2f s\n",
+	       rep->read_seconds, rep->build_seconds, rep->compare_seconds, rep->write_seconds);
+	printf("    %s\n", rep->method);
+	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest\n",
+	       "ingest --replay (new tenant)", rb.wall, (double)in->n / rb.wall,
+	       ri.wall / rb.wall);
+	printf("    %s\n", method);
+	if (!strcmp(store, "MariaDB"))
+		printf("    server CPU: ingest %.1f s, replay %.1f s, ingest --replay %.1f s\n",
+		       ri.server, rr.server, rb.server);
+	print_load();
+	fflush(stdout);
+	keel_replay_report_free(rep);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"events", required_argument, NULL, 'e'},
+		{"workers-events", required_argument, NULL, 'w'},
+		{"dir", required_argument, NULL, 'd'},
+		{"mysql-dir", required_argument, NULL, 'm'},
+		{"no-mysql", no_argument, NULL, 'n'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t events = 1000000, wevents = 400000;
+	const char *dir = NULL;
+	bool no_mysql = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "e:w:d:m:n", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			events = strtoull(optarg, NULL, 10);
+			break;
+		case 'w':
+			wevents = strtoull(optarg, NULL, 10);
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'm':
+			snprintf(mysql_dir, sizeof mysql_dir, "%s", optarg);
+			break;
+		case 'n':
+			no_mysql = true;
+			break;
+		default:
+			fprintf(stderr, "usage: bench_replay [--events N] [--workers-events N] "
+					"[--dir DIR] [--mysql-dir DIR] [--no-mysql]\n");
+			return 2;
+		}
+	}
+	if (!events || !wevents)
+		die("--events and --workers-events must be positive");
+	char tmpl[] = "/tmp/keel-bench-replay-XXXXXX";
+	char *work = dir ? (char *)dir : mkdtemp(tmpl);
+	if (!work)
+		die("cannot create a scratch directory");
+	struct keel_cartridge *cart = NULL;
+	if (keel_cartridge_load("fleet", &cart, NULL))
+		die("no fleet cartridge");
+
+	printf("bench_replay: keel %s, %ld cores\n", KEEL_VERSION, sysconf(_SC_NPROCESSORS_ONLN));
+	print_load();
+	struct input in;
+	input_generate(&in, events, 1);
+
+	char u1[4400], u2[4400];
+	snprintf(u1, sizeof u1, "sqlite:%s/ingest.db", work);
+	snprintf(u2, sizeof u2, "sqlite:%s/bulk.db", work);
+	unlink(u1 + 7);
+	unlink(u2 + 7);
+	replay_section("SQLite", u1, u2, cart, &in);
+
+	if (!no_mysql) {
+		script_path();
+		if (!mysql_dir[0]) {
+			snprintf(mysql_dir, sizeof mysql_dir, "%s/mariadb", work);
+			char args[4300], url[4400];
+			snprintf(args, sizeof args, "start '%s'", mysql_dir);
+			run_script(args, url, sizeof url);
+			own_server = true;
+		}
+		fresh_db(u1, sizeof u1);
+		fresh_db(u2, sizeof u2);
+		replay_section("MariaDB", u1, u2, cart, &in);
+		input_free(&in);
+
+		input_generate(&in, wevents, 8);
+		printf("\nMariaDB, keel ingest --workers N, 8 tenants, %zu events (batch 500)\n",
+		       in.n);
+		printf("  %-8s %9s %11s %8s %11s %11s %11s\n", "workers", "wall", "events/s",
+		       "speedup", "client CPU", "server CPU", "cores busy");
+		double base = 0;
+		for (unsigned n = 1; n <= 4; n *= 2) {
+			struct run r;
+			fresh_db(u1, sizeof u1);
+			workers(u1, cart, &in, n, &r);
+			if (n == 1)
+				base = r.wall;
+			printf("  %-8u %7.2f s %11.0f %7.2fx %9.1f s %9.1f s %11.2f%s\n", n, r.wall,
+			       (double)in.n / r.wall, base / r.wall, r.cpu, r.server,
+			       (r.cpu + r.server) / r.wall,
+			       n == 2 ? (base / r.wall >= 1.3 ? "   (target >= 1.3x: met)"
+							     : "   (target >= 1.3x: NOT MET)")
+				      : "");
+			fflush(stdout);
+		}
+		print_load();
+		if (own_server) {
+			char args[4300];
+			snprintf(args, sizeof args, "stop '%s' >/dev/null 2>&1", mysql_dir);
+			char cmd[9000];
+			snprintf(cmd, sizeof cmd, "'%s' %s", script, args);
+			if (system(cmd) != 0)
+				fprintf(stderr, "bench_replay: stopping the server failed\n");
+		}
+	}
+	input_free(&in);
+	keel_cartridge_free(cart);
+	if (!dir) {
+		char cmd[4200];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_replay: could not remove %s\n", work);
+	}
+	return 0;
+}
