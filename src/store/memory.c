@@ -251,6 +251,40 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 	m->tenants.items[lo] = copy;
 }
 
+/* Copies a committed row into the store (strings into its arena) and
+ * gives it the next seq, which the overlay's row learns too. */
+static void keel_memory_store_row(struct keel_memory_store *m, struct keel_timeline *st,
+				  struct keel_row *r)
+{
+	struct keel_arena *a = &m->arena;
+	struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
+	*sr = *r;
+	sr->value = keel_arena_str(a, r->value);
+	sr->asserted_by = keel_arena_str(a, r->asserted_by);
+	sr->closed_by = keel_arena_str(a, r->closed_by);
+	sr->flags = 0;
+	sr->store_ref = NULL;
+	sr->seq = r->seq = ++m->next_seq;
+	keel_timeline_insert_row(st, sr);
+}
+
+/* Appends an accepted event to the log. */
+static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev)
+{
+	struct keel_arena *a = &m->arena;
+	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
+	e->tenant = keel_arena_str(a, ev->tenant);
+	e->id = keel_arena_str(a, ev->id);
+	e->type = keel_arena_str(a, ev->type);
+	e->envelope = keel_arena_str(a, ev->envelope);
+	e->time = ev->time;
+	e->hash = ev->hash;
+	e->seq = ev->seq = ++m->next_seq;
+	keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
+	keel_ptrvec_push(&m->events, e);
+	keel_memory_add_tenant(m, e->tenant);
+}
+
 static int keel_memory_commit(struct keel_store *s)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
@@ -291,29 +325,10 @@ static int keel_memory_commit(struct keel_store *s)
 		struct keel_timeline *st = r->timeline->store_ref;
 		if (!st)
 			st = keel_memory_find_timeline(m, r->timeline, true);
-		struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
-		*sr = *r;
-		sr->value = keel_arena_str(a, r->value);
-		sr->asserted_by = keel_arena_str(a, r->asserted_by);
-		sr->closed_by = keel_arena_str(a, r->closed_by);
-		sr->flags = 0;
-		sr->store_ref = NULL;
-		sr->seq = r->seq = ++m->next_seq;
-		keel_timeline_insert_row(st, sr);
+		keel_memory_store_row(m, st, r);
 	}
 	for (size_t i = 0; i < m->staged_n; i++) {
-		struct keel_batch_event *ev = m->staged_events[i];
-		struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-		e->tenant = keel_arena_str(a, ev->tenant);
-		e->id = keel_arena_str(a, ev->id);
-		e->type = keel_arena_str(a, ev->type);
-		e->envelope = keel_arena_str(a, ev->envelope);
-		e->time = ev->time;
-		e->hash = ev->hash;
-		e->seq = ev->seq = ++m->next_seq;
-		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
-		keel_ptrvec_push(&m->events, e);
-		keel_memory_add_tenant(m, e->tenant);
+		keel_memory_log_event(m, m->staged_events[i]);
 	}
 	return 0;
 }
@@ -539,29 +554,10 @@ static void keel_memory_apply_replace(struct keel_memory_store *m,
 		/* Rows come grouped by timeline: look each one up once. */
 		if (i == 0 || r->timeline != ((struct keel_row *)rp->o->new_rows.items[i - 1])->timeline)
 			st = keel_memory_find_timeline(m, r->timeline, true);
-		struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
-		*sr = *r;
-		sr->value = keel_arena_str(a, r->value);
-		sr->asserted_by = keel_arena_str(a, r->asserted_by);
-		sr->closed_by = keel_arena_str(a, r->closed_by);
-		sr->flags = 0;
-		sr->store_ref = NULL;
-		sr->seq = r->seq = ++m->next_seq;
-		keel_timeline_insert_row(st, sr);
+		keel_memory_store_row(m, st, r);
 	}
 	for (size_t i = 0; i < rp->n; i++) {
-		struct keel_batch_event *ev = rp->ev[i];
-		struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-		e->tenant = keel_arena_str(a, ev->tenant);
-		e->id = keel_arena_str(a, ev->id);
-		e->type = keel_arena_str(a, ev->type);
-		e->envelope = keel_arena_str(a, ev->envelope);
-		e->time = ev->time;
-		e->hash = ev->hash;
-		e->seq = ev->seq = ++m->next_seq;
-		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
-		keel_ptrvec_push(&m->events, e);
-		keel_memory_add_tenant(m, e->tenant);
+		keel_memory_log_event(m, rp->ev[i]);
 	}
 }
 
