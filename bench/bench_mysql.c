@@ -97,7 +97,7 @@ static void generate(const char *path, uint64_t events)
 	if (!f)
 		die("cannot write %s", path);
 	const struct keel_generate_options o = {
-		.events = events, .tenants = 1, .seed = 1, .late = 0.0, .duplicates = 0.0};
+	    .events = events, .tenants = 1, .seed = 1, .late = 0.0, .duplicates = 0.0};
 	if (keel_generate_fleet(&o, f) != 0)
 		die("generate failed");
 	fclose(f);
@@ -114,11 +114,12 @@ static void parse_url(const char *url, struct target *t)
 {
 	memset(t, 0, sizeof *t);
 	t->port = 3306;
-	if (sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]:%u/%255[^?]", t->user, t->password,
-		   t->host, &t->port, t->db) != 5 &&
-	    sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]/%255[^?]", t->user, t->password,
-		   t->host, t->db) != 4)
-		die("cannot read the URL %s (expected mysql://user:pass@host[:port]/db)", url);
+	if (sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]:%u/%255[^?]", t->user,
+		   t->password, t->host, &t->port, t->db) != 5 &&
+	    sscanf(url, "mysql://%255[^:@]:%255[^@]@%255[^:/]/%255[^?]", t->user,
+		   t->password, t->host, t->db) != 4)
+		die("cannot read the URL %s (expected mysql://user:pass@host[:port]/db)",
+		    url);
 }
 
 static MYSQL *connect_to(const struct target *t, const char *db, bool local_infile)
@@ -162,8 +163,8 @@ static char *fresh_db(const struct target *t, MYSQL *admin, const char *suffix)
 	snprintf(q, sizeof q, "CREATE DATABASE `%s_%s`", t->db, suffix);
 	sql(admin, q);
 	char *url = malloc(2048);
-	snprintf(url, 2048, "mysql://%s:%s@%s:%u/%s_%s", t->user, t->password, t->host, t->port,
-		 t->db, suffix);
+	snprintf(url, 2048, "mysql://%s:%s@%s:%u/%s_%s", t->user, t->password, t->host,
+		 t->port, t->db, suffix);
 	return url;
 }
 
@@ -172,7 +173,7 @@ static char *fresh_db(const struct target *t, MYSQL *admin, const char *suffix)
 struct run {
 	double seconds;
 	uint64_t events, accepted, duplicates, rows_inserted, rows_closed, batches;
-	uint64_t statements; /* during ingestion */
+	uint64_t statements;	 /* during ingestion */
 	uint64_t max_statements; /* in one batch */
 };
 
@@ -238,12 +239,13 @@ static struct keel_store *open_store(const char *url)
 static const struct {
 	const char *table, *cols;
 } tables[] = {
-	{"keel_events", "tenant, id, type, time, hash, envelope"},
-	{"keel_entities", "tenant, subject, kind, kind_time, first_seen, last_seen"},
-	{"keel_facts", "tenant, subject, predicate, value, valid_from, valid_to, asserted_by, "
-		       "closed_by"},
-	{"keel_relations", "tenant, subject, relation, object, linked, valid_from, valid_to, "
-			   "asserted_by, closed_by"},
+    {"keel_events", "tenant, id, type, time, hash, envelope"},
+    {"keel_entities", "tenant, subject, kind, kind_time, first_seen, last_seen"},
+    {"keel_facts",
+     "tenant, subject, predicate, value, valid_from, valid_to, asserted_by, "
+     "closed_by"},
+    {"keel_relations", "tenant, subject, relation, object, linked, valid_from, valid_to, "
+		       "asserted_by, closed_by"},
 };
 
 /* A field in LOAD DATA's default text format. */
@@ -256,12 +258,23 @@ static void put_field(FILE *f, const char *p, unsigned long n)
 	for (unsigned long i = 0; i < n; i++) {
 		char c = p[i];
 		switch (c) {
-		case '\\': fputs("\\\\", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\0': fputs("\\0", f); break;
-		default: fputc(c, f);
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\0':
+			fputs("\\0", f);
+			break;
+		default:
+			fputc(c, f);
 		}
 	}
 }
@@ -276,7 +289,8 @@ static uint64_t export_rows(MYSQL *m, const char *dir)
 		FILE *f = fopen(path, "wb");
 		if (!f)
 			die("cannot write %s", path);
-		snprintf(q, sizeof q, "SELECT %s FROM %s%s", tables[i].cols, tables[i].table,
+		snprintf(q, sizeof q, "SELECT %s FROM %s%s", tables[i].cols,
+			 tables[i].table,
 			 strcmp(tables[i].table, "keel_entities") ? " ORDER BY seq" : "");
 		if (mysql_query(m, q))
 			die("%s", mysql_error(m));
@@ -310,8 +324,8 @@ static double load_data(MYSQL *m, const char *dir)
 		char path[4096], esc[8200], q[9000];
 		snprintf(path, sizeof path, "%s/%s.tsv", dir, tables[i].table);
 		mysql_real_escape_string(m, esc, path, (unsigned long)strlen(path));
-		snprintf(q, sizeof q, "LOAD DATA LOCAL INFILE '%s' INTO TABLE %s (%s)", esc,
-			 tables[i].table, tables[i].cols);
+		snprintf(q, sizeof q, "LOAD DATA LOCAL INFILE '%s' INTO TABLE %s (%s)",
+			 esc, tables[i].table, tables[i].cols);
 		if (mysql_query(m, q)) {
 			fprintf(stderr, "bench_mysql: LOAD DATA: %s\n", mysql_error(m));
 			sql(m, "ROLLBACK");
@@ -447,53 +461,62 @@ int main(int argc, char **argv)
 	double rate_limit = t_limit > 0 ? (double)rows / t_limit : 0;
 	double ratio = rate_limit > 0 ? rate_big / rate_limit : 0;
 	char big_label[64];
-	snprintf(big_label, sizeof big_label, "%llu events, batch %zu", (unsigned long long)big,
-		 big_batch);
+	snprintf(big_label, sizeof big_label, "%llu events, batch %zu",
+		 (unsigned long long)big, big_batch);
 
 	printf("Keel %s bench_mysql (issue 3), one run; server %s, "
 	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
 	       "%ld cores\n",
 	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "note 0.7.1", "note 0.8.0",
-	       "target");
+	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "note 0.7.1",
+	       "note 0.8.0", "target");
 	row_s("3 030 events, batch 500", r3k.seconds, "8.9 s", "0.5 s", "", NULL);
 	row_s("101 000 events, batch 500", r101k.seconds, "~300 s", "8.4 s", "<= 3 s",
 	      verdict(r101k.seconds <= 3.0));
 	row_s("101 000 re-sent (all duplicates)", rre.seconds, "", "2.1 s", "<= 0.5 s",
 	      verdict(rre.seconds <= 0.5));
-	row_s(big_label, rbig.seconds, "~45 min", "~85 s", big == 1000000 ? "<= 30 s" : "",
+	row_s(big_label, rbig.seconds, "~45 min", "~85 s",
+	      big == 1000000 ? "<= 30 s" : "",
 	      big == 1000000 ? verdict(rbig.seconds <= 30.0) : NULL);
-	printf("%-42s %10.0f /s %12s %12s\n", "  events/s", (double)rbig.events / rbig.seconds,
-	       "", "12 000 /s");
+	printf("%-42s %10.0f /s %12s %12s\n", "  events/s",
+	       (double)rbig.events / rbig.seconds, "", "12 000 /s");
 	printf("%-42s %10.0f /s\n", "  final rows/s (rows below / time)", rate_big);
 	if (t_limit > 0) {
-		row_s("  limit: LOAD DATA of the same final rows", t_limit, "", "", "", NULL);
+		row_s("  limit: LOAD DATA of the same final rows", t_limit, "", "", "",
+		      NULL);
 		printf("%-42s %10.0f /s %12s %12s\n", "  limit rows/s", rate_limit, "",
 		       "60 000 /s*");
-		printf("%-42s %11.2fx %12s %12s %10s %s\n", "  keel rows/s / limit rows/s", ratio,
-		       "", "", ">= 0.6", verdict(ratio >= 0.6));
+		printf("%-42s %11.2fx %12s %12s %10s %s\n",
+		       "  keel rows/s / limit rows/s", ratio, "", "", ">= 0.6",
+		       verdict(ratio >= 0.6));
 	} else {
-		printf("%-42s %12s\n", "  limit: LOAD DATA", "unavailable (local_infile off)");
+		printf("%-42s %12s\n", "  limit: LOAD DATA",
+		       "unavailable (local_infile off)");
 	}
-	printf("%-42s %6.1f / %llu %12s %12s\n", "statements per batch, big run (mean / most)",
+	printf("%-42s %6.1f / %llu %12s %12s\n",
+	       "statements per batch, big run (mean / most)",
 	       (double)rbig.statements / (double)rbig.batches,
 	       (unsigned long long)rbig.max_statements, "~2000", "~8");
 	printf("%-42s %6.1f / %llu\n", "  at 101 000 re-sent (all duplicates)",
 	       (double)rre.statements / (double)rre.batches,
 	       (unsigned long long)rre.max_statements);
-	printf("(final rows: %llu = events + entities + facts + relations; big run: %llu batches, "
-	       "%llu rows inserted, %llu closed, %llu rows prefetched, longest statement %zu "
-	       "bytes, longest IN list %zu, warnings %llu;\n * the note's multi-row INSERT "
-	       "rate; times exclude opening the store)\n",
-	       (unsigned long long)rows, (unsigned long long)rbig.batches,
-	       (unsigned long long)rbig.rows_inserted, (unsigned long long)rbig.rows_closed,
-	       (unsigned long long)st.prefetch_rows, st.max_statement, st.max_in_tuples,
-	       (unsigned long long)st.warnings);
+	printf(
+	    "(final rows: %llu = events + entities + facts + relations; big run: %llu "
+	    "batches, "
+	    "%llu rows inserted, %llu closed, %llu rows prefetched, longest statement "
+	    "%zu "
+	    "bytes, longest IN list %zu, warnings %llu;\n * the note's multi-row INSERT "
+	    "rate; times exclude opening the store)\n",
+	    (unsigned long long)rows, (unsigned long long)rbig.batches,
+	    (unsigned long long)rbig.rows_inserted, (unsigned long long)rbig.rows_closed,
+	    (unsigned long long)st.prefetch_rows, st.max_statement, st.max_in_tuples,
+	    (unsigned long long)st.warnings);
 
 	if (started) {
 		snprintf(cmd, sizeof cmd, "'%s' stop '%s'", script, srv);
 		if (system(cmd) != 0)
-			fprintf(stderr, "bench_mysql: could not stop the server in %s\n", srv);
+			fprintf(stderr, "bench_mysql: could not stop the server in %s\n",
+				srv);
 		free(started);
 	}
 	if (own_dir) {

@@ -98,7 +98,8 @@ static char *file_line(const char *dir, const char *name)
 /* SQL as root over the server's socket (for what a test sets up). */
 static void root_sql(const char *dir, const char *sql)
 {
-	assert_int_equal(keel_test_sh("'%s' sql '%s' \"%s\" >/dev/null", script(), dir, sql), 0);
+	assert_int_equal(
+	    keel_test_sh("'%s' sql '%s' \"%s\" >/dev/null", script(), dir, sql), 0);
 }
 
 static struct keel_store *open_url(const char *url)
@@ -144,15 +145,18 @@ static struct text *text_split(char *buf)
 	return t;
 }
 
-static struct text *generate(uint64_t events, uint32_t tenants, uint64_t seed, double late,
-			     double dups)
+static struct text *generate(uint64_t events, uint32_t tenants, uint64_t seed,
+			     double late, double dups)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	const struct keel_generate_options o = {
-		.events = events, .tenants = tenants, .seed = seed,
-		.late = late, .duplicates = dups,
+	    .events = events,
+	    .tenants = tenants,
+	    .seed = seed,
+	    .late = late,
+	    .duplicates = dups,
 	};
 	assert_int_equal(keel_generate_fleet(&o, f), 0);
 	fclose(f);
@@ -194,7 +198,8 @@ static void ingest_all(struct keel_store *s, const struct text *t, size_t batch,
 }
 
 /* The dump of the first n lines ingested into a memory store. */
-static char *memory_dump(const struct text *t, const size_t *order, size_t n, size_t batch)
+static char *memory_dump(const struct text *t, const size_t *order, size_t n,
+			 size_t batch)
 {
 	struct keel_store *m = open_url("memory:");
 	assert_int_equal(ingest_range(m, t, order, 0, n, batch, NULL), 0);
@@ -238,7 +243,8 @@ static int sum_row(void *ud, unsigned ncols, char **row)
 static uint64_t handler_reads(struct keel_store *s)
 {
 	uint64_t sum = 0;
-	assert_int_equal(keel_store_mysql_exec(s, "SHOW SESSION STATUS LIKE 'Handler_read%'",
+	assert_int_equal(keel_store_mysql_exec(s,
+					       "SHOW SESSION STATUS LIKE 'Handler_read%'",
 					       sum_row, &sum),
 			 0);
 	return sum;
@@ -351,7 +357,8 @@ static bool server_start(struct server *sv)
 
 static void server_cmd(struct server *sv, const char *what)
 {
-	assert_int_equal(keel_test_sh("'%s' %s '%s/srv' >/dev/null", script(), what, sv->dir), 0);
+	assert_int_equal(
+	    keel_test_sh("'%s' %s '%s/srv' >/dev/null", script(), what, sv->dir), 0);
 }
 
 static void server_stop(struct server *sv)
@@ -383,34 +390,38 @@ static void bad_urls_give_one_line_errors(void **state)
 	static const struct {
 		const char *url, *msg;
 	} cases[] = {
-		{"mysql:keel", "store \"mysql:keel\": expected mysql://user:password@host:port/db"},
-		{"mysql://u:secret@h:99999/db",
-		 "store \"mysql://u:***@h:99999/db\": port must be a number from 1 to 65535"},
-		{"mysql://u:secret@h:0/db",
-		 "store \"mysql://u:***@h:0/db\": port must be a number from 1 to 65535"},
-		{"mysql://u:secret@h:33o6/db",
-		 "store \"mysql://u:***@h:33o6/db\": port must be a number from 1 to 65535"},
-		{"mysql://u:secret@h:3306",
-		 "store \"mysql://u:***@h:3306\": missing database name "
-		 "(mysql://user:password@host:port/db)"},
-		{"mysql://u:secret@h/",
-		 "store \"mysql://u:***@h/\": missing database name "
-		 "(mysql://user:password@host:port/db)"},
-		{"mysql://u:se%zzret@h/db",
-		 "store \"mysql://u:***@h/db\": bad percent-escape in the password"},
-		{"mysql://u%2@h/db", "store \"mysql://u%2@h/db\": bad percent-escape in the user name"},
-		{"mysql://u@h/d%00b", "store \"mysql://u@h/d%00b\": bad percent-escape in the database name"},
-		{"mysql://u:secret@h/db?sock=/x",
-		 "store \"mysql://u:***@h/db?sock=/x\": unknown parameter \"sock\" (expected "
-		 "socket, connect_timeout or read_timeout)"},
-		{"mysql://u:secret@127.0.0.1/db?socket=/x.sock",
-		 "store \"mysql://u:***@127.0.0.1/db?socket=/x.sock\": socket= needs the host "
-		 "localhost or none, not \"127.0.0.1\""},
-		{"mysql://u:secret@h/db?connect_timeout=0",
-		 "store \"mysql://u:***@h/db?connect_timeout=0\": connect_timeout must be 1 to "
-		 "86400 seconds"},
-		{"mysql://u:secret@[::1/db",
-		 "store \"mysql://u:***@[::1/db\": unterminated [ in the host"},
+	    {"mysql:keel",
+	     "store \"mysql:keel\": expected mysql://user:password@host:port/db"},
+	    {"mysql://u:secret@h:99999/db",
+	     "store \"mysql://u:***@h:99999/db\": port must be a number from 1 to 65535"},
+	    {"mysql://u:secret@h:0/db",
+	     "store \"mysql://u:***@h:0/db\": port must be a number from 1 to 65535"},
+	    {"mysql://u:secret@h:33o6/db",
+	     "store \"mysql://u:***@h:33o6/db\": port must be a number from 1 to 65535"},
+	    {"mysql://u:secret@h:3306",
+	     "store \"mysql://u:***@h:3306\": missing database name "
+	     "(mysql://user:password@host:port/db)"},
+	    {"mysql://u:secret@h/", "store \"mysql://u:***@h/\": missing database name "
+				    "(mysql://user:password@host:port/db)"},
+	    {"mysql://u:se%zzret@h/db",
+	     "store \"mysql://u:***@h/db\": bad percent-escape in the password"},
+	    {"mysql://u%2@h/db",
+	     "store \"mysql://u%2@h/db\": bad percent-escape in the user name"},
+	    {"mysql://u@h/d%00b",
+	     "store \"mysql://u@h/d%00b\": bad percent-escape in the database name"},
+	    {"mysql://u:secret@h/db?sock=/x",
+	     "store \"mysql://u:***@h/db?sock=/x\": unknown parameter \"sock\" (expected "
+	     "socket, connect_timeout or read_timeout)"},
+	    {"mysql://u:secret@127.0.0.1/db?socket=/x.sock",
+	     "store \"mysql://u:***@127.0.0.1/db?socket=/x.sock\": socket= needs the "
+	     "host "
+	     "localhost or none, not \"127.0.0.1\""},
+	    {"mysql://u:secret@h/db?connect_timeout=0",
+	     "store \"mysql://u:***@h/db?connect_timeout=0\": connect_timeout must be 1 "
+	     "to "
+	     "86400 seconds"},
+	    {"mysql://u:secret@[::1/db",
+	     "store \"mysql://u:***@[::1/db\": unterminated [ in the host"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		open_fails_with(cases[i].url, KEEL_EURL, cases[i].msg);
@@ -467,7 +478,8 @@ static void connection_errors_are_clear(void **state)
 	open_fails_with(url, KEEL_ESTORE, msg);
 
 	/* a database that does not exist */
-	snprintf(url, sizeof url, "mysql://keel:%s@127.0.0.1:%s/keel_missing", password, port);
+	snprintf(url, sizeof url, "mysql://keel:%s@127.0.0.1:%s/keel_missing", password,
+		 port);
 	snprintf(msg, sizeof msg,
 		 "store \"mysql://keel:***@127.0.0.1:%s/keel_missing\": database "
 		 "\"keel_missing\" does not exist",
@@ -476,10 +488,11 @@ static void connection_errors_are_clear(void **state)
 
 	/* a database the user may not use */
 	snprintf(url, sizeof url, "mysql://keel:%s@127.0.0.1:%s/mysql", password, port);
-	snprintf(msg, sizeof msg,
-		 "store \"mysql://keel:***@127.0.0.1:%s/mysql\": user \"keel\" may not use "
-		 "database \"mysql\"",
-		 port);
+	snprintf(
+	    msg, sizeof msg,
+	    "store \"mysql://keel:***@127.0.0.1:%s/mysql\": user \"keel\" may not use "
+	    "database \"mysql\"",
+	    port);
 	open_fails_with(url, KEEL_ESTORE, msg);
 
 	/* nothing listening */
@@ -493,27 +506,30 @@ static void connection_errors_are_clear(void **state)
 
 	/* a host name that does not resolve */
 	snprintf(url, sizeof url, "mysql://keel:%s@no-such-host.invalid/keel", password);
-	open_fails_with(url, KEEL_ESTORE,
-			"store \"mysql://keel:***@no-such-host.invalid/keel\": unknown host "
-			"\"no-such-host.invalid\"");
+	open_fails_with(
+	    url, KEEL_ESTORE,
+	    "store \"mysql://keel:***@no-such-host.invalid/keel\": unknown host "
+	    "\"no-such-host.invalid\"");
 
 	/* a socket that is not there */
-	snprintf(url, sizeof url, "mysql://keel:%s@localhost/keel?socket=/nonexistent/x.sock",
-		 password);
-	open_fails_with(url, KEEL_ESTORE,
-			"store \"mysql://keel:***@localhost/keel?socket=/nonexistent/x.sock\": "
-			"cannot connect through socket \"/nonexistent/x.sock\": no such file or "
-			"directory");
+	snprintf(url, sizeof url,
+		 "mysql://keel:%s@localhost/keel?socket=/nonexistent/x.sock", password);
+	open_fails_with(
+	    url, KEEL_ESTORE,
+	    "store \"mysql://keel:***@localhost/keel?socket=/nonexistent/x.sock\": "
+	    "cannot connect through socket \"/nonexistent/x.sock\": no such file or "
+	    "directory");
 
 	/* a server that accepts the connection and never answers */
 	int lport;
 	int fd = silent_listener(&lport);
-	snprintf(url, sizeof url, "mysql://keel:%s@127.0.0.1:%d/keel?connect_timeout=1", password,
-		 lport);
-	snprintf(msg, sizeof msg,
-		 "store \"mysql://keel:***@127.0.0.1:%d/keel?connect_timeout=1\": the server "
-		 "at 127.0.0.1:%d did not answer within 1 s",
-		 lport, lport);
+	snprintf(url, sizeof url, "mysql://keel:%s@127.0.0.1:%d/keel?connect_timeout=1",
+		 password, lport);
+	snprintf(
+	    msg, sizeof msg,
+	    "store \"mysql://keel:***@127.0.0.1:%d/keel?connect_timeout=1\": the server "
+	    "at 127.0.0.1:%d did not answer within 1 s",
+	    lport, lport);
 	open_fails_with(url, KEEL_ESTORE, msg);
 	close(fd);
 	free(port);
@@ -533,12 +549,14 @@ static void credentials_are_percent_decoded_and_sockets_work(void **state)
 	const char *db = strrchr(base, '/') + 1;
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "CREATE USER IF NOT EXISTS 'we ird@u'@'127.0.0.1' IDENTIFIED BY 'p@ss:w/rd%%1?#';"
+		 "CREATE USER IF NOT EXISTS 'we ird@u'@'127.0.0.1' IDENTIFIED BY "
+		 "'p@ss:w/rd%%1?#';"
 		 " GRANT ALL ON %s.* TO 'we ird@u'@'127.0.0.1'",
 		 db);
 	root_sql(dir, sql);
 	char url[4096];
-	snprintf(url, sizeof url, "mysql://we%%20ird%%40u:p%%40ss%%3Aw%%2Frd%%251%%3F%%23@127.0.0.1:%s/%s",
+	snprintf(url, sizeof url,
+		 "mysql://we%%20ird%%40u:p%%40ss%%3Aw%%2Frd%%251%%3F%%23@127.0.0.1:%s/%s",
 		 port, db);
 	struct keel_store *s = open_url(url);
 	assert_int_equal(query_u64(s, "SELECT CURRENT_USER() = 'we ird@u@127.0.0.1'"), 1);
@@ -555,7 +573,8 @@ static void credentials_are_percent_decoded_and_sockets_work(void **state)
 	} else {
 		snprintf(sock, sizeof sock, "%s/sock", dir);
 	}
-	snprintf(url, sizeof url, "mysql://keel:%s@localhost/%s?socket=%s", password, db, sock);
+	snprintf(url, sizeof url, "mysql://keel:%s@localhost/%s?socket=%s", password, db,
+		 sock);
 	s = open_url(url);
 	assert_int_equal(query_u64(s, "SELECT @@port"), strtoull(port, NULL, 10));
 	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_meta"), 1);
@@ -576,22 +595,25 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
-		query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 1);
-	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
-				      "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
-				      "TABLE_NAME IN ('keel_entities', 'keel_facts', "
-				      "'keel_relations', 'keel_events', 'keel_meta')"),
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 1);
+	assert_int_equal(query_u64(s,
+				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
+				   "TABLE_NAME IN ('keel_entities', 'keel_facts', "
+				   "'keel_relations', 'keel_events', 'keel_meta')"),
 			 5);
 	/* one secondary index per table at most */
-	assert_int_equal(query_u64(s, "SELECT COUNT(DISTINCT TABLE_NAME, INDEX_NAME) FROM "
-				      "information_schema.STATISTICS WHERE TABLE_SCHEMA = "
-				      "DATABASE() AND INDEX_NAME <> 'PRIMARY'"),
+	assert_int_equal(query_u64(s,
+				   "SELECT COUNT(DISTINCT TABLE_NAME, INDEX_NAME) FROM "
+				   "information_schema.STATISTICS WHERE TABLE_SCHEMA = "
+				   "DATABASE() AND INDEX_NAME <> 'PRIMARY'"),
 			 3);
 	/* no string column with a collation: all bytes */
-	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
-				      "TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'keel\\_%' "
-				      "AND COLLATION_NAME IS NOT NULL"),
-			 0);
+	assert_int_equal(
+	    query_u64(s, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
+			 "TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'keel\\_%' "
+			 "AND COLLATION_NAME IS NOT NULL"),
+	    0);
 	keel_store_close(s);
 
 	/* opening again finds the schema */
@@ -608,10 +630,11 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *colon = strchr(shown + 8, ':');
 	char *at = strchr(shown, '@');
 	char msg[4096];
-	snprintf(msg, sizeof msg,
-		 "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-		 "(1): upgrade keel",
-		 (int)(colon - shown), shown, at);
+	snprintf(
+	    msg, sizeof msg,
+	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
+	    "(1): upgrade keel",
+	    (int)(colon - shown), shown, at);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);
 	free(url);
@@ -629,19 +652,22 @@ static void strings_compare_bytewise(void **state)
 	struct keel_buf in;
 	keel_buf_init(&in);
 	for (size_t i = 0; i < 6; i++)
-		keel_buf_addf(&in,
-			      "{\"id\":\"e%zu\",\"tenant\":\"t\",\"type\":"
-			      "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:0%zuZ\","
-			      "\"data\":{\"vehicle_id\":\"%s\",\"fuel_pct\":\"s%zu \"}}\n",
-			      i, i, vehicles[i], i);
+		keel_buf_addf(
+		    &in,
+		    "{\"id\":\"e%zu\",\"tenant\":\"t\",\"type\":"
+		    "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:0%zuZ\","
+		    "\"data\":{\"vehicle_id\":\"%s\",\"fuel_pct\":\"s%zu \"}}\n",
+		    i, i, vehicles[i], i);
 	/* an id with a trailing space is another event; the same id again is
 	 * a duplicate */
-	keel_buf_adds(&in, "{\"id\":\"e0 \",\"tenant\":\"t\",\"type\":"
-			   "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:09Z\","
-			   "\"data\":{\"vehicle_id\":\"a\",\"fuel_pct\":\"again\"}}\n");
-	keel_buf_adds(&in, "{\"id\":\"e0\",\"tenant\":\"t\",\"type\":"
-			   "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:00Z\","
-			   "\"data\":{\"vehicle_id\":\"a\",\"fuel_pct\":\"s0 \"}}\n");
+	keel_buf_adds(&in,
+		      "{\"id\":\"e0 \",\"tenant\":\"t\",\"type\":"
+		      "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:09Z\","
+		      "\"data\":{\"vehicle_id\":\"a\",\"fuel_pct\":\"again\"}}\n");
+	keel_buf_adds(&in,
+		      "{\"id\":\"e0\",\"tenant\":\"t\",\"type\":"
+		      "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:00Z\","
+		      "\"data\":{\"vehicle_id\":\"a\",\"fuel_pct\":\"s0 \"}}\n");
 	struct text *t = text_split(strdup(in.data));
 	keel_buf_free(&in);
 	struct keel_store *s = open_url(url);
@@ -679,7 +705,9 @@ static void batch_statements(struct keel_store *s, const struct text *t, size_t 
 	*batches = 0;
 	for (size_t i = 0; i <= t->n; i++) {
 		if (i < t->n)
-			assert_int_equal(keel_ingest_add(ing, t->lines[i], strlen(t->lines[i]), i + 1), 0);
+			assert_int_equal(
+			    keel_ingest_add(ing, t->lines[i], strlen(t->lines[i]), i + 1),
+			    0);
 		else
 			assert_int_equal(keel_ingest_flush(ing), 0);
 		uint64_t now = keel_store_statements(s);
@@ -809,7 +837,8 @@ static void prefetch_touches_only_the_rows_it_returns(void **state)
 			int n = k * 1000 + i;
 			snprintf(id, sizeof id, "e%d", n);
 			snprintf(val, sizeof val, "%d", n);
-			hb_fact(&b, id, (int64_t)n * 1000, "vehicle:V-1", "odometer_km", val);
+			hb_fact(&b, id, (int64_t)n * 1000, "vehicle:V-1", "odometer_km",
+				val);
 		}
 		hb_run(s, &b);
 		hb_free(&b);
@@ -835,9 +864,10 @@ static void prefetch_touches_only_the_rows_it_returns(void **state)
 	assert_true(touched <= 12);
 	assert_int_equal(hb_finish(s, &b), 0);
 	hb_free(&b);
-	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts WHERE valid_from = 5000500 "
-				      "AND valid_to = 5001000 AND closed_by = 'e5001'"),
-			 1);
+	assert_int_equal(
+	    query_u64(s, "SELECT COUNT(*) FROM keel_facts WHERE valid_from = 5000500 "
+			 "AND valid_to = 5001000 AND closed_by = 'e5001'"),
+	    1);
 	keel_store_close(s);
 	free(url);
 }
@@ -860,8 +890,10 @@ static void closures_are_one_statement_per_table(void **state)
 		for (int i = 0; i < 1000; i++) {
 			snprintf(id, sizeof id, "r%d-%d", round, i);
 			snprintf(subject, sizeof subject, "vehicle:V-%04d", i);
-			hb_fact(&ha, id, round * 1000 + i, subject, "status", round ? "\"b\"" : "\"a\"");
-			hb_fact(&hb, id, round * 1000 + i, subject, "status", round ? "\"b\"" : "\"a\"");
+			hb_fact(&ha, id, round * 1000 + i, subject, "status",
+				round ? "\"b\"" : "\"a\"");
+			hb_fact(&hb, id, round * 1000 + i, subject, "status",
+				round ? "\"b\"" : "\"a\"");
 		}
 		keel_store_mysql_reset_stats(a);
 		keel_store_mysql_reset_stats(b);
@@ -946,7 +978,8 @@ static void check_seq_order(struct keel_store *s, const char *table)
 {
 	char sql[512];
 	snprintf(sql, sizeof sql,
-		 "SELECT COUNT(*) FROM (SELECT e.seq AS es, LAG(e.seq) OVER (ORDER BY r.seq) AS "
+		 "SELECT COUNT(*) FROM (SELECT e.seq AS es, LAG(e.seq) OVER (ORDER BY "
+		 "r.seq) AS "
 		 "prev FROM %s r JOIN keel_events e ON e.tenant = r.tenant AND e.id = "
 		 "r.asserted_by) x WHERE prev > es",
 		 table);
@@ -964,7 +997,8 @@ static void seq_follows_insertion_order(void **state)
 	char sql[256];
 	snprintf(sql, sizeof sql, "SET GLOBAL auto_increment_increment = 3");
 	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "'%s' sql '%s/srv' \"%s\" >/dev/null", script(), sv.dir, sql);
+	snprintf(cmd, sizeof cmd, "'%s' sql '%s/srv' \"%s\" >/dev/null", script(), sv.dir,
+		 sql);
 	assert_int_equal(keel_test_sh("%s", cmd), 0);
 	struct keel_store *s = open_url(sv.url);
 	assert_int_equal(query_u64(s, "SELECT @@innodb_autoinc_lock_mode"), 2);
@@ -973,7 +1007,8 @@ static void seq_follows_insertion_order(void **state)
 	ingest_all(s, t, 700, NULL);
 	check_seq_order(s, "keel_facts");
 	check_seq_order(s, "keel_relations");
-	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts WHERE seq % 3 <> 1"), 0);
+	assert_int_equal(
+	    query_u64(s, "SELECT COUNT(*) FROM keel_facts WHERE seq % 3 <> 1"), 0);
 
 	/* the seq write_back hands back is the row's stored seq */
 	struct hbatch b;
@@ -981,7 +1016,8 @@ static void seq_follows_insertion_order(void **state)
 	char id[32];
 	for (int i = 0; i < 50; i++) {
 		snprintf(id, sizeof id, "h%d", i);
-		hb_fact(&b, id, 1000 + i, i % 2 ? "vehicle:H-1" : "vehicle:H-2", "fuel_pct", "7");
+		hb_fact(&b, id, 1000 + i, i % 2 ? "vehicle:H-1" : "vehicle:H-2",
+			"fuel_pct", "7");
 	}
 	hb_run(s, &b);
 	int64_t prev = 0;
@@ -990,7 +1026,8 @@ static void seq_follows_insertion_order(void **state)
 		assert_true(r->seq > prev);
 		prev = r->seq;
 		snprintf(sql, sizeof sql,
-			 "SELECT valid_from * 1000 + (asserted_by = '%.*s') FROM keel_facts WHERE "
+			 "SELECT valid_from * 1000 + (asserted_by = '%.*s') FROM "
+			 "keel_facts WHERE "
 			 "seq = %lld",
 			 (int)r->asserted_by.len, r->asserted_by.ptr, (long long)r->seq);
 		assert_int_equal(query_u64(s, sql), (uint64_t)r->valid_from * 1000 + 1);
@@ -1035,12 +1072,15 @@ static void permutations_give_same_timelines(void **state)
 	char *want = memory_dump(t, NULL, t->n, 500);
 	/* everything but the events, whose order is arrival order */
 	char *g = got, *w = want;
-	char *ge = strstr(g, "{\"type\":\"event\""), *we = strstr(w, "{\"type\":\"event\"");
+	char *ge = strstr(g, "{\"type\":\"event\""),
+	     *we = strstr(w, "{\"type\":\"event\"");
 	assert_non_null(ge);
 	assert_non_null(we);
 	for (;;) {
-		char *gn = strstr(g, "{\"type\":\"event\""), *wn = strstr(w, "{\"type\":\"event\"");
-		size_t gl = gn ? (size_t)(gn - g) : strlen(g), wl = wn ? (size_t)(wn - w) : strlen(w);
+		char *gn = strstr(g, "{\"type\":\"event\""),
+		     *wn = strstr(w, "{\"type\":\"event\"");
+		size_t gl = gn ? (size_t)(gn - g) : strlen(g),
+		       wl = wn ? (size_t)(wn - w) : strlen(w);
 		assert_int_equal(gl, wl);
 		assert_memory_equal(g, w, gl);
 		if (!gn || !wn) {
@@ -1130,8 +1170,8 @@ static void queries_match_the_memory_store(void **state)
 	ingest_all(my, t, 500, NULL);
 	ingest_all(mem, t, 500, NULL);
 	static const char *const subjects[] = {"vehicle:V-0001", "vehicle:V-0007",
-					       "driver:DR-0003", "depot:D-01", "trip:T-000002",
-					       "vehicle:none"};
+					       "driver:DR-0003", "depot:D-01",
+					       "trip:T-000002",	 "vehicle:none"};
 	static const char *const predicates[] = {"status", "location", "odometer_km"};
 	int64_t at[3];
 	assert_int_equal(keel_time_parse("2026-01-05T09:00:00Z", 20, &at[0], NULL), 0);
@@ -1154,8 +1194,10 @@ static void queries_match_the_memory_store(void **state)
 				free(b);
 				for (size_t p = 0; p < 3; p++) {
 					a = b = NULL;
-					ra = keel_why(my, tenant, subjects[i], predicates[p], at[k], &a);
-					rb = keel_why(mem, tenant, subjects[i], predicates[p], at[k], &b);
+					ra = keel_why(my, tenant, subjects[i],
+						      predicates[p], at[k], &a);
+					rb = keel_why(mem, tenant, subjects[i],
+						      predicates[p], at[k], &b);
 					assert_int_equal(ra, rb);
 					if (ra == 0)
 						assert_string_equal(a, b);
@@ -1204,8 +1246,8 @@ static pid_t spawn_ingest(const char *url, const char *input, const char *errfil
 	if (pid == 0) {
 		FILE *e = freopen(errfile, "w", stderr);
 		(void)e;
-		execl(KEEL_BIN, "keel", "ingest", "--store", url, "--batch", "2000", input,
-		      (char *)NULL);
+		execl(KEEL_BIN, "keel", "ingest", "--store", url, "--batch", "2000",
+		      input, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -1256,7 +1298,8 @@ static void server_killed_mid_ingest_loses_no_batch_and_retry_completes(void **s
 	assert_non_null(nl);
 	*nl = 0;
 	assert_true(!strncmp(err, "keel ingest: batch of lines ", 28));
-	assert_non_null(strstr(err, ": lost the connection to the mysql server (error 2013: "));
+	assert_non_null(
+	    strstr(err, ": lost the connection to the mysql server (error 2013: "));
 	assert_non_null(strstr(err, "); nothing of the batch was committed"));
 
 	server_cmd(&sv, "restart");
@@ -1329,22 +1372,22 @@ static void store_reconnects_after_the_server_returns(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test(bad_urls_give_one_line_errors),
-	cmocka_unit_test(connection_errors_are_clear),
-	cmocka_unit_test(credentials_are_percent_decoded_and_sockets_work),
-	cmocka_unit_test(schema_is_created_versioned_and_newer_refused),
-	cmocka_unit_test(strings_compare_bytewise),
-	cmocka_unit_test(statements_per_batch_do_not_grow_with_the_batch),
-	cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
-	cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
-	cmocka_unit_test(closures_are_one_statement_per_table),
-	cmocka_unit_test(memory_is_bounded_by_the_batch),
-	cmocka_unit_test(seq_follows_insertion_order),
-	cmocka_unit_test(permutations_give_same_timelines),
-	cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
-	cmocka_unit_test(queries_match_the_memory_store),
-	cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
-	cmocka_unit_test(store_reconnects_after_the_server_returns),
+    cmocka_unit_test(bad_urls_give_one_line_errors),
+    cmocka_unit_test(connection_errors_are_clear),
+    cmocka_unit_test(credentials_are_percent_decoded_and_sockets_work),
+    cmocka_unit_test(schema_is_created_versioned_and_newer_refused),
+    cmocka_unit_test(strings_compare_bytewise),
+    cmocka_unit_test(statements_per_batch_do_not_grow_with_the_batch),
+    cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
+    cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
+    cmocka_unit_test(closures_are_one_statement_per_table),
+    cmocka_unit_test(memory_is_bounded_by_the_batch),
+    cmocka_unit_test(seq_follows_insertion_order),
+    cmocka_unit_test(permutations_give_same_timelines),
+    cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
+    cmocka_unit_test(queries_match_the_memory_store),
+    cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
+    cmocka_unit_test(store_reconnects_after_the_server_returns),
 };
 
 #else /* !KEEL_WITH_MYSQL */
@@ -1358,7 +1401,7 @@ static void built_without_mysql(void **state)
 /* Written out rather than with cmocka_unit_test(), so that ctest does not
  * register it beside the real cases. */
 static const struct CMUnitTest tests[] = {
-	{"built_without_mysql", built_without_mysql, NULL, NULL, NULL},
+    {"built_without_mysql", built_without_mysql, NULL, NULL, NULL},
 };
 
 #endif

@@ -73,19 +73,19 @@ struct keel_mysql_store {
 	struct keel_mysql_url url;
 	bool mariadb;
 	unsigned long version;
-	bool row_alias;	    /* MySQL 8.0.19+: INSERT ... AS new (VALUES() deprecated) */
-	size_t packet;	    /* statements are cut at this many bytes */
+	bool row_alias;	      /* MySQL 8.0.19+: INSERT ... AS new (VALUES() deprecated) */
+	size_t packet;	      /* statements are cut at this many bytes */
 	int64_t autoinc_step; /* auto_increment_increment */
-	bool broken;	    /* connection lost: reconnect at the next begin */
-	bool streaming;	    /* an unbuffered scan result is open */
-	bool tx_open;	    /* START TRANSACTION sent for the open batch */
+	bool broken;	      /* connection lost: reconnect at the next begin */
+	bool streaming;	      /* an unbuffered scan result is open */
+	bool tx_open;	      /* START TRANSACTION sent for the open batch */
 	struct keel_buf sql;
 	struct keel_ptrvec rows; /* write-back scratch */
 	int64_t *times;		 /* prefetch scratch */
 	size_t times_cap;
 	struct keel_map ids; /* seen_ids: batch events by (tenant, id) */
 	struct keel_mysql_stats stats;
-	uint64_t batch_rows; /* rows prefetched in the open batch */
+	uint64_t batch_rows;   /* rows prefetched in the open batch */
 	const char *bulk_file; /* the file LOAD DATA LOCAL may send (replay) */
 };
 
@@ -191,7 +191,8 @@ static void keel_mysql_url_shown(const char *url, struct keel_buf *out)
 }
 
 static int keel_mysql_url_fail(struct keel_mysql_url *u, struct keel_buf *err,
-			       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+			       const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int keel_mysql_url_fail(struct keel_mysql_url *u, struct keel_buf *err,
 			       const char *fmt, ...)
 {
@@ -233,10 +234,12 @@ static int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u,
 		const char *colon = memchr(p, ':', ui);
 		size_t ulen = colon ? (size_t)(colon - p) : ui;
 		if (ulen && !keel_mysql_pct_decode(p, ulen, &u->user))
-			return keel_mysql_url_fail(u, err, "bad percent-escape in the user name");
+			return keel_mysql_url_fail(u, err,
+						   "bad percent-escape in the user name");
 		if (colon && !keel_mysql_pct_decode(colon + 1, (size_t)(at - colon - 1),
 						    &u->password))
-			return keel_mysql_url_fail(u, err, "bad percent-escape in the password");
+			return keel_mysql_url_fail(u, err,
+						   "bad percent-escape in the password");
 		host = at + 1;
 		host_len = auth - ui - 1;
 	}
@@ -250,7 +253,8 @@ static int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u,
 		name_len = (size_t)(close - host) + 1;
 		if (name_len < host_len) {
 			if (host[name_len] != ':')
-				return keel_mysql_url_fail(u, err, "unexpected text after ]");
+				return keel_mysql_url_fail(u, err,
+							   "unexpected text after ]");
 			port = host + name_len + 1;
 		}
 		if (name_len > 2)
@@ -264,23 +268,27 @@ static int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u,
 		if (name_len)
 			u->host = keel_xstrndup(host, name_len);
 	}
-	if (port && !keel_mysql_uint(port, (size_t)(host + host_len - port), 65535, &u->port))
-		return keel_mysql_url_fail(u, err, "port must be a number from 1 to 65535");
+	if (port &&
+	    !keel_mysql_uint(port, (size_t)(host + host_len - port), 65535, &u->port))
+		return keel_mysql_url_fail(u, err,
+					   "port must be a number from 1 to 65535");
 	if (port && u->port == 0)
-		return keel_mysql_url_fail(u, err, "port must be a number from 1 to 65535");
+		return keel_mysql_url_fail(u, err,
+					   "port must be a number from 1 to 65535");
 	if (u->host && strchr(u->host, '%'))
 		return keel_mysql_url_fail(u, err, "bad character %% in the host");
 
 	p += auth;
 	if (*p != '/' || p[1] == 0 || p[1] == '?' || p[1] == '#')
-		return keel_mysql_url_fail(u, err, "missing database name (" KEEL_MYSQL_URL_FORM
-						   ")");
+		return keel_mysql_url_fail(
+		    u, err, "missing database name (" KEEL_MYSQL_URL_FORM ")");
 	p++;
 	size_t db_len = strcspn(p, "?#");
 	if (memchr(p, '/', db_len))
 		return keel_mysql_url_fail(u, err, "bad database name: it contains /");
 	if (!keel_mysql_pct_decode(p, db_len, &u->db))
-		return keel_mysql_url_fail(u, err, "bad percent-escape in the database name");
+		return keel_mysql_url_fail(u, err,
+					   "bad percent-escape in the database name");
 	p += db_len;
 	if (*p == '#')
 		return keel_mysql_url_fail(u, err, "unexpected # in the URL");
@@ -303,26 +311,27 @@ static int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u,
 			if (!keel_mysql_uint(v, vlen, 86400, &u->connect_timeout) ||
 			    !u->connect_timeout)
 				return keel_mysql_url_fail(
-					u, err, "connect_timeout must be 1 to 86400 seconds");
+				    u, err, "connect_timeout must be 1 to 86400 seconds");
 		} else if (klen == 12 && !memcmp(p, "read_timeout", 12)) {
 			if (!keel_mysql_uint(v, vlen, 86400, &u->read_timeout) ||
 			    !u->read_timeout)
 				return keel_mysql_url_fail(
-					u, err, "read_timeout must be 1 to 86400 seconds");
+				    u, err, "read_timeout must be 1 to 86400 seconds");
 		} else {
-			return keel_mysql_url_fail(u, err,
-						   "unknown parameter \"%.*s\" (expected socket, "
-						   "connect_timeout or read_timeout)",
-						   (int)klen, p);
+			return keel_mysql_url_fail(
+			    u, err,
+			    "unknown parameter \"%.*s\" (expected socket, "
+			    "connect_timeout or read_timeout)",
+			    (int)klen, p);
 		}
 		p += n;
 		if (*p == '&')
 			p++;
 	}
 	if (u->socket && u->host && strcmp(u->host, "localhost") != 0)
-		return keel_mysql_url_fail(u, err,
-					   "socket= needs the host localhost or none, not \"%s\"",
-					   u->host);
+		return keel_mysql_url_fail(
+		    u, err, "socket= needs the host localhost or none, not \"%s\"",
+		    u->host);
 	return 0;
 }
 
@@ -340,10 +349,11 @@ static int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
 	unsigned e = mysql_errno(m->db);
 	if (keel_mysql_lost(e)) {
 		m->broken = true;
-		return keel_store_fail(&m->base, KEEL_ESTORE,
-				       "%s: lost the connection to the mysql server (error "
-				       "%u: %s); nothing of the batch was committed",
-				       what, e, mysql_error(m->db));
+		return keel_store_fail(
+		    &m->base, KEEL_ESTORE,
+		    "%s: lost the connection to the mysql server (error "
+		    "%u: %s); nothing of the batch was committed",
+		    what, e, mysql_error(m->db));
 	}
 	return keel_store_fail(&m->base, KEEL_ESTORE, "%s: mysql error %u: %s", what, e,
 			       mysql_error(m->db));
@@ -354,10 +364,12 @@ static int keel_mysql_run(struct keel_mysql_store *m, const char *sql, size_t le
 {
 	if (m->broken)
 		return keel_store_fail(&m->base, KEEL_ESTORE,
-				       "%s: the connection to the mysql server was lost", what);
+				       "%s: the connection to the mysql server was lost",
+				       what);
 	if (m->streaming)
 		return keel_store_fail(&m->base, KEEL_ESTORE,
-				       "%s: a scan of the mysql store is still open", what);
+				       "%s: a scan of the mysql store is still open",
+				       what);
 	m->base.statements++;
 	if (len > m->stats.max_statement)
 		m->stats.max_statement = len;
@@ -432,8 +444,8 @@ static void keel_mysql_add_str(struct keel_mysql_store *m, struct keel_buf *b,
 	keel_buf_reserve(b, 2 * s.len + 10);
 	memcpy(b->data + b->len, "_binary'", 8);
 	b->len += 8;
-	unsigned long n =
-		mysql_real_escape_string(m->db, b->data + b->len, s.ptr, (unsigned long)s.len);
+	unsigned long n = mysql_real_escape_string(m->db, b->data + b->len, s.ptr,
+						   (unsigned long)s.len);
 	b->len += n;
 	b->data[b->len++] = '\'';
 	b->data[b->len] = 0;
@@ -482,7 +494,7 @@ struct keel_mysql_list {
 	const char *what;
 	const char *head, *open, *sep, *close, *join, *tail;
 	size_t part_max;
-	bool in_list; /* parts are row-constructor IN lists (stats) */
+	bool in_list;	   /* parts are row-constructor IN lists (stats) */
 	size_t items;	   /* in the current statement */
 	size_t part_items; /* in the current part */
 	bool new_part;	   /* the next item starts a part (open changed) */
@@ -562,65 +574,65 @@ static int keel_mysql_run_list(struct keel_mysql_list *l)
 /* --------------------------------------------------------------- schema */
 
 static const char *const keel_mysql_tables[] = {
-	"CREATE TABLE IF NOT EXISTS keel_entities ("
-	"tenant VARBINARY(64) NOT NULL,"
-	"subject VARBINARY(255) NOT NULL,"
-	"kind MEDIUMBLOB NULL,"
-	"kind_time BIGINT NOT NULL,"
-	"first_seen BIGINT NOT NULL,"
-	"last_seen BIGINT NOT NULL,"
-	"PRIMARY KEY (tenant, subject)"
-	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    "CREATE TABLE IF NOT EXISTS keel_entities ("
+    "tenant VARBINARY(64) NOT NULL,"
+    "subject VARBINARY(255) NOT NULL,"
+    "kind MEDIUMBLOB NULL,"
+    "kind_time BIGINT NOT NULL,"
+    "first_seen BIGINT NOT NULL,"
+    "last_seen BIGINT NOT NULL,"
+    "PRIMARY KEY (tenant, subject)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-	"CREATE TABLE IF NOT EXISTS keel_facts ("
-	"seq BIGINT NOT NULL AUTO_INCREMENT,"
-	"tenant VARBINARY(64) NOT NULL,"
-	"subject VARBINARY(255) NOT NULL,"
-	"predicate VARBINARY(128) NOT NULL,"
-	"value MEDIUMBLOB NULL,"
-	"valid_from BIGINT NOT NULL,"
-	"valid_to BIGINT NOT NULL,"
-	"asserted_by VARBINARY(256) NOT NULL,"
-	"closed_by VARBINARY(256) NULL,"
-	"PRIMARY KEY (seq),"
-	"KEY keel_facts_timeline (tenant, subject, predicate, valid_to)"
-	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    "CREATE TABLE IF NOT EXISTS keel_facts ("
+    "seq BIGINT NOT NULL AUTO_INCREMENT,"
+    "tenant VARBINARY(64) NOT NULL,"
+    "subject VARBINARY(255) NOT NULL,"
+    "predicate VARBINARY(128) NOT NULL,"
+    "value MEDIUMBLOB NULL,"
+    "valid_from BIGINT NOT NULL,"
+    "valid_to BIGINT NOT NULL,"
+    "asserted_by VARBINARY(256) NOT NULL,"
+    "closed_by VARBINARY(256) NULL,"
+    "PRIMARY KEY (seq),"
+    "KEY keel_facts_timeline (tenant, subject, predicate, valid_to)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-	"CREATE TABLE IF NOT EXISTS keel_relations ("
-	"seq BIGINT NOT NULL AUTO_INCREMENT,"
-	"tenant VARBINARY(64) NOT NULL,"
-	"subject VARBINARY(255) NOT NULL,"
-	"relation VARBINARY(128) NOT NULL,"
-	"object VARBINARY(255) NOT NULL,"
-	"linked TINYINT NOT NULL,"
-	"valid_from BIGINT NOT NULL,"
-	"valid_to BIGINT NOT NULL,"
-	"asserted_by VARBINARY(256) NOT NULL,"
-	"closed_by VARBINARY(256) NULL,"
-	"PRIMARY KEY (seq),"
-	"KEY keel_relations_timeline (tenant, subject, relation, object, valid_to)"
-	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    "CREATE TABLE IF NOT EXISTS keel_relations ("
+    "seq BIGINT NOT NULL AUTO_INCREMENT,"
+    "tenant VARBINARY(64) NOT NULL,"
+    "subject VARBINARY(255) NOT NULL,"
+    "relation VARBINARY(128) NOT NULL,"
+    "object VARBINARY(255) NOT NULL,"
+    "linked TINYINT NOT NULL,"
+    "valid_from BIGINT NOT NULL,"
+    "valid_to BIGINT NOT NULL,"
+    "asserted_by VARBINARY(256) NOT NULL,"
+    "closed_by VARBINARY(256) NULL,"
+    "PRIMARY KEY (seq),"
+    "KEY keel_relations_timeline (tenant, subject, relation, object, valid_to)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-	"CREATE TABLE IF NOT EXISTS keel_events ("
-	"seq BIGINT NOT NULL AUTO_INCREMENT,"
-	"tenant VARBINARY(64) NOT NULL,"
-	"id VARBINARY(256) NOT NULL,"
-	"type VARBINARY(256) NOT NULL,"
-	"time BIGINT NOT NULL,"
-	"hash BIGINT UNSIGNED NOT NULL,"
-	"envelope LONGBLOB NOT NULL,"
-	"PRIMARY KEY (tenant, id),"
-	"UNIQUE KEY keel_events_seq (seq)"
-	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    "CREATE TABLE IF NOT EXISTS keel_events ("
+    "seq BIGINT NOT NULL AUTO_INCREMENT,"
+    "tenant VARBINARY(64) NOT NULL,"
+    "id VARBINARY(256) NOT NULL,"
+    "type VARBINARY(256) NOT NULL,"
+    "time BIGINT NOT NULL,"
+    "hash BIGINT UNSIGNED NOT NULL,"
+    "envelope LONGBLOB NOT NULL,"
+    "PRIMARY KEY (tenant, id),"
+    "UNIQUE KEY keel_events_seq (seq)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-	"INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 1)",
+    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 1)",
 };
 
 /* Steps from schema version v to v + 1, indexed by v; version 1 is the
  * first, so there are none yet. A step is a NULL-terminated list of
  * statements run in order, then the version row is updated. */
 static const char *const *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
-	NULL,
+    NULL,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -636,9 +648,10 @@ static int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 {
 	int64_t version = -1;
 	keel_buf_reset(&m->sql);
-	keel_buf_adds(&m->sql, "SELECT value FROM keel_meta WHERE name = 'schema_version'");
-	int rc = keel_mysql_select(m, "reading the schema version", keel_mysql_version_row,
-				   &version);
+	keel_buf_adds(&m->sql,
+		      "SELECT value FROM keel_meta WHERE name = 'schema_version'");
+	int rc = keel_mysql_select(m, "reading the schema version",
+				   keel_mysql_version_row, &version);
 	if (rc && mysql_errno(m->db) != ER_NO_SUCH_TABLE)
 		goto fail;
 	if (rc || version < 0) {
@@ -648,7 +661,8 @@ static int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 				     "value BIGINT NOT NULL) ENGINE=InnoDB",
 				     "creating the schema");
 		for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_mysql_tables); i++)
-			rc = keel_mysql_runs(m, keel_mysql_tables[i], "creating the schema");
+			rc = keel_mysql_runs(m, keel_mysql_tables[i],
+					     "creating the schema");
 		if (rc)
 			goto fail;
 		version = KEEL_MYSQL_SCHEMA_VERSION;
@@ -657,12 +671,14 @@ static int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 		keel_buf_addf(err,
 			      "store \"%s\": schema version %lld is newer than this keel "
 			      "supports (%d): upgrade keel",
-			      m->url.shown.data, (long long)version, KEEL_MYSQL_SCHEMA_VERSION);
+			      m->url.shown.data, (long long)version,
+			      KEEL_MYSQL_SCHEMA_VERSION);
 		return KEEL_ESCHEMA;
 	}
 	if (version < 1) {
-		keel_buf_addf(err, "store \"%s\": keel_meta holds an invalid schema version %lld",
-			      m->url.shown.data, (long long)version);
+		keel_buf_addf(
+		    err, "store \"%s\": keel_meta holds an invalid schema version %lld",
+		    m->url.shown.data, (long long)version);
 		return KEEL_ESCHEMA;
 	}
 	for (; version < KEEL_MYSQL_SCHEMA_VERSION; version++) {
@@ -670,11 +686,13 @@ static int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 		for (size_t i = 0; rc == 0 && step && step[i]; i++)
 			rc = keel_mysql_runs(m, step[i], "migrating the schema");
 		keel_buf_reset(&m->sql);
-		keel_buf_addf(&m->sql,
-			      "UPDATE keel_meta SET value = %lld WHERE name = 'schema_version'",
-			      (long long)version + 1);
+		keel_buf_addf(
+		    &m->sql,
+		    "UPDATE keel_meta SET value = %lld WHERE name = 'schema_version'",
+		    (long long)version + 1);
 		if (rc == 0)
-			rc = keel_mysql_run(m, m->sql.data, m->sql.len, "migrating the schema");
+			rc = keel_mysql_run(m, m->sql.data, m->sql.len,
+					    "migrating the schema");
 		if (rc)
 			goto fail;
 	}
@@ -705,8 +723,9 @@ static void keel_mysql_os_reason(const char *msg, struct keel_buf *out)
 		while (i > 0 && msg[i - 1] >= '0' && msg[i - 1] <= '9')
 			i--;
 		if (i > 0 && msg[i - 1] == '(' && i < n - 1) {
-			keel_mysql_add_errno(out, (int)keel_mysql_i64(msg + i,
-								       (unsigned long)(n - 1 - i)));
+			keel_mysql_add_errno(
+			    out,
+			    (int)keel_mysql_i64(msg + i, (unsigned long)(n - 1 - i)));
 			return;
 		}
 	}
@@ -754,8 +773,9 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 	switch (e) {
 	case ER_ACCESS_DENIED_ERROR:
 	case ER_ACCESS_DENIED_NO_PASSWORD_ERROR: /* MariaDB: an unknown user */
-		keel_buf_addf(err, "access denied for user \"%s\" (wrong user name or password)",
-			      u->user ? u->user : "");
+		keel_buf_addf(
+		    err, "access denied for user \"%s\" (wrong user name or password)",
+		    u->user ? u->user : "");
 		break;
 	case ER_DBACCESS_DENIED_ERROR:
 		keel_buf_addf(err, "user \"%s\" may not use database \"%s\"",
@@ -789,10 +809,11 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 		if (u->socket)
 			keel_buf_addf(err, "the server at socket \"%s\"", u->socket);
 		else
-			keel_buf_addf(err, "the server at %s:%u", u->host ? u->host : "localhost",
-				      u->port);
+			keel_buf_addf(err, "the server at %s:%u",
+				      u->host ? u->host : "localhost", u->port);
 		if (strstr(msg, "system error: 110"))
-			keel_buf_addf(err, " did not answer within %u s", u->connect_timeout);
+			keel_buf_addf(err, " did not answer within %u s",
+				      u->connect_timeout);
 		else
 			keel_buf_addf(err, " broke off the handshake: %s", msg);
 		break;
@@ -840,8 +861,8 @@ static int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 	mysql_options(m->db, MYSQL_OPT_MAX_ALLOWED_PACKET, &max_packet);
 	mysql_options(m->db, MYSQL_OPT_PROTOCOL, &protocol);
 	mysql_options(m->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	if (!mysql_real_connect(m->db, u->socket ? "localhost" : u->host, u->user, u->password,
-				u->db, u->port, u->socket, 0)) {
+	if (!mysql_real_connect(m->db, u->socket ? "localhost" : u->host, u->user,
+				u->password, u->db, u->port, u->socket, 0)) {
 		keel_mysql_connect_error(m, err);
 		return KEEL_ESTORE;
 	}
@@ -849,10 +870,11 @@ static int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 	m->mariadb = info && strstr(info, "MariaDB");
 	m->version = mysql_get_server_version(m->db);
 	if (m->mariadb ? m->version < 101100 : m->version < 80000) {
-		keel_buf_addf(err,
-			      "store \"%s\": server %s is not supported (MySQL 8.0 or later, "
-			      "MariaDB 10.11 or later)",
-			      u->shown.data, info ? info : "?");
+		keel_buf_addf(
+		    err,
+		    "store \"%s\": server %s is not supported (MySQL 8.0 or later, "
+		    "MariaDB 10.11 or later)",
+		    u->shown.data, info ? info : "?");
 		return KEEL_ESTORE;
 	}
 	m->row_alias = !m->mariadb && m->version >= 80019;
@@ -871,12 +893,14 @@ static int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 				 "setting up the session");
 	if (rc == 0) {
 		keel_buf_reset(&m->sql);
-		keel_buf_adds(&m->sql, "SELECT @@max_allowed_packet, @@auto_increment_increment");
-		rc = keel_mysql_select(m, "setting up the session", keel_mysql_settings_row,
-				       NULL);
+		keel_buf_adds(&m->sql,
+			      "SELECT @@max_allowed_packet, @@auto_increment_increment");
+		rc = keel_mysql_select(m, "setting up the session",
+				       keel_mysql_settings_row, NULL);
 	}
 	if (rc)
-		keel_buf_addf(err, "store \"%s\": %s", u->shown.data, m->base.errmsg.data);
+		keel_buf_addf(err, "store \"%s\": %s", u->shown.data,
+			      m->base.errmsg.data);
 	return rc;
 }
 
@@ -978,11 +1002,12 @@ static int keel_mysql_commit(struct keel_store *s)
 		m->tx_open = false;
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
-		return keel_store_fail(s, rc,
-				       "commit: lost the connection to the mysql server (error "
-				       "%u); the batch may or may not have been committed: run "
-				       "the same input again (events already logged are skipped)",
-				       e);
+		return keel_store_fail(
+		    s, rc,
+		    "commit: lost the connection to the mysql server (error "
+		    "%u); the batch may or may not have been committed: run "
+		    "the same input again (events already logged are skipped)",
+		    e);
 	}
 	return rc;
 }
@@ -1032,22 +1057,23 @@ static int keel_mysql_run_seen(struct keel_mysql_list *l)
 	return keel_mysql_select(l->m, l->what, keel_mysql_seen_row, NULL);
 }
 
-static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n)
+static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
+			       size_t n)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	keel_map_clear(&m->ids);
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = "looking up event ids",
-		.head = "",
-		.open = "SELECT tenant, id, hash FROM keel_events WHERE (tenant, id) IN (",
-		.sep = ",",
-		.close = ")",
-		.join = " UNION ALL ",
-		.tail = "",
-		.part_max = KEEL_MYSQL_IN_MAX,
-		.in_list = true,
-		.run = keel_mysql_run_seen,
+	    .m = m,
+	    .what = "looking up event ids",
+	    .head = "",
+	    .open = "SELECT tenant, id, hash FROM keel_events WHERE (tenant, id) IN (",
+	    .sep = ",",
+	    .close = ")",
+	    .join = " UNION ALL ",
+	    .tail = "",
+	    .part_max = KEEL_MYSQL_IN_MAX,
+	    .in_list = true,
+	    .run = keel_mysql_run_seen,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -1063,7 +1089,7 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		if (repeat)
 			continue; /* asked once per id */
 		rc = keel_mysql_list_item(&l, keel_mysql_str_size(ev[i]->tenant) +
-						      keel_mysql_str_size(ev[i]->id) + 4);
+						  keel_mysql_str_size(ev[i]->id) + 4);
 		if (rc)
 			break;
 		keel_buf_addc(&m->sql, '(');
@@ -1085,13 +1111,13 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
  * optimizer may judge a full scan cheaper (MariaDB 10.11 did so for 600
  * tuples against 10 000 rows), and design A promises reads that touch only
  * the rows they return, whatever the table's size. */
-#define KEEL_MYSQL_FACT_COLS                                                         \
-	"SELECT 0, seq, tenant, subject, predicate, NULL, value, 0, valid_from, "    \
-	"valid_to, asserted_by, closed_by FROM keel_facts "                         \
+#define KEEL_MYSQL_FACT_COLS                                                             \
+	"SELECT 0, seq, tenant, subject, predicate, NULL, value, 0, valid_from, "        \
+	"valid_to, asserted_by, closed_by FROM keel_facts "                              \
 	"FORCE INDEX (keel_facts_timeline)"
-#define KEEL_MYSQL_REL_COLS                                                          \
-	"SELECT 1, seq, tenant, subject, relation, object, NULL, linked, valid_from, " \
-	"valid_to, asserted_by, closed_by FROM keel_relations "                     \
+#define KEEL_MYSQL_REL_COLS                                                              \
+	"SELECT 1, seq, tenant, subject, relation, object, NULL, linked, valid_from, "   \
+	"valid_to, asserted_by, closed_by FROM keel_relations "                          \
 	"FORCE INDEX (keel_relations_timeline)"
 
 static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -1105,16 +1131,16 @@ static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW ro
 		m->stats.max_batch_rows = m->batch_rows;
 	enum keel_row_kind kind = row[0][0] == '1' ? KEEL_ROW_RELATION : KEEL_ROW_FACT;
 	struct keel_timeline *tl = keel_overlay_timeline(
-		o, kind, keel_mysql_col(row, len, 2), keel_mysql_col(row, len, 3),
-		keel_mysql_col(row, len, 4), keel_mysql_col(row, len, 5));
+	    o, kind, keel_mysql_col(row, len, 2), keel_mysql_col(row, len, 3),
+	    keel_mysql_col(row, len, 4), keel_mysql_col(row, len, 5));
 	struct keel_row r = {
-		.seq = keel_mysql_i64(row[1], len[1]),
-		.value = keel_mysql_col(row, len, 6),
-		.linked = row[7][0] == '1',
-		.valid_from = keel_mysql_i64(row[8], len[8]),
-		.valid_to = keel_mysql_i64(row[9], len[9]),
-		.asserted_by = keel_mysql_col(row, len, 10),
-		.closed_by = keel_mysql_col(row, len, 11),
+	    .seq = keel_mysql_i64(row[1], len[1]),
+	    .value = keel_mysql_col(row, len, 6),
+	    .linked = row[7][0] == '1',
+	    .valid_from = keel_mysql_i64(row[8], len[8]),
+	    .valid_to = keel_mysql_i64(row[9], len[9]),
+	    .asserted_by = keel_mysql_col(row, len, 10),
+	    .closed_by = keel_mysql_col(row, len, 11),
 	};
 	keel_overlay_add_fetched_row(o, tl, &r);
 	return 0;
@@ -1152,23 +1178,23 @@ static void keel_mysql_add_key(struct keel_mysql_store *m, const struct keel_tim
  * range on the timeline index and only the open row is read. */
 static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_overlay *o)
 {
-	static const char facts_open[] = KEEL_MYSQL_FACT_COLS
-		" WHERE (tenant, subject, predicate, valid_to) IN (";
+	static const char facts_open[] =
+	    KEEL_MYSQL_FACT_COLS " WHERE (tenant, subject, predicate, valid_to) IN (";
 	static const char rels_open[] = KEEL_MYSQL_REL_COLS
-		" WHERE (tenant, subject, relation, object, valid_to) IN (";
+	    " WHERE (tenant, subject, relation, object, valid_to) IN (";
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = "prefetch of open rows",
-		.head = "",
-		.open = facts_open,
-		.sep = ",",
-		.close = ")",
-		.join = " UNION ALL ",
-		.tail = "",
-		.part_max = KEEL_MYSQL_IN_MAX,
-		.in_list = true,
-		.run = keel_mysql_run_rows,
-		.ud = o,
+	    .m = m,
+	    .what = "prefetch of open rows",
+	    .head = "",
+	    .open = facts_open,
+	    .sep = ",",
+	    .close = ")",
+	    .join = " UNION ALL ",
+	    .tail = "",
+	    .part_max = KEEL_MYSQL_IN_MAX,
+	    .in_list = true,
+	    .run = keel_mysql_run_rows,
+	    .ud = o,
 	};
 	int rc = 0;
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
@@ -1196,17 +1222,17 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 static int keel_mysql_prefetch_late(struct keel_mysql_store *m, struct keel_overlay *o)
 {
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = "prefetch of rows around late events",
-		.head = "",
-		.open = "",
-		.sep = " UNION ALL ",
-		.close = "",
-		.join = "",
-		.tail = "",
-		.part_max = SIZE_MAX,
-		.run = keel_mysql_run_rows,
-		.ud = o,
+	    .m = m,
+	    .what = "prefetch of rows around late events",
+	    .head = "",
+	    .open = "",
+	    .sep = " UNION ALL ",
+	    .close = "",
+	    .join = "",
+	    .tail = "",
+	    .part_max = SIZE_MAX,
+	    .run = keel_mysql_run_rows,
+	    .ud = o,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < o->timelines.len && rc == 0; i++) {
@@ -1215,7 +1241,8 @@ static int keel_mysql_prefetch_late(struct keel_mysql_store *m, struct keel_over
 			continue;
 		if (m->times_cap < tl->ntimes) {
 			m->times_cap = tl->ntimes * 2;
-			m->times = keel_xrealloc(m->times, m->times_cap * sizeof *m->times);
+			m->times =
+			    keel_xrealloc(m->times, m->times_cap * sizeof *m->times);
 		}
 		size_t n = keel_overlay_uncovered_times(tl, m->times, tl->ntimes);
 		bool fact = tl->kind == KEEL_ROW_FACT;
@@ -1238,7 +1265,8 @@ static int keel_mysql_prefetch_late(struct keel_mysql_store *m, struct keel_over
 			}
 			keel_buf_adds(b, " AND valid_to>");
 			keel_buf_addi64(b, m->times[k]);
-			keel_buf_adds(b, " AND valid_to>valid_from ORDER BY valid_to LIMIT 1)");
+			keel_buf_adds(
+			    b, " AND valid_to>valid_from ORDER BY valid_to LIMIT 1)");
 		}
 	}
 	return rc ? rc : keel_mysql_list_flush(&l);
@@ -1288,29 +1316,30 @@ static int keel_mysql_run_insert_events(struct keel_mysql_list *l)
 	return keel_mysql_run_insert(l, true);
 }
 
-static int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
-				   size_t n)
+static int keel_mysql_write_events(struct keel_mysql_store *m,
+				   struct keel_batch_event **ev, size_t n)
 {
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = "writing events",
-		.head = "INSERT INTO keel_events (tenant, id, type, time, hash, envelope) VALUES ",
-		.open = "",
-		.sep = ",",
-		.close = "",
-		.join = "",
-		.tail = "",
-		.part_max = SIZE_MAX,
-		.run = keel_mysql_run_insert_events,
-		.ud = ev,
+	    .m = m,
+	    .what = "writing events",
+	    .head = "INSERT INTO keel_events (tenant, id, type, time, hash, envelope) "
+		    "VALUES ",
+	    .open = "",
+	    .sep = ",",
+	    .close = "",
+	    .join = "",
+	    .tail = "",
+	    .part_max = SIZE_MAX,
+	    .run = keel_mysql_run_insert_events,
+	    .ud = ev,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct keel_batch_event *e = ev[i];
 		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->tenant) +
-						      keel_mysql_str_size(e->id) +
-						      keel_mysql_str_size(e->type) +
-						      keel_mysql_str_size(e->envelope) + 64);
+						  keel_mysql_str_size(e->id) +
+						  keel_mysql_str_size(e->type) +
+						  keel_mysql_str_size(e->envelope) + 64);
 		if (rc)
 			break;
 		struct keel_buf *b = &m->sql;
@@ -1332,16 +1361,16 @@ static int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch
 /* The merge, with the new row as VALUES(col) (MariaDB, MySQL before
  * 8.0.19) or through the row alias n (MySQL 8.0.19+, where VALUES() is
  * deprecated). */
-#define KEEL_MYSQL_MERGE(n_kind, n_kind_time, n_first, n_last)                 \
-	" ON DUPLICATE KEY UPDATE first_seen = LEAST(first_seen, " n_first        \
-	"), last_seen = GREATEST(last_seen, " n_last "), kind_time = IF(" n_kind  \
-	" IS NOT NULL AND (kind IS NULL OR " n_kind_time " <= kind_time), "      \
-	n_kind_time ", kind_time), kind = IF(" n_kind " IS NOT NULL AND (kind "  \
+#define KEEL_MYSQL_MERGE(n_kind, n_kind_time, n_first, n_last)                           \
+	" ON DUPLICATE KEY UPDATE first_seen = LEAST(first_seen, " n_first               \
+	"), last_seen = GREATEST(last_seen, " n_last "), kind_time = IF(" n_kind         \
+	" IS NOT NULL AND (kind IS NULL OR " n_kind_time " <= kind_time), " n_kind_time  \
+	", kind_time), kind = IF(" n_kind " IS NOT NULL AND (kind "                      \
 	"IS NULL OR " n_kind_time " <= kind_time), " n_kind ", kind)"
-#define KEEL_MYSQL_ENTITY_MERGE                                                 \
-	KEEL_MYSQL_MERGE("VALUES(kind)", "VALUES(kind_time)", "VALUES(first_seen)", \
+#define KEEL_MYSQL_ENTITY_MERGE                                                          \
+	KEEL_MYSQL_MERGE("VALUES(kind)", "VALUES(kind_time)", "VALUES(first_seen)",      \
 			 "VALUES(last_seen)")
-#define KEEL_MYSQL_ENTITY_MERGE_ALIAS                                           \
+#define KEEL_MYSQL_ENTITY_MERGE_ALIAS                                                    \
 	" AS n" KEEL_MYSQL_MERGE("n.kind", "n.kind_time", "n.first_seen", "n.last_seen")
 
 static int keel_mysql_cmp_entity(const void *pa, const void *pb)
@@ -1372,24 +1401,25 @@ static int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_ove
 		return 0;
 	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_entity);
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = "writing entities",
-		.head = "INSERT INTO keel_entities (tenant, subject, kind, kind_time, "
-			"first_seen, last_seen) VALUES ",
-		.open = "",
-		.sep = ",",
-		.close = "",
-		.join = "",
-		.tail = m->row_alias ? KEEL_MYSQL_ENTITY_MERGE_ALIAS : KEEL_MYSQL_ENTITY_MERGE,
-		.part_max = SIZE_MAX,
-		.run = keel_mysql_run_list,
+	    .m = m,
+	    .what = "writing entities",
+	    .head = "INSERT INTO keel_entities (tenant, subject, kind, kind_time, "
+		    "first_seen, last_seen) VALUES ",
+	    .open = "",
+	    .sep = ",",
+	    .close = "",
+	    .join = "",
+	    .tail =
+		m->row_alias ? KEEL_MYSQL_ENTITY_MERGE_ALIAS : KEEL_MYSQL_ENTITY_MERGE,
+	    .part_max = SIZE_MAX,
+	    .run = keel_mysql_run_list,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_entity *e = v->items[i];
 		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->tenant) +
-						      keel_mysql_str_size(e->subject) +
-						      keel_mysql_str_size(e->kind) + 72);
+						  keel_mysql_str_size(e->subject) +
+						  keel_mysql_str_size(e->kind) + 72);
 		if (rc)
 			break;
 		struct keel_buf *b = &m->sql;
@@ -1429,29 +1459,30 @@ static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay
 		return 0;
 	bool fact = kind == KEEL_ROW_FACT;
 	struct keel_mysql_list l = {
-		.m = m,
-		.what = fact ? "writing facts" : "writing relations",
-		.head = fact ? "INSERT INTO keel_facts (tenant, subject, predicate, value, "
-			       "valid_from, valid_to, asserted_by, closed_by) VALUES "
-			     : "INSERT INTO keel_relations (tenant, subject, relation, object, "
-			       "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
-		.open = "",
-		.sep = ",",
-		.close = "",
-		.join = "",
-		.tail = "",
-		.part_max = SIZE_MAX,
-		.run = keel_mysql_run_insert_rows,
-		.ud = v->items,
+	    .m = m,
+	    .what = fact ? "writing facts" : "writing relations",
+	    .head =
+		fact ? "INSERT INTO keel_facts (tenant, subject, predicate, value, "
+		       "valid_from, valid_to, asserted_by, closed_by) VALUES "
+		     : "INSERT INTO keel_relations (tenant, subject, relation, object, "
+		       "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
+	    .open = "",
+	    .sep = ",",
+	    .close = "",
+	    .join = "",
+	    .tail = "",
+	    .part_max = SIZE_MAX,
+	    .run = keel_mysql_run_insert_rows,
+	    .ud = v->items,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_row *r = v->items[i];
 		const struct keel_timeline *tl = r->timeline;
 		rc = keel_mysql_list_item(&l, keel_mysql_key_size(tl) +
-						      keel_mysql_str_size(r->value) +
-						      keel_mysql_str_size(r->asserted_by) +
-						      keel_mysql_str_size(r->closed_by) + 64);
+						  keel_mysql_str_size(r->value) +
+						  keel_mysql_str_size(r->asserted_by) +
+						  keel_mysql_str_size(r->closed_by) + 64);
 		if (rc)
 			break;
 		struct keel_buf *b = &m->sql;
@@ -1691,12 +1722,13 @@ static int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q,
 	case KEEL_REC_FACT:
 	case KEEL_REC_RELATION: {
 		bool fact = q->type == KEEL_REC_FACT;
-		keel_buf_adds(b, fact ? "SELECT seq, subject, predicate, NULL, value, 0, "
-					"valid_from, valid_to, asserted_by, closed_by FROM "
-					"keel_facts WHERE tenant = "
-				      : "SELECT seq, subject, relation, object, NULL, linked, "
-					"valid_from, valid_to, asserted_by, closed_by FROM "
-					"keel_relations WHERE tenant = ");
+		keel_buf_adds(
+		    b, fact ? "SELECT seq, subject, predicate, NULL, value, 0, "
+			      "valid_from, valid_to, asserted_by, closed_by FROM "
+			      "keel_facts WHERE tenant = "
+			    : "SELECT seq, subject, relation, object, NULL, linked, "
+			      "valid_from, valid_to, asserted_by, closed_by FROM "
+			      "keel_relations WHERE tenant = ");
 		keel_mysql_add_str(m, b, q->tenant);
 		keel_mysql_filter(m, "subject", q->subject);
 		keel_mysql_filter(m, fact ? "predicate" : "relation", q->name);
@@ -1708,15 +1740,17 @@ static int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q,
 			keel_buf_adds(b, " AND valid_to > ");
 			keel_buf_addi64(b, q->at);
 		}
-		keel_buf_adds(b, fact ? " ORDER BY subject, predicate, valid_from, valid_to, "
-					"asserted_by, seq"
-				      : " ORDER BY subject, relation, object, valid_from, "
-					"valid_to, asserted_by, seq");
+		keel_buf_adds(
+		    b, fact ? " ORDER BY subject, predicate, valid_from, valid_to, "
+			      "asserted_by, seq"
+			    : " ORDER BY subject, relation, object, valid_from, "
+			      "valid_to, asserted_by, seq");
 		break;
 	}
 	case KEEL_REC_EVENT:
-		keel_buf_adds(b, "SELECT seq, id, type, time, hash, envelope FROM keel_events "
-				 "WHERE tenant = ");
+		keel_buf_adds(
+		    b, "SELECT seq, id, type, time, hash, envelope FROM keel_events "
+		       "WHERE tenant = ");
 		keel_mysql_add_str(m, b, q->tenant);
 		keel_mysql_filter(m, "id", q->event_id);
 		keel_buf_adds(b, " ORDER BY seq");
@@ -1753,17 +1787,19 @@ static int keel_mysql_counts_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW
 	return 0;
 }
 
-static int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4])
+static int keel_mysql_counts(struct keel_store *s, struct keel_str tenant,
+			     uint64_t out[4])
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
-	static const char *const tables[] = {"keel_entities", "keel_facts", "keel_relations",
-					     "keel_events"};
+	static const char *const tables[] = {"keel_entities", "keel_facts",
+					     "keel_relations", "keel_events"};
 	memset(out, 0, 4 * sizeof *out);
 	struct keel_buf *b = &m->sql;
 	keel_buf_reset(b);
 	keel_buf_adds(b, "SELECT ");
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tables); i++) {
-		keel_buf_addf(b, "%s(SELECT COUNT(*) FROM %s WHERE tenant = ", i ? "," : "",
+		keel_buf_addf(b,
+			      "%s(SELECT COUNT(*) FROM %s WHERE tenant = ", i ? "," : "",
 			      tables[i]);
 		keel_mysql_add_str(m, b, tenant);
 		keel_buf_addc(b, ')');
@@ -1829,8 +1865,9 @@ static void keel_mysql_infile_setup(struct keel_mysql_store *m)
 {
 	unsigned on = 1;
 	mysql_options(m->db, MYSQL_OPT_LOCAL_INFILE, &on);
-	mysql_set_local_infile_handler(m->db, keel_mysql_infile_init, keel_mysql_infile_read,
-				       keel_mysql_infile_end, keel_mysql_infile_error, m);
+	mysql_set_local_infile_handler(m->db, keel_mysql_infile_init,
+				       keel_mysql_infile_read, keel_mysql_infile_end,
+				       keel_mysql_infile_error, m);
 }
 
 /* A TSV field as LOAD DATA reads it with FIELDS ESCAPED BY '\\': NULL is
@@ -1848,12 +1885,28 @@ static void keel_tsv_str(struct keel_buf *b, struct keel_str s)
 	for (size_t i = 0; i < s.len; i++) {
 		char c = s.ptr[i];
 		switch (c) {
-		case '\\': *o++ = '\\'; *o++ = '\\'; break;
-		case '\t': *o++ = '\\'; *o++ = 't'; break;
-		case '\n': *o++ = '\\'; *o++ = 'n'; break;
-		case '\r': *o++ = '\\'; *o++ = 'r'; break;
-		case '\0': *o++ = '\\'; *o++ = '0'; break;
-		default: *o++ = c;
+		case '\\':
+			*o++ = '\\';
+			*o++ = '\\';
+			break;
+		case '\t':
+			*o++ = '\\';
+			*o++ = 't';
+			break;
+		case '\n':
+			*o++ = '\\';
+			*o++ = 'n';
+			break;
+		case '\r':
+			*o++ = '\\';
+			*o++ = 'r';
+			break;
+		case '\0':
+			*o++ = '\\';
+			*o++ = '0';
+			break;
+		default:
+			*o++ = c;
 		}
 	}
 	b->len = (size_t)(o - b->data);
@@ -1886,33 +1939,35 @@ static int keel_mysql_tsv_row_end(struct keel_mysql_tsv *t)
 }
 
 /* Loads what t holds into table (columns cols) and empties the file. */
-static int keel_mysql_tsv_load(struct keel_mysql_tsv *t, const char *table, const char *cols,
-			       const char *what)
+static int keel_mysql_tsv_load(struct keel_mysql_tsv *t, const char *table,
+			       const char *cols, const char *what)
 {
 	struct keel_mysql_store *m = t->m;
 	int rc = keel_mysql_tsv_flush(t);
 	if (rc == 0 && fflush(t->f) != 0)
-		rc = keel_store_fail(&m->base, KEEL_ESTORE, "writing the load file \"%s\": %s",
-				     t->path, strerror(errno));
+		rc = keel_store_fail(&m->base, KEEL_ESTORE,
+				     "writing the load file \"%s\": %s", t->path,
+				     strerror(errno));
 	if (rc == 0 && t->rows) {
 		keel_buf_reset(&m->sql);
 		/* The path is ours (mkstemp under /tmp): no quote in it. */
-		keel_buf_addf(&m->sql,
-			      "LOAD DATA LOCAL INFILE '%s' INTO TABLE %s CHARACTER SET binary "
-			      "FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' "
-			      "LINES TERMINATED BY '\\n' (%s)",
-			      t->path, table, cols);
+		keel_buf_addf(
+		    &m->sql,
+		    "LOAD DATA LOCAL INFILE '%s' INTO TABLE %s CHARACTER SET binary "
+		    "FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' "
+		    "LINES TERMINATED BY '\\n' (%s)",
+		    t->path, table, cols);
 		m->bulk_file = t->path;
 		rc = keel_mysql_run(m, m->sql.data, m->sql.len, what);
 		m->bulk_file = NULL;
 		if (rc == 0 && mysql_affected_rows(m->db) != t->rows)
-			rc = keel_store_fail(&m->base, KEEL_ESTORE,
-					     "%s: %llu of %llu rows loaded", what,
-					     (unsigned long long)mysql_affected_rows(m->db),
-					     (unsigned long long)t->rows);
+			rc = keel_store_fail(
+			    &m->base, KEEL_ESTORE, "%s: %llu of %llu rows loaded", what,
+			    (unsigned long long)mysql_affected_rows(m->db),
+			    (unsigned long long)t->rows);
 		if (rc == 0 && mysql_warning_count(m->db))
-			rc = keel_store_fail(&m->base, KEEL_ESTORE, "%s: %u warnings", what,
-					     mysql_warning_count(m->db));
+			rc = keel_store_fail(&m->base, KEEL_ESTORE, "%s: %u warnings",
+					     what, mysql_warning_count(m->db));
 	}
 	t->rows = 0;
 	if (ftruncate(fileno(t->f), 0) != 0 || fseek(t->f, 0, SEEK_SET) != 0)
@@ -1932,13 +1987,15 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 	snprintf(t.path, sizeof t.path, "%s/keel-load-XXXXXX", dir);
 	int fd = mkstemp(t.path);
 	if (fd < 0)
-		return keel_store_fail(&m->base, KEEL_ESTORE, "creating a load file in %s: %s",
-				       dir, strerror(errno));
+		return keel_store_fail(&m->base, KEEL_ESTORE,
+				       "creating a load file in %s: %s", dir,
+				       strerror(errno));
 	t.f = fdopen(fd, "w+");
 	if (!t.f) {
 		close(fd);
 		unlink(t.path);
-		return keel_store_fail(&m->base, KEEL_ESTORE, "load file: %s", strerror(errno));
+		return keel_store_fail(&m->base, KEEL_ESTORE, "load file: %s",
+				       strerror(errno));
 	}
 	keel_buf_init(&t.buf);
 	struct keel_buf *b = &t.buf;
@@ -1950,12 +2007,14 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 		keel_tsv_str(b, e->id);
 		keel_buf_addc(b, '\t');
 		keel_tsv_str(b, e->type);
-		keel_buf_addf(b, "\t%lld\t%llu\t", (long long)e->time, (unsigned long long)e->hash);
+		keel_buf_addf(b, "\t%lld\t%llu\t", (long long)e->time,
+			      (unsigned long long)e->hash);
 		keel_tsv_str(b, e->envelope);
 		rc = keel_mysql_tsv_row_end(&t);
 	}
 	if (rc == 0)
-		rc = keel_mysql_tsv_load(&t, "keel_events", "tenant, id, type, time, hash, envelope",
+		rc = keel_mysql_tsv_load(&t, "keel_events",
+					 "tenant, id, type, time, hash, envelope",
 					 "loading events");
 	for (size_t i = 0; rc == 0 && i < o->entities.len; i++) {
 		const struct keel_entity *e = o->entities.items[i];
@@ -1969,9 +2028,10 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 		rc = keel_mysql_tsv_row_end(&t);
 	}
 	if (rc == 0)
-		rc = keel_mysql_tsv_load(&t, "keel_entities",
-					 "tenant, subject, kind, kind_time, first_seen, last_seen",
-					 "loading entities");
+		rc = keel_mysql_tsv_load(
+		    &t, "keel_entities",
+		    "tenant, subject, kind, kind_time, first_seen, last_seen",
+		    "loading entities");
 	for (int kind = KEEL_ROW_FACT; rc == 0 && kind <= KEEL_ROW_RELATION; kind++) {
 		bool fact = kind == KEEL_ROW_FACT;
 		for (size_t i = 0; rc == 0 && i < o->new_rows.len; i++) {
@@ -2002,12 +2062,14 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 		 * which is the order the replay gave them. */
 		if (rc == 0)
 			rc = keel_mysql_tsv_load(
-				&t, fact ? "keel_facts" : "keel_relations",
-				fact ? "tenant, subject, predicate, value, valid_from, valid_to, "
-				       "asserted_by, closed_by"
-				     : "tenant, subject, relation, object, linked, valid_from, "
-				       "valid_to, asserted_by, closed_by",
-				fact ? "loading facts" : "loading relations");
+			    &t, fact ? "keel_facts" : "keel_relations",
+			    fact ? "tenant, subject, predicate, value, valid_from, "
+				   "valid_to, "
+				   "asserted_by, closed_by"
+				 : "tenant, subject, relation, object, linked, "
+				   "valid_from, "
+				   "valid_to, asserted_by, closed_by",
+			    fact ? "loading facts" : "loading relations");
 	}
 	fclose(t.f);
 	unlink(t.path);
@@ -2044,17 +2106,20 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 				    &logged)))
 		return rc;
 	if (logged != log_events)
-		return keel_store_fail(s, KEEL_ESTORE,
-				       "tenant \"%.*s\": the log changed during the replay (%llu "
-				       "events read, %llu logged now): run it again",
-				       (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
-				       (unsigned long long)logged);
-	static const char *const tables[] = {"keel_entities", "keel_facts", "keel_relations"};
+		return keel_store_fail(
+		    s, KEEL_ESTORE,
+		    "tenant \"%.*s\": the log changed during the replay (%llu "
+		    "events read, %llu logged now): run it again",
+		    (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
+		    (unsigned long long)logged);
+	static const char *const tables[] = {"keel_entities", "keel_facts",
+					     "keel_relations"};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tables); i++) {
 		keel_buf_reset(&m->sql);
 		keel_buf_addf(&m->sql, "DELETE FROM %s WHERE tenant = ", tables[i]);
 		keel_mysql_add_str(m, &m->sql, tenant);
-		if ((rc = keel_mysql_run(m, m->sql.data, m->sql.len, "deleting the tenant's rows")))
+		if ((rc = keel_mysql_run(m, m->sql.data, m->sql.len,
+					 "deleting the tenant's rows")))
 			return rc;
 	}
 	uint64_t local_infile = 0;
@@ -2066,13 +2131,15 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 	if (local_infile && !getenv("KEEL_MYSQL_NO_LOAD_DATA")) {
 		rc = keel_mysql_bulk_load(m, o, ev, n);
 		if (rc == 0)
-			keel_buf_adds(note, "mysql: LOAD DATA LOCAL INFILE in one transaction");
+			keel_buf_adds(note,
+				      "mysql: LOAD DATA LOCAL INFILE in one transaction");
 		return rc;
 	}
 	rc = keel_mysql_write_back(s, o, ev, n);
 	if (rc == 0)
-		keel_buf_adds(note, "mysql: local_infile is off on the server: multi-row INSERTs "
-				    "instead of LOAD DATA LOCAL INFILE");
+		keel_buf_adds(
+		    note, "mysql: local_infile is off on the server: multi-row INSERTs "
+			  "instead of LOAD DATA LOCAL INFILE");
 	return rc;
 }
 
@@ -2087,21 +2154,21 @@ static int keel_mysql_worker_init(struct keel_store *s)
 }
 
 const struct keel_store_ops keel_store_mysql_ops = {
-	.scheme = "mysql",
-	.open = keel_mysql_open,
-	.close = keel_mysql_close,
-	.begin = keel_mysql_begin,
-	.commit = keel_mysql_commit,
-	.rollback = keel_mysql_rollback,
-	.seen_ids = keel_mysql_seen_ids,
-	.prefetch = keel_mysql_prefetch,
-	.write_back = keel_mysql_write_back,
-	.tenants = keel_mysql_tenants,
-	.scan = keel_mysql_scan,
-	.counts = keel_mysql_counts,
-	.replace_tenant = keel_mysql_replace_tenant,
-	.worker_init = keel_mysql_worker_init,
-	.concurrent_writers = true,
+    .scheme = "mysql",
+    .open = keel_mysql_open,
+    .close = keel_mysql_close,
+    .begin = keel_mysql_begin,
+    .commit = keel_mysql_commit,
+    .rollback = keel_mysql_rollback,
+    .seen_ids = keel_mysql_seen_ids,
+    .prefetch = keel_mysql_prefetch,
+    .write_back = keel_mysql_write_back,
+    .tenants = keel_mysql_tenants,
+    .scan = keel_mysql_scan,
+    .counts = keel_mysql_counts,
+    .replace_tenant = keel_mysql_replace_tenant,
+    .worker_init = keel_mysql_worker_init,
+    .concurrent_writers = true,
 };
 
 /* ------------------------------------------------- tests and benchmarks */
