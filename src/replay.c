@@ -400,6 +400,7 @@ struct keel_diff_group {
 	char *name;
 	size_t name_len;
 	struct keel_u64vec side[2]; /* 0 before, 1 after */
+	bool after_sorted;
 };
 
 struct keel_diff {
@@ -501,6 +502,31 @@ static int keel_cmp_group(const void *pa, const void *pb)
 			    keel_str_make(b->name, b->name_len));
 }
 
+/* The build thread hashes and sorts the new rows into a diff of its own
+ * while the calling thread is still reading the old ones; this moves its
+ * groups' "after" sides into d. */
+static void keel_diff_take_after(struct keel_diff *d, struct keel_diff *from)
+{
+	for (size_t i = 0; i < from->groups.len; i++) {
+		struct keel_diff_group *src = from->groups.items[i];
+		struct keel_diff_group *g = keel_diff_group(
+			d, src->table, keel_str_make(src->name, src->name_len));
+		free(g->side[1].v);
+		g->side[1] = src->side[1];
+		g->after_sorted = true;
+		memset(&src->side[1], 0, sizeof src->side[1]);
+	}
+}
+
+static void keel_diff_sort_after(struct keel_diff *d)
+{
+	for (size_t i = 0; i < d->groups.len; i++) {
+		struct keel_u64vec *v = &((struct keel_diff_group *)d->groups.items[i])->side[1];
+		if (v->len > 1)
+			qsort(v->v, v->len, sizeof *v->v, keel_cmp_u64);
+	}
+}
+
 /* Fills the report's changes: per group, the multiset difference. */
 static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep)
 {
@@ -514,7 +540,7 @@ static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep
 		struct keel_u64vec *old = &g->side[0], *now = &g->side[1];
 		if (old->len > 1)
 			qsort(old->v, old->len, sizeof *old->v, keel_cmp_u64);
-		if (now->len > 1)
+		if (now->len > 1 && !g->after_sorted)
 			qsort(now->v, now->len, sizeof *now->v, keel_cmp_u64);
 		uint64_t added = 0, removed = 0;
 		size_t x = 0, y = 0;
@@ -585,6 +611,7 @@ struct keel_replay_ctx {
 	struct keel_replay_block *head, *tail, *filling;
 	size_t queued;
 	bool done, abort;
+	struct keel_diff after; /* the new rows' hashes, by the build thread */
 };
 
 static void keel_replay_block_free(struct keel_replay_block *b)
@@ -633,10 +660,12 @@ static int keel_replay_event(void *ud, const struct keel_record *r)
 static void *keel_replay_build_main(void *arg)
 {
 	struct keel_replay_ctx *c = arg;
+	bool aborted = false;
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		while (!c->head && !c->done && !c->abort)
 			pthread_cond_wait(&c->cond, &c->mu);
+		aborted = c->abort;
 		struct keel_replay_block *b = c->abort ? NULL : c->head;
 		if (b) {
 			c->head = b->next;
@@ -647,7 +676,7 @@ static void *keel_replay_build_main(void *arg)
 		}
 		pthread_mutex_unlock(&c->mu);
 		if (!b)
-			return NULL;
+			break;
 		size_t start = 0;
 		for (size_t i = 0; i < b->n; i++) {
 			c->placed++;
@@ -662,6 +691,14 @@ static void *keel_replay_build_main(void *arg)
 		}
 		keel_replay_block_free(b);
 	}
+	/* Finishing the build is the build's work too: number the rows and
+	 * hash them while the calling thread may still be reading. */
+	if (!aborted) {
+		keel_build_finish(c->build);
+		keel_diff_build(&c->after, c->build);
+		keel_diff_sort_after(&c->after);
+	}
+	return NULL;
 }
 
 /* Ends the build thread: after the last block (abort: at once). */
@@ -704,6 +741,7 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	c.build = keel_build_new(t);
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cond, NULL);
+	keel_map_init(&c.after.map);
 	struct keel_diff d;
 	memset(&d, 0, sizeof d);
 	keel_map_init(&d.map);
@@ -745,8 +783,7 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	if (rc)
 		goto fail;
 	double t2 = keel_replay_clock();
-	keel_build_finish(c.build);
-	keel_diff_build(&d, c.build);
+	keel_diff_take_after(&d, &c.after);
 	keel_diff_report(&d, rep);
 	double t3 = keel_replay_clock();
 
@@ -776,6 +813,7 @@ fail:
 done:
 	keel_buf_free(&note);
 	keel_diff_free(&d);
+	keel_diff_free(&c.after);
 	keel_build_free(c.build);
 	keel_prep_free(&c.prep);
 	pthread_mutex_destroy(&c.mu);
