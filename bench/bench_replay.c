@@ -72,7 +72,8 @@ static void input_generate(struct input *in, uint64_t events, uint32_t tenants)
 {
 	memset(in, 0, sizeof *in);
 	FILE *f = open_memstream(&in->text, &in->len);
-	const struct keel_generate_options o = {.events = events, .tenants = tenants, .seed = 1};
+	const struct keel_generate_options o = {
+	    .events = events, .tenants = tenants, .seed = 1};
 	if (!f || keel_generate_fleet(&o, f) != 0)
 		die("generate failed");
 	fclose(f);
@@ -170,8 +171,8 @@ static double server_cpu(void)
 	 * utime 14th, stime 15th. */
 	char *p = strrchr(buf, ')');
 	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
 		return 0;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -198,8 +199,8 @@ static void run_end(struct run *r, double t, double c, double sv)
 	r->server = mysql_dir[0] ? server_cpu() - sv : 0;
 }
 
-static void ingest(const char *url, const struct keel_cartridge *cart, const struct input *in,
-		   struct run *r)
+static void ingest(const char *url, const struct keel_cartridge *cart,
+		   const struct input *in, struct run *r)
 {
 	struct keel_store *s = open_store(url);
 	struct keel_ingest_options o = {.cartridge = cart, .batch = 500};
@@ -219,8 +220,8 @@ static void ingest(const char *url, const struct keel_cartridge *cart, const str
 	keel_store_close(s);
 }
 
-static void bulk(const char *url, const struct keel_cartridge *cart, const struct input *in,
-		 struct run *r, char *method, size_t mlen)
+static void bulk(const char *url, const struct keel_cartridge *cart,
+		 const struct input *in, struct run *r, char *method, size_t mlen)
 {
 	struct keel_store *s = open_store(url);
 	struct keel_ingest_options o = {.cartridge = cart};
@@ -241,8 +242,8 @@ static void bulk(const char *url, const struct keel_cartridge *cart, const struc
 	keel_store_close(s);
 }
 
-static struct keel_replay_report *replay(const char *url, const struct keel_cartridge *cart,
-					 struct run *r)
+static struct keel_replay_report *replay(const char *url,
+					 const struct keel_cartridge *cart, struct run *r)
 {
 	struct keel_store *s = open_store(url);
 	struct keel_replay_options o = {.cartridge = cart};
@@ -259,8 +260,8 @@ static struct keel_replay_report *replay(const char *url, const struct keel_cart
 	return rep;
 }
 
-static void workers(const char *url, const struct keel_cartridge *cart, const struct input *in,
-		    unsigned n, struct run *r)
+static void workers(const char *url, const struct keel_cartridge *cart,
+		    const struct input *in, unsigned n, struct run *r)
 {
 	if (n == 1) { /* what keel ingest --workers 1 runs: the plain path */
 		ingest(url, cart, in, r);
@@ -290,8 +291,9 @@ static void print_load(void)
 		printf("(load average %.2f %.2f %.2f)\n", l[0], l[1], l[2]);
 }
 
-static void replay_section(const char *store, const char *url_ingest, const char *url_bulk,
-			   const struct keel_cartridge *cart, const struct input *in)
+static void replay_section(const char *store, const char *url_ingest,
+			   const char *url_bulk, const struct keel_cartridge *cart,
+			   const struct input *in)
 {
 	struct run ri, rr, rb;
 	char method[200];
@@ -304,17 +306,20 @@ static void replay_section(const char *store, const char *url_ingest, const char
 	printf("  %-34s %9.2f s %10.0f events/s\n", "first ingest (batch 500)", ri.wall,
 	       (double)in->n / ri.wall);
 	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
-	       "replay", rr.wall, (double)in->n / rr.wall, ratio, ratio >= 2 ? "met" : "NOT MET");
+	       "replay", rr.wall, (double)in->n / rr.wall, ratio,
+	       ratio >= 2 ? "met" : "NOT MET");
 	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
 	       "write %.2f s\n",
-	       rep->read_seconds, rep->build_seconds, rep->compare_seconds, rep->write_seconds);
+	       rep->read_seconds, rep->build_seconds, rep->compare_seconds,
+	       rep->write_seconds);
 	printf("    %s\n", rep->method);
 	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest\n",
 	       "ingest --replay (new tenant)", rb.wall, (double)in->n / rb.wall,
 	       ri.wall / rb.wall);
 	printf("    %s\n", method);
 	if (!strcmp(store, "MariaDB"))
-		printf("    server CPU: ingest %.1f s, replay %.1f s, ingest --replay %.1f s\n",
+		printf("    server CPU: ingest %.1f s, replay %.1f s, ingest --replay "
+		       "%.1f s\n",
 		       ri.server, rr.server, rb.server);
 	print_load();
 	fflush(stdout);
@@ -324,12 +329,12 @@ static void replay_section(const char *store, const char *url_ingest, const char
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"events", required_argument, NULL, 'e'},
-		{"workers-events", required_argument, NULL, 'w'},
-		{"dir", required_argument, NULL, 'd'},
-		{"mysql-dir", required_argument, NULL, 'm'},
-		{"no-mysql", no_argument, NULL, 'n'},
-		{NULL, 0, NULL, 0},
+	    {"events", required_argument, NULL, 'e'},
+	    {"workers-events", required_argument, NULL, 'w'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"mysql-dir", required_argument, NULL, 'm'},
+	    {"no-mysql", no_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t events = 1000000, wevents = 400000;
 	const char *dir = NULL;
@@ -353,8 +358,9 @@ int main(int argc, char **argv)
 			no_mysql = true;
 			break;
 		default:
-			fprintf(stderr, "usage: bench_replay [--events N] [--workers-events N] "
-					"[--dir DIR] [--mysql-dir DIR] [--no-mysql]\n");
+			fprintf(stderr,
+				"usage: bench_replay [--events N] [--workers-events N] "
+				"[--dir DIR] [--mysql-dir DIR] [--no-mysql]\n");
 			return 2;
 		}
 	}
@@ -368,7 +374,8 @@ int main(int argc, char **argv)
 	if (keel_cartridge_load("fleet", &cart, NULL))
 		die("no fleet cartridge");
 
-	printf("bench_replay: keel %s, %ld cores\n", KEEL_VERSION, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("bench_replay: keel %s, %ld cores\n", KEEL_VERSION,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	print_load();
 	struct input in;
 	input_generate(&in, events, 1);
@@ -395,10 +402,11 @@ int main(int argc, char **argv)
 		input_free(&in);
 
 		input_generate(&in, wevents, 8);
-		printf("\nMariaDB, keel ingest --workers N, 8 tenants, %zu events (batch 500)\n",
+		printf("\nMariaDB, keel ingest --workers N, 8 tenants, %zu events (batch "
+		       "500)\n",
 		       in.n);
-		printf("  %-8s %9s %11s %8s %11s %11s %11s\n", "workers", "wall", "events/s",
-		       "speedup", "client CPU", "server CPU", "cores busy");
+		printf("  %-8s %9s %11s %8s %11s %11s %11s\n", "workers", "wall",
+		       "events/s", "speedup", "client CPU", "server CPU", "cores busy");
 		double base = 0;
 		for (unsigned n = 1; n <= 4; n *= 2) {
 			struct run r;
@@ -406,22 +414,25 @@ int main(int argc, char **argv)
 			workers(u1, cart, &in, n, &r);
 			if (n == 1)
 				base = r.wall;
-			printf("  %-8u %7.2f s %11.0f %7.2fx %9.1f s %9.1f s %11.2f%s\n", n, r.wall,
-			       (double)in.n / r.wall, base / r.wall, r.cpu, r.server,
-			       (r.cpu + r.server) / r.wall,
-			       n == 2 ? (base / r.wall >= 1.3 ? "   (target >= 1.3x: met)"
-							     : "   (target >= 1.3x: NOT MET)")
+			printf("  %-8u %7.2f s %11.0f %7.2fx %9.1f s %9.1f s %11.2f%s\n",
+			       n, r.wall, (double)in.n / r.wall, base / r.wall, r.cpu,
+			       r.server, (r.cpu + r.server) / r.wall,
+			       n == 2 ? (base / r.wall >= 1.3
+					     ? "   (target >= 1.3x: met)"
+					     : "   (target >= 1.3x: NOT MET)")
 				      : "");
 			fflush(stdout);
 		}
 		print_load();
 		if (own_server) {
 			char args[4300];
-			snprintf(args, sizeof args, "stop '%s' >/dev/null 2>&1", mysql_dir);
+			snprintf(args, sizeof args, "stop '%s' >/dev/null 2>&1",
+				 mysql_dir);
 			char cmd[9000];
 			snprintf(cmd, sizeof cmd, "'%s' %s", script, args);
 			if (system(cmd) != 0)
-				fprintf(stderr, "bench_replay: stopping the server failed\n");
+				fprintf(stderr,
+					"bench_replay: stopping the server failed\n");
 		}
 	}
 	input_free(&in);

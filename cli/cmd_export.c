@@ -31,7 +31,8 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 			break;
 		case 'a':
 			if (!cli_parse_time(optarg, &o.at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
+				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
+						       why);
 			o.at_set = true;
 			break;
 		case 't':
@@ -53,7 +54,8 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
 	if (!format)
-		return cli_usage_error(cmd, "--format is required (csv, ndjson or graphml)");
+		return cli_usage_error(cmd,
+				       "--format is required (csv, ndjson or graphml)");
 	if (!strcmp(format, "csv"))
 		o.format = KEEL_EXPORT_CSV;
 	else if (!strcmp(format, "ndjson"))
@@ -61,13 +63,16 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	else if (!strcmp(format, "graphml"))
 		o.format = KEEL_EXPORT_GRAPHML;
 	else
-		return cli_usage_error(cmd, "--format \"%s\": not csv, ndjson or graphml", format);
+		return cli_usage_error(cmd, "--format \"%s\": not csv, ndjson or graphml",
+				       format);
 	if (o.format == KEEL_EXPORT_CSV && !o.dir)
-		return cli_usage_error(cmd, "--format csv writes one file per table: give "
-					    "--output DIR");
+		return cli_usage_error(cmd,
+				       "--format csv writes one file per table: give "
+				       "--output DIR");
 	if (o.format == KEEL_EXPORT_GRAPHML && !o.dir && !o.tenant)
-		return cli_usage_error(cmd, "--format graphml writes one file per tenant: give "
-					    "--output DIR, or --tenant T for standard output");
+		return cli_usage_error(
+		    cmd, "--format graphml writes one file per tenant: give "
+			 "--output DIR, or --tenant T for standard output");
 
 	struct keel_store *s = cli_open_store(cmd, url);
 	if (!s)

@@ -135,7 +135,8 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (rejects) {
 		st.rejects = fopen(rejects, "w");
 		if (!st.rejects) {
-			rc = cli_error(cmd, "cannot create \"%s\": %s", rejects, strerror(errno));
+			rc = cli_error(cmd, "cannot create \"%s\": %s", rejects,
+				       strerror(errno));
 			goto out;
 		}
 	}
@@ -152,10 +153,11 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 		goto out;
 	}
 	if (!st.rejects && st.seen > REPLAY_REJECTS_SHOWN)
-		fprintf(stderr,
-			"keel replay: ... and %llu more rejected events (use --rejects FILE "
-			"to keep them all)\n",
-			(unsigned long long)(st.seen - REPLAY_REJECTS_SHOWN));
+		fprintf(
+		    stderr,
+		    "keel replay: ... and %llu more rejected events (use --rejects FILE "
+		    "to keep them all)\n",
+		    (unsigned long long)(st.seen - REPLAY_REJECTS_SHOWN));
 	replay_print(tenant, rep, dry_run, all);
 	rc = rep->rejected ? CLI_REJECTED : CLI_OK;
 	keel_replay_report_free(rep);
@@ -171,25 +173,26 @@ out:
 const struct keel_cmd keel_cmd_replay = {
     .name = "replay",
     .summary = "Rebuild a tenant's graph from its event log.",
-    .usage = "replay --tenant T [--dry-run] [--cartridge NAME|PATH] [--store URL]\n"
-	     "                 [--rejects FILE] [--all]\n"
-	     "\n"
-	     "options:\n"
-	     "  -t, --tenant T           the tenant to rebuild (required)\n"
-	     "  -n, --dry-run            report what would change, write nothing\n"
-	     "  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	     "                           .so cartridge (default: fleet)\n"
-	     "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-	     "  -r, --rejects FILE       write each logged event the cartridge now\n"
-	     "                           rejects to FILE as one JSON line\n"
-	     "  -a, --all                list unchanged predicates and relations too\n"
-	     "  -h, --help               this help\n"
-	     "\n"
-	     "Runs the tenant's logged events through the cartridge in arrival order,\n"
-	     "builds the tenant in memory and replaces its entities, facts and\n"
-	     "relations in one transaction; the log is kept as it is. Prints the rows\n"
-	     "before and after, added and removed, per predicate and relation.\n"
-	     "Exit status: 0 replayed; 1 fatal error (nothing changed); 2 usage;\n"
-	     "3 replayed, but the cartridge rejected some logged events.",
+    .usage =
+	"replay --tenant T [--dry-run] [--cartridge NAME|PATH] [--store URL]\n"
+	"                 [--rejects FILE] [--all]\n"
+	"\n"
+	"options:\n"
+	"  -t, --tenant T           the tenant to rebuild (required)\n"
+	"  -n, --dry-run            report what would change, write nothing\n"
+	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
+	"                           .so cartridge (default: fleet)\n"
+	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	"  -r, --rejects FILE       write each logged event the cartridge now\n"
+	"                           rejects to FILE as one JSON line\n"
+	"  -a, --all                list unchanged predicates and relations too\n"
+	"  -h, --help               this help\n"
+	"\n"
+	"Runs the tenant's logged events through the cartridge in arrival order,\n"
+	"builds the tenant in memory and replaces its entities, facts and\n"
+	"relations in one transaction; the log is kept as it is. Prints the rows\n"
+	"before and after, added and removed, per predicate and relation.\n"
+	"Exit status: 0 replayed; 1 fatal error (nothing changed); 2 usage;\n"
+	"3 replayed, but the cartridge rejected some logged events.",
     .run = replay_run,
 };

@@ -68,8 +68,8 @@ static int export_open(struct keel_store *s, const struct keel_export_options *o
 	o->path = path->data;
 	o->f = fopen(path->data, "w");
 	if (!o->f)
-		return keel_store_fail(s, KEEL_EIO, "cannot create \"%s\": %s", path->data,
-				       strerror(errno));
+		return keel_store_fail(s, KEEL_EIO, "cannot create \"%s\": %s",
+				       path->data, strerror(errno));
 	return 0;
 }
 
@@ -79,8 +79,8 @@ static int export_close(struct export_out *o, int rc)
 		rc = export_flush(o);
 	if (o->path) {
 		if (fclose(o->f) != 0 && rc == 0)
-			rc = keel_store_fail(o->s, KEEL_EIO, "cannot write \"%s\": %s", o->path,
-					     strerror(errno));
+			rc = keel_store_fail(o->s, KEEL_EIO, "cannot write \"%s\": %s",
+					     o->path, strerror(errno));
 	} else if (rc == 0 && fflush(o->f) != 0) {
 		rc = keel_store_fail(o->s, KEEL_EIO, "cannot write the export: %s",
 				     strerror(errno));
@@ -106,7 +106,8 @@ static void export_time(struct keel_buf *b, int64_t t, bool quoted)
 }
 
 /* Which records a snapshot keeps. */
-static bool export_keep(const struct keel_export_options *opt, const struct keel_record *r)
+static bool export_keep(const struct keel_export_options *opt,
+			const struct keel_record *r)
 {
 	if (!opt->at_set)
 		return true;
@@ -122,8 +123,8 @@ static bool export_keep(const struct keel_export_options *opt, const struct keel
 
 /* Scans one record type of every tenant the options name. */
 static int export_scan(struct keel_store *s, const struct keel_export_options *opt,
-		       const char *const *tenants, size_t ntenants, enum keel_record_type type,
-		       keel_scan_fn fn, void *ud)
+		       const char *const *tenants, size_t ntenants,
+		       enum keel_record_type type, keel_scan_fn fn, void *ud)
 {
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < ntenants; i++) {
@@ -146,7 +147,8 @@ static void csv_field(struct keel_buf *b, struct keel_str s)
 		return;
 	bool quote = false;
 	for (size_t i = 0; i < s.len && !quote; i++)
-		quote = s.ptr[i] == ',' || s.ptr[i] == '"' || s.ptr[i] == '\r' || s.ptr[i] == '\n';
+		quote = s.ptr[i] == ',' || s.ptr[i] == '"' || s.ptr[i] == '\r' ||
+			s.ptr[i] == '\n';
 	if (!quote && s.len) {
 		keel_buf_add(b, s.ptr, s.len);
 		return;
@@ -225,19 +227,20 @@ static int export_csv(struct keel_store *s, const struct keel_export_options *op
 		const char *file, *header;
 		enum keel_record_type type;
 	} tables[] = {
-		{"entities.csv", "tenant,subject,kind,first_seen,last_seen", KEEL_REC_ENTITY},
-		{"facts.csv",
-		 "tenant,subject,predicate,value,valid_from,valid_to,asserted_by,closed_by",
-		 KEEL_REC_FACT},
-		{"relations.csv",
-		 "tenant,subject,relation,object,linked,valid_from,valid_to,asserted_by,"
-		 "closed_by",
-		 KEEL_REC_RELATION},
-		{"events.csv", "tenant,id,event_type,time,envelope", KEEL_REC_EVENT},
+	    {"entities.csv", "tenant,subject,kind,first_seen,last_seen", KEEL_REC_ENTITY},
+	    {"facts.csv",
+	     "tenant,subject,predicate,value,valid_from,valid_to,asserted_by,closed_by",
+	     KEEL_REC_FACT},
+	    {"relations.csv",
+	     "tenant,subject,relation,object,linked,valid_from,valid_to,asserted_by,"
+	     "closed_by",
+	     KEEL_REC_RELATION},
+	    {"events.csv", "tenant,id,event_type,time,envelope", KEEL_REC_EVENT},
 	};
 	if (!opt->dir)
-		return keel_store_fail(s, KEEL_EINVAL,
-				       "csv writes one file per table: it needs an output directory");
+		return keel_store_fail(
+		    s, KEEL_EINVAL,
+		    "csv writes one file per table: it needs an output directory");
 	struct keel_buf path;
 	keel_buf_init(&path);
 	int rc = 0;
@@ -248,8 +251,8 @@ static int export_csv(struct keel_store *s, const struct keel_export_options *op
 			break;
 		keel_buf_adds(&c.out.buf, tables[i].header);
 		keel_buf_add(&c.out.buf, "\r\n", 2);
-		rc = export_scan(s, opt, (const char *const *)tenants->items, tenants->len,
-				 tables[i].type, csv_record, &c);
+		rc = export_scan(s, opt, (const char *const *)tenants->items,
+				 tenants->len, tables[i].type, csv_record, &c);
 		rc = export_close(&c.out, rc);
 	}
 	keel_buf_free(&path);
@@ -305,7 +308,8 @@ static int ndjson_record(void *ud, const struct keel_record *r)
 			keel_buf_add_json_str(b, r->name);
 			keel_buf_adds(b, ",\"object\":");
 			keel_buf_add_json_str(b, r->object);
-			keel_buf_adds(b, r->linked ? ",\"linked\":true" : ",\"linked\":false");
+			keel_buf_adds(b, r->linked ? ",\"linked\":true"
+						   : ",\"linked\":false");
 		}
 		keel_buf_adds(b, ",\"valid_from\":");
 		export_time(b, r->valid_from, true);
@@ -339,14 +343,15 @@ static int export_ndjson(struct keel_store *s, const struct keel_export_options 
 	struct export_out out;
 	int rc = export_open(s, opt, "export.ndjson", &out, &path);
 	if (rc == 0) {
-		static const enum keel_record_type order[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
-							      KEEL_REC_RELATION, KEEL_REC_EVENT};
+		static const enum keel_record_type order[] = {
+		    KEEL_REC_ENTITY, KEEL_REC_FACT, KEEL_REC_RELATION, KEEL_REC_EVENT};
 		struct ndjson_ctx c = {opt, &out};
 		/* Tenant by tenant, as the dump: every type of one tenant first. */
 		for (size_t t = 0; rc == 0 && t < tenants->len; t++) {
 			const char *const *one = (const char *const *)&tenants->items[t];
 			for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(order); i++)
-				rc = export_scan(s, opt, one, 1, order[i], ndjson_record, &c);
+				rc = export_scan(s, opt, one, 1, order[i], ndjson_record,
+						 &c);
 		}
 		rc = export_close(&out, rc);
 	}
@@ -533,11 +538,13 @@ static int gml_relation_rec(void *ud, const struct keel_record *r)
 	struct gml_ctx *c = ud;
 	if (!gml_current(c, r) || !r->linked)
 		return 0;
-	const struct gml_entity *from = gml_find(c, r->subject), *to = gml_find(c, r->object);
+	const struct gml_entity *from = gml_find(c, r->subject),
+				*to = gml_find(c, r->object);
 	if (!from || !to)
 		return 0; /* cannot happen: a link upserts both entities */
 	struct keel_buf *b = &c->edges;
-	keel_buf_addf(b, "    <edge id=\"e%llu\" source=\"", (unsigned long long)c->nedges++);
+	keel_buf_addf(b, "    <edge id=\"e%llu\" source=\"",
+		      (unsigned long long)c->nedges++);
 	gml_node_id(b, from);
 	keel_buf_adds(b, "\" target=\"");
 	gml_node_id(b, to);
@@ -599,7 +606,8 @@ static void gml_free(struct gml_ctx *c)
 	keel_json_doc_free(&c->doc);
 }
 
-static int export_graphml_tenant(struct keel_store *s, const struct keel_export_options *opt,
+static int export_graphml_tenant(struct keel_store *s,
+				 const struct keel_export_options *opt,
 				 const char *tenant, struct keel_buf *path)
 {
 	struct gml_ctx c;
@@ -614,7 +622,8 @@ static int export_graphml_tenant(struct keel_store *s, const struct keel_export_
 	if (rc == 0)
 		rc = export_scan(s, opt, &tenant, 1, KEEL_REC_FACT, gml_fact_rec, &c);
 	if (rc == 0)
-		rc = export_scan(s, opt, &tenant, 1, KEEL_REC_RELATION, gml_relation_rec, &c);
+		rc = export_scan(s, opt, &tenant, 1, KEEL_REC_RELATION, gml_relation_rec,
+				 &c);
 	if (rc) {
 		gml_free(&c);
 		return rc;
@@ -633,30 +642,33 @@ static int export_graphml_tenant(struct keel_store *s, const struct keel_export_
 		return rc;
 	}
 	struct keel_buf *b = &out.buf;
-	keel_buf_adds(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-			 "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\" "
-			 "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
-			 "xsi:schemaLocation=\"http://graphml.graphdrawing.org/xmlns "
-			 "http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd\">\n"
-			 "  <key id=\"subject\" for=\"node\" attr.name=\"subject\" "
-			 "attr.type=\"string\"/>\n"
-			 "  <key id=\"kind\" for=\"node\" attr.name=\"kind\" attr.type=\"string\"/>\n"
-			 "  <key id=\"first_seen\" for=\"node\" attr.name=\"first_seen\" "
-			 "attr.type=\"string\"/>\n"
-			 "  <key id=\"last_seen\" for=\"node\" attr.name=\"last_seen\" "
-			 "attr.type=\"string\"/>\n");
+	keel_buf_adds(
+	    b,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\" "
+	    "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+	    "xsi:schemaLocation=\"http://graphml.graphdrawing.org/xmlns "
+	    "http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd\">\n"
+	    "  <key id=\"subject\" for=\"node\" attr.name=\"subject\" "
+	    "attr.type=\"string\"/>\n"
+	    "  <key id=\"kind\" for=\"node\" attr.name=\"kind\" attr.type=\"string\"/>\n"
+	    "  <key id=\"first_seen\" for=\"node\" attr.name=\"first_seen\" "
+	    "attr.type=\"string\"/>\n"
+	    "  <key id=\"last_seen\" for=\"node\" attr.name=\"last_seen\" "
+	    "attr.type=\"string\"/>\n");
 	for (size_t i = 0; i < c.predicates.len; i++) {
 		keel_buf_addf(b, "  <key id=\"f%zu\" for=\"node\" attr.name=\"", i);
 		xml_text(b, keel_str_cstr(c.predicates.items[i]));
 		keel_buf_adds(b, "\" attr.type=\"string\"/>\n");
 	}
-	keel_buf_adds(b, "  <key id=\"relation\" for=\"edge\" attr.name=\"relation\" "
-			 "attr.type=\"string\"/>\n"
-			 "  <key id=\"valid_from\" for=\"edge\" attr.name=\"valid_from\" "
-			 "attr.type=\"string\"/>\n"
-			 "  <key id=\"asserted_by\" for=\"edge\" attr.name=\"asserted_by\" "
-			 "attr.type=\"string\"/>\n"
-			 "  <graph id=\"");
+	keel_buf_adds(b,
+		      "  <key id=\"relation\" for=\"edge\" attr.name=\"relation\" "
+		      "attr.type=\"string\"/>\n"
+		      "  <key id=\"valid_from\" for=\"edge\" attr.name=\"valid_from\" "
+		      "attr.type=\"string\"/>\n"
+		      "  <key id=\"asserted_by\" for=\"edge\" attr.name=\"asserted_by\" "
+		      "attr.type=\"string\"/>\n"
+		      "  <graph id=\"");
 	xml_text(b, keel_str_cstr(tenant));
 	keel_buf_adds(b, "\" edgedefault=\"directed\">\n");
 	/* Entities and facts both come sorted by subject: one merge. */
@@ -681,7 +693,8 @@ static int export_graphml_tenant(struct keel_store *s, const struct keel_export_
 		keel_buf_adds(b, "</data>");
 		while (fi < c.facts.len) {
 			const struct gml_fact *f = c.facts.items[fi];
-			int k = keel_str_cmp(keel_str_make(f->subject, f->subject_len), subj);
+			int k =
+			    keel_str_cmp(keel_str_make(f->subject, f->subject_len), subj);
 			if (k > 0)
 				break;
 			fi++;
@@ -706,9 +719,10 @@ static int export_graphml(struct keel_store *s, const struct keel_export_options
 			  const struct keel_ptrvec *tenants)
 {
 	if (!opt->dir && tenants->len != 1)
-		return keel_store_fail(s, KEEL_EINVAL,
-				       "graphml writes one file per tenant: give an output "
-				       "directory, or one tenant");
+		return keel_store_fail(
+		    s, KEEL_EINVAL,
+		    "graphml writes one file per tenant: give an output "
+		    "directory, or one tenant");
 	struct keel_buf path;
 	keel_buf_init(&path);
 	int rc = 0;
@@ -725,8 +739,9 @@ int keel_export(struct keel_store *s, const struct keel_export_options *opt)
 	if (!s || !opt)
 		return KEEL_EINVAL;
 	if (opt->dir && mkdir(opt->dir, 0777) != 0 && errno != EEXIST)
-		return keel_store_fail(s, KEEL_EIO, "cannot create the directory \"%s\": %s",
-				       opt->dir, strerror(errno));
+		return keel_store_fail(s, KEEL_EIO,
+				       "cannot create the directory \"%s\": %s", opt->dir,
+				       strerror(errno));
 	struct keel_ptrvec tenants = {0};
 	int rc = 0;
 	if (opt->tenant)

@@ -48,13 +48,14 @@
 /* ------------------------------------------------------------ wrappers */
 
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
-			      uint64_t log_events, struct keel_buf *note)
+			      struct keel_overlay *o, struct keel_batch_event **ev,
+			      size_t n, uint64_t log_events, struct keel_buf *note)
 {
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "replace outside a transaction");
 	if (!s->ops->replace_tenant)
-		return keel_store_fail(s, KEEL_EINVAL, "the %s store cannot replace a tenant",
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "the %s store cannot replace a tenant",
 				       s->ops->scheme);
 	return s->ops->replace_tenant(s, tenant, o, ev, n, log_events, note);
 }
@@ -156,7 +157,8 @@ static struct keel_batch_event *keel_prep_event(struct keel_prep *p, const char 
 	keel_arena_reset(&p->scratch);
 	struct keel_json_error jerr;
 	if (keel_json_parse(&p->doc, text, len, &jerr) != 0) {
-		keel_buf_addf(&p->msg, "invalid JSON at byte %zu: %s", jerr.offset, jerr.msg);
+		keel_buf_addf(&p->msg, "invalid JSON at byte %zu: %s", jerr.offset,
+			      jerr.msg);
 		keel_prep_reject(p, position, KEEL_STR_NULL, text, len);
 		return NULL;
 	}
@@ -168,8 +170,8 @@ static struct keel_batch_event *keel_prep_event(struct keel_prep *p, const char 
 	struct keel_arena *a = &p->scratch;
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
-	enum keel_run_result run = keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops,
-						      &ev->nops, &p->msg);
+	enum keel_run_result run = keel_cartridge_run(p->cartridge, &p->doc, &env, a,
+						      &ev->ops, &ev->nops, &p->msg);
 	if (run == KEEL_RUN_REJECTED) {
 		keel_prep_reject(p, position, env.id, text, len);
 		return NULL;
@@ -191,7 +193,7 @@ static struct keel_batch_event *keel_prep_event(struct keel_prep *p, const char 
 /* ------------------------------------------------- a tenant in memory */
 
 struct keel_build {
-	char *tenant; /* NUL-terminated */
+	char *tenant;	       /* NUL-terminated */
 	struct keel_overlay o; /* every key and row of the tenant */
 	struct keel_map kinds; /* interned kind strings (in o.arena) */
 	/* bulk loads only: the events to log, and their ids */
@@ -301,7 +303,8 @@ static int keel_build_cmp_timeline(const void *pa, const void *pb)
 	const struct keel_timeline *a = *(const struct keel_timeline *const *)pa;
 	const struct keel_timeline *b = *(const struct keel_timeline *const *)pb;
 	int c;
-	if ((c = (int)a->kind - (int)b->kind) || (c = keel_str_cmp(a->subject, b->subject)) ||
+	if ((c = (int)a->kind - (int)b->kind) ||
+	    (c = keel_str_cmp(a->subject, b->subject)) ||
 	    (c = keel_str_cmp(a->name, b->name)))
 		return c;
 	return keel_str_cmp(a->object, b->object);
@@ -326,7 +329,8 @@ static void keel_build_finish(struct keel_build *b)
 			/* Insertion sort of the run of equal valid_from. */
 			struct keel_row *r = tl->rows[k];
 			size_t j = n;
-			while (j > 0 && ((struct keel_row *)rows->items[j - 1])->timeline == tl &&
+			while (j > 0 &&
+			       ((struct keel_row *)rows->items[j - 1])->timeline == tl &&
 			       keel_build_cmp_row(&rows->items[j - 1], &r) > 0) {
 				rows->items[j] = rows->items[j - 1];
 				j--;
@@ -367,8 +371,9 @@ static uint64_t keel_hash_entity(struct keel_str subject, struct keel_str kind,
 }
 
 static uint64_t keel_hash_row(struct keel_str subject, struct keel_str object,
-			      struct keel_str value, bool linked, int64_t from, int64_t to,
-			      struct keel_str asserted_by, struct keel_str closed_by)
+			      struct keel_str value, bool linked, int64_t from,
+			      int64_t to, struct keel_str asserted_by,
+			      struct keel_str closed_by)
 {
 	uint64_t h = keel_hash_str(2, subject);
 	h = keel_hash_str(h, object);
@@ -452,16 +457,18 @@ static int keel_diff_scan_record(void *ud, const struct keel_record *r)
 	struct keel_diff *d = ud;
 	if (r->type == KEEL_REC_ENTITY) {
 		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
-		keel_u64vec_push(&g->side[0], keel_hash_entity(r->subject, r->kind,
-								 r->first_seen, r->last_seen));
+		keel_u64vec_push(
+		    &g->side[0],
+		    keel_hash_entity(r->subject, r->kind, r->first_seen, r->last_seen));
 		return 0;
 	}
 	bool fact = r->type == KEEL_REC_FACT;
 	struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, r->name);
 	keel_u64vec_push(&g->side[0],
 			 keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
-				       fact ? r->value : KEEL_STR_NULL, fact ? false : r->linked,
-				       r->valid_from, r->valid_to, r->asserted_by, r->closed_by));
+				       fact ? r->value : KEEL_STR_NULL,
+				       fact ? false : r->linked, r->valid_from,
+				       r->valid_to, r->asserted_by, r->closed_by));
 	return 0;
 }
 
@@ -470,19 +477,21 @@ static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
 	for (size_t i = 0; i < b->o.entities.len; i++) {
 		const struct keel_entity *e = b->o.entities.items[i];
 		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
-		keel_u64vec_push(&g->side[1],
-				 keel_hash_entity(e->subject, e->kind, e->first_seen, e->last_seen));
+		keel_u64vec_push(
+		    &g->side[1],
+		    keel_hash_entity(e->subject, e->kind, e->first_seen, e->last_seen));
 	}
 	for (size_t i = 0; i < b->o.new_rows.len; i++) {
 		const struct keel_row *r = b->o.new_rows.items[i];
 		const struct keel_timeline *tl = r->timeline;
 		bool fact = tl->kind == KEEL_ROW_FACT;
 		struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, tl->name);
-		keel_u64vec_push(&g->side[1],
-				 keel_hash_row(tl->subject, fact ? KEEL_STR_NULL : tl->object,
-					       fact ? r->value : KEEL_STR_NULL,
-					       fact ? false : r->linked, r->valid_from,
-					       r->valid_to, r->asserted_by, r->closed_by));
+		keel_u64vec_push(
+		    &g->side[1],
+		    keel_hash_row(tl->subject, fact ? KEEL_STR_NULL : tl->object,
+				  fact ? r->value : KEEL_STR_NULL,
+				  fact ? false : r->linked, r->valid_from, r->valid_to,
+				  r->asserted_by, r->closed_by));
 	}
 }
 
@@ -510,7 +519,7 @@ static void keel_diff_take_after(struct keel_diff *d, struct keel_diff *from)
 	for (size_t i = 0; i < from->groups.len; i++) {
 		struct keel_diff_group *src = from->groups.items[i];
 		struct keel_diff_group *g = keel_diff_group(
-			d, src->table, keel_str_make(src->name, src->name_len));
+		    d, src->table, keel_str_make(src->name, src->name_len));
 		free(g->side[1].v);
 		g->side[1] = src->side[1];
 		g->after_sorted = true;
@@ -521,7 +530,8 @@ static void keel_diff_take_after(struct keel_diff *d, struct keel_diff *from)
 static void keel_diff_sort_after(struct keel_diff *d)
 {
 	for (size_t i = 0; i < d->groups.len; i++) {
-		struct keel_u64vec *v = &((struct keel_diff_group *)d->groups.items[i])->side[1];
+		struct keel_u64vec *v =
+		    &((struct keel_diff_group *)d->groups.items[i])->side[1];
 		if (v->len > 1)
 			qsort(v->v, v->len, sizeof *v->v, keel_cmp_u64);
 	}
@@ -532,7 +542,8 @@ static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep
 {
 	if (d->groups.len > 1)
 		qsort(d->groups.items, d->groups.len, sizeof(void *), keel_cmp_group);
-	rep->changes = keel_xcalloc(d->groups.len ? d->groups.len : 1, sizeof *rep->changes);
+	rep->changes =
+	    keel_xcalloc(d->groups.len ? d->groups.len : 1, sizeof *rep->changes);
 	/* The names live in one block after the array would complicate
 	 * freeing; each is its own allocation instead. */
 	for (size_t i = 0; i < d->groups.len; i++) {
@@ -604,7 +615,7 @@ struct keel_replay_ctx {
 	struct keel_prep prep;
 	struct keel_build *build;
 	struct keel_report report;
-	uint64_t n;	  /* envelopes read (reading thread) */
+	uint64_t n;	 /* envelopes read (reading thread) */
 	uint64_t placed; /* envelopes built (build thread) */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -680,8 +691,9 @@ static void *keel_replay_build_main(void *arg)
 		size_t start = 0;
 		for (size_t i = 0; i < b->n; i++) {
 			c->placed++;
-			struct keel_batch_event *ev = keel_prep_event(
-				&c->prep, b->text.data + start, b->ends[i] - start, c->placed);
+			struct keel_batch_event *ev =
+			    keel_prep_event(&c->prep, b->text.data + start,
+					    b->ends[i] - start, c->placed);
 			start = b->ends[i];
 			if (!ev)
 				continue;
@@ -757,14 +769,15 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	double t0 = keel_replay_clock();
 	int rc = keel_store_begin(s);
 	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
-		rc = keel_store_fail(s, KEEL_EINVAL, "cannot start the replay's build thread");
+		rc = keel_store_fail(s, KEEL_EINVAL,
+				     "cannot start the replay's build thread");
 	running = rc == 0;
 	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
 	if (rc == 0)
 		rc = keel_store_scan(s, &q, keel_replay_event, &c);
 	if (rc == 0 && c.n == 0)
-		rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" has no events to replay",
-				     tenant);
+		rc = keel_store_fail(s, KEEL_ENOTFOUND,
+				     "tenant \"%s\" has no events to replay", tenant);
 	if (rc == 0 && c.filling) {
 		keel_replay_push(&c, c.filling);
 		c.filling = NULL;
@@ -796,7 +809,8 @@ int keel_replay(struct keel_store *s, const char *tenant,
 			rc = keel_store_commit(s);
 		if (rc)
 			goto fail;
-		snprintf(rep->method, sizeof rep->method, "%s", note.len ? note.data : "");
+		snprintf(rep->method, sizeof rep->method, "%s",
+			 note.len ? note.data : "");
 	}
 	rep->read_seconds = t1 - t0;
 	rep->build_seconds = t2 - t0;
@@ -885,7 +899,7 @@ const char *keel_bulk_method(const struct keel_bulk *b)
 }
 
 static int keel_bulk_fail(struct keel_bulk *b, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int keel_bulk_fail(struct keel_bulk *b, int rc, const char *fmt, ...)
 {
@@ -922,11 +936,12 @@ static int keel_bulk_build(struct keel_bulk *b, struct keel_str tenant,
 	if (rc)
 		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(b->store));
 	if (counts[3])
-		return keel_bulk_fail(b, KEEL_EINVAL,
-				      "tenant \"%.*s\" already has %llu events in the store: "
-				      "--replay loads only new tenants (ingest without "
-				      "--replay adds to a tenant)",
-				      (int)tenant.len, tenant.ptr, (unsigned long long)counts[3]);
+		return keel_bulk_fail(
+		    b, KEEL_EINVAL,
+		    "tenant \"%.*s\" already has %llu events in the store: "
+		    "--replay loads only new tenants (ingest without "
+		    "--replay adds to a tenant)",
+		    (int)tenant.len, tenant.ptr, (unsigned long long)counts[3]);
 	struct keel_build *x = keel_build_new(tenant);
 	keel_map_put(&b->tenant_map, h, x);
 	keel_ptrvec_push(&b->builds, x);
@@ -995,7 +1010,8 @@ int keel_bulk_finish(struct keel_bulk *b)
 	if (!b->builds.len)
 		return 0;
 	if (b->builds.len > 1)
-		qsort(b->builds.items, b->builds.len, sizeof(void *), keel_bulk_cmp_build);
+		qsort(b->builds.items, b->builds.len, sizeof(void *),
+		      keel_bulk_cmp_build);
 	struct keel_store *s = b->store;
 	int rc = keel_store_begin(s);
 	if (rc)
@@ -1004,9 +1020,10 @@ int keel_bulk_finish(struct keel_bulk *b)
 		struct keel_build *x = b->builds.items[i];
 		keel_build_finish(x);
 		keel_buf_reset(&b->method);
-		rc = keel_store_replace_tenant(s, keel_str_cstr(x->tenant), &x->o,
-					       (struct keel_batch_event **)x->events.items,
-					       x->events.len, 0, &b->method);
+		rc =
+		    keel_store_replace_tenant(s, keel_str_cstr(x->tenant), &x->o,
+					      (struct keel_batch_event **)x->events.items,
+					      x->events.len, 0, &b->method);
 		if (rc) {
 			keel_bulk_fail(b, rc, "writing tenant \"%s\": %s", x->tenant,
 				       keel_store_errmsg(s));

@@ -70,7 +70,7 @@ struct keel_wblock {
 struct keel_wing {
 	struct keel_workers *w;
 	struct keel_ingest *ing;
-	struct keel_store *store; /* tenants: its own connection */
+	struct keel_store *store;  /* tenants: its own connection */
 	struct keel_wblock *block; /* pipeline: the block being prepared */
 	struct keel_wing *next_free;
 	/* tenants: the worker's queue and thread */
@@ -168,8 +168,9 @@ static int keel_wblock_feed(struct keel_wblock *b, struct keel_ingest *ing)
 	for (size_t i = 0; i < b->nlines; i++) {
 		const struct keel_wline *l = &b->lines[i];
 		const char *p = b->text.data + l->off;
-		int rc = l->too_long ? keel_ingest_add_too_long(ing, l->position, p, l->len)
-				     : keel_ingest_add(ing, p, l->len, l->position);
+		int rc = l->too_long
+			     ? keel_ingest_add_too_long(ing, l->position, p, l->len)
+			     : keel_ingest_add(ing, p, l->len, l->position);
 		if (rc)
 			return rc;
 	}
@@ -214,7 +215,8 @@ static void keel_workers_reject_buffered(void *ud, uint64_t position, const char
 		return;
 	if (b->nrejects == b->rejects_cap) {
 		b->rejects_cap = b->rejects_cap ? 2 * b->rejects_cap : 8;
-		b->rejects = keel_xrealloc(b->rejects, b->rejects_cap * sizeof *b->rejects);
+		b->rejects =
+		    keel_xrealloc(b->rejects, b->rejects_cap * sizeof *b->rejects);
 	}
 	struct keel_wreject *r = &b->rejects[b->nrejects++];
 	r->position = position;
@@ -291,8 +293,9 @@ static void *keel_workers_write_main(void *arg)
 		if (w->opt.on_reject)
 			for (size_t i = 0; i < b->nrejects; i++) {
 				const struct keel_wreject *r = &b->rejects[i];
-				w->opt.on_reject(w->opt.reject_userdata, r->position, r->id,
-						 r->message, r->input, r->input_len);
+				w->opt.on_reject(w->opt.reject_userdata, r->position,
+						 r->id, r->message, r->input,
+						 r->input_len);
 			}
 		int rc = keel_ingest_flush(g->ing);
 		keel_wblock_free(b);
@@ -393,7 +396,8 @@ static int keel_workers_new_ingest(struct keel_workers *w, struct keel_wing *g,
 				   struct keel_store *s, bool buffered)
 {
 	struct keel_ingest_options o = w->opt;
-	o.on_reject = buffered ? keel_workers_reject_buffered : keel_workers_reject_locked;
+	o.on_reject =
+	    buffered ? keel_workers_reject_buffered : keel_workers_reject_locked;
 	o.reject_userdata = g;
 	if (buffered)
 		o.batch = SIZE_MAX; /* the writer flushes, never keel_ingest_add */
@@ -422,7 +426,8 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 	if (rc)
 		return rc;
 	if (mode == KEEL_WORKERS_AUTO)
-		mode = first->ops->concurrent_writers ? KEEL_WORKERS_TENANTS : KEEL_WORKERS_PIPELINE;
+		mode = first->ops->concurrent_writers ? KEEL_WORKERS_TENANTS
+						      : KEEL_WORKERS_PIPELINE;
 
 	struct keel_workers *w = keel_xcalloc(1, sizeof *w);
 	w->mode = mode;
@@ -446,7 +451,7 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 		w->filling = keel_xcalloc(workers, sizeof *w->filling);
 		for (unsigned i = 0; i < workers; i++) {
 			struct keel_wing *g = &w->wings[i];
-				if (i == 0) {
+			if (i == 0) {
 				g->store = first;
 			} else if ((rc = keel_store_open(store_url, &g->store, errmsg))) {
 				keel_workers_free(w);
@@ -455,18 +460,20 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 			}
 			if ((rc = keel_store_worker_init(g->store)) ||
 			    (rc = keel_workers_new_ingest(w, g, g->store, false))) {
-				keel_workers_setup_error(errmsg, keel_store_errmsg(g->store));
+				keel_workers_setup_error(errmsg,
+							 keel_store_errmsg(g->store));
 				keel_workers_free(w);
 				*out = NULL;
 				return rc;
 			}
 		}
 		for (unsigned i = 0; i < workers; i++) {
-			if (pthread_create(&w->wings[i].thread, NULL, keel_workers_tenant_main,
-					   &w->wings[i]) != 0) {
+			if (pthread_create(&w->wings[i].thread, NULL,
+					   keel_workers_tenant_main, &w->wings[i]) != 0) {
 				keel_workers_free(w);
 				*out = NULL;
-				return keel_workers_setup_error(errmsg, "cannot start a worker thread");
+				return keel_workers_setup_error(
+				    errmsg, "cannot start a worker thread");
 			}
 			w->wings[i].started = true;
 		}
@@ -493,10 +500,12 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 	}
 	w->threads = keel_xcalloc(preparers, sizeof *w->threads);
 	for (size_t i = 0; i < preparers; i++) {
-		if (pthread_create(&w->threads[i], NULL, keel_workers_prepare_main, w) != 0) {
+		if (pthread_create(&w->threads[i], NULL, keel_workers_prepare_main, w) !=
+		    0) {
 			keel_workers_free(w);
 			*out = NULL;
-			return keel_workers_setup_error(errmsg, "cannot start a worker thread");
+			return keel_workers_setup_error(errmsg,
+							"cannot start a worker thread");
 		}
 		w->nthreads = i + 1;
 	}
@@ -512,7 +521,8 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 /* ------------------------------------------------------------ feeding */
 
 /* Hands a full block on; waits while the queue is long. */
-static int keel_workers_push(struct keel_workers *w, struct keel_wblock *b, unsigned worker)
+static int keel_workers_push(struct keel_workers *w, struct keel_wblock *b,
+			     unsigned worker)
 {
 	pthread_mutex_lock(&w->mu);
 	if (w->mode == KEEL_WORKERS_TENANTS) {
@@ -560,7 +570,8 @@ static int keel_workers_offer(struct keel_workers *w, const char *text, size_t l
 	w->offered++;
 	unsigned k = 0;
 	if (w->mode == KEEL_WORKERS_TENANTS) {
-		k = too_long ? keel_workers_least_loaded(w) : keel_workers_route(w, text, len);
+		k = too_long ? keel_workers_least_loaded(w)
+			     : keel_workers_route(w, text, len);
 		w->loads[k]++;
 	}
 	struct keel_wblock **slot = &w->filling[w->mode == KEEL_WORKERS_TENANTS ? k : 0];
@@ -574,7 +585,8 @@ static int keel_workers_offer(struct keel_workers *w, const char *text, size_t l
 	return keel_workers_push(w, b, k);
 }
 
-int keel_workers_add(struct keel_workers *w, const char *text, size_t len, uint64_t position)
+int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
+		     uint64_t position)
 {
 	return keel_workers_offer(w, text, len, position, false);
 }

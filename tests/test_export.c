@@ -17,13 +17,13 @@
 
 /* Events whose strings need CSV quoting, plus a generated stream. */
 static const char *const tricky[] = {
-	"{\"specversion\":\"1.0\",\"id\":\"q,1\",\"tenant\":\"acme\",\"type\":"
-	"\"fleet.vehicle.registered\",\"time\":\"2026-01-05T06:00:00Z\",\"data\":{"
-	"\"vehicle_id\":\"V,\\\"1\\\"\\r\\n2\",\"depot_id\":\"D \\u00e9\",\"make\":\"a,b\","
-	"\"model\":\"say \\\"hi\\\"\",\"year\":2020}}",
-	"{\"specversion\":\"1.0\",\"id\":\"q\\\"2\",\"tenant\":\"acme\",\"type\":"
-	"\"fleet.vehicle.status_changed\",\"time\":\"2026-01-05T07:00:00Z\",\"data\":{"
-	"\"vehicle_id\":\"V,\\\"1\\\"\\r\\n2\",\"status\":\"in\\nuse\",\"reason\":\"x\"}}",
+    "{\"specversion\":\"1.0\",\"id\":\"q,1\",\"tenant\":\"acme\",\"type\":"
+    "\"fleet.vehicle.registered\",\"time\":\"2026-01-05T06:00:00Z\",\"data\":{"
+    "\"vehicle_id\":\"V,\\\"1\\\"\\r\\n2\",\"depot_id\":\"D \\u00e9\",\"make\":\"a,b\","
+    "\"model\":\"say \\\"hi\\\"\",\"year\":2020}}",
+    "{\"specversion\":\"1.0\",\"id\":\"q\\\"2\",\"tenant\":\"acme\",\"type\":"
+    "\"fleet.vehicle.status_changed\",\"time\":\"2026-01-05T07:00:00Z\",\"data\":{"
+    "\"vehicle_id\":\"V,\\\"1\\\"\\r\\n2\",\"status\":\"in\\nuse\",\"reason\":\"x\"}}",
 };
 
 static struct keel_store *filled_store(void)
@@ -36,12 +36,13 @@ static struct keel_store *filled_store(void)
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tricky); i++)
-		assert_int_equal(keel_ingest_add(ing, tricky[i], strlen(tricky[i]), i + 1), 0);
+		assert_int_equal(
+		    keel_ingest_add(ing, tricky[i], strlen(tricky[i]), i + 1), 0);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	const struct keel_generate_options g = {.events = 3000, .tenants = 2, .seed = 3,
-						.late = 0.1};
+	const struct keel_generate_options g = {
+	    .events = 3000, .tenants = 2, .seed = 3, .late = 0.1};
 	assert_int_equal(keel_generate_fleet(&g, f), 0);
 	fclose(f);
 	uint64_t n = 10;
@@ -133,7 +134,8 @@ static void add_time(struct keel_buf *b, const struct keel_buf *f)
 }
 
 /* Rebuilds the dump line of a CSV row of `table`. */
-static void csv_to_dump(const char *table, struct keel_buf *f, size_t n, struct keel_buf *out)
+static void csv_to_dump(const char *table, struct keel_buf *f, size_t n,
+			struct keel_buf *out)
 {
 	keel_buf_reset(out);
 	if (!strcmp(table, "entities")) {
@@ -151,7 +153,8 @@ static void csv_to_dump(const char *table, struct keel_buf *f, size_t n, struct 
 	} else if (!strcmp(table, "facts") || !strcmp(table, "relations")) {
 		bool fact = !strcmp(table, "facts");
 		assert_int_equal(n, fact ? 8 : 9);
-		keel_buf_addf(out, "{\"type\":\"%s\",\"tenant\":", fact ? "fact" : "relation");
+		keel_buf_addf(out,
+			      "{\"type\":\"%s\",\"tenant\":", fact ? "fact" : "relation");
 		keel_buf_add_json_str(out, fstr(&f[0]));
 		keel_buf_adds(out, ",\"subject\":");
 		keel_buf_add_json_str(out, fstr(&f[1]));
@@ -221,9 +224,10 @@ static void csv_parses_back_to_the_dump(void **state)
 	struct keel_export_options o = {.format = KEEL_EXPORT_CSV, .dir = dir};
 	assert_int_equal(keel_export(s, &o), 0);
 	char *dump = keel_test_dump(s, NULL);
-	static const char *const tables[][2] = {
-		{"entities", "entity"}, {"facts", "fact"}, {"relations", "relation"},
-		{"events", "event"}};
+	static const char *const tables[][2] = {{"entities", "entity"},
+						{"facts", "fact"},
+						{"relations", "relation"},
+						{"events", "event"}};
 	struct keel_buf fields[10], line;
 	for (size_t i = 0; i < 10; i++)
 		keel_buf_init(&fields[i]);
@@ -305,7 +309,8 @@ static void ndjson_is_the_dump_and_at_filters(void **state)
 		for (char *nl; *p; p = nl + 1) {
 			nl = strchr(p, '\n');
 			struct keel_json_error jerr;
-			assert_int_equal(keel_json_parse(&doc, p, (size_t)(nl - p), &jerr), 0);
+			assert_int_equal(
+			    keel_json_parse(&doc, p, (size_t)(nl - p), &jerr), 0);
 			const struct keel_json *t = keel_json_get(doc.root, "type", 4);
 			const struct keel_json *tn = keel_json_get(doc.root, "tenant", 6);
 			if (strncmp(tn->str, "tenant-01", tn->len))
@@ -364,8 +369,8 @@ static void options_the_format_cannot_take_fail(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(csv_parses_back_to_the_dump),
-	cmocka_unit_test(ndjson_is_the_dump_and_at_filters),
-	cmocka_unit_test(options_the_format_cannot_take_fail),
+    cmocka_unit_test(csv_parses_back_to_the_dump),
+    cmocka_unit_test(ndjson_is_the_dump_and_at_filters),
+    cmocka_unit_test(options_the_format_cannot_take_fail),
 };
 KEEL_TEST_MAIN(tests)

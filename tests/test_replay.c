@@ -31,7 +31,11 @@ static struct lines *lines_generate(uint32_t tenants, uint64_t seed)
 	size_t len = 0;
 	FILE *f = open_memstream(&l->text, &len);
 	const struct keel_generate_options o = {
-		.events = EVENTS, .tenants = tenants, .seed = seed, .late = 0.1, .duplicates = 0.05,
+	    .events = EVENTS,
+	    .tenants = tenants,
+	    .seed = seed,
+	    .late = 0.1,
+	    .duplicates = 0.05,
 	};
 	assert_int_equal(keel_generate_fleet(&o, f), 0);
 	fclose(f);
@@ -116,7 +120,8 @@ static void ingest_all(struct keel_store *s, const struct keel_cartridge *c,
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < l->n; i++)
-		assert_int_equal(keel_ingest_add(ing, l->v[i], strlen(l->v[i]), i + 1), 0);
+		assert_int_equal(keel_ingest_add(ing, l->v[i], strlen(l->v[i]), i + 1),
+				 0);
 	assert_int_equal(keel_ingest_flush(ing), 0);
 	keel_ingest_free(ing);
 }
@@ -125,7 +130,8 @@ static const struct keel_replay_change *change(const struct keel_replay_report *
 					       const char *table, const char *name)
 {
 	for (size_t i = 0; i < r->nchanges; i++)
-		if (!strcmp(r->changes[i].table, table) && !strcmp(r->changes[i].name, name))
+		if (!strcmp(r->changes[i].table, table) &&
+		    !strcmp(r->changes[i].name, name))
 			return &r->changes[i];
 	return NULL;
 }
@@ -167,7 +173,8 @@ static void replay_changed_cartridge_equals_fresh_ingest(void **state)
 	(void)state;
 	struct lines *l = lines_generate(2, 8);
 	struct keel_cartridge *c1 = cartridge(NULL, NULL);
-	struct keel_cartridge *c2 = cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_cartridge *c2 =
+	    cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
 	struct keel_store *s = open_store("memory:");
 	struct keel_store *fresh = open_store("memory:");
 	ingest_all(s, c1, l, 500);
@@ -241,17 +248,19 @@ static void replay_failing_midway_changes_nothing(void **state)
 	snprintf(url, sizeof url, "sqlite:%s/r.db", dir);
 	struct lines *l = lines_generate(2, 13);
 	struct keel_cartridge *c = cartridge(NULL, NULL);
-	struct keel_cartridge *c2 = cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_cartridge *c2 =
+	    cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
 	struct keel_store *s = open_store(url);
 	ingest_all(s, c, l, 500);
 	char *before = keel_test_dump(s, NULL);
 	sqlite3 *db = keel_store_sqlite_db(s);
-	assert_int_equal(sqlite3_exec(db,
-				      "CREATE TRIGGER refuse BEFORE INSERT ON relations "
-				      "WHEN NEW.tenant = 'tenant-01' AND NEW.relation = 'drives' "
-				      "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "CREATE TRIGGER refuse BEFORE INSERT ON relations "
+			 "WHEN NEW.tenant = 'tenant-01' AND NEW.relation = 'drives' "
+			 "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
 	struct keel_replay_options o = {.cartridge = c2};
 	struct keel_replay_report *r = NULL;
 	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), KEEL_ESTORE);
@@ -263,7 +272,8 @@ static void replay_failing_midway_changes_nothing(void **state)
 	assert_int_equal(keel_replay(s, "tenant-00", &o, &r), 0);
 	assert_true(r->added > 0);
 	keel_replay_report_free(r);
-	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER refuse", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER refuse", NULL, NULL, NULL),
+			 SQLITE_OK);
 	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), 0);
 	keel_replay_report_free(r);
 	char *replayed = keel_test_dump(s, NULL);
@@ -288,8 +298,8 @@ static void bulk_equals_ingest(void **state)
 	ingest_all(a, c, l, 500);
 	struct keel_store *b = open_store("memory:");
 	struct reject_log rl = {0};
-	struct keel_ingest_options o = {.cartridge = c, .on_reject = on_reject,
-					.reject_userdata = &rl};
+	struct keel_ingest_options o = {
+	    .cartridge = c, .on_reject = on_reject, .reject_userdata = &rl};
 	struct keel_bulk *bulk = NULL;
 	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
 	const char *bad = "{\"id\":\"x\"}";
@@ -330,8 +340,8 @@ static char *workers_dump(const char *url, const struct keel_cartridge *c,
 			  const struct lines *l, unsigned n, enum keel_workers_mode mode,
 			  struct reject_log *rl, struct keel_workers **keep)
 {
-	struct keel_ingest_options o = {.cartridge = c, .batch = 53, .on_reject = on_reject,
-					.reject_userdata = rl};
+	struct keel_ingest_options o = {
+	    .cartridge = c, .batch = 53, .on_reject = on_reject, .reject_userdata = rl};
 	struct keel_workers *w = NULL;
 	char *err = NULL;
 	if (keel_workers_new(url, &o, n, mode, &w, &err))
@@ -341,7 +351,8 @@ static char *workers_dump(const char *url, const struct keel_cartridge *c,
 	for (size_t i = 0; i < l->n; i++) {
 		if (i % 500 == 7) {
 			const char *bad = "{\"tenant\":\"tenant-01\",\"id\":\"bad\"}";
-			assert_int_equal(keel_workers_add(w, bad, strlen(bad), 100000 + i), 0);
+			assert_int_equal(
+			    keel_workers_add(w, bad, strlen(bad), 100000 + i), 0);
 		}
 		assert_int_equal(keel_workers_add(w, l->v[i], strlen(l->v[i]), i + 1), 0);
 	}
@@ -416,7 +427,8 @@ static void workers_tenants_never_share_a_tenant(void **state)
 			for (size_t j = 0; j < 4; j++) {
 				if (j == k)
 					continue;
-				const struct keel_ptrvec *o = keel_workers_tenants_of(w, j);
+				const struct keel_ptrvec *o =
+				    keel_workers_tenants_of(w, j);
 				for (size_t x = 0; x < o->len; x++)
 					assert_string_not_equal(name, o->items[x]);
 			}
@@ -433,12 +445,12 @@ static void workers_tenants_never_share_a_tenant(void **state)
 }
 
 const struct CMUnitTest tests[] = {
-	cmocka_unit_test(replay_memory_keeps_dump),
-	cmocka_unit_test(replay_changed_cartridge_equals_fresh_ingest),
-	cmocka_unit_test(replay_unknown_tenant_is_not_found),
-	cmocka_unit_test(replay_failing_midway_changes_nothing),
-	cmocka_unit_test(bulk_equals_ingest),
-	cmocka_unit_test(workers_pipeline_equals_one_worker),
-	cmocka_unit_test(workers_tenants_never_share_a_tenant),
+    cmocka_unit_test(replay_memory_keeps_dump),
+    cmocka_unit_test(replay_changed_cartridge_equals_fresh_ingest),
+    cmocka_unit_test(replay_unknown_tenant_is_not_found),
+    cmocka_unit_test(replay_failing_midway_changes_nothing),
+    cmocka_unit_test(bulk_equals_ingest),
+    cmocka_unit_test(workers_pipeline_equals_one_worker),
+    cmocka_unit_test(workers_tenants_never_share_a_tenant),
 };
 KEEL_TEST_MAIN(tests)
