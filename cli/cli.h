@@ -58,6 +58,21 @@ bool cli_parse_fraction(const char *s, double *out);
 /* An RFC 3339 timestamp or "now"; *why names the rule broken. */
 bool cli_parse_time(const char *s, int64_t *out, const char **why);
 
+/* The read commands (show, history, why) share one shape: options --at
+ * (when the command takes a time; default now), --store and --help, then
+ * between min_args and max_args positional arguments, then one query that
+ * returns a JSON document, printed on one line. */
+struct cli_read {
+	int min_args;
+	int max_args;
+	bool takes_at;
+	const char *arity; /* the usage error when the count is wrong */
+	int (*query)(struct keel_store *s, char **args, int nargs, int64_t at,
+		     char **json);
+};
+int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
+		 char **argv);
+
 /* Prints a JSON document and a newline on stdout; frees it. */
 int cli_print_json(const struct keel_cmd *cmd, char *json);
 /* Flushes stdout; on a write error reports it and returns 1. */

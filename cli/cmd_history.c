@@ -4,47 +4,24 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+
+static int history_query(struct keel_store *s, char **args, int nargs, int64_t at,
+			 char **json)
+{
+	(void)at;
+	return keel_history(s, args[0], args[1], nargs == 3 ? args[2] : NULL, json);
+}
 
 static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"store", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct cli_read read = {
+	    .min_args = 2,
+	    .max_args = 3,
+	    .takes_at = false,
+	    .arity = "expected a tenant, a subject and optionally a predicate",
+	    .query = history_query,
 	};
-	const char *url = NULL;
-	int c;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			url = optarg;
-			break;
-		case 'h':
-			cli_help(cmd, stdout);
-			return CLI_OK;
-		default:
-			return cli_bad_option(cmd);
-		}
-	}
-	int n = argc - optind;
-	if (n != 2 && n != 3)
-		return cli_usage_error(cmd, "expected a tenant, a subject and optionally "
-					    "a predicate");
-
-	struct keel_store *s = cli_open_store(cmd, url);
-	if (!s)
-		return CLI_FATAL;
-	char *json = NULL;
-	int rc = keel_history(s, argv[optind], argv[optind + 1],
-			      n == 3 ? argv[optind + 2] : NULL, &json);
-	if (rc)
-		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
-	else
-		rc = cli_print_json(cmd, json);
-	keel_store_close(s);
-	return rc;
+	return cli_run_read(cmd, &read, argc, argv);
 }
 
 const struct keel_cmd keel_cmd_history = {

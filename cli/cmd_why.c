@@ -4,53 +4,24 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+
+static int why_query(struct keel_store *s, char **args, int nargs, int64_t at,
+		     char **json)
+{
+	(void)nargs;
+	return keel_why(s, args[0], args[1], args[2], at, json);
+}
 
 static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"at", required_argument, NULL, 'a'},
-	    {"store", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct cli_read read = {
+	    .min_args = 3,
+	    .max_args = 3,
+	    .takes_at = true,
+	    .arity = "expected a tenant, a subject and a predicate",
+	    .query = why_query,
 	};
-	const char *url = NULL;
-	int64_t at = keel_time_now();
-	const char *why;
-	int c;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "a:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			if (!cli_parse_time(optarg, &at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
-						       why);
-			break;
-		case 's':
-			url = optarg;
-			break;
-		case 'h':
-			cli_help(cmd, stdout);
-			return CLI_OK;
-		default:
-			return cli_bad_option(cmd);
-		}
-	}
-	if (argc - optind != 3)
-		return cli_usage_error(cmd,
-				       "expected a tenant, a subject and a predicate");
-
-	struct keel_store *s = cli_open_store(cmd, url);
-	if (!s)
-		return CLI_FATAL;
-	char *json = NULL;
-	int rc = keel_why(s, argv[optind], argv[optind + 1], argv[optind + 2], at, &json);
-	if (rc)
-		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
-	else
-		rc = cli_print_json(cmd, json);
-	keel_store_close(s);
-	return rc;
+	return cli_run_read(cmd, &read, argc, argv);
 }
 
 const struct keel_cmd keel_cmd_why = {

@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -149,6 +151,54 @@ int cli_finish_stdout(const struct keel_cmd *cmd, int rc)
 		cli_error(cmd, "cannot write to standard output: %s", strerror(errno));
 		return CLI_FATAL;
 	}
+	return rc;
+}
+
+int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
+		 char **argv)
+{
+	static const struct option with_at[] = {
+	    {"at", required_argument, NULL, 'a'},
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *url = NULL;
+	int64_t at = keel_time_now();
+	const char *why;
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, r->takes_at ? "a:s:h" : "s:h",
+				r->takes_at ? with_at : with_at + 1, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (!cli_parse_time(optarg, &at, &why))
+				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
+			break;
+		case 's':
+			url = optarg;
+			break;
+		case 'h':
+			cli_help(cmd, stdout);
+			return CLI_OK;
+		default:
+			return cli_bad_option(cmd);
+		}
+	}
+	int n = argc - optind;
+	if (n < r->min_args || n > r->max_args)
+		return cli_usage_error(cmd, "%s", r->arity);
+
+	struct keel_store *s = cli_open_store(cmd, url);
+	if (!s)
+		return CLI_FATAL;
+	char *json = NULL;
+	int rc = r->query(s, argv + optind, n, at, &json);
+	if (rc)
+		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
+	else
+		rc = cli_print_json(cmd, json);
+	keel_store_close(s);
 	return rc;
 }
 
