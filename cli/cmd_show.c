@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-
 static int show_query(struct keel_store *s, char **args, int nargs, int64_t at,
 		      char **json)
 {
