@@ -451,6 +451,8 @@ static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 	return strlen(s);
 }
 
+/* libmicrohttpd hands its own format strings to this logger. */
+__attribute__((format(printf, 2, 0)))
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	struct keel_server *srv = cls;
