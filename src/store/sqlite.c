@@ -1087,7 +1087,7 @@ static unsigned keel_sqlite_scan_mask(const struct keel_scan *q)
 		break;
 	case KEEL_REC_RELATION:
 		m |= q->object.ptr ? KEEL_SF_OBJECT : 0;
-		/* fall through */
+		__attribute__((fallthrough));
 	case KEEL_REC_FACT:
 		m |= q->subject.ptr ? KEEL_SF_SUBJECT : 0;
 		m |= q->name.ptr ? KEEL_SF_NAME : 0;
