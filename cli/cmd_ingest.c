@@ -304,7 +304,7 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 	if (st->workers)
 		fprintf(stderr, "workers: %s\n",
 			keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
-				? "one connection each, tenants hashed onto them"
+				? "one connection each, each tenant on one worker"
 				: "parsing in parallel, one writer");
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
