@@ -1,8 +1,8 @@
 /*
  * ingest.c - the one ingestion path (SPEC section 6), for every batch size.
  *
- * keel_ingest_add does all the per-event work that needs no store: parse,
- * validate, run the cartridge, compact and hash the envelope. The event and
+ * keel_ingest_add does all the per-event work that needs no store (parse,
+ * validate, run the cartridge, compact and hash: prepare.c). The event and
  * its operations go into the batch arena. keel_ingest_flush then runs the
  * batch against the store: begin, drop logged ids (one batched lookup),
  * resolve keys into the overlay, prefetch, apply in event order, write back,
@@ -13,10 +13,8 @@
 
 #include "../include/keel.h"
 #include "batch.h"
-#include "cartridge.h"
-#include "envelope.h"
-#include "json.h"
 #include "overlay.h"
+#include "prepare.h"
 #include "store.h"
 
 #define KEEL_DEFAULT_BATCH 500
@@ -25,14 +23,12 @@
 struct keel_ingest {
 	struct keel_store *store;
 	struct keel_ingest_options opt;
-	struct keel_json_doc doc;
+	struct keel_prep prep;
 	struct keel_arena arena; /* the open batch's events and operations */
 	struct keel_ptrvec events;
 	struct keel_ptrvec accepted;
 	struct keel_map batch_ids;
 	struct keel_overlay overlay;
-	struct keel_buf msg;
-	struct keel_buf compact;
 	struct keel_buf errmsg;
 	struct keel_report report;
 	uint64_t first_position;
@@ -54,12 +50,14 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 		ing->opt.max_line = KEEL_DEFAULT_MAX_LINE;
 	if (!ing->opt.position_word)
 		ing->opt.position_word = "line";
-	keel_json_doc_init(&ing->doc);
+	keel_prep_init(&ing->prep, o->cartridge, &ing->report);
+	ing->prep.position_word = ing->opt.position_word;
+	ing->prep.max_line = ing->opt.max_line;
+	ing->prep.on_reject = ing->opt.on_reject;
+	ing->prep.reject_userdata = ing->opt.reject_userdata;
 	keel_arena_init(&ing->arena);
 	keel_map_init(&ing->batch_ids);
 	keel_overlay_init(&ing->overlay);
-	keel_buf_init(&ing->msg);
-	keel_buf_init(&ing->compact);
 	keel_buf_init(&ing->errmsg);
 	*out = ing;
 	return 0;
@@ -69,14 +67,12 @@ void keel_ingest_free(struct keel_ingest *ing)
 {
 	if (!ing)
 		return;
-	keel_json_doc_free(&ing->doc);
+	keel_prep_free(&ing->prep);
 	keel_arena_free(&ing->arena);
 	keel_ptrvec_free(&ing->events);
 	keel_ptrvec_free(&ing->accepted);
 	keel_map_free(&ing->batch_ids);
 	keel_overlay_free(&ing->overlay);
-	keel_buf_free(&ing->msg);
-	keel_buf_free(&ing->compact);
 	keel_buf_free(&ing->errmsg);
 	free(ing);
 }
@@ -96,80 +92,20 @@ size_t keel_ingest_pending(const struct keel_ingest *ing)
 	return ing->events.len;
 }
 
-/* Reports a rejected event: ing->msg holds the rule, prefixed here with the
- * position and the id when there is one. */
-static void keel_ingest_reject(struct keel_ingest *ing, uint64_t position,
-			       struct keel_str id, const char *input, size_t input_len)
-{
-	struct keel_buf full;
-	keel_buf_init(&full);
-	keel_buf_addf(&full, "%s %llu: ", ing->opt.position_word,
-		      (unsigned long long)position);
-	char *id_copy = NULL;
-	if (id.ptr) {
-		keel_buf_adds(&full, "event ");
-		keel_buf_add_json_str(&full, id);
-		keel_buf_adds(&full, ": ");
-		id_copy = keel_xstrndup(id.ptr, id.len);
-	}
-	keel_buf_add(&full, ing->msg.data, ing->msg.len);
-	ing->report.rejected++;
-	if (ing->opt.on_reject)
-		ing->opt.on_reject(ing->opt.reject_userdata, position, id_copy, full.data,
-				   input, input_len < ing->opt.max_line ? input_len : ing->opt.max_line);
-	free(id_copy);
-	keel_buf_free(&full);
-}
-
 int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position, const char *head,
 			     size_t head_len)
 {
-	ing->report.read++;
-	keel_buf_reset(&ing->msg);
-	keel_buf_addf(&ing->msg, "line longer than the maximum of %zu bytes", ing->opt.max_line);
-	keel_ingest_reject(ing, position, KEEL_STR_NULL, head, head_len);
+	keel_prep_too_long(&ing->prep, position, head, head_len);
 	return 0;
 }
 
 int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position)
 {
-	if (len > ing->opt.max_line)
-		return keel_ingest_add_too_long(ing, position, text, ing->opt.max_line);
-	ing->report.read++;
-	keel_buf_reset(&ing->msg);
-
-	struct keel_json_error jerr;
-	if (keel_json_parse(&ing->doc, text, len, &jerr) != 0) {
-		keel_buf_addf(&ing->msg, "invalid JSON at byte %zu: %s", jerr.offset, jerr.msg);
-		keel_ingest_reject(ing, position, KEEL_STR_NULL, text, len);
-		return 0;
-	}
-	struct keel_envelope env;
-	if (keel_envelope_read(&ing->doc, &env, &ing->msg) != 0) {
-		keel_ingest_reject(ing, position, env.id, text, len);
-		return 0;
-	}
-	struct keel_arena *a = &ing->arena;
-	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
-	memset(ev, 0, sizeof *ev);
-	enum keel_run_result run = keel_cartridge_run(ing->opt.cartridge, &ing->doc, &env, a,
-						      &ev->ops, &ev->nops, &ing->msg);
-	if (run == KEEL_RUN_REJECTED) {
-		keel_ingest_reject(ing, position, env.id, text, len);
-		return 0;
-	}
-	ev->unhandled = run == KEEL_RUN_UNHANDLED;
-	ev->tenant = keel_arena_str(a, env.tenant);
-	ev->id = keel_arena_str(a, env.id);
-	ev->type = keel_arena_str(a, env.type);
-	ev->time = env.time;
-	ev->position = position;
-	keel_buf_reset(&ing->compact);
-	keel_json_compact(&ing->doc, ing->doc.root, &ing->compact);
-	ev->envelope = keel_arena_str(a, keel_str_make(ing->compact.data, ing->compact.len));
-	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
-
+	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
+						      position);
+	if (!ev)
+		return 0; /* rejected and reported */
 	if (!ing->events.len)
 		ing->first_position = position;
 	ing->last_position = position;

@@ -41,6 +41,7 @@
 #include "envelope.h"
 #include "json.h"
 #include "overlay.h"
+#include "prepare.h"
 #include "store.h"
 #include "timeline.h"
 #include "util.h"
@@ -74,119 +75,37 @@ static double keel_replay_clock(void)
 
 /* ------------------------------------------------- preparing an event */
 
-/* What keel_ingest_add does before the store: parse, validate, run the
- * cartridge, compact and hash. */
-struct keel_prep {
-	const struct keel_cartridge *cartridge;
-	const char *position_word;
-	size_t max_line; /* 0: no limit (the log was accepted already) */
-	keel_reject_fn on_reject;
-	void *reject_userdata;
-	struct keel_json_doc doc;
-	struct keel_arena scratch; /* the current event and its operations */
-	struct keel_buf msg, compact;
-	struct keel_report *report;
+/* Events are prepared as the ingester prepares them (prepare.c), each in a
+ * scratch arena that lives until the next one. */
+struct keel_replay_prep {
+	struct keel_prep p;
+	struct keel_arena scratch;
 };
 
-static void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
-			   struct keel_report *report)
+static void keel_replay_prep_init(struct keel_replay_prep *rp,
+				  const struct keel_cartridge *c,
+				  struct keel_report *report)
 {
-	memset(p, 0, sizeof *p);
-	p->cartridge = c;
-	p->position_word = "line";
-	p->report = report;
-	keel_json_doc_init(&p->doc);
-	keel_arena_init(&p->scratch);
-	keel_buf_init(&p->msg);
-	keel_buf_init(&p->compact);
+	keel_prep_init(&rp->p, c, report);
+	keel_arena_init(&rp->scratch);
 }
 
-static void keel_prep_free(struct keel_prep *p)
+static void keel_replay_prep_free(struct keel_replay_prep *rp)
 {
-	keel_json_doc_free(&p->doc);
-	keel_arena_free(&p->scratch);
-	keel_buf_free(&p->msg);
-	keel_buf_free(&p->compact);
+	keel_prep_free(&rp->p);
+	keel_arena_free(&rp->scratch);
 }
 
-/* The reject message as keel_ingest_add words it. */
-static void keel_prep_reject(struct keel_prep *p, uint64_t position, struct keel_str id,
-			     const char *input, size_t input_len)
+/* Returns the event (valid until the next call) or NULL when rejected. */
+static struct keel_batch_event *keel_replay_prep_event(struct keel_replay_prep *rp,
+							const char *text, size_t len,
+							uint64_t position)
 {
-	p->report->rejected++;
-	if (!p->on_reject)
-		return;
-	struct keel_buf full;
-	keel_buf_init(&full);
-	keel_buf_addf(&full, "%s %llu: ", p->position_word, (unsigned long long)position);
-	char *id_copy = NULL;
-	if (id.ptr) {
-		keel_buf_adds(&full, "event ");
-		keel_buf_add_json_str(&full, id);
-		keel_buf_adds(&full, ": ");
-		id_copy = keel_xstrndup(id.ptr, id.len);
-	}
-	keel_buf_add(&full, p->msg.data, p->msg.len);
-	if (p->max_line && input_len > p->max_line)
-		input_len = p->max_line;
-	p->on_reject(p->reject_userdata, position, id_copy, full.data, input, input_len);
-	free(id_copy);
-	keel_buf_free(&full);
-}
-
-static void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,
-			       size_t head_len)
-{
-	p->report->read++;
-	keel_buf_reset(&p->msg);
-	keel_buf_addf(&p->msg, "line longer than the maximum of %zu bytes", p->max_line);
-	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
-}
-
-/* Returns the event (in the scratch arena, valid until the next call) or
- * NULL when it was rejected (and reported). */
-static struct keel_batch_event *keel_prep_event(struct keel_prep *p, const char *text,
-						size_t len, uint64_t position)
-{
-	if (p->max_line && len > p->max_line) {
-		keel_prep_too_long(p, position, text, p->max_line);
-		return NULL;
-	}
-	p->report->read++;
-	keel_buf_reset(&p->msg);
-	keel_arena_reset(&p->scratch);
-	struct keel_json_error jerr;
-	if (keel_json_parse(&p->doc, text, len, &jerr) != 0) {
-		keel_buf_addf(&p->msg, "invalid JSON at byte %zu: %s", jerr.offset,
-			      jerr.msg);
-		keel_prep_reject(p, position, KEEL_STR_NULL, text, len);
-		return NULL;
-	}
-	struct keel_envelope env;
-	if (keel_envelope_read(&p->doc, &env, &p->msg) != 0) {
-		keel_prep_reject(p, position, env.id, text, len);
-		return NULL;
-	}
-	struct keel_arena *a = &p->scratch;
-	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
-	memset(ev, 0, sizeof *ev);
-	enum keel_run_result run = keel_cartridge_run(p->cartridge, &p->doc, &env, a,
-						      &ev->ops, &ev->nops, &p->msg);
-	if (run == KEEL_RUN_REJECTED) {
-		keel_prep_reject(p, position, env.id, text, len);
-		return NULL;
-	}
-	ev->unhandled = run == KEEL_RUN_UNHANDLED;
-	ev->tenant = keel_arena_str(a, env.tenant);
-	ev->id = keel_arena_str(a, env.id);
-	ev->type = keel_arena_str(a, env.type);
-	ev->time = env.time;
-	ev->position = position;
-	keel_buf_reset(&p->compact);
-	keel_json_compact(&p->doc, p->doc.root, &p->compact);
-	ev->envelope = keel_str_make(p->compact.data, p->compact.len);
-	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
-	ev->status = KEEL_EV_ACCEPTED;
+	keel_arena_reset(&rp->scratch);
+	struct keel_batch_event *ev = keel_prep_event(&rp->p, &rp->scratch, text, len,
+						      position);
+	if (ev)
+		ev->status = KEEL_EV_ACCEPTED;
 	return ev;
 }
 
@@ -612,7 +531,7 @@ struct keel_replay_block {
 };
 
 struct keel_replay_ctx {
-	struct keel_prep prep;
+	struct keel_replay_prep prep;
 	struct keel_build *build;
 	struct keel_report report;
 	uint64_t n;	 /* envelopes read (reading thread) */
@@ -692,7 +611,7 @@ static void *keel_replay_build_main(void *arg)
 		for (size_t i = 0; i < b->n; i++) {
 			c->placed++;
 			struct keel_batch_event *ev =
-			    keel_prep_event(&c->prep, b->text.data + start,
+			    keel_replay_prep_event(&c->prep, b->text.data + start,
 					    b->ends[i] - start, c->placed);
 			start = b->ends[i];
 			if (!ev)
@@ -746,10 +665,10 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
 	struct keel_replay_ctx c;
 	memset(&c, 0, sizeof c);
-	keel_prep_init(&c.prep, o->cartridge, &c.report);
-	c.prep.position_word = "event";
-	c.prep.on_reject = o->on_reject;
-	c.prep.reject_userdata = o->reject_userdata;
+	keel_replay_prep_init(&c.prep, o->cartridge, &c.report);
+	c.prep.p.position_word = "event";
+	c.prep.p.on_reject = o->on_reject;
+	c.prep.p.reject_userdata = o->reject_userdata;
 	c.build = keel_build_new(t);
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cond, NULL);
@@ -829,7 +748,7 @@ done:
 	keel_diff_free(&d);
 	keel_diff_free(&c.after);
 	keel_build_free(c.build);
-	keel_prep_free(&c.prep);
+	keel_replay_prep_free(&c.prep);
 	pthread_mutex_destroy(&c.mu);
 	pthread_cond_destroy(&c.cond);
 	return rc;
@@ -839,7 +758,7 @@ done:
 
 struct keel_bulk {
 	struct keel_store *store;
-	struct keel_prep prep;
+	struct keel_replay_prep prep;
 	struct keel_map tenant_map;
 	struct keel_ptrvec builds; /* first-seen order */
 	struct keel_build *last;
@@ -857,11 +776,11 @@ int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 		return KEEL_EINVAL;
 	struct keel_bulk *b = keel_xcalloc(1, sizeof *b);
 	b->store = s;
-	keel_prep_init(&b->prep, o->cartridge, &b->report);
-	b->prep.position_word = o->position_word ? o->position_word : "line";
-	b->prep.max_line = o->max_line ? o->max_line : 1024 * 1024;
-	b->prep.on_reject = o->on_reject;
-	b->prep.reject_userdata = o->reject_userdata;
+	keel_replay_prep_init(&b->prep, o->cartridge, &b->report);
+	b->prep.p.position_word = o->position_word ? o->position_word : "line";
+	b->prep.p.max_line = o->max_line ? o->max_line : 1024 * 1024;
+	b->prep.p.on_reject = o->on_reject;
+	b->prep.p.reject_userdata = o->reject_userdata;
 	keel_map_init(&b->tenant_map);
 	keel_buf_init(&b->errmsg);
 	keel_buf_init(&b->method);
@@ -877,7 +796,7 @@ void keel_bulk_free(struct keel_bulk *b)
 		keel_build_free(b->builds.items[i]);
 	keel_ptrvec_free(&b->builds);
 	keel_map_free(&b->tenant_map);
-	keel_prep_free(&b->prep);
+	keel_replay_prep_free(&b->prep);
 	keel_buf_free(&b->errmsg);
 	keel_buf_free(&b->method);
 	free(b);
@@ -953,7 +872,7 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 {
 	if (b->failed)
 		return KEEL_EINVAL;
-	struct keel_batch_event *ev = keel_prep_event(&b->prep, text, len, position);
+	struct keel_batch_event *ev = keel_replay_prep_event(&b->prep, text, len, position);
 	if (!ev)
 		return 0;
 	struct keel_build *x = NULL;
@@ -992,7 +911,7 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *head,
 			   size_t head_len)
 {
-	keel_prep_too_long(&b->prep, position, head, head_len);
+	keel_prep_too_long(&b->prep.p, position, head, head_len);
 	return 0;
 }
 

@@ -1,0 +1,106 @@
+/*
+ * prepare.c - see prepare.h. Messages are built here once: the rule from
+ * the parser, the envelope or the cartridge, prefixed with the position
+ * and, where the event had a valid id, the id.
+ */
+#include "prepare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cartridge.h"
+#include "envelope.h"
+
+void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
+		    struct keel_report *report)
+{
+	memset(p, 0, sizeof *p);
+	p->cartridge = c;
+	p->position_word = "line";
+	p->report = report;
+	keel_json_doc_init(&p->doc);
+	keel_buf_init(&p->msg);
+	keel_buf_init(&p->compact);
+}
+
+void keel_prep_free(struct keel_prep *p)
+{
+	keel_json_doc_free(&p->doc);
+	keel_buf_free(&p->msg);
+	keel_buf_free(&p->compact);
+}
+
+/* Reports a rejection: p->msg holds the rule. */
+static void keel_prep_reject(struct keel_prep *p, uint64_t position, struct keel_str id,
+			     const char *input, size_t input_len)
+{
+	p->report->rejected++;
+	if (!p->on_reject)
+		return;
+	struct keel_buf full;
+	keel_buf_init(&full);
+	keel_buf_addf(&full, "%s %llu: ", p->position_word, (unsigned long long)position);
+	char *id_copy = NULL;
+	if (id.ptr) {
+		keel_buf_adds(&full, "event ");
+		keel_buf_add_json_str(&full, id);
+		keel_buf_adds(&full, ": ");
+		id_copy = keel_xstrndup(id.ptr, id.len);
+	}
+	keel_buf_add(&full, p->msg.data, p->msg.len);
+	if (p->max_line && input_len > p->max_line)
+		input_len = p->max_line;
+	p->on_reject(p->reject_userdata, position, id_copy, full.data, input, input_len);
+	free(id_copy);
+	keel_buf_free(&full);
+}
+
+void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,
+			size_t head_len)
+{
+	p->report->read++;
+	keel_buf_reset(&p->msg);
+	keel_buf_addf(&p->msg, "line longer than the maximum of %zu bytes", p->max_line);
+	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
+}
+
+struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
+					 const char *text, size_t len, uint64_t position)
+{
+	if (p->max_line && len > p->max_line) {
+		keel_prep_too_long(p, position, text, p->max_line);
+		return NULL;
+	}
+	p->report->read++;
+	keel_buf_reset(&p->msg);
+	struct keel_json_error jerr;
+	if (keel_json_parse(&p->doc, text, len, &jerr) != 0) {
+		keel_buf_addf(&p->msg, "invalid JSON at byte %zu: %s", jerr.offset, jerr.msg);
+		keel_prep_reject(p, position, KEEL_STR_NULL, text, len);
+		return NULL;
+	}
+	struct keel_envelope env;
+	if (keel_envelope_read(&p->doc, &env, &p->msg) != 0) {
+		keel_prep_reject(p, position, env.id, text, len);
+		return NULL;
+	}
+	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
+	memset(ev, 0, sizeof *ev);
+	enum keel_run_result run =
+	    keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
+	if (run == KEEL_RUN_REJECTED) {
+		keel_prep_reject(p, position, env.id, text, len);
+		return NULL;
+	}
+	ev->unhandled = run == KEEL_RUN_UNHANDLED;
+	ev->tenant = keel_arena_str(a, env.tenant);
+	ev->id = keel_arena_str(a, env.id);
+	ev->type = keel_arena_str(a, env.type);
+	ev->time = env.time;
+	ev->position = position;
+	keel_buf_reset(&p->compact);
+	keel_json_compact(&p->doc, p->doc.root, &p->compact);
+	ev->envelope = keel_arena_str(a, keel_str_make(p->compact.data, p->compact.len));
+	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+	return ev;
+}

@@ -1,0 +1,44 @@
+/*
+ * prepare.h - the per-event work that needs no store: parse, validate the
+ * envelope, run the cartridge, compact and hash. The ingester and replay
+ * both prepare events through it, so an event is judged the same way on
+ * every path and a rejection reads the same everywhere.
+ */
+#ifndef KEEL_PREPARE_H
+#define KEEL_PREPARE_H
+
+#include "../include/keel.h"
+#include "batch.h"
+#include "json.h"
+#include "util.h"
+
+struct keel_prep {
+	const struct keel_cartridge *cartridge; /* borrowed */
+	const char *position_word;		/* "line", "index", "event" */
+	size_t max_line;			/* 0: no limit */
+	keel_reject_fn on_reject;		/* may be NULL */
+	void *reject_userdata;
+	struct keel_report *report; /* read and rejected are counted here */
+	struct keel_json_doc doc;
+	struct keel_buf msg;
+	struct keel_buf compact;
+};
+
+/* Fills p with defaults ("line", no limit, no callback); the caller sets
+ * the public fields it needs afterwards. */
+void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
+		    struct keel_report *report);
+void keel_prep_free(struct keel_prep *p);
+
+/* Prepares one envelope found at position. Returns the event, allocated
+ * with its strings, operations and compacted envelope in a (status
+ * KEEL_EV_PENDING), or NULL when it was rejected: then on_reject has been
+ * called with the full message and report->rejected counted. */
+struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
+					 const char *text, size_t len, uint64_t position);
+
+/* Rejects an input line longer than max_line (only its head was kept). */
+void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,
+			size_t head_len);
+
+#endif
