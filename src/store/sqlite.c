@@ -83,9 +83,19 @@ static const char *const keel_sqlite_migrations[] = {
     "	type TEXT NOT NULL,\n"
     "	time INTEGER NOT NULL,\n"
     "	hash INTEGER NOT NULL,\n"
-    "	envelope TEXT NOT NULL,\n"
-    "	UNIQUE (tenant, id)\n"
+    "	envelope TEXT NOT NULL\n"
     ");\n"
+    /* The ids of the log, narrow and clustered on (tenant, id): the
+     * seen-ids lookup of every event reads only these pages, not the
+     * table pages that also hold the envelopes. It takes the place of a
+     * UNIQUE (tenant, id) index on events (same number of b-trees). */
+    "CREATE TABLE event_ids (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	id TEXT NOT NULL,\n"
+    "	hash INTEGER NOT NULL,\n"
+    "	seq INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, id)\n"
+    ") WITHOUT ROWID;\n"
     "CREATE TABLE entities (\n"
     "	tenant TEXT NOT NULL,\n"
     "	subject TEXT NOT NULL,\n"
@@ -178,7 +188,7 @@ struct keel_sqlite_padded_def {
 
 static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
     [KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
-		      ") SELECT k.i, e.hash FROM k CROSS JOIN events AS e "
+		      ") SELECT k.i, e.hash FROM k CROSS JOIN event_ids AS e "
 		      "ON e.tenant = k.t AND e.id = k.d"},
     [KEEL_SQ_ENTITY] = {"WITH k(i, t, s) AS (VALUES ", 2, true,
 			") SELECT k.i, e.kind, e.kind_time, e.first_seen, "
@@ -213,6 +223,7 @@ enum keel_sqlite_insert {
 	KEEL_SI_FACT,
 	KEEL_SI_REL,
 	KEEL_SI_EVENT,
+	KEEL_SI_EVENT_ID,
 	KEEL_SI_ENTITY,
 	KEEL_SI_N
 };
@@ -227,6 +238,8 @@ static const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
     [KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
 		       "envelope) VALUES ",
 		       7, false, ""},
+    [KEEL_SI_EVENT_ID] = {"INSERT INTO event_ids (tenant, id, hash, seq) VALUES ", 4,
+			  false, ""},
     [KEEL_SI_ENTITY] = {"INSERT INTO entities (tenant, subject, kind, kind_time, "
 			"first_seen, last_seen) VALUES ",
 			6, false,
@@ -970,6 +983,16 @@ static void keel_sqlite_bind_event(struct keel_sqlite_store *s, sqlite3_stmt *st
 	keel_sqlite_bind_str(s, st, p + 6, ev->envelope);
 }
 
+static void keel_sqlite_bind_event_id(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				      int p, void *item)
+{
+	const struct keel_batch_event *ev = item;
+	keel_sqlite_bind_str(s, st, p, ev->tenant);
+	keel_sqlite_bind_str(s, st, p + 1, ev->id);
+	keel_sqlite_bind_i64(s, st, p + 2, (int64_t)ev->hash);
+	keel_sqlite_bind_i64(s, st, p + 3, ev->seq);
+}
+
 static void keel_sqlite_bind_entity(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
 				    void *item)
 {
@@ -1071,8 +1094,11 @@ static int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
 
 	for (size_t i = 0; i < n; i++)
 		ev[i]->seq = ++s->event_seq;
-	return keel_sqlite_insert_items(s, KEEL_SI_EVENT, (void **)ev, n,
-					keel_sqlite_bind_event);
+	if ((rc = keel_sqlite_insert_items(s, KEEL_SI_EVENT, (void **)ev, n,
+					   keel_sqlite_bind_event)))
+		return rc;
+	return keel_sqlite_insert_items(s, KEEL_SI_EVENT_ID, (void **)ev, n,
+					keel_sqlite_bind_event_id);
 }
 
 /* ------------------------------------------------------------- reading */
@@ -1111,8 +1137,8 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	    [KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
 				  "valid_from, valid_to, asserted_by, closed_by, seq "
 				  "FROM relations",
-	    /* "+tenant" keeps the planner off the (tenant, id) index: the
-	     * log is read in rowid (arrival) order with no sort. */
+	    /* The log is read in rowid (arrival) order with no sort; one
+	     * event by id is found through event_ids (below). */
 	    [KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq "
 			       "FROM events",
 	};
@@ -1125,8 +1151,9 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	    [KEEL_REC_EVENT] = " ORDER BY seq",
 	};
 	keel_buf_adds(b, select[type]);
-	if (type == KEEL_REC_EVENT && !(m & KEEL_SF_EVENT_ID))
-		keel_buf_adds(b, " WHERE +tenant = ?1");
+	if (m & KEEL_SF_EVENT_ID)
+		keel_buf_adds(b, " WHERE seq = (SELECT seq FROM event_ids "
+				 "WHERE tenant = ?1 AND id = ?6) AND tenant = ?1");
 	else
 		keel_buf_adds(b, " WHERE tenant = ?1");
 	if (m & KEEL_SF_SUBJECT)
@@ -1138,8 +1165,6 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 		keel_buf_adds(b, " AND object = ?4");
 	if (m & KEEL_SF_AT)
 		keel_buf_adds(b, " AND valid_from <= ?5 AND valid_to > ?5");
-	if (m & KEEL_SF_EVENT_ID)
-		keel_buf_adds(b, " AND id = ?6");
 	keel_buf_adds(b, order[type]);
 }
 
@@ -1249,24 +1274,24 @@ static int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q,
 	     "SELECT (SELECT min(tenant) FROM " table " WHERE tenant > " name ".x) "     \
 	     "FROM " name " WHERE " name ".x IS NOT NULL)"
 
+/* The log's tenants are those of event_ids (every event has its id row). */
+/* clang-format off */
+#define KEEL_SQ_TENANTS                                                    \
+	"WITH RECURSIVE "                                                  \
+	KEEL_SQ_TENANTS_OF("a", "event_ids") ", "                          \
+	KEEL_SQ_TENANTS_OF("b", "entities") ", "                           \
+	KEEL_SQ_TENANTS_OF("c", "facts") ", "                              \
+	KEEL_SQ_TENANTS_OF("d", "relations")                               \
+	" SELECT x FROM a WHERE x IS NOT NULL"                             \
+	" UNION SELECT x FROM b WHERE x IS NOT NULL"                       \
+	" UNION SELECT x FROM c WHERE x IS NOT NULL"                       \
+	" UNION SELECT x FROM d WHERE x IS NOT NULL ORDER BY 1"
+/* clang-format on */
+
 static int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	int rc = keel_sqlite_fixed_stmt(
-	    s, &s->tenants,
-	    "WITH RECURSIVE " KEEL_SQ_TENANTS_OF("a", "events") ", " KEEL_SQ_TENANTS_OF("b", "entities") ", " KEEL_SQ_TENANTS_OF(
-		"c",
-		"facts") ", " KEEL_SQ_TENANTS_OF("d",
-						 "relations") " "
-							      "SELECT x FROM a WHERE x "
-							      "IS NOT NULL UNION SELECT "
-							      "x FROM b WHERE x IS NOT "
-							      "NULL "
-							      "UNION SELECT x FROM c "
-							      "WHERE x IS NOT NULL UNION "
-							      "SELECT x FROM d "
-							      "WHERE x IS NOT NULL ORDER "
-							      "BY 1");
+	int rc = keel_sqlite_fixed_stmt(s, &s->tenants, KEEL_SQ_TENANTS);
 	if (rc || (rc = keel_sqlite_start(s, s->tenants)))
 		return rc;
 	while ((rc = sqlite3_step(s->tenants)) == SQLITE_ROW) {
@@ -1285,7 +1310,7 @@ static int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant,
 	    "SELECT (SELECT count(*) FROM entities WHERE tenant = ?1), "
 	    "(SELECT count(*) FROM facts WHERE tenant = ?1), "
 	    "(SELECT count(*) FROM relations WHERE tenant = ?1), "
-	    "(SELECT count(*) FROM events WHERE tenant = ?1)");
+	    "(SELECT count(*) FROM event_ids WHERE tenant = ?1)");
 	if (rc)
 		return rc;
 	keel_sqlite_bind_str(s, s->counts, 1, tenant);
