@@ -16,13 +16,18 @@
  *
  * --replay (keel_bulk_*) and --workers N (keel_workers_*) take the same
  * lines through other library entry points (docs/replay.md); both read
- * files straight through, never live input.
+ * files straight through, never live input. On SQLite, one input file and
+ * two or more cores, the default is the pipeline of --workers 2: one
+ * thread parses, checks and runs the cartridge while the other writes
+ * (docs/store-sqlite.md has the measurements). Rejections then arrive on
+ * the writer thread, so they and the progress line share a lock.
  */
 #include "cli.h"
 #include "stream.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,10 @@
 
 static volatile sig_atomic_t ingest_interrupted;
 
+/* stderr's progress line and rejections: the pipeline's writer thread
+ * reports rejections while this thread draws progress. */
+static pthread_mutex_t ingest_output_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void ingest_on_signal(int sig)
 {
 	(void)sig;
@@ -46,9 +55,9 @@ struct ingest_state {
 	struct keel_ingest *ing;
 	struct keel_bulk *bulk;	      /* --replay */
 	struct keel_workers *workers; /* --workers N > 1 */
-	FILE *rejects;	   /* NULL: rejections go to stderr */
-	const char *input; /* current input's name, for messages */
-	bool multi;	   /* more than one input */
+	FILE *rejects;		      /* NULL: rejections go to stderr */
+	const char *input;	      /* current input's name, for messages */
+	bool multi;		      /* more than one input */
 	uint64_t rejects_seen;
 	bool quiet, verbose;
 	size_t linger_ms;
@@ -136,14 +145,16 @@ static void progress_tick(struct ingest_state *st)
 	if (!st->progress)
 		return;
 	double now = cli_now();
-	if (now - st->last_draw >= PROGRESS_INTERVAL)
+	if (now - st->last_draw >= PROGRESS_INTERVAL) {
+		pthread_mutex_lock(&ingest_output_lock);
 		progress_draw(st, now);
+		pthread_mutex_unlock(&ingest_output_lock);
+	}
 }
 
-static void on_reject(void *ud, uint64_t position, const char *id, const char *message,
-		      const char *input, size_t input_len)
+static void report_reject(struct ingest_state *st, uint64_t position, const char *id,
+			  const char *message, const char *input, size_t input_len)
 {
-	struct ingest_state *st = ud;
 	st->rejects_seen++;
 	if (st->rejects) {
 		FILE *f = st->rejects;
@@ -170,10 +181,20 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 		fprintf(stderr, "keel ingest: %s\n", message);
 }
 
+static void on_reject(void *ud, uint64_t position, const char *id, const char *message,
+		      const char *input, size_t input_len)
+{
+	pthread_mutex_lock(&ingest_output_lock);
+	report_reject(ud, position, id, message, input, input_len);
+	pthread_mutex_unlock(&ingest_output_lock);
+}
+
 /* A store failure: the message names the batch's range of lines. */
 static int store_failed(struct ingest_state *st)
 {
+	pthread_mutex_lock(&ingest_output_lock);
 	progress_clear(st);
+	pthread_mutex_unlock(&ingest_output_lock);
 	if (st->multi)
 		return cli_error(st->cmd, "%s: %s", st->input, state_errmsg(st));
 	return cli_error(st->cmd, "%s", state_errmsg(st));
@@ -304,8 +325,8 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 	if (st->workers)
 		fprintf(stderr, "workers: %s\n",
 			keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
-				? "one connection each, each tenant on one worker"
-				: "parsing in parallel, one writer");
+			    ? "one connection each, each tenant on one worker"
+			    : "parsing in parallel, one writer");
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
 			(unsigned long long)r->batches,
@@ -375,10 +396,11 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 		case 'w':
 			if (!cli_parse_u64(optarg, &a->workers) || a->workers < 1 ||
 			    a->workers > 64)
-				return cli_usage_error(cmd,
-						       "--workers \"%s\": not a count from "
-						       "1 to 64",
-						       optarg);
+				return cli_usage_error(
+				    cmd,
+				    "--workers \"%s\": not a count from "
+				    "1 to 64",
+				    optarg);
 			break;
 		case 'm':
 			if (!cli_parse_size(optarg, &a->max_line) || a->max_line < 16 ||
@@ -414,10 +436,41 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	if (a->replay && a->workers > 1)
 		return cli_usage_error(cmd, "--replay and --workers exclude each other");
 	if ((a->replay || a->workers > 1) && (a->follow || a->linger_set))
-		return cli_usage_error(cmd, "--%s reads files straight through: no "
-					    "--follow or --linger",
+		return cli_usage_error(cmd,
+				       "--%s reads files straight through: no "
+				       "--follow or --linger",
 				       a->replay ? "replay" : "workers");
 	return 0;
+}
+
+/* The store URL keel_store_open will use (keel.h). */
+static const char *store_url(const char *url)
+{
+	if (!url || !*url) {
+		url = getenv("KEEL_STORE");
+		if (!url || !*url)
+			url = "sqlite:keel.db";
+	}
+	return url;
+}
+
+/* Whether to take the pipeline of --workers 2 without being asked: on a
+ * SQLite file with two or more cores, for exactly one input that is a
+ * named regular file and no mode of its own. Not live input (it commits
+ * as events arrive); not several inputs (a pipelined batch may span two,
+ * so a message could name the wrong one); not sqlite::memory: (the
+ * writer's connection would be another database). */
+static bool pipeline_by_default(const struct ingest_args *a, int ninputs,
+				const char *const *inputs)
+{
+	if (a->workers || a->replay || a->follow || a->linger_set || ninputs != 1 ||
+	    strcmp(inputs[0], "-") == 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	const char *url = store_url(a->url);
+	if (strncmp(url, "sqlite:", 7) != 0 || strcmp(url, "sqlite::memory:") == 0)
+		return false;
+	struct stat sb;
+	return stat(inputs[0], &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
 static void install_signals(void)
@@ -459,6 +512,9 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		if (S_ISREG(sb.st_mode) && !a.follow)
 			st.bytes_total += (uint64_t)sb.st_size;
 	}
+
+	if (pipeline_by_default(&a, ninputs, inputs))
+		a.workers = 2;
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
@@ -604,9 +660,10 @@ const struct keel_cmd keel_cmd_ingest = {
 	"  -v, --verbose            report batches and SQL statements too\n"
 	"  -R, --replay             tenants new to the store: build them in memory\n"
 	"                           and write them in bulk, in one transaction\n"
-	"  -w, --workers N          N threads (default 1): on MySQL N connections,\n"
-	"                           each tenant always on the same one; on SQLite\n"
-	"                           N - 1 threads parse, one writes\n"
+	"  -w, --workers N          N threads: on MySQL N connections, each tenant\n"
+	"                           always on the same one; on SQLite N - 1 threads\n"
+	"                           parse, one writes (default 1; 2 on SQLite for\n"
+	"                           one input file with two or more cores)\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Inputs are NDJSON files, plain, .gz or .zst; - (or nothing) is standard\n"
