@@ -370,6 +370,18 @@ const char *keel_workers_errmsg(const struct keel_workers *w);
 enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
 void keel_workers_free(struct keel_workers *w);
 
+/* Background PASSIVE WAL checkpoints for a long write into a SQLite store
+ * (keel ingest; keel serve starts its own): every interval_ms, on a thread
+ * and connection of their own, so that commits do not copy the log back
+ * into the database themselves. For other stores and sqlite::memory:,
+ * *out is NULL and 0 is returned. On failure *errmsg (if not NULL) holds a
+ * message to free(). */
+struct keel_checkpointer;
+int keel_checkpointer_open(const char *store_url, unsigned interval_ms,
+			   struct keel_checkpointer **out, char **errmsg);
+/* Stops the thread and closes its connection; NULL is fine. */
+void keel_checkpointer_stop(struct keel_checkpointer *c);
+
 /* ---------------------------------------------------------------- export */
 
 /* keel export (docs/export.md): snapshots for other tools. */

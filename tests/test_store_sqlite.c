@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch.h"
+#include "http/http.h"
 #include "overlay.h"
 #include "store.h"
 #include "store/sqlite_internal.h"
@@ -1188,6 +1190,47 @@ static void failed_write_rolls_back_whole(void **state)
 	fx_close(&f);
 }
 
+/* ----------------------------------------------- background checkpoints */
+
+/* keel ingest's checkpointer (keel_checkpointer_open): only for SQLite
+ * files; it copies committed log frames back while the store writes. */
+static void checkpointer_follows_sqlite_files_only(void **state)
+{
+	(void)state;
+	struct keel_checkpointer *c = (struct keel_checkpointer *)1;
+	char *err = NULL;
+	assert_int_equal(keel_checkpointer_open("memory:", 10, &c, &err), 0);
+	assert_null(c);
+	assert_null(err);
+	c = (struct keel_checkpointer *)1;
+	assert_int_equal(keel_checkpointer_open("sqlite::memory:", 10, &c, &err), 0);
+	assert_null(c);
+	assert_int_equal(
+	    keel_checkpointer_open("sqlite:/nonexistent/dir/k.db", 10, &c, &err),
+	    KEEL_ESTORE);
+	assert_null(c);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "sqlite \"/nonexistent/dir/k.db\": checkpointer: "));
+	free(err);
+
+	struct fixture f;
+	fx_open(&f);
+	assert_int_equal(keel_checkpointer_open(f.url, 10, &c, &err), 0);
+	assert_non_null(c);
+	every_batch_statement(f.s);
+	uint64_t runs = 0, frames = 0;
+	for (int i = 0; i < 200 && frames == 0; i++) {
+		const struct timespec ms10 = {0, 10 * 1000 * 1000};
+		nanosleep(&ms10, NULL);
+		keel_checkpointer_stats(c, &runs, &frames);
+	}
+	assert_true(runs >= 1);
+	assert_true(frames >= 1);
+	keel_checkpointer_stop(c);
+	keel_checkpointer_stop(NULL);
+	fx_close(&f);
+}
+
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(schema_is_created_on_first_use),
     cmocka_unit_test(newer_schema_is_refused),
@@ -1204,5 +1247,6 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(write_back_is_a_handful_of_statements),
     cmocka_unit_test(locked_database_names_the_store),
     cmocka_unit_test(failed_write_rolls_back_whole),
+    cmocka_unit_test(checkpointer_follows_sqlite_files_only),
 };
 KEEL_TEST_MAIN(tests)

@@ -12,6 +12,10 @@
  *
  * It talks to the database file directly, beside the store: the store's
  * own connections are behind the keel_store interface.
+ *
+ * keel ingest uses it too (keel_checkpointer_open, keel.h): there the
+ * commits of a long ingest no longer stop to checkpoint
+ * (docs/store-sqlite.md has the measurements).
  */
 #include "http.h"
 
@@ -109,6 +113,30 @@ int keel_checkpointer_start(const char *path, unsigned interval_ms,
 	}
 	*out = c;
 	return 0;
+}
+
+int keel_checkpointer_open(const char *store_url, unsigned interval_ms,
+			   struct keel_checkpointer **out, char **errmsg)
+{
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	/* The store's default, as keel_store_open resolves it. */
+	if (!store_url || !*store_url) {
+		store_url = getenv("KEEL_STORE");
+		if (!store_url || !*store_url)
+			store_url = "sqlite:keel.db";
+	}
+	if (strncmp(store_url, "sqlite:", 7) != 0 ||
+	    strcmp(store_url, "sqlite::memory:") == 0)
+		return 0;
+	struct keel_buf err;
+	keel_buf_init(&err);
+	int rc = keel_checkpointer_start(store_url + 7, interval_ms, out, &err);
+	if (rc && errmsg)
+		*errmsg = keel_xstrdup(err.len ? err.data : keel_strerror(rc));
+	keel_buf_free(&err);
+	return rc;
 }
 
 void keel_checkpointer_stop(struct keel_checkpointer *c)
