@@ -1444,17 +1444,27 @@ static int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_ove
 	return rc;
 }
 
+/* The rows of one kind (facts or relations) from an overlay list, in its
+ * order, gathered into m->rows. */
+static struct keel_ptrvec *keel_mysql_rows_of_kind(struct keel_mysql_store *m,
+						   const struct keel_ptrvec *rows,
+						   enum keel_row_kind kind)
+{
+	struct keel_ptrvec *v = &m->rows;
+	v->len = 0;
+	for (size_t i = 0; i < rows->len; i++) {
+		struct keel_row *r = rows->items[i];
+		if (r->timeline->kind == kind)
+			keel_ptrvec_push(v, r);
+	}
+	return v;
+}
+
 /* New rows of one kind, in creation order (= seq order). */
 static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay *o,
 				 enum keel_row_kind kind)
 {
-	struct keel_ptrvec *v = &m->rows;
-	v->len = 0;
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		struct keel_row *r = o->new_rows.items[i];
-		if (r->timeline->kind == kind)
-			keel_ptrvec_push(v, r);
-	}
+	struct keel_ptrvec *v = keel_mysql_rows_of_kind(m, &o->new_rows, kind);
 	if (!v->len)
 		return 0;
 	bool fact = kind == KEEL_ROW_FACT;
@@ -1580,13 +1590,7 @@ static int keel_mysql_close_rows(struct keel_mysql_store *m, const char *table,
 static int keel_mysql_write_closures(struct keel_mysql_store *m, struct keel_overlay *o,
 				     enum keel_row_kind kind)
 {
-	struct keel_ptrvec *v = &m->rows;
-	v->len = 0;
-	for (size_t i = 0; i < o->dirty_rows.len; i++) {
-		struct keel_row *r = o->dirty_rows.items[i];
-		if (r->timeline->kind == kind)
-			keel_ptrvec_push(v, r);
-	}
+	struct keel_ptrvec *v = keel_mysql_rows_of_kind(m, &o->dirty_rows, kind);
 	if (!v->len)
 		return 0;
 	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_seq);
