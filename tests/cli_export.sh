@@ -2,11 +2,10 @@
 # cli_export.sh - keel export through the real binary (docs/export.md):
 # usage errors; ndjson to standard output is the dump; csv files read back
 # by Python's csv module hold as many rows as the dump; GraphML of a
-# snapshot opens in standard tools (xmllint, Python's ElementTree, NetworkX
-# when installed) with one node per entity seen by then, the kind and the
+# snapshot opens in standard tools (xmllint, Python's ElementTree, NetworkX) with one node per entity seen by then, the kind and the
 # facts valid then as node data, and one edge per relation linked then,
-# checked against the dump. The Python parts need python3 (skipped
-# without it).
+# checked against the dump. scripts/deps --test installs xmllint, Debian's python3
+# and NetworkX, so every check runs; a missing tool fails the test.
 . "$(dirname "$0")/cli/lib.sh"
 
 "$KEEL" generate fleet --events 3000 --tenants 2 --seed 5 --late 0.1 >"$dir/in.ndjson"
@@ -40,17 +39,13 @@ expect 0 "$KEEL" export --format graphml --at "$at" --output "$dir/gml" "${db[@]
 for t in tenant-00 tenant-01 odd; do
 	[ -s "$dir/gml/$t.graphml" ] || fail "no $t.graphml"
 done
-if command -v xmllint >/dev/null 2>&1; then
-	for f in "$dir"/gml/*.graphml; do
-		xmllint --noout "$f" 2>"$dir/xmllint.err" || fail "$f is not well-formed XML: $(cat "$dir/xmllint.err")"
-	done
-fi
-
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "no python3: csv and graphml parse-back skipped"
-	finish
-fi
-python3 - "$dir" "$at" <<'PY' || fail "python parse-back failed"
+for tool in xmllint /usr/bin/python3; do
+	command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed (scripts/deps --test)"
+done
+for f in "$dir"/gml/*.graphml; do
+	xmllint --noout "$f" 2>"$dir/xmllint.err" || fail "$f is not well-formed XML: $(cat "$dir/xmllint.err")"
+done
+/usr/bin/python3 - "$dir" "$at" <<'PY' || fail "python parse-back failed"
 import csv, json, sys, os
 import xml.etree.ElementTree as ET
 d, at = sys.argv[1], sys.argv[2]
@@ -83,10 +78,7 @@ def xml_shown(s):
 def valid_at(r):
     return r['valid_from'] <= at and (r['valid_to'] is None or at < r['valid_to'])
 
-try:
-    import networkx
-except ImportError:
-    networkx = None
+import networkx
 ns = {'g': 'http://graphml.graphdrawing.org/xmlns'}
 for tenant in ['tenant-00', 'tenant-01', 'odd']:
     path = os.path.join(d, 'gml', tenant + '.graphml')
