@@ -21,33 +21,39 @@ full_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$full_ms" -gt 0 ] || full_ms=1
 
 RANDOM=20261129
+# Rounds on fresh stores: in each round the ingest is killed at a random
+# moment of a full run's length, run again, killed again, ... until a run
+# finishes on its own; then its dump must equal the reference. Fresh
+# stores keep the kills landing in real ingest work (a store that already
+# holds everything only sees quick re-sends).
 kills=0
-attempts=0
-while [ "$kills" -lt 20 ] && [ "$attempts" -lt 200 ]; do
-	attempts=$((attempts + 1))
-	"${cmd[@]}" --store "sqlite:$dir/crash.db" &
-	pid=$!
-	# Kill somewhere in the first 60% of a full run (later runs resume
-	# and finish sooner, so aim early).
-	delay_ms=$(( RANDOM % (full_ms * 6 / 10 + 1) ))
-	sleep "$(printf '0.%03d' "$delay_ms")" 2>/dev/null || sleep "$((delay_ms / 1000))"
-	if kill -9 "$pid" 2>/dev/null; then
-		wait "$pid" 2>/dev/null || true
-		kills=$((kills + 1))
-	else
-		wait "$pid" || { echo "ingest failed before it was killed"; exit 1; }
+rounds=0
+while [ "$kills" -lt 20 ] && [ "$rounds" -lt 40 ]; do
+	rounds=$((rounds + 1))
+	store="sqlite:$dir/crash$rounds.db"
+	while :; do
+		"${cmd[@]}" --store "$store" &
+		pid=$!
+		delay_ms=$(( RANDOM % full_ms ))
+		sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+		if kill -9 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null || true
+			kills=$((kills + 1))
+		else
+			wait "$pid" || { echo "ingest failed before it was killed"; exit 1; }
+			break
+		fi
+	done
+	"$KEEL" dump --store "$store" > "$dir/crash.dump"
+	if ! cmp -s "$dir/ref.dump" "$dir/crash.dump"; then
+		echo "round $rounds: dump after crashes differs from the uninterrupted run:"
+		diff "$dir/ref.dump" "$dir/crash.dump" | head -20
+		exit 1
 	fi
+	rm -f "$dir/crash$rounds.db" "$dir/crash$rounds.db-wal" "$dir/crash$rounds.db-shm"
 done
-echo "killed $kills times in $attempts attempts"
+echo "killed $kills times in $rounds rounds"
 [ "$kills" -ge 20 ] || { echo "could not kill the ingest 20 times"; exit 1; }
-
-"${cmd[@]}" --store "sqlite:$dir/crash.db"
-"$KEEL" dump --store "sqlite:$dir/crash.db" > "$dir/crash.dump"
-if ! cmp -s "$dir/ref.dump" "$dir/crash.dump"; then
-	echo "dump after crashes differs from the uninterrupted run:"
-	diff "$dir/ref.dump" "$dir/crash.dump" | head -20
-	exit 1
-fi
 lines=$(wc -l < "$dir/ref.dump")
 [ "$lines" -gt 40000 ] || { echo "reference dump too small ($lines lines)"; exit 1; }
-echo "ok: $lines dump lines identical after $kills kills"
+echo "ok: $lines dump lines identical after each of $rounds rounds ($kills kills)"
