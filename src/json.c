@@ -90,6 +90,7 @@ void keel_json_doc_init(struct keel_json_doc *doc)
 	doc->root = NULL;
 	doc->text = NULL;
 	doc->text_len = 0;
+	doc->compact = false;
 	doc->scratch = NULL;
 }
 
@@ -234,6 +235,15 @@ static inline const char *skip_ws(const char *s, const char *end)
 	while (s < end && (unsigned char)*s <= ' ' && is_ws((unsigned char)*s))
 		s++;
 	return s;
+}
+
+/* skip_ws inside the root value: notes whether any blank was skipped, so
+ * that compacting a document written without blanks is a plain copy. */
+static inline const char *skip_inner_ws(const char *s, const char *end, bool *spaced)
+{
+	const char *t = skip_ws(s, end);
+	*spaced |= t != s;
+	return t;
 }
 
 static inline int hex_val(unsigned char c)
@@ -602,9 +612,11 @@ int keel_json_parse(struct keel_json_doc *doc, const char *text, size_t len,
 	p.err = err;
 	p.ncur = p.nend = NULL;
 	char *d = keel_arena_alloc(&doc->arena, len + 16);
+	bool spaced = false;
+	s = skip_ws(s, end); /* before the root: not part of it */
 
 value:
-	s = skip_ws(s, end);
+	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
 	v = node_new(&p);
@@ -731,7 +743,7 @@ value:
 		f->seen = 0;
 		f->is_object = *s == '{';
 		v->type = f->is_object ? KEEL_JSON_OBJECT : KEEL_JSON_ARRAY;
-		s = skip_ws(s + 1, end);
+		s = skip_inner_ws(s + 1, end, &spaced);
 		if (s == end)
 			return fail(&p, s, "unexpected end of input");
 		if (*s == (f->is_object ? '}' : ']'))
@@ -751,12 +763,12 @@ value:
 after:
 	if (!depth)
 		goto done;
-	s = skip_ws(s, end);
+	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
 	f = &st[depth - 1];
 	if (*s == ',') {
-		s = skip_ws(s + 1, end);
+		s = skip_inner_ws(s + 1, end, &spaced);
 		if (s == end)
 			return fail(&p, s, "unexpected end of input");
 		if (f->is_object)
@@ -791,7 +803,7 @@ key:
 		if (!key_is_new(&p, f, depth - 1, key, key_len))
 			return fail_dup(&p, kq, key, key_len);
 	}
-	s = skip_ws(s, end);
+	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
 	if (*s != ':')
@@ -804,6 +816,7 @@ done:
 	if (s != end)
 		return fail(&p, s, "trailing characters after the value");
 	doc->root = root;
+	doc->compact = !spaced;
 	return 0;
 }
 
@@ -958,5 +971,8 @@ void keel_json_compact_text(const char *text, size_t len, struct keel_buf *out)
 void keel_json_compact(const struct keel_json_doc *doc, const struct keel_json *v,
 		       struct keel_buf *out)
 {
-	keel_json_compact_text(doc->text + v->raw_off, v->raw_len, out);
+	if (doc->compact)
+		keel_buf_add(out, doc->text + v->raw_off, v->raw_len);
+	else
+		keel_json_compact_text(doc->text + v->raw_off, v->raw_len, out);
 }

@@ -60,6 +60,7 @@ struct keel_json_doc {
 	struct keel_json *root;
 	const char *text; /* the source text of the last parse */
 	size_t text_len;
+	bool compact; /* the root value has no blanks outside strings */
 	void *scratch; /* parser state reused between parses (private) */
 };
 

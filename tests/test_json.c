@@ -739,6 +739,43 @@ static void test_pointer(void **state)
 
 /* ---------------------------------------------------------- compaction */
 
+/* A document written without blanks is compacted by copying it: the parser
+ * notes every blank it skips inside the root value, wherever it is. */
+static void test_compact_copies_blankless_documents(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		bool compact;
+		const char *want;
+	} cases[] = {
+	    {"{\"a\":[1,{\"b\":\" x \"}],\"c\":null}", true,
+	     "{\"a\":[1,{\"b\":\" x \"}],\"c\":null}"},
+	    {"  \n{\"a\":1}\t\r\n", true, "{\"a\":1}"}, /* around the root only */
+	    {"{ \"a\":1}", false, "{\"a\":1}"},		 /* after '{' */
+	    {"{\"a\" :1}", false, "{\"a\":1}"},		 /* before ':' */
+	    {"{\"a\":\t1}", false, "{\"a\":1}"},		 /* after ':' */
+	    {"{\"a\":1 }", false, "{\"a\":1}"},		 /* before '}' */
+	    {"[1,\n2]", false, "[1,2]"},			 /* after ',' */
+	    {"[1\r,2]", false, "[1,2]"},			 /* before ',' */
+	    {"[ ]", false, "[]"},
+	    {"\" a b \"", true, "\" a b \""}, /* blanks inside a string are data */
+	};
+	struct keel_json_doc doc;
+	struct keel_buf out;
+	keel_json_doc_init(&doc);
+	keel_buf_init(&out);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct keel_json *r = parse_ok(&doc, cases[i].text, strlen(cases[i].text));
+		assert_int_equal(doc.compact, cases[i].compact);
+		keel_buf_reset(&out);
+		keel_json_compact(&doc, r, &out);
+		assert_string_equal(out.data, cases[i].want);
+	}
+	keel_buf_free(&out);
+	keel_json_doc_free(&doc);
+}
+
 static void test_compact(void **state)
 {
 	(void)state;
@@ -900,6 +937,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_depth_limit_exact),
     cmocka_unit_test(test_pointer),
     cmocka_unit_test(test_compact),
+    cmocka_unit_test(test_compact_copies_blankless_documents),
     cmocka_unit_test(test_golden_cases),
 };
 
