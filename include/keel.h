@@ -175,6 +175,26 @@ typedef void (*keel_reject_fn)(void *userdata, uint64_t position, const char *id
 			       const char *message, const char *input,
 			       size_t input_len);
 
+/* What became of an event that was not rejected, once its batch is
+ * committed. The counts of struct keel_report group them the same way:
+ * accepted includes UNHANDLED, duplicates includes CONFLICTING. */
+enum keel_ingest_outcome {
+	KEEL_INGEST_ACCEPTED,	 /* logged, its operations applied */
+	KEEL_INGEST_UNHANDLED,	 /* logged; no handler for its type */
+	KEEL_INGEST_DUPLICATE,	 /* logged before (or earlier in the batch), same envelope */
+	KEEL_INGEST_CONFLICTING, /* logged before with a different envelope */
+};
+
+/* Called by keel_ingest_flush after a successful commit, once for every
+ * event of the batch that was not rejected, in the order keel_ingest_add
+ * took them. seq is that order, from 0 within the batch: a caller that
+ * feeds several sources into one batch (whose positions may repeat) tells
+ * them apart by it. Not called for a batch that failed (nothing of it was
+ * written). keel_workers passes it on to its ingesters (then it is called
+ * from their threads); keel_bulk does not call it. */
+typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
+				enum keel_ingest_outcome outcome);
+
 struct keel_ingest_options {
 	const struct keel_cartridge *cartridge; /* required, borrowed */
 	size_t batch;			 /* events per transaction; 0 = 500 */
@@ -182,6 +202,8 @@ struct keel_ingest_options {
 	const char *position_word;	 /* "line" (default) or "index" */
 	keel_reject_fn on_reject;	 /* may be NULL */
 	void *reject_userdata;
+	keel_outcome_fn on_outcome;	 /* may be NULL */
+	void *outcome_userdata;
 };
 
 struct keel_report {

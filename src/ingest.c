@@ -170,6 +170,24 @@ static int keel_ingest_fail(struct keel_ingest *ing, int rc)
 	return rc;
 }
 
+/* Tells on_outcome what became of each event of the committed batch. */
+static void keel_ingest_report_outcomes(struct keel_ingest *ing)
+{
+	for (size_t i = 0; i < ing->events.len; i++) {
+		const struct keel_batch_event *ev = ing->events.items[i];
+		enum keel_ingest_outcome o;
+		if (ev->status == KEEL_EV_CONFLICT)
+			o = KEEL_INGEST_CONFLICTING;
+		else if (ev->status == KEEL_EV_DUPLICATE)
+			o = KEEL_INGEST_DUPLICATE;
+		else if (ev->unhandled)
+			o = KEEL_INGEST_UNHANDLED;
+		else
+			o = KEEL_INGEST_ACCEPTED;
+		ing->opt.on_outcome(ing->opt.outcome_userdata, ev->position, i, o);
+	}
+}
+
 int keel_ingest_flush(struct keel_ingest *ing)
 {
 	if (!ing->events.len)
@@ -177,6 +195,12 @@ int keel_ingest_flush(struct keel_ingest *ing)
 	struct keel_store *s = ing->store;
 	struct keel_batch_event **events = (struct keel_batch_event **)ing->events.items;
 	size_t n = ing->events.len;
+	/* A store whose state is an overlay (memory) takes the batch in place. */
+	struct keel_overlay *o = keel_store_overlay(s);
+	bool in_place = o != NULL;
+	if (!in_place)
+		o = &ing->overlay;
+	uint64_t rows_inserted = 0, rows_closed = 0;
 	int rc;
 
 	if ((rc = keel_store_begin(s)) != 0)
@@ -199,28 +223,33 @@ int keel_ingest_flush(struct keel_ingest *ing)
 		ev->status = KEEL_EV_ACCEPTED;
 		unhandled += ev->unhandled;
 		keel_ptrvec_push(&ing->accepted, ev);
-		keel_overlay_resolve(&ing->overlay, ev);
+		keel_overlay_resolve(o, ev);
 	}
 	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
 	size_t nacc = ing->accepted.len;
 	if (nacc) {
-		if ((rc = keel_store_prefetch(s, &ing->overlay)) != 0)
+		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
 			return keel_ingest_fail(ing, rc);
 		for (size_t i = 0; i < nacc; i++)
-			keel_overlay_apply(&ing->overlay, acc[i]);
-		if ((rc = keel_store_write_back(s, &ing->overlay, acc, nacc)) != 0)
+			keel_overlay_apply(o, acc[i]);
+		rows_inserted = o->new_rows.len;
+		rows_closed = o->rows_closed;
+		if ((rc = keel_store_write_back(s, o, acc, nacc)) != 0)
 			return keel_ingest_fail(ing, rc);
 	}
 	if ((rc = keel_store_commit(s)) != 0)
 		return keel_ingest_fail(ing, rc);
+
+	if (ing->opt.on_outcome)
+		keel_ingest_report_outcomes(ing);
 
 	struct keel_report *r = &ing->report;
 	r->accepted += nacc;
 	r->duplicates += duplicates;
 	r->conflicting += conflicting;
 	r->unhandled += unhandled;
-	r->rows_inserted += ing->overlay.new_rows.len;
-	r->rows_closed += ing->overlay.rows_closed;
+	r->rows_inserted += rows_inserted;
+	r->rows_closed += rows_closed;
 	r->batches++;
 	r->statements = keel_store_statements(s);
 	keel_ingest_reset_batch(ing);
