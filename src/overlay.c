@@ -132,7 +132,8 @@ void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
 			op->timeline = keel_overlay_timeline(o, KEEL_ROW_FACT, ev->tenant,
 							     op->subject, op->name,
 							     KEEL_STR_NULL);
-			keel_timeline_add_time(op->timeline, ev->time);
+			if (!o->keeps_state)
+				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
@@ -140,7 +141,8 @@ void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
 			op->timeline = keel_overlay_timeline(o, KEEL_ROW_RELATION, ev->tenant,
 							     op->subject, op->name,
 							     op->object);
-			keel_timeline_add_time(op->timeline, ev->time);
+			if (!o->keeps_state)
+				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		}
 	}
@@ -217,10 +219,17 @@ void keel_entity_mention(struct keel_entity *e, int64_t t, struct keel_str kind,
 	/* The earliest mention that gives a kind decides it; at equal times
 	 * the later arrival wins. */
 	if (kind.ptr && (!e->kind.ptr || t <= e->kind_time)) {
-		if (!keel_str_eq(e->kind, kind) || e->kind_time != t)
+		/* Replaced only when it differs: an overlay that keeps a store's
+		 * state holds the store's copy and must not be handed the
+		 * batch's (equal) string without the entity being flagged. */
+		if (!keel_str_eq(e->kind, kind)) {
+			e->kind = a ? keel_arena_str(a, kind) : kind;
 			changed = true;
-		e->kind = a ? keel_arena_str(a, kind) : kind;
-		e->kind_time = t;
+		}
+		if (e->kind_time != t) {
+			e->kind_time = t;
+			changed = true;
+		}
 	}
 	if (changed && (e->flags & KEEL_ENTITY_FOUND))
 		e->flags |= KEEL_ENTITY_DIRTY;

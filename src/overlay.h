@@ -42,6 +42,10 @@ struct keel_overlay {
 	struct keel_ptrvec new_rows;   /* creation order = insertion order */
 	struct keel_ptrvec dirty_rows; /* fetched rows that were closed */
 	uint64_t rows_closed;	       /* closures applied (report) */
+	/* The whole state of a store (the memory store, keel_store_overlay):
+	 * batches are applied in it in place, nothing is prefetched, so
+	 * resolve records no event times. */
+	bool keeps_state;
 };
 
 void keel_overlay_init(struct keel_overlay *o);

@@ -168,6 +168,11 @@ int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o)
 	return s->ops->prefetch(s, o);
 }
 
+struct keel_overlay *keel_store_overlay(struct keel_store *s)
+{
+	return s->ops->overlay ? s->ops->overlay(s) : NULL;
+}
+
 int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
 			  struct keel_batch_event **ev, size_t n)
 {

@@ -96,6 +96,14 @@ struct keel_store_ops {
 	 * every uncovered time (keel_overlay_uncovered_times) the row
 	 * containing it or, when none does, the first non-empty row after it. */
 	int (*prefetch)(struct keel_store *s, struct keel_overlay *o);
+	/* Optional, instead of prefetch: a store whose whole state is one
+	 * overlay (the memory store, SPEC 6) returns it, and the ingester
+	 * resolves and applies batches in it in place. write_back of that
+	 * overlay then makes the batch permanent (numbering new_rows in
+	 * order, logging ev, emptying new_rows and dirty_rows); it and commit
+	 * must not fail, since an applied batch cannot be taken back. Other
+	 * overlays (loads) are still handed to write_back as usual. */
+	struct keel_overlay *(*overlay)(struct keel_store *s);
 	/* Writes entities (NEW inserted, DIRTY updated), new_rows in order
 	 * (setting row->seq), dirty_rows' valid_to and closed_by, and logs
 	 * events in order (setting ev->seq). */
@@ -148,6 +156,8 @@ int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);
 int keel_store_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n);
 int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o);
+/* The store's own overlay (see keel_store_ops.overlay), or NULL. */
+struct keel_overlay *keel_store_overlay(struct keel_store *s);
 int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
 			  struct keel_batch_event **ev, size_t n);
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);

@@ -1,11 +1,18 @@
 /*
- * memory.c - the memory store: the whole state held as one overlay-like set
- * of timelines and entities indexed by key, plus the event log.
+ * memory.c - the memory store: its whole state is one overlay indexed by
+ * key (SPEC 6), plus the event log.
  *
- * It follows the same path as the SQL stores: prefetch copies the rows a
- * batch can touch into the batch's overlay, write_back stages the overlay,
- * and commit applies it (so rollback is simply forgetting the stage). All
- * strings are copied into the store's arena and live as long as the store.
+ * The ingester resolves and applies each batch directly in that overlay
+ * (keel_store_overlay): there is nothing to prefetch, and write_back only
+ * makes the batch's changes permanent - it numbers the new rows, copies the
+ * strings they borrow from the batch into the store's arena, clears the
+ * per-batch flags and logs the events. Neither it nor commit can fail, so
+ * a batch applied in place never needs rolling back.
+ *
+ * Other writers hand in an overlay of their own: a load (all rows new) and
+ * replay (replace_tenant). Those are staged and copied in at commit, so
+ * rollback is forgetting the stage. All strings live in the state's arena
+ * as long as the store.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +28,12 @@ struct keel_mem_event {
 
 struct keel_memory_store {
 	struct keel_store base;
-	struct keel_arena arena;
-	struct keel_map timeline_map;
-	struct keel_ptrvec timelines;
-	struct keel_map entity_map;
-	struct keel_ptrvec entities;
+	struct keel_overlay state; /* timelines, entities; its arena holds everything */
 	struct keel_map event_map;
 	struct keel_ptrvec events; /* arrival order */
 	struct keel_ptrvec tenants; /* sorted, arena strings */
 	int64_t next_seq;
-	/* staged by write_back, applied by commit */
+	/* A foreign overlay (a load), staged by write_back until commit. */
 	struct keel_overlay *staged;
 	struct keel_batch_event **staged_events;
 	size_t staged_n;
@@ -57,7 +60,11 @@ static int keel_memory_open(const char *url, struct keel_store **out, struct kee
 	}
 	struct keel_memory_store *m = keel_xcalloc(1, sizeof *m);
 	keel_store_base_init(&m->base, &keel_store_memory_ops);
-	keel_arena_init_large(&m->arena);
+	keel_overlay_init(&m->state);
+	keel_arena_free(&m->state.arena);
+	keel_arena_init_large(&m->state.arena);
+	m->state.keeps_state = true;
+	keel_map_init(&m->event_map);
 	*out = &m->base;
 	return 0;
 }
@@ -65,20 +72,19 @@ static int keel_memory_open(const char *url, struct keel_store **out, struct kee
 static void keel_memory_close(struct keel_store *s)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	for (size_t i = 0; i < m->timelines.len; i++)
-		keel_timeline_free_rows(m->timelines.items[i]);
-	keel_ptrvec_free(&m->timelines);
-	keel_ptrvec_free(&m->entities);
+	keel_overlay_free(&m->state);
 	keel_ptrvec_free(&m->events);
 	keel_ptrvec_free(&m->tenants);
 	keel_memory_drop_replaces(m);
 	keel_ptrvec_free(&m->staged_replaces);
-	keel_map_free(&m->timeline_map);
-	keel_map_free(&m->entity_map);
 	keel_map_free(&m->event_map);
-	keel_arena_free(&m->arena);
 	keel_store_base_free(&m->base);
 	free(m);
+}
+
+static struct keel_overlay *keel_memory_overlay(struct keel_store *s)
+{
+	return &keel_memory_downcast(s)->state;
 }
 
 static int keel_memory_begin(struct keel_store *s)
@@ -95,7 +101,7 @@ static int keel_memory_rollback(struct keel_store *s)
 	return 0;
 }
 
-/* ------------------------------------------------------------- lookups */
+/* ------------------------------------------------------------- the log */
 
 static uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str id)
 {
@@ -116,48 +122,6 @@ static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m
 	return NULL;
 }
 
-static struct keel_timeline *keel_memory_find_timeline(struct keel_memory_store *m,
-							const struct keel_timeline *key,
-							bool create)
-{
-	struct keel_map *map = &m->timeline_map;
-	for (size_t i = keel_map_first(map, key->hash); i != SIZE_MAX;
-	     i = keel_map_next(map, key->hash, i)) {
-		struct keel_timeline *tl = map->values[i];
-		if (keel_timeline_key_eq(tl, key->kind, key->tenant, key->subject, key->name,
-					 key->object))
-			return tl;
-	}
-	if (!create)
-		return NULL;
-	struct keel_timeline *tl = keel_arena_alloc(&m->arena, sizeof *tl);
-	memset(tl, 0, sizeof *tl);
-	tl->kind = key->kind;
-	tl->tenant = keel_arena_str(&m->arena, key->tenant);
-	tl->subject = keel_arena_str(&m->arena, key->subject);
-	tl->name = keel_arena_str(&m->arena, key->name);
-	tl->object = keel_arena_str(&m->arena, key->object);
-	tl->hash = key->hash;
-	keel_map_put(map, tl->hash, tl);
-	keel_ptrvec_push(&m->timelines, tl);
-	return tl;
-}
-
-static struct keel_entity *keel_memory_find_entity(struct keel_memory_store *m,
-						   struct keel_str tenant,
-						   struct keel_str subject, uint64_t h)
-{
-	for (size_t i = keel_map_first(&m->entity_map, h); i != SIZE_MAX;
-	     i = keel_map_next(&m->entity_map, h, i)) {
-		struct keel_entity *e = m->entity_map.values[i];
-		if (keel_str_eq(e->subject, subject) && keel_str_eq(e->tenant, tenant))
-			return e;
-	}
-	return NULL;
-}
-
-/* --------------------------------------------------------------- batch */
-
 static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 				size_t n)
 {
@@ -169,63 +133,6 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 			ev[i]->stored_hash = e->hash;
 		}
 	}
-	return 0;
-}
-
-static void keel_memory_fetch_row(struct keel_overlay *o, struct keel_timeline *tl,
-				  struct keel_row *stored)
-{
-	struct keel_row copy = *stored;
-	copy.store_ref = stored;
-	keel_overlay_add_fetched_row(o, tl, &copy);
-}
-
-static int keel_memory_prefetch(struct keel_store *s, struct keel_overlay *o)
-{
-	struct keel_memory_store *m = keel_memory_downcast(s);
-	for (size_t i = 0; i < o->entities.len; i++) {
-		struct keel_entity *e = o->entities.items[i];
-		struct keel_entity *se = keel_memory_find_entity(m, e->tenant, e->subject, e->hash);
-		if (se) {
-			keel_overlay_found_entity(o, e, se->kind, se->kind_time, se->first_seen,
-						  se->last_seen);
-			e->store_ref = se;
-		}
-	}
-	for (size_t i = 0; i < o->timelines.len; i++) {
-		struct keel_timeline *tl = o->timelines.items[i];
-		/* Created here if new (an empty timeline is invisible), so
-		 * that commit needs no second lookup. */
-		struct keel_timeline *st = keel_memory_find_timeline(m, tl, true);
-		tl->store_ref = st;
-		if (!st->nrows)
-			continue;
-		for (size_t k = st->nrows; k-- > 0;)
-			if (st->rows[k]->valid_to == KEEL_TIME_INF) {
-				keel_memory_fetch_row(o, tl, st->rows[k]);
-				break;
-			}
-		int64_t *times = keel_xmalloc(tl->ntimes * sizeof *times);
-		size_t n = keel_overlay_uncovered_times(tl, times, tl->ntimes);
-		for (size_t k = 0; k < n; k++) {
-			struct keel_row *r = keel_timeline_containing(st, times[k]);
-			if (!r)
-				r = keel_timeline_next_after(st, times[k]);
-			if (r)
-				keel_memory_fetch_row(o, tl, r);
-		}
-		free(times);
-	}
-	return 0;
-}
-
-static int keel_memory_write_back(struct keel_store *s, struct keel_overlay *o,
-				  struct keel_batch_event **ev, size_t n)
-{
-	struct keel_memory_store *m = keel_memory_downcast(s);
-	m->staged = o;
-	m->staged_events = ev;
-	m->staged_n = n;
 	return 0;
 }
 
@@ -245,35 +152,25 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 	keel_ptrvec_push(&m->tenants, NULL);
 	memmove(m->tenants.items + lo + 1, m->tenants.items + lo,
 		(m->tenants.len - 1 - lo) * sizeof(void *));
-	char *copy = keel_arena_alloc(&m->arena, t.len + 1);
+	char *copy = keel_arena_alloc(&m->state.arena, t.len + 1);
 	memcpy(copy, t.ptr, t.len);
 	copy[t.len] = 0;
 	m->tenants.items[lo] = copy;
 }
 
-/* Copies a committed row into the store (strings into its arena) and
- * gives it the next seq, which the overlay's row learns too. */
-static void keel_memory_store_row(struct keel_memory_store *m, struct keel_timeline *st,
-				  struct keel_row *r)
-{
-	struct keel_arena *a = &m->arena;
-	struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
-	*sr = *r;
-	sr->value = keel_arena_str(a, r->value);
-	sr->asserted_by = keel_arena_str(a, r->asserted_by);
-	sr->closed_by = keel_arena_str(a, r->closed_by);
-	sr->flags = 0;
-	sr->store_ref = NULL;
-	sr->seq = r->seq = ++m->next_seq;
-	keel_timeline_insert_row(st, sr);
-}
-
-/* Appends an accepted event to the log. */
+/* Appends an accepted event to the log. The previous event's tenant is
+ * usually this one's: its copy is shared. */
 static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev)
 {
-	struct keel_arena *a = &m->arena;
+	struct keel_arena *a = &m->state.arena;
 	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-	e->tenant = keel_arena_str(a, ev->tenant);
+	struct keel_mem_event *prev = m->events.len ? m->events.items[m->events.len - 1] : NULL;
+	if (prev && keel_str_eq(prev->tenant, ev->tenant)) {
+		e->tenant = prev->tenant;
+	} else {
+		e->tenant = keel_arena_str(a, ev->tenant);
+		keel_memory_add_tenant(m, e->tenant);
+	}
 	e->id = keel_arena_str(a, ev->id);
 	e->type = keel_arena_str(a, ev->type);
 	e->envelope = keel_arena_str(a, ev->envelope);
@@ -282,7 +179,117 @@ static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch
 	e->seq = ev->seq = ++m->next_seq;
 	keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
 	keel_ptrvec_push(&m->events, e);
-	keel_memory_add_tenant(m, e->tenant);
+}
+
+/* ---------------------------------------------------- batches in place */
+
+/* An entity the batch mentioned: its kind may still point into the batch. */
+static void keel_memory_settle_entity(struct keel_memory_store *m, struct keel_entity *e)
+{
+	if (!e || !(e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
+		return;
+	/* keel_entity_mention replaces the kind only when it changes, and
+	 * then flags the entity: an unflagged kind is the store's copy. */
+	e->kind = keel_arena_str(&m->state.arena, e->kind);
+	e->flags = KEEL_ENTITY_FOUND;
+}
+
+/* The batch applied in m->state becomes the store's: new rows get their
+ * seq (in creation order), every string a row or entity borrows from the
+ * batch is copied, flags are cleared for the next batch, events logged. */
+static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_event **ev,
+			       size_t n)
+{
+	struct keel_overlay *o = &m->state;
+	struct keel_arena *a = &o->arena;
+	for (size_t i = 0; i < o->new_rows.len; i++) {
+		struct keel_row *r = o->new_rows.items[i];
+		r->value = keel_arena_str(a, r->value);
+		r->asserted_by = keel_arena_str(a, r->asserted_by);
+		r->closed_by = keel_arena_str(a, r->closed_by);
+		r->flags = 0;
+		r->seq = ++m->next_seq;
+	}
+	for (size_t i = 0; i < o->dirty_rows.len; i++) {
+		struct keel_row *r = o->dirty_rows.items[i];
+		r->closed_by = keel_arena_str(a, r->closed_by);
+		r->flags = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < ev[i]->nops; k++) {
+			keel_memory_settle_entity(m, ev[i]->ops[k].subject_entity);
+			keel_memory_settle_entity(m, ev[i]->ops[k].object_entity);
+		}
+		keel_memory_log_event(m, ev[i]);
+	}
+	o->new_rows.len = 0;
+	o->dirty_rows.len = 0;
+	o->rows_closed = 0;
+}
+
+static int keel_memory_write_back(struct keel_store *s, struct keel_overlay *o,
+				  struct keel_batch_event **ev, size_t n)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	if (o == &m->state) {
+		keel_memory_settle(m, ev, n);
+		return 0;
+	}
+	m->staged = o;
+	m->staged_events = ev;
+	m->staged_n = n;
+	return 0;
+}
+
+/* ------------------------------------------------ copying overlays in */
+
+/* Copies a row of another overlay into the store's timeline st and gives
+ * it the next seq, which the source row learns too. */
+static void keel_memory_copy_row(struct keel_memory_store *m, struct keel_timeline *st,
+				 struct keel_row *r)
+{
+	struct keel_arena *a = &m->state.arena;
+	struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
+	*sr = *r;
+	sr->value = keel_arena_str(a, r->value);
+	sr->asserted_by = keel_arena_str(a, r->asserted_by);
+	sr->closed_by = keel_arena_str(a, r->closed_by);
+	sr->flags = 0;
+	sr->store_ref = NULL;
+	sr->timeline = st;
+	sr->seq = r->seq = ++m->next_seq;
+	keel_timeline_insert_row(st, sr);
+}
+
+/* Copies another overlay's entities and (all new) rows in, then logs the
+ * events: a load's batch, or a replayed tenant after its old state went. */
+static void keel_memory_copy_in(struct keel_memory_store *m, struct keel_overlay *o,
+				struct keel_batch_event **ev, size_t n)
+{
+	struct keel_arena *a = &m->state.arena;
+	for (size_t i = 0; i < o->entities.len; i++) {
+		const struct keel_entity *e = o->entities.items[i];
+		if (!(e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
+			continue;
+		struct keel_entity *se = keel_overlay_entity(&m->state, e->tenant, e->subject);
+		se->kind = keel_arena_str(a, e->kind);
+		se->kind_time = e->kind_time;
+		se->first_seen = e->first_seen;
+		se->last_seen = e->last_seen;
+		se->flags = KEEL_ENTITY_FOUND;
+	}
+	struct keel_timeline *st = NULL;
+	for (size_t i = 0; i < o->new_rows.len; i++) {
+		struct keel_row *r = o->new_rows.items[i];
+		/* Rows mostly come grouped by timeline: look each one up once. */
+		const struct keel_timeline *tl = r->timeline;
+		if (i == 0 || tl != ((struct keel_row *)o->new_rows.items[i - 1])->timeline)
+			st = keel_overlay_timeline(&m->state, tl->kind, tl->tenant, tl->subject,
+						   tl->name, tl->object);
+		keel_memory_copy_row(m, st, r);
+	}
+	for (size_t i = 0; i < n; i++)
+		keel_memory_log_event(m, ev[i]);
 }
 
 static int keel_memory_commit(struct keel_store *s)
@@ -291,45 +298,8 @@ static int keel_memory_commit(struct keel_store *s)
 	struct keel_overlay *o = m->staged;
 	m->staged = NULL;
 	keel_memory_apply_replaces(m);
-	if (!o)
-		return 0;
-	struct keel_arena *a = &m->arena;
-	for (size_t i = 0; i < o->entities.len; i++) {
-		struct keel_entity *e = o->entities.items[i];
-		struct keel_entity *se = e->store_ref;
-		if (e->flags & KEEL_ENTITY_NEW) {
-			se = keel_arena_alloc(a, sizeof *se);
-			memset(se, 0, sizeof *se);
-			se->tenant = keel_arena_str(a, e->tenant);
-			se->subject = keel_arena_str(a, e->subject);
-			se->hash = e->hash;
-			keel_map_put(&m->entity_map, se->hash, se);
-			keel_ptrvec_push(&m->entities, se);
-		} else if (!(e->flags & KEEL_ENTITY_DIRTY)) {
-			continue;
-		}
-		if (!keel_str_eq(se->kind, e->kind))
-			se->kind = keel_arena_str(a, e->kind);
-		se->kind_time = e->kind_time;
-		se->first_seen = e->first_seen;
-		se->last_seen = e->last_seen;
-	}
-	for (size_t i = 0; i < o->dirty_rows.len; i++) {
-		struct keel_row *r = o->dirty_rows.items[i];
-		struct keel_row *sr = r->store_ref;
-		sr->valid_to = r->valid_to;
-		sr->closed_by = keel_arena_str(a, r->closed_by);
-	}
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		struct keel_row *r = o->new_rows.items[i];
-		struct keel_timeline *st = r->timeline->store_ref;
-		if (!st)
-			st = keel_memory_find_timeline(m, r->timeline, true);
-		keel_memory_store_row(m, st, r);
-	}
-	for (size_t i = 0; i < m->staged_n; i++) {
-		keel_memory_log_event(m, m->staged_events[i]);
-	}
+	if (o)
+		keel_memory_copy_in(m, o, m->staged_events, m->staged_n);
 	return 0;
 }
 
@@ -403,8 +373,8 @@ static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 		return rc;
 	}
 	if (q->type == KEEL_REC_ENTITY) {
-		for (size_t i = 0; i < m->entities.len; i++) {
-			struct keel_entity *e = m->entities.items[i];
+		for (size_t i = 0; i < m->state.entities.len; i++) {
+			struct keel_entity *e = m->state.entities.items[i];
 			if (keel_str_eq(e->tenant, q->tenant) && keel_memory_match(q->subject, e->subject))
 				keel_ptrvec_push(&hits, e);
 		}
@@ -426,8 +396,8 @@ static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 		return rc;
 	}
 	enum keel_row_kind kind = q->type == KEEL_REC_FACT ? KEEL_ROW_FACT : KEEL_ROW_RELATION;
-	for (size_t i = 0; i < m->timelines.len; i++) {
-		struct keel_timeline *tl = m->timelines.items[i];
+	for (size_t i = 0; i < m->state.timelines.len; i++) {
+		struct keel_timeline *tl = m->state.timelines.items[i];
 		if (tl->kind != kind || !keel_str_eq(tl->tenant, q->tenant) ||
 		    !keel_memory_match(q->subject, tl->subject) ||
 		    !keel_memory_match(q->name, tl->name) ||
@@ -467,10 +437,10 @@ static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, uint
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
 	memset(out, 0, 4 * sizeof *out);
-	for (size_t i = 0; i < m->entities.len; i++)
-		out[0] += keel_str_eq(((struct keel_entity *)m->entities.items[i])->tenant, tenant);
-	for (size_t i = 0; i < m->timelines.len; i++) {
-		struct keel_timeline *tl = m->timelines.items[i];
+	for (size_t i = 0; i < m->state.entities.len; i++)
+		out[0] += keel_str_eq(((struct keel_entity *)m->state.entities.items[i])->tenant, tenant);
+	for (size_t i = 0; i < m->state.timelines.len; i++) {
+		struct keel_timeline *tl = m->state.timelines.items[i];
 		if (keel_str_eq(tl->tenant, tenant))
 			out[tl->kind == KEEL_ROW_FACT ? 1 : 2] += tl->nrows;
 	}
@@ -510,55 +480,31 @@ static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tena
 }
 
 /* Drops the tenant's entities and rows (timelines stay, empty, which is
- * invisible), then adds the new ones and logs the events. */
+ * invisible), then copies the new ones in and logs the events. */
 static void keel_memory_apply_replace(struct keel_memory_store *m,
 				      const struct keel_memory_replace *rp)
 {
-	struct keel_arena *a = &m->arena;
+	struct keel_overlay *st = &m->state;
 	size_t kept = 0;
-	for (size_t i = 0; i < m->entities.len; i++) {
-		struct keel_entity *e = m->entities.items[i];
+	for (size_t i = 0; i < st->entities.len; i++) {
+		struct keel_entity *e = st->entities.items[i];
 		if (!keel_str_eq(e->tenant, rp->tenant))
-			m->entities.items[kept++] = e;
+			st->entities.items[kept++] = e;
 	}
-	if (kept != m->entities.len) {
-		m->entities.len = kept;
-		keel_map_clear(&m->entity_map);
+	if (kept != st->entities.len) {
+		st->entities.len = kept;
+		keel_map_clear(&st->entity_map);
 		for (size_t i = 0; i < kept; i++) {
-			struct keel_entity *e = m->entities.items[i];
-			keel_map_put(&m->entity_map, e->hash, e);
+			struct keel_entity *e = st->entities.items[i];
+			keel_map_put(&st->entity_map, e->hash, e);
 		}
 	}
-	for (size_t i = 0; i < m->timelines.len; i++) {
-		struct keel_timeline *tl = m->timelines.items[i];
+	for (size_t i = 0; i < st->timelines.len; i++) {
+		struct keel_timeline *tl = st->timelines.items[i];
 		if (keel_str_eq(tl->tenant, rp->tenant))
 			keel_timeline_free_rows(tl);
 	}
-	for (size_t i = 0; i < rp->o->entities.len; i++) {
-		const struct keel_entity *e = rp->o->entities.items[i];
-		struct keel_entity *se = keel_arena_alloc(a, sizeof *se);
-		memset(se, 0, sizeof *se);
-		se->tenant = keel_arena_str(a, e->tenant);
-		se->subject = keel_arena_str(a, e->subject);
-		se->kind = keel_arena_str(a, e->kind);
-		se->kind_time = e->kind_time;
-		se->first_seen = e->first_seen;
-		se->last_seen = e->last_seen;
-		se->hash = e->hash;
-		keel_map_put(&m->entity_map, se->hash, se);
-		keel_ptrvec_push(&m->entities, se);
-	}
-	struct keel_timeline *st = NULL;
-	for (size_t i = 0; i < rp->o->new_rows.len; i++) {
-		struct keel_row *r = rp->o->new_rows.items[i];
-		/* Rows come grouped by timeline: look each one up once. */
-		if (i == 0 || r->timeline != ((struct keel_row *)rp->o->new_rows.items[i - 1])->timeline)
-			st = keel_memory_find_timeline(m, r->timeline, true);
-		keel_memory_store_row(m, st, r);
-	}
-	for (size_t i = 0; i < rp->n; i++) {
-		keel_memory_log_event(m, rp->ev[i]);
-	}
+	keel_memory_copy_in(m, rp->o, rp->ev, rp->n);
 }
 
 static void keel_memory_apply_replaces(struct keel_memory_store *m)
@@ -576,7 +522,7 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.commit = keel_memory_commit,
 	.rollback = keel_memory_rollback,
 	.seen_ids = keel_memory_seen_ids,
-	.prefetch = keel_memory_prefetch,
+	.overlay = keel_memory_overlay,
 	.write_back = keel_memory_write_back,
 	.tenants = keel_memory_tenants,
 	.scan = keel_memory_scan,
