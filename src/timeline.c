@@ -38,6 +38,10 @@ bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kin
 /* Index of the first row with valid_from > t. */
 static size_t keel_timeline_upper(const struct keel_timeline *tl, int64_t t)
 {
+	/* In-order events land after the last row: no search, and none of
+	 * its cache misses on the long timelines of the memory store. */
+	if (tl->nrows && tl->rows[tl->nrows - 1]->valid_from <= t)
+		return tl->nrows;
 	size_t lo = 0, hi = tl->nrows;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -80,10 +84,7 @@ void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 		tl->cap = tl->cap ? tl->cap * 2 : 4;
 		tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
 	}
-	/* In-order events append: skip the search (and its cache misses). */
-	size_t i = tl->nrows;
-	if (i && tl->rows[i - 1]->valid_from > row->valid_from)
-		i = keel_timeline_upper(tl, row->valid_from);
+	size_t i = keel_timeline_upper(tl, row->valid_from);
 	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
 	tl->rows[i] = row;
 	tl->nrows++;
