@@ -595,7 +595,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 1);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 2);
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
 				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
@@ -633,7 +633,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	snprintf(
 	    msg, sizeof msg,
 	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-	    "(1): upgrade keel",
+	    "(2): upgrade keel",
 	    (int)(colon - shown), shown, at);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <errmsg.h>
@@ -51,7 +52,7 @@
 #include "../store.h"
 #include "mysql_internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 1
+#define KEEL_MYSQL_SCHEMA_VERSION 2
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -65,6 +66,26 @@ struct keel_mysql_url {
 	unsigned connect_timeout;
 	unsigned read_timeout;
 	struct keel_buf shown; /* the URL with the password masked */
+};
+
+/* The statements of the bulk path, prepared once per connection. */
+enum keel_mysql_bulk_kind {
+	KEEL_MYSQL_BULK_EVENTS,
+	KEEL_MYSQL_BULK_ENTITIES,
+	KEEL_MYSQL_BULK_FACTS,
+	KEEL_MYSQL_BULK_RELATIONS,
+	KEEL_MYSQL_BULK_KINDS
+};
+
+#define KEEL_MYSQL_BULK_MAX_COLS 9
+
+/* One parameter column of a bulk execution: strings as pointers and
+ * lengths (NULL marked in ind), numbers in num. */
+struct keel_mysql_col {
+	const char **ptr;
+	unsigned long *len;
+	char *ind;
+	int64_t *num;
 };
 
 struct keel_mysql_store {
@@ -87,9 +108,30 @@ struct keel_mysql_store {
 	struct keel_mysql_stats stats;
 	uint64_t batch_rows;   /* rows prefetched in the open batch */
 	const char *bulk_file; /* the file LOAD DATA LOCAL may send (replay) */
+	/* KEEL_MYSQL_PROFILE set: wall time per kind of statement ("what"),
+	 * printed to stderr at close; a developer's tool, off by default. */
+	bool profile;
+	/* MariaDB's bulk protocol (array binding, one COM_STMT_BULK_EXECUTE
+	 * per table per batch): see "The bulk path" in docs/store-mysql.md.
+	 * bulk: the writes that need no ids (entities, closures) use it;
+	 * bulk_ids: the inserts that hand back seq do too (only while this
+	 * connection is the tables' one writer, see keel_mysql_worker_init). */
+	bool bulk;
+	bool bulk_ids;
+	bool worker; /* keel_mysql_worker_init: other connections write too */
+	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
+	struct keel_mysql_col *cols; /* column-wise parameter arrays */
+	size_t cols_cap;	     /* rows each column array holds */
+	struct {
+		const char *what;
+		double seconds;
+		uint64_t count;
+	} prof[24];
 };
 
 static void keel_mysql_infile_setup(struct keel_mysql_store *m);
+static void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
+static int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
 
 static struct keel_mysql_store *keel_mysql_downcast(struct keel_store *s)
 {
@@ -359,6 +401,36 @@ static int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
 			       mysql_error(m->db));
 }
 
+static double keel_mysql_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Adds the time since t0 to the profile of statements `what`. */
+static void keel_mysql_prof_add(struct keel_mysql_store *m, const char *what, double t0)
+{
+	double dt = keel_mysql_now() - t0;
+	size_t i = 0;
+	for (; i < KEEL_ARRAY_LEN(m->prof) && m->prof[i].what; i++)
+		if (!strcmp(m->prof[i].what, what))
+			break;
+	if (i == KEEL_ARRAY_LEN(m->prof))
+		return;
+	m->prof[i].what = what;
+	m->prof[i].seconds += dt;
+	m->prof[i].count++;
+}
+
+static void keel_mysql_prof_print(const struct keel_mysql_store *m)
+{
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(m->prof) && m->prof[i].what; i++)
+		fprintf(stderr, "keel mysql profile: %-40s %8llu statements %9.3f s\n",
+			m->prof[i].what, (unsigned long long)m->prof[i].count,
+			m->prof[i].seconds);
+}
+
 static int keel_mysql_run(struct keel_mysql_store *m, const char *sql, size_t len,
 			  const char *what)
 {
@@ -373,7 +445,11 @@ static int keel_mysql_run(struct keel_mysql_store *m, const char *sql, size_t le
 	m->base.statements++;
 	if (len > m->stats.max_statement)
 		m->stats.max_statement = len;
-	if (mysql_real_query(m->db, sql, (unsigned long)len))
+	double t0 = m->profile ? keel_mysql_now() : 0;
+	int failed = mysql_real_query(m->db, sql, (unsigned long)len);
+	if (m->profile)
+		keel_mysql_prof_add(m, what, t0);
+	if (failed)
 		return keel_mysql_fail(m, what);
 	return 0;
 }
@@ -477,6 +553,28 @@ static uint64_t keel_mysql_u64(const char *p, unsigned long n)
 static struct keel_str keel_mysql_col(MYSQL_ROW row, const unsigned long *len, unsigned i)
 {
 	return row[i] ? keel_str_make(row[i], len[i]) : KEEL_STR_NULL;
+}
+
+/*
+ * closed_by as stored. An open row holds a placeholder there, its own
+ * asserted_by: the closing event's id most often has the same length (ids
+ * of one stream do), so that closing the row rewrites it in place instead
+ * of growing it, which in InnoDB's full pages means moving the record and
+ * often splitting the page (measured: closing a row costs half as much).
+ * Readers take closed_by only from closed rows (keel_mysql_read_closed_by),
+ * so the placeholder never leaves the store.
+ */
+static struct keel_str keel_mysql_stored_closed_by(const struct keel_row *r)
+{
+	if (r->valid_to == KEEL_TIME_INF && !r->closed_by.ptr)
+		return r->asserted_by;
+	return r->closed_by;
+}
+
+/* closed_by of a stored row: none while the row is open. */
+static struct keel_str keel_mysql_read_closed_by(int64_t valid_to, struct keel_str stored)
+{
+	return valid_to == KEEL_TIME_INF ? KEEL_STR_NULL : stored;
 }
 
 /*
@@ -625,13 +723,19 @@ static const char *const keel_mysql_tables[] = {
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 1)",
+    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 2)",
 };
 
-/* Steps from schema version v to v + 1, indexed by v; version 1 is the
- * first, so there are none yet. A step is a NULL-terminated list of
- * statements run in order, then the version row is updated. */
+/* Steps from schema version v to v + 1, indexed by v. A step is a
+ * NULL-terminated list of statements run in order, then the version row is
+ * updated.
+ *
+ * 1 -> 2: open rows may hold a placeholder in closed_by (see
+ * keel_mysql_stored_closed_by); version 1's NULLs read the same, so no
+ * statement, but a keel that knows only version 1 would show the
+ * placeholders and must refuse the store. */
 static const char *const *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
+    NULL,
     NULL,
 };
 
@@ -878,6 +982,17 @@ static int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 		return KEEL_ESTORE;
 	}
 	m->row_alias = !m->mariadb && m->version >= 80019;
+	/* The bulk path where the server has it (MariaDB 10.2+), unless
+	 * KEEL_MYSQL_BULK=0 asks for the text path that MySQL uses. */
+	uint64_t caps = 0;
+	const char *want = getenv("KEEL_MYSQL_BULK");
+	if (mariadb_get_infov(m->db, MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
+			      &caps) != 0)
+		caps = 0;
+	m->bulk = m->mariadb &&
+		  (caps & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0 &&
+		  !(want && !strcmp(want, "0"));
+	m->bulk_ids = m->bulk && !m->worker;
 	/* Session only: strict, so that nothing is ever silently truncated,
 	 * and no mode that changes how our literals or quotes parse. MariaDB
 	 * also rewrites an IN list of 1000 or more scalars (a 4-tuple counts
@@ -906,6 +1021,16 @@ static int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 
 static void keel_mysql_free(struct keel_mysql_store *m)
 {
+	if (m->profile)
+		keel_mysql_prof_print(m);
+	keel_mysql_bulk_close_stmts(m);
+	for (size_t c = 0; m->cols && c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
+		free(m->cols[c].ptr);
+		free(m->cols[c].len);
+		free(m->cols[c].ind);
+		free(m->cols[c].num);
+	}
+	free(m->cols);
 	if (m->db)
 		mysql_close(m->db);
 	keel_mysql_url_free(&m->url);
@@ -926,6 +1051,7 @@ static int keel_mysql_open(const char *url, struct keel_store **out, struct keel
 	keel_map_init(&m->ids);
 	m->packet = 1024 * 1024;
 	m->autoinc_step = 1;
+	m->profile = getenv("KEEL_MYSQL_PROFILE") != NULL;
 	int rc = keel_mysql_url_parse(url, &m->url, err);
 	if (rc) {
 		keel_mysql_free(m);
@@ -935,6 +1061,9 @@ static int keel_mysql_open(const char *url, struct keel_store **out, struct keel
 	rc = keel_mysql_connect(m, err);
 	if (rc == 0)
 		rc = keel_mysql_schema(m, err);
+	if (rc == 0 && (rc = keel_mysql_bulk_prepare(m)) != 0)
+		keel_buf_addf(err, "store \"%s\": %s", m->url.shown.data,
+			      m->base.errmsg.data);
 	if (rc) {
 		keel_mysql_free(m);
 		return rc;
@@ -955,6 +1084,7 @@ static int keel_mysql_begin(struct keel_store *s)
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	if (m->broken) {
 		/* The server rolled the lost batch back; start afresh. */
+		keel_mysql_bulk_close_stmts(m);
 		mysql_close(m->db);
 		m->db = NULL;
 		m->broken = false;
@@ -972,6 +1102,10 @@ static int keel_mysql_begin(struct keel_store *s)
 			return rc;
 		}
 		keel_buf_free(&err);
+		if ((rc = keel_mysql_bulk_prepare(m)) != 0) {
+			m->broken = true;
+			return rc;
+		}
 		m->stats.reconnects++;
 	}
 	m->batch_rows = 0;
@@ -1140,8 +1274,8 @@ static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW ro
 	    .valid_from = keel_mysql_i64(row[8], len[8]),
 	    .valid_to = keel_mysql_i64(row[9], len[9]),
 	    .asserted_by = keel_mysql_col(row, len, 10),
-	    .closed_by = keel_mysql_col(row, len, 11),
 	};
+	r.closed_by = keel_mysql_read_closed_by(r.valid_to, keel_mysql_col(row, len, 11));
 	keel_overlay_add_fetched_row(o, tl, &r);
 	return 0;
 }
@@ -1316,9 +1450,17 @@ static int keel_mysql_run_insert_events(struct keel_mysql_list *l)
 	return keel_mysql_run_insert(l, true);
 }
 
+static int keel_mysql_bulk_events(struct keel_mysql_store *m,
+				  struct keel_batch_event **ev, size_t n);
+static int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v);
+static int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
+				enum keel_row_kind kind);
+
 static int keel_mysql_write_events(struct keel_mysql_store *m,
 				   struct keel_batch_event **ev, size_t n)
 {
+	if (m->bulk_ids)
+		return keel_mysql_bulk_events(m, ev, n);
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "writing events",
@@ -1400,6 +1542,10 @@ static int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_ove
 	if (!v->len)
 		return 0;
 	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_entity);
+	if (m->bulk) {
+		m->stats.insert_statements++;
+		return keel_mysql_bulk_entities(m, v);
+	}
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "writing entities",
@@ -1467,6 +1613,8 @@ static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay
 	struct keel_ptrvec *v = keel_mysql_rows_of_kind(m, &o->new_rows, kind);
 	if (!v->len)
 		return 0;
+	if (m->bulk_ids)
+		return keel_mysql_bulk_rows(m, v, kind);
 	bool fact = kind == KEEL_ROW_FACT;
 	struct keel_mysql_list l = {
 	    .m = m,
@@ -1492,7 +1640,9 @@ static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay
 		rc = keel_mysql_list_item(&l, keel_mysql_key_size(tl) +
 						  keel_mysql_str_size(r->value) +
 						  keel_mysql_str_size(r->asserted_by) +
-						  keel_mysql_str_size(r->closed_by) + 64);
+						  keel_mysql_str_size(
+						      keel_mysql_stored_closed_by(r)) +
+						  64);
 		if (rc)
 			break;
 		struct keel_buf *b = &m->sql;
@@ -1509,7 +1659,7 @@ static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay
 		keel_buf_addc(b, ',');
 		keel_mysql_add_str(m, b, r->asserted_by);
 		keel_buf_addc(b, ',');
-		keel_mysql_add_str(m, b, r->closed_by);
+		keel_mysql_add_str(m, b, keel_mysql_stored_closed_by(r));
 		keel_buf_addc(b, ')');
 	}
 	return rc ? rc : keel_mysql_list_flush(&l);
@@ -1615,6 +1765,334 @@ static int keel_mysql_write_closures(struct keel_mysql_store *m, struct keel_ove
 	return rc;
 }
 
+/* ------------------------------------------------------------ bulk path */
+
+/*
+ * MariaDB's bulk protocol: a statement prepared once per connection, its
+ * parameters bound as arrays (one element per row, column-wise), sent as
+ * one COM_STMT_BULK_EXECUTE. The server parses nothing per batch and the
+ * values travel in binary (no escaping, no literals to scan), which is
+ * where the text path's server time went (docs/store-mysql.md). One
+ * execution is one statement and one round trip, whatever the rows; it is
+ * cut only where the rows would pass the packet limit, as the text path.
+ *
+ * Closures stay one UPDATE ... CASE per table on both paths: a bulk
+ * UPDATE ... WHERE seq = ? runs the whole statement once per row on the
+ * server, and measured slower (docs/store-mysql.md).
+ */
+
+/* Types of the parameters: s string (NULL allowed), i BIGINT, u BIGINT
+ * UNSIGNED. */
+static const struct {
+	const char *sql, *types;
+} keel_mysql_bulk_stmts[KEEL_MYSQL_BULK_KINDS] = {
+    [KEEL_MYSQL_BULK_EVENTS] = {"INSERT INTO keel_events (tenant, id, type, time, hash, "
+				"envelope) VALUES (?,?,?,?,?,?)",
+				"sssius"},
+    [KEEL_MYSQL_BULK_ENTITIES] = {"INSERT INTO keel_entities (tenant, subject, kind, "
+				  "kind_time, first_seen, last_seen) VALUES "
+				  "(?,?,?,?,?,?)" KEEL_MYSQL_ENTITY_MERGE,
+				  "sssiii"},
+    [KEEL_MYSQL_BULK_FACTS] = {"INSERT INTO keel_facts (tenant, subject, predicate, "
+			       "value, valid_from, valid_to, asserted_by, closed_by) "
+			       "VALUES (?,?,?,?,?,?,?,?)",
+			       "ssssiiss"},
+    [KEEL_MYSQL_BULK_RELATIONS] = {"INSERT INTO keel_relations (tenant, subject, "
+				   "relation, object, linked, valid_from, valid_to, "
+				   "asserted_by, closed_by) VALUES (?,?,?,?,?,?,?,?,?)",
+				   "ssssiiiss"},
+};
+
+static void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m)
+{
+	for (size_t i = 0; i < KEEL_MYSQL_BULK_KINDS; i++) {
+		if (m->stmts[i])
+			mysql_stmt_close(m->stmts[i]);
+		m->stmts[i] = NULL;
+	}
+}
+
+static int keel_mysql_stmt_fail(struct keel_mysql_store *m, MYSQL_STMT *st,
+				const char *what)
+{
+	unsigned e = mysql_stmt_errno(st);
+	if (keel_mysql_lost(e)) {
+		m->broken = true;
+		return keel_store_fail(
+		    &m->base, KEEL_ESTORE,
+		    "%s: lost the connection to the mysql server (error "
+		    "%u: %s); nothing of the batch was committed",
+		    what, e, mysql_stmt_error(st));
+	}
+	return keel_store_fail(&m->base, KEEL_ESTORE, "%s: mysql error %u: %s", what, e,
+			       mysql_stmt_error(st));
+}
+
+/* Prepares the bulk statements on a new connection (the tables exist). */
+static int keel_mysql_bulk_prepare(struct keel_mysql_store *m)
+{
+	keel_mysql_bulk_close_stmts(m);
+	if (!m->bulk)
+		return 0;
+	for (size_t i = 0; i < KEEL_MYSQL_BULK_KINDS; i++) {
+		MYSQL_STMT *st = mysql_stmt_init(m->db);
+		if (!st)
+			return keel_store_fail(&m->base, KEEL_ESTORE,
+					       "preparing statements: out of memory");
+		m->stmts[i] = st;
+		const char *sql = keel_mysql_bulk_stmts[i].sql;
+		if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)))
+			return keel_mysql_stmt_fail(m, st, "preparing statements");
+	}
+	return 0;
+}
+
+/* Rows of one bulk statement, executed whenever the next row would pass
+ * the packet limit and at the end. */
+struct keel_mysql_bulk {
+	struct keel_mysql_store *m;
+	enum keel_mysql_bulk_kind kind;
+	const char *what;
+	size_t rows;  /* in the current execution */
+	size_t bytes; /* their size on the wire, at most */
+	size_t done;  /* rows of earlier executions */
+	/* inserts: where the rows' seq go (events or keel_row), and whether
+	 * every row must have been written */
+	struct keel_batch_event **events;
+	struct keel_row **set_seq;
+	bool check_count;
+};
+
+static void keel_mysql_bulk_grow(struct keel_mysql_store *m, size_t rows)
+{
+	if (rows <= m->cols_cap)
+		return;
+	size_t cap = m->cols_cap ? m->cols_cap : 256;
+	while (cap < rows)
+		cap *= 2;
+	if (!m->cols)
+		m->cols = keel_xcalloc(KEEL_MYSQL_BULK_MAX_COLS, sizeof *m->cols);
+	for (size_t c = 0; c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
+		struct keel_mysql_col *col = &m->cols[c];
+		col->ptr = keel_xrealloc(col->ptr, cap * sizeof *col->ptr);
+		col->len = keel_xrealloc(col->len, cap * sizeof *col->len);
+		col->ind = keel_xrealloc(col->ind, cap * sizeof *col->ind);
+		col->num = keel_xrealloc(col->num, cap * sizeof *col->num);
+	}
+	m->cols_cap = cap;
+}
+
+static size_t keel_mysql_bulk_head(enum keel_mysql_bulk_kind kind)
+{
+	return 64 + 2 * strlen(keel_mysql_bulk_stmts[kind].types);
+}
+
+static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
+{
+	struct keel_mysql_store *m = b->m;
+	if (!b->rows)
+		return 0;
+	if (m->broken)
+		return keel_store_fail(&m->base, KEEL_ESTORE,
+				       "%s: the connection to the mysql server was lost",
+				       b->what);
+	MYSQL_STMT *st = m->stmts[b->kind];
+	const char *types = keel_mysql_bulk_stmts[b->kind].types;
+	MYSQL_BIND bind[KEEL_MYSQL_BULK_MAX_COLS];
+	memset(bind, 0, sizeof bind);
+	for (size_t c = 0; types[c]; c++) {
+		struct keel_mysql_col *col = &m->cols[c];
+		if (types[c] == 's') {
+			bind[c].buffer_type = MYSQL_TYPE_STRING;
+			bind[c].buffer = (void *)col->ptr;
+			bind[c].length = col->len;
+			bind[c].u.indicator = col->ind;
+		} else {
+			bind[c].buffer_type = MYSQL_TYPE_LONGLONG;
+			bind[c].buffer = col->num;
+			bind[c].is_unsigned = types[c] == 'u';
+		}
+	}
+	unsigned int n = (unsigned int)b->rows;
+	m->base.statements++;
+	if (b->bytes > m->stats.max_statement)
+		m->stats.max_statement = b->bytes;
+	double t0 = m->profile ? keel_mysql_now() : 0;
+	int failed = mysql_stmt_attr_set(st, STMT_ATTR_ARRAY_SIZE, &n) ||
+		     mysql_stmt_bind_param(st, bind) || mysql_stmt_execute(st);
+	if (m->profile)
+		keel_mysql_prof_add(m, b->what, t0);
+	if (failed)
+		return keel_mysql_stmt_fail(m, st, b->what);
+	uint64_t affected = mysql_stmt_affected_rows(st);
+	if (b->check_count && affected != b->rows)
+		return keel_store_fail(&m->base, KEEL_ESTORE,
+				       "%s: %llu of %zu rows were written", b->what,
+				       (unsigned long long)affected, b->rows);
+	if (b->events || b->set_seq) {
+		/* One statement's rows are numbered in order from its first
+		 * id (single writer: see keel_mysql_worker_init). */
+		int64_t first = (int64_t)mysql_stmt_insert_id(st);
+		for (size_t i = 0; i < b->rows; i++) {
+			int64_t seq = first + (int64_t)i * m->autoinc_step;
+			if (b->events)
+				b->events[b->done + i]->seq = seq;
+			else
+				b->set_seq[b->done + i]->seq = seq;
+		}
+	}
+	b->done += b->rows;
+	b->rows = 0;
+	b->bytes = keel_mysql_bulk_head(b->kind);
+	return 0;
+}
+
+/* Starts a row of at most `size` bytes on the wire; *row is its index. */
+static int keel_mysql_bulk_row(struct keel_mysql_bulk *b, size_t size, size_t *row)
+{
+	if (!b->bytes)
+		b->bytes = keel_mysql_bulk_head(b->kind);
+	if (b->rows && b->bytes + size > b->m->packet) {
+		int rc = keel_mysql_bulk_flush(b);
+		if (rc)
+			return rc;
+	}
+	keel_mysql_bulk_grow(b->m, b->rows + 1);
+	b->bytes += size;
+	*row = b->rows++;
+	return 0;
+}
+
+static void keel_mysql_bulk_str(struct keel_mysql_bulk *b, size_t row, size_t c,
+				struct keel_str s)
+{
+	struct keel_mysql_col *col = &b->m->cols[c];
+	col->ptr[row] = s.ptr ? s.ptr : "";
+	col->len[row] = (unsigned long)s.len;
+	col->ind[row] = s.ptr ? STMT_INDICATOR_NONE : STMT_INDICATOR_NULL;
+}
+
+static void keel_mysql_bulk_num(struct keel_mysql_bulk *b, size_t row, size_t c,
+				int64_t v)
+{
+	b->m->cols[c].num[row] = v;
+}
+
+/* Bytes of a string parameter on the wire: indicator, length, data. */
+static size_t keel_mysql_bulk_size(struct keel_str s)
+{
+	return s.len + 10;
+}
+
+static int keel_mysql_bulk_events(struct keel_mysql_store *m,
+				  struct keel_batch_event **ev, size_t n)
+{
+	struct keel_mysql_bulk b = {.m = m,
+				    .kind = KEEL_MYSQL_BULK_EVENTS,
+				    .what = "writing events",
+				    .events = ev,
+				    .check_count = true};
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct keel_batch_event *e = ev[i];
+		size_t r;
+		rc = keel_mysql_bulk_row(&b,
+					 keel_mysql_bulk_size(e->tenant) +
+					     keel_mysql_bulk_size(e->id) +
+					     keel_mysql_bulk_size(e->type) +
+					     keel_mysql_bulk_size(e->envelope) + 20,
+					 &r);
+		if (rc)
+			break;
+		keel_mysql_bulk_str(&b, r, 0, e->tenant);
+		keel_mysql_bulk_str(&b, r, 1, e->id);
+		keel_mysql_bulk_str(&b, r, 2, e->type);
+		keel_mysql_bulk_num(&b, r, 3, e->time);
+		keel_mysql_bulk_num(&b, r, 4, (int64_t)e->hash);
+		keel_mysql_bulk_str(&b, r, 5, e->envelope);
+	}
+	if (rc == 0)
+		rc = keel_mysql_bulk_flush(&b);
+	m->stats.insert_statements += b.done ? 1 : 0;
+	return rc;
+}
+
+/* v: the entities to write, in key order. */
+static int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v)
+{
+	struct keel_mysql_bulk b = {
+	    .m = m, .kind = KEEL_MYSQL_BULK_ENTITIES, .what = "writing entities"};
+	int rc = 0;
+	for (size_t i = 0; i < v->len && rc == 0; i++) {
+		const struct keel_entity *e = v->items[i];
+		size_t r;
+		rc = keel_mysql_bulk_row(&b,
+					 keel_mysql_bulk_size(e->tenant) +
+					     keel_mysql_bulk_size(e->subject) +
+					     keel_mysql_bulk_size(e->kind) + 30,
+					 &r);
+		if (rc)
+			break;
+		keel_mysql_bulk_str(&b, r, 0, e->tenant);
+		keel_mysql_bulk_str(&b, r, 1, e->subject);
+		keel_mysql_bulk_str(&b, r, 2, e->kind);
+		keel_mysql_bulk_num(&b, r, 3, e->kind_time);
+		keel_mysql_bulk_num(&b, r, 4, e->first_seen);
+		keel_mysql_bulk_num(&b, r, 5, e->last_seen);
+	}
+	if (rc == 0)
+		rc = keel_mysql_bulk_flush(&b);
+	return rc;
+}
+
+/* New rows of one kind, in creation order: v holds them. */
+static int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
+				enum keel_row_kind kind)
+{
+	bool fact = kind == KEEL_ROW_FACT;
+	struct keel_mysql_bulk b = {
+	    .m = m,
+	    .kind = fact ? KEEL_MYSQL_BULK_FACTS : KEEL_MYSQL_BULK_RELATIONS,
+	    .what = fact ? "writing facts" : "writing relations",
+	    .set_seq = (struct keel_row **)v->items,
+	    .check_count = true,
+	};
+	int rc = 0;
+	for (size_t i = 0; i < v->len && rc == 0; i++) {
+		const struct keel_row *row = v->items[i];
+		const struct keel_timeline *tl = row->timeline;
+		size_t r;
+		rc = keel_mysql_bulk_row(
+		    &b,
+		    keel_mysql_bulk_size(tl->tenant) + keel_mysql_bulk_size(tl->subject) +
+			keel_mysql_bulk_size(tl->name) + keel_mysql_bulk_size(tl->object) +
+			keel_mysql_bulk_size(row->value) +
+			keel_mysql_bulk_size(row->asserted_by) +
+			keel_mysql_bulk_size(keel_mysql_stored_closed_by(row)) + 30,
+		    &r);
+		if (rc)
+			break;
+		size_t c = 0;
+		keel_mysql_bulk_str(&b, r, c++, tl->tenant);
+		keel_mysql_bulk_str(&b, r, c++, tl->subject);
+		keel_mysql_bulk_str(&b, r, c++, tl->name);
+		if (fact) {
+			keel_mysql_bulk_str(&b, r, c++, row->value);
+		} else {
+			keel_mysql_bulk_str(&b, r, c++, tl->object);
+			keel_mysql_bulk_num(&b, r, c++, row->linked ? 1 : 0);
+		}
+		keel_mysql_bulk_num(&b, r, c++, row->valid_from);
+		keel_mysql_bulk_num(&b, r, c++, row->valid_to);
+		keel_mysql_bulk_str(&b, r, c++, row->asserted_by);
+		keel_mysql_bulk_str(&b, r, c, keel_mysql_stored_closed_by(row));
+	}
+	if (rc == 0)
+		rc = keel_mysql_bulk_flush(&b);
+	m->stats.insert_statements += b.done ? 1 : 0;
+	return rc;
+}
+
 static int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 				 struct keel_batch_event **ev, size_t n)
 {
@@ -1691,7 +2169,8 @@ static void keel_mysql_record(const struct keel_scan *q, MYSQL_ROW row,
 		r->valid_from = keel_mysql_i64(row[6], len[6]);
 		r->valid_to = keel_mysql_i64(row[7], len[7]);
 		r->asserted_by = keel_mysql_col(row, len, 8);
-		r->closed_by = keel_mysql_col(row, len, 9);
+		r->closed_by =
+		    keel_mysql_read_closed_by(r->valid_to, keel_mysql_col(row, len, 9));
 		break;
 	case KEEL_REC_EVENT:
 		r->seq = keel_mysql_i64(row[0], len[0]);
@@ -2059,7 +2538,7 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 				      (long long)r->valid_to);
 			keel_tsv_str(b, r->asserted_by);
 			keel_buf_addc(b, '\t');
-			keel_tsv_str(b, r->closed_by);
+			keel_tsv_str(b, keel_mysql_stored_closed_by(r));
 			rc = keel_mysql_tsv_row_end(&t);
 		}
 		/* The server numbers the rows in file order (AUTO_INCREMENT),
@@ -2152,7 +2631,15 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
  * another (the note's caveat 5). */
 static int keel_mysql_worker_init(struct keel_store *s)
 {
-	return keel_mysql_runs(keel_mysql_downcast(s),
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	/* Rows of one bulk execution get their ids a few at a time, so
+	 * another connection inserting at once could interleave with them
+	 * and the ids handed back would be wrong; workers insert with the
+	 * text path's multi-row INSERTs, which reserve a statement's ids at
+	 * once, and keep the bulk path for entities and closures. */
+	m->worker = true;
+	m->bulk_ids = false;
+	return keel_mysql_runs(m,
 			       "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 			       "setting READ COMMITTED");
 }
