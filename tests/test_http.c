@@ -7,8 +7,10 @@
  * types, the tenant isolation matrix (a token of tenant A asking about or
  * posting to tenant B gets 403 and nothing is read or written), the
  * limits (413 before the body, per-IP limit, trickling and idle clients cut
- * while others are served), parallel writers and readers, and a graceful
- * stop with a batch under way.
+ * while others are served), parallel writers and readers, group commit
+ * (concurrent POSTs in one batch, each answered with its own outcome; a
+ * store error failing the whole batch), and a graceful stop with a batch
+ * under way.
  */
 #include "support.h"
 
@@ -1134,6 +1136,289 @@ static void parallel_writers_and_readers_sqlite(void **state)
 	parallel_writers_and_readers("sqlite");
 }
 
+/* ------------------------------------------------------------ group commit */
+
+struct post_args {
+	uint16_t port;
+	const char *ctype;
+	char *body;
+	struct resp r;
+};
+
+static void *post_main(void *arg)
+{
+	struct post_args *a = arg;
+	http(a->port, "POST", "/v1/events", NULL, a->ctype, a->body, &a->r);
+	return NULL;
+}
+
+/* Waits until the writer holds n POSTs (queued, or in the batch being
+ * written), as /metrics shows; false after 4 s (the store's busy timeout
+ * is 5 s). */
+static bool wait_writer_requests(uint16_t port, long n)
+{
+	for (int i = 0; i < 400; i++) {
+		struct resp r;
+		http(port, "GET", "/metrics", NULL, NULL, NULL, &r);
+		long v = metric(r.body, "keel_writer_requests");
+		resp_free(&r);
+		if (v == n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Holds SQLite's write lock from a connection of the test's own, runs
+ * sql inside that transaction, and posts one event (tenant-a, a-0) that
+ * the writer then waits with in BEGIN IMMEDIATE. */
+static sqlite3 *writer_held(struct fx *f, const char *sql, pthread_t *th, struct post_args *a)
+{
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(f->url + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	if (sql)
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	*a = (struct post_args){f->port, CT_ONE, event("tenant-a", "a-0", "V-0", "parked", 0),
+				{0}};
+	pthread_create(th, NULL, post_main, a);
+	assert_true(wait_writer_requests(f->port, 1));
+	/* The writer has taken it: what comes now waits behind it. */
+	usleep(100000);
+	return db;
+}
+
+/* Counts occurrences of needle in hay. */
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+#define ANSWER(ev, acc, dup, conf, unh)                                                \
+	"{\"events\":" #ev ",\"accepted\":" #acc ",\"duplicates\":" #dup                  \
+	",\"conflicting\":" #conf ",\"unhandled\":" #unh ",\"rejected\":["
+
+/* Concurrent POSTs gathered into one batch: each is answered with exactly
+ * its own counts and its own rejects (indexes its own), the batch is one
+ * transaction (metrics: one batch of all of them), and the store holds
+ * what the answers say. While the writer waits for a lock held here, the
+ * POSTs queue up; released, they go in as one batch. */
+static void concurrent_posts_get_their_own_answers(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	/* Logged beforehand: p-1 and p-2. */
+	char *p1 = event("tenant-a", "p-1", "V-1", "parked", 1);
+	char *p2 = event("tenant-a", "p-2", "V-1", "moving", 2);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_ONE, p1), 200);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_ONE, p2), 200);
+
+	pthread_t tha;
+	struct post_args a0;
+	sqlite3 *db = writer_held(&f, NULL, &tha, &a0);
+
+	enum { N = 10 };
+	char unhandled[512];
+	snprintf(unhandled, sizeof unhandled,
+		 "{\"specversion\":\"1.0\",\"id\":\"u-1\",\"tenant\":\"tenant-a\","
+		 "\"type\":\"fleet.vehicle.teleported\",\"source\":\"test\","
+		 "\"time\":\"2024-05-01T10:05:00Z\",\"data\":{}}");
+	char *b3[3] = {event("tenant-a", "g-3", "V-3", "parked", 3),
+		       event("tenant-a", "b-2", "V-3", "parked", 99), /* bad time */
+		       event("tenant-a", "p-1", "V-1", "parked", 1)};
+	char *nd[2] = {event("tenant-a", "b-3", "V-4", "parked", 99),
+		       event("tenant-a", "g-4", "V-4", "moving", 4)};
+	struct post_args pa[N] = {
+		{f.port, CT_ONE, event("tenant-a", "g-1", "V-2", "parked", 5), {0}},
+		{f.port, CT_ONE, event("tenant-b", "g-2", "V-2", "parked", 5), {0}},
+		{f.port, CT_ONE, event("tenant-a", "d-1", "V-5", "moving", 6), {0}},
+		{f.port, CT_ONE, event("tenant-a", "d-1", "V-5", "moving", 6), {0}},
+		{f.port, CT_ONE, event("tenant-a", "p-1", "V-1", "parked", 1), {0}},
+		{f.port, CT_ONE, event("tenant-a", "p-2", "V-1", "broken", 2), {0}},
+		{f.port, CT_ONE, event("tenant-a", "b-1", "V-6", "parked", 99), {0}},
+		{f.port, CT_ONE, strdup(unhandled), {0}},
+		{f.port, CT_BATCH, join(b3, 3, true), {0}},
+		{f.port, CT_NDJSON, join(nd, 2, false), {0}},
+	};
+	pthread_t th[N];
+	for (int i = 0; i < N; i++)
+		pthread_create(&th[i], NULL, post_main, &pa[i]);
+	assert_true(wait_writer_requests(f.port, 1 + N));
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	pthread_join(tha, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+
+	assert_status(a0.r, 200);
+	assert_string_equal(a0.r.body, ANSWER(1, 1, 0, 0, 0) "]}\n");
+	for (int i = 0; i < 2; i++) {
+		assert_status(pa[i].r, 200);
+		assert_string_equal(pa[i].r.body, ANSWER(1, 1, 0, 0, 0) "]}\n");
+	}
+	/* The same id twice in one batch: the first is taken, whichever. */
+	assert_status(pa[2].r, 200);
+	assert_status(pa[3].r, 200);
+	bool first = json_num(pa[2].r.body, "accepted") == 1;
+	assert_string_equal(pa[first ? 2 : 3].r.body, ANSWER(1, 1, 0, 0, 0) "]}\n");
+	assert_string_equal(pa[first ? 3 : 2].r.body, ANSWER(1, 0, 1, 0, 0) "]}\n");
+	assert_status(pa[4].r, 200);
+	assert_string_equal(pa[4].r.body, ANSWER(1, 0, 1, 0, 0) "]}\n");
+	assert_status(pa[5].r, 200);
+	assert_string_equal(pa[5].r.body, ANSWER(1, 0, 1, 1, 0) "]}\n");
+	/* A single rejected event: 422, its own index, id and error. */
+	assert_status(pa[6].r, 422);
+	assert_non_null(strstr(pa[6].r.body, ANSWER(1, 0, 0, 0, 0) "{\"index\":0,\"id\":\"b-1\","
+							       "\"error\":\"index 0: event \\\"b-1\\\""));
+	assert_int_equal(count_of(pa[6].r.body, "\"index\""), 1);
+	assert_status(pa[7].r, 200);
+	assert_string_equal(pa[7].r.body, ANSWER(1, 1, 0, 0, 1) "]}\n");
+	assert_status(pa[8].r, 200);
+	assert_non_null(strstr(pa[8].r.body, ANSWER(3, 1, 1, 0, 0) "{\"index\":1,\"id\":\"b-2\","
+							       "\"error\":\"index 1: event \\\"b-2\\\""));
+	assert_int_equal(count_of(pa[8].r.body, "\"index\""), 1);
+	assert_status(pa[9].r, 200);
+	assert_non_null(strstr(pa[9].r.body, ANSWER(2, 1, 0, 0, 0) "{\"index\":0,\"id\":\"b-3\","));
+	assert_int_equal(count_of(pa[9].r.body, "\"index\""), 1);
+
+	/* p-1, p-2 one batch each, a-0 alone, then all N in one batch. */
+	struct resp r;
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_batch_duration_seconds_count"), 4);
+	assert_int_equal(metric(r.body, "keel_batch_requests_total"), 3 + N);
+	assert_int_equal(metric(r.body, "keel_writer_requests"), 0);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"accepted\"}"), 3 + 5);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"unhandled\"}"), 1);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"duplicate\"}"), 3);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"conflicting\"}"), 1);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"rejected\"}"), 3);
+	resp_free(&r);
+
+	keel_server_stop(f.srv);
+	struct keel_store *s = NULL;
+	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
+	char *dump = keel_test_dump(s, "tenant-a");
+	assert_int_equal(count_of(dump, "{\"type\":\"event\""), 8);
+	const char *in[] = {"a-0", "p-1", "p-2", "g-1", "d-1", "u-1", "g-3", "g-4"};
+	for (size_t i = 0; i < 8; i++) {
+		char key[64];
+		snprintf(key, sizeof key, "\"type\":\"event\",\"tenant\":\"tenant-a\",\"id\":\"%s\"",
+			 in[i]);
+		assert_int_equal(count_of(dump, key), 1);
+	}
+	assert_null(strstr(dump, "\"b-"));
+	/* p-2 kept its first envelope. */
+	assert_null(strstr(dump, "broken"));
+	free(dump);
+	dump = keel_test_dump(s, "tenant-b");
+	assert_int_equal(count_of(dump, "{\"type\":\"event\""), 1);
+	assert_non_null(strstr(dump, "\"id\":\"g-2\""));
+	free(dump);
+	keel_store_close(s);
+
+	for (int i = 0; i < N; i++) {
+		resp_free(&pa[i].r);
+		free(pa[i].body);
+	}
+	resp_free(&a0.r);
+	free(a0.body);
+	free(p1);
+	free(p2);
+	free_all(b3, 3);
+	free_all(nd, 2);
+	keel_test_rmdir(f.dir);
+	free(f.dir);
+}
+
+/* A store error in a batch of several POSTs (a trigger added here fails
+ * the insert of the event "poison") answers every POST of the batch with
+ * the same 500, writes nothing of any of them, and leaves the server
+ * working: sent again without the trigger, they all go in. */
+static void store_error_fails_the_whole_group(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	pthread_t tha;
+	struct post_args a0;
+	sqlite3 *db = writer_held(&f,
+				  "CREATE TRIGGER poison BEFORE INSERT ON events "
+				  "WHEN NEW.id = 'poison' BEGIN "
+				  "SELECT RAISE(ABORT, 'injected failure'); END",
+				  &tha, &a0);
+	enum { N = 6 };
+	char *b[2] = {event("tenant-c", "c-5", "V-5", "parked", 5),
+		      event("tenant-c", "c-6", "V-6", "parked", 99)};
+	struct post_args pa[N] = {
+		{f.port, CT_ONE, event("tenant-c", "c-1", "V-1", "parked", 1), {0}},
+		{f.port, CT_ONE, event("tenant-c", "c-2", "V-2", "parked", 2), {0}},
+		{f.port, CT_ONE, event("tenant-c", "poison", "V-3", "parked", 3), {0}},
+		{f.port, CT_ONE, event("tenant-b", "c-3", "V-3", "parked", 3), {0}},
+		{f.port, CT_ONE, event("tenant-c", "c-4", "V-4", "parked", 99), {0}},
+		{f.port, CT_BATCH, join(b, 2, true), {0}},
+	};
+	pthread_t th[N];
+	for (int i = 0; i < N; i++)
+		pthread_create(&th[i], NULL, post_main, &pa[i]);
+	assert_true(wait_writer_requests(f.port, 1 + N));
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	pthread_join(tha, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+
+	/* a-0 was a batch of its own, before. */
+	assert_status(a0.r, 200);
+	assert_int_equal(json_num(a0.r.body, "accepted"), 1);
+	for (int i = 0; i < N; i++) {
+		assert_status(pa[i].r, 500);
+		assert_string_equal(pa[i].r.body, pa[0].r.body);
+	}
+	assert_non_null(strstr(pa[0].r.body, "nothing was ingested"));
+	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-c/stats", NULL, NULL,
+				     NULL),
+			 404);
+	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-b/stats", NULL, NULL,
+				     NULL),
+			 404);
+	struct resp r;
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_batch_duration_seconds_count"), 2);
+	assert_int_equal(metric(r.body, "keel_store_errors_total"), 1);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"500\"}"), N);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"accepted\"}"), 1);
+	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"rejected\"}"), 0);
+	resp_free(&r);
+
+	/* Sending them again is safe: they go in, once. */
+	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER poison", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	for (int i = 0; i < N; i++) {
+		http(f.port, "POST", "/v1/events", NULL, pa[i].ctype, pa[i].body, &r);
+		assert_status(r, i == 4 ? 422 : 200);
+		assert_int_equal(json_num(r.body, "accepted"), i == 4 ? 0 : 1);
+		resp_free(&r);
+	}
+	http(f.port, "GET", "/v1/tenants/tenant-c/stats", NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_int_equal(json_num(r.body, "events"), 4);
+	resp_free(&r);
+
+	for (int i = 0; i < N; i++) {
+		resp_free(&pa[i].r);
+		free(pa[i].body);
+	}
+	resp_free(&a0.r);
+	free(a0.body);
+	free_all(b, 2);
+	fx_stop(&f);
+}
+
 /* ---------------------------------------------------------- graceful stop */
 
 static void *stop_main(void *arg)
@@ -1218,6 +1503,8 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(memory_budget_for_bodies),
 	cmocka_unit_test(parallel_writers_and_readers_memory),
 	cmocka_unit_test(parallel_writers_and_readers_sqlite),
+	cmocka_unit_test(concurrent_posts_get_their_own_answers),
+	cmocka_unit_test(store_error_fails_the_whole_group),
 	cmocka_unit_test(graceful_stop_finishes_batch),
 };
 

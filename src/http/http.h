@@ -123,18 +123,21 @@ enum keel_outcome {
 struct keel_metrics {
 	atomic_uint_fast64_t events[KEEL_OUTCOME_COUNT];
 	atomic_uint_fast64_t batches;
+	atomic_uint_fast64_t batch_requests; /* POSTs gathered into those batches */
 	atomic_uint_fast64_t batch_bucket[KEEL_METRICS_BUCKETS + 1]; /* last: +Inf */
 	atomic_uint_fast64_t batch_usec_sum;
 	atomic_uint_fast64_t store_errors;
 	atomic_int_fast64_t open_connections;
+	atomic_int_fast64_t writer_requests; /* POSTs queued for or in the writer */
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
 };
 
 void keel_metrics_init(struct keel_metrics *m);
-/* Records one committed (or failed) batch and how long it took. */
-void keel_metrics_batch(struct keel_metrics *m, uint64_t usec);
+/* Records one committed (or failed) batch, how long it took and how many
+ * POSTs it gathered. */
+void keel_metrics_batch(struct keel_metrics *m, uint64_t usec, uint64_t requests);
 void keel_metrics_status(struct keel_metrics *m, unsigned status);
 /* Appends the Prometheus text exposition (format 0.0.4). */
 void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out);

@@ -30,18 +30,20 @@ void keel_metrics_init(struct keel_metrics *m)
 	for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)
 		atomic_init(&m->events[i], 0);
 	atomic_init(&m->batches, 0);
+	atomic_init(&m->batch_requests, 0);
 	for (size_t i = 0; i <= KEEL_METRICS_BUCKETS; i++)
 		atomic_init(&m->batch_bucket[i], 0);
 	atomic_init(&m->batch_usec_sum, 0);
 	atomic_init(&m->store_errors, 0);
 	atomic_init(&m->open_connections, 0);
+	atomic_init(&m->writer_requests, 0);
 	atomic_init(&m->connections_total, 0);
 	atomic_init(&m->timeouts, 0);
 	for (size_t i = 0; i < KEEL_METRICS_STATUSES; i++)
 		atomic_init(&m->status[i], 0);
 }
 
-void keel_metrics_batch(struct keel_metrics *m, uint64_t usec)
+void keel_metrics_batch(struct keel_metrics *m, uint64_t usec, uint64_t requests)
 {
 	size_t b = 0;
 	while (b < KEEL_METRICS_BUCKETS && usec > bucket_usec[b])
@@ -50,6 +52,7 @@ void keel_metrics_batch(struct keel_metrics *m, uint64_t usec)
 	atomic_fetch_add_explicit(&m->batch_bucket[b], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->batch_usec_sum, usec, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->batches, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->batch_requests, requests, memory_order_relaxed);
 }
 
 void keel_metrics_status(struct keel_metrics *m, unsigned status)
@@ -80,8 +83,8 @@ void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out)
 		keel_buf_addf(out, "keel_events_total{outcome=\"%s\"} %llu\n", outcome_name[i],
 			      (unsigned long long)get(&m->events[i]));
 
-	keel_buf_adds(out, "# HELP keel_batch_duration_seconds Time to ingest one POSTed batch, "
-			   "holding the writer.\n"
+	keel_buf_adds(out, "# HELP keel_batch_duration_seconds Time to ingest one batch (the "
+			   "POSTs gathered into one transaction), holding the writer.\n"
 			   "# TYPE keel_batch_duration_seconds histogram\n");
 	uint64_t cum = 0;
 	for (size_t b = 0; b < KEEL_METRICS_BUCKETS; b++) {
@@ -99,6 +102,12 @@ void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out)
 		      (unsigned long long)cum);
 
 	keel_buf_addf(out,
+		      "# HELP keel_batch_requests_total POSTs ingested in batches (per batch: "
+		      "the requests it gathered).\n"
+		      "# TYPE keel_batch_requests_total counter\n"
+		      "keel_batch_requests_total %llu\n",
+		      (unsigned long long)get(&m->batch_requests));
+	keel_buf_addf(out,
 		      "# HELP keel_store_errors_total Store failures (batches rolled back, "
 		      "failed reads).\n"
 		      "# TYPE keel_store_errors_total counter\n"
@@ -109,6 +118,13 @@ void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out)
 		      "# TYPE keel_open_connections gauge\n"
 		      "keel_open_connections %lld\n",
 		      (long long)atomic_load_explicit(&m->open_connections,
+						      memory_order_relaxed));
+	keel_buf_addf(out,
+		      "# HELP keel_writer_requests POSTs handed to the writer and not yet "
+		      "answered (queued, or in the batch being written).\n"
+		      "# TYPE keel_writer_requests gauge\n"
+		      "keel_writer_requests %lld\n",
+		      (long long)atomic_load_explicit(&m->writer_requests,
 						      memory_order_relaxed));
 	keel_buf_addf(out,
 		      "# HELP keel_connections_total Client connections accepted.\n"

@@ -10,12 +10,17 @@
  * Concurrency model (docs/http.md): libmicrohttpd's thread pool, each
  * worker running its own epoll loop, so a slow or idle client costs a
  * socket and a little memory, never a thread. Handlers run on the worker
- * that owns the connection. Writes to the store are serialised by one
- * mutex (one writer: a batch holds it from begin to commit); everything
- * else (reading and parsing bodies, tenant checks, building answers) runs
- * in parallel. Reads on SQL stores use their own handles from a pool, so on
+ * that owns the connection. Writes go through one writer thread with
+ * group commit: a worker splits and checks a POST, queues it and
+ * suspends its connection (the worker goes on serving its other
+ * connections); the writer takes every POST queued while it was busy,
+ * ingests them as one batch (one transaction), and resumes each
+ * connection with that request's own outcome. Everything else (reading
+ * and splitting bodies, tenant checks, building answers) runs in
+ * parallel. Reads on SQL stores use their own handles from a pool, so on
  * SQLite in WAL mode readers never wait for the writer nor block it; the
- * memory store has one state, so its reads take the writer's mutex.
+ * memory store has one state, so its reads take the writer's mutex, which
+ * the writer holds while it ingests.
  */
 #include "http.h"
 
@@ -52,6 +57,11 @@
 #define CONNECTION_MEMORY (64u << 10)
 #define WATCHDOG_TICK_MS 100
 #define CHECKPOINT_INTERVAL_MS 100
+/* The writer stops adding POSTs to a batch once it holds this many
+ * events (one POST is never split). */
+#define GROUP_MAX_EVENTS 4096
+/* How long a stop waits for resumed connections to be answered. */
+#define RESUME_WAIT_S 5
 
 /* ------------------------------------------------------------------ types */
 
@@ -68,6 +78,7 @@ struct conn {
 
 enum route {
 	ROUTE_EVENTS,
+	ROUTE_EVENTS_QUEUED, /* with the writer; answered when resumed */
 	ROUTE_NULL_EVENTS,
 	ROUTE_READ, /* GET: answered when the (empty) body is done */
 	ROUTE_DONE, /* an answer was queued on the first call */
@@ -77,6 +88,21 @@ enum body_kind {
 	BODY_SINGLE,
 	BODY_BATCH,
 	BODY_NDJSON,
+};
+
+/* A POST's events, queued for the writer, and what became of them. The
+ * writer fills in the outcome, then resumes the connection; from then on
+ * only the connection's worker touches it. */
+struct ingest_job {
+	struct ingest_job *next;
+	struct MHD_Connection *connection;
+	const char *base; /* the body */
+	struct keel_http_item *items;
+	size_t nitems;
+	/* The outcome */
+	int rc; /* 0, or the store error that rolled the batch back */
+	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
+	struct keel_buf rejects; /* the "rejected" array's members */
 };
 
 /* One HTTP request (MHD's con_cls). */
@@ -89,6 +115,15 @@ struct request {
 	size_t received;
 	size_t claimed; /* bytes counted against max_buffered */
 	bool too_large;
+	bool suspended; /* queued, not yet back on its worker (inflight_lock) */
+	struct ingest_job job;
+};
+
+/* The batch the writer thread is building: which POST each of its events
+ * came from. */
+struct group {
+	struct ingest_job *cur;	  /* the POST whose events are being added */
+	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
 };
 
 struct keel_server {
@@ -106,6 +141,16 @@ struct keel_server {
 	/* The one writer; also the memory store's reader. */
 	pthread_mutex_t write_lock;
 	struct keel_store *writer;
+
+	/* Group commit: POSTs waiting for the writer thread. */
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond;
+	struct ingest_job *queue_head, **queue_tail;
+	bool queue_closed; /* stopping: the writer drains the queue and exits */
+	pthread_t writer_thread;
+	bool writer_running;
+	struct keel_ingest *ing; /* the writer thread's */
+	struct group group;	 /* the batch ing is building */
 
 	/* SQLite: WAL checkpoints off the commit path (checkpoint.c). */
 	struct keel_checkpointer *checkpointer;
@@ -126,6 +171,7 @@ struct keel_server {
 	pthread_mutex_t inflight_lock;
 	pthread_cond_t inflight_cond;
 	unsigned inflight;
+	unsigned suspended; /* connections queued for the writer */
 	atomic_bool stopping;
 
 	/* Request bodies held in memory, all requests together. */
@@ -434,12 +480,17 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
 	atomic_fetch_sub(&srv->buffered, rq->claimed);
 	keel_buf_free(&rq->body);
-	free(rq);
-	*con_cls = NULL;
+	free(rq->job.items);
+	keel_buf_free(&rq->job.rejects);
 	pthread_mutex_lock(&srv->inflight_lock);
-	if (--srv->inflight == 0)
+	/* Resumed, but closed before its answer could be queued. */
+	if (rq->suspended)
+		srv->suspended--;
+	if (--srv->inflight == 0 || !srv->suspended)
 		pthread_cond_broadcast(&srv->inflight_cond);
 	pthread_mutex_unlock(&srv->inflight_lock);
+	free(rq);
+	*con_cls = NULL;
 }
 
 /* Keeps the URL and arguments as sent: the router splits the path on '/'
@@ -465,19 +516,17 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 
 /* -------------------------------------------------------------- ingest */
 
-struct reject_ctx {
-	struct keel_buf *out;
-	size_t count;
-};
-
+/* Rejects come during keel_ingest_add, so they belong to the POST being
+ * added; positions are that POST's own indexes. */
 static void on_reject(void *ud, uint64_t position, const char *id, const char *message,
 		      const char *input, size_t input_len)
 {
 	(void)input;
 	(void)input_len;
-	struct reject_ctx *rc = ud;
-	struct keel_buf *b = rc->out;
-	if (rc->count++)
+	struct group *g = ud;
+	struct ingest_job *job = g->cur;
+	struct keel_buf *b = &job->rejects;
+	if (job->rejected++)
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"id\":", (unsigned long long)position);
 	if (id)
@@ -487,6 +536,189 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 	keel_buf_adds(b, ",\"error\":");
 	add_json_cstr(b, message);
 	keel_buf_addc(b, '}');
+}
+
+/* Outcomes come after the commit, in the order the events were added;
+ * seq finds the POST (positions repeat from one POST to the next). */
+static void on_outcome(void *ud, uint64_t position, size_t seq, enum keel_ingest_outcome o)
+{
+	(void)position;
+	struct group *g = ud;
+	struct ingest_job *job = g->owner.items[seq];
+	switch (o) {
+	case KEEL_INGEST_UNHANDLED:
+		job->unhandled++;
+		/* fall through */
+	case KEEL_INGEST_ACCEPTED:
+		job->accepted++;
+		break;
+	case KEEL_INGEST_CONFLICTING:
+		job->conflicting++;
+		/* fall through */
+	case KEEL_INGEST_DUPLICATE:
+		job->duplicates++;
+		break;
+	}
+}
+
+/* Ingests the POSTs of jobs as one batch, one transaction, and fills in
+ * each one's outcome. A store error rolls the whole batch back and fails
+ * every POST of it alike: nothing of any was written, so each may be sent
+ * again. */
+static void ingest_group(struct keel_server *srv, struct group *g, struct ingest_job *jobs)
+{
+	struct keel_ingest *ing = srv->ing;
+	size_t njobs = 0, nevents = 0;
+	g->owner.len = 0;
+	pthread_mutex_lock(&srv->write_lock);
+	int64_t t0 = mono_usec();
+	int rc = 0;
+	for (struct ingest_job *job = jobs; job && rc == 0; job = job->next) {
+		g->cur = job;
+		njobs++;
+		for (size_t i = 0; rc == 0 && i < job->nitems; i++) {
+			/* An event over max_line is rejected by the ingester. */
+			const struct keel_http_item *it = &job->items[i];
+			size_t before = keel_ingest_pending(ing);
+			rc = keel_ingest_add(ing, job->base + it->off, it->len, it->index);
+			if (keel_ingest_pending(ing) > before)
+				keel_ptrvec_push(&g->owner, job);
+		}
+		nevents += job->nitems;
+	}
+	if (rc == 0)
+		rc = keel_ingest_flush(ing);
+	char *err = rc != 0 ? keel_xstrdup(keel_ingest_errmsg(ing)) : NULL;
+	int64_t t1 = mono_usec();
+	pthread_mutex_unlock(&srv->write_lock);
+
+	struct keel_metrics *m = &srv->metrics;
+	keel_metrics_batch(m, (uint64_t)(t1 - t0), njobs);
+	if (rc != 0) {
+		atomic_fetch_add(&m->store_errors, 1);
+		server_log(srv, "batch of %zu requests (%zu events) failed: %s", njobs, nevents,
+			   err && *err ? err : keel_strerror(rc));
+	}
+	free(err);
+	for (struct ingest_job *job = jobs; job; job = job->next) {
+		job->rc = rc;
+		if (rc != 0)
+			continue;
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_ACCEPTED], job->accepted - job->unhandled);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_UNHANDLED], job->unhandled);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_DUPLICATE],
+				 job->duplicates - job->conflicting);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_CONFLICTING], job->conflicting);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_REJECTED], job->rejected);
+	}
+}
+
+/* The writer thread: takes every POST queued while it was busy (up to
+ * GROUP_MAX_EVENTS events), ingests them as one batch and resumes their
+ * connections. It waits for nothing else: a lone POST is a batch at once,
+ * and under load batches grow by themselves. After the queue is closed it
+ * drains what is left, so no connection stays suspended. */
+static void *writer_main(void *arg)
+{
+	struct keel_server *srv = arg;
+	pthread_mutex_lock(&srv->queue_lock);
+	for (;;) {
+		while (!srv->queue_head && !srv->queue_closed)
+			pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
+		if (!srv->queue_head)
+			break;
+		struct ingest_job *jobs = srv->queue_head, *last = jobs;
+		size_t events = jobs->nitems;
+		while (last->next && events < GROUP_MAX_EVENTS) {
+			last = last->next;
+			events += last->nitems;
+		}
+		srv->queue_head = last->next;
+		if (!srv->queue_head)
+			srv->queue_tail = &srv->queue_head;
+		last->next = NULL;
+		pthread_mutex_unlock(&srv->queue_lock);
+
+		ingest_group(srv, &srv->group, jobs);
+		int64_t njobs = 0;
+		for (struct ingest_job *job = jobs; job; job = job->next)
+			njobs++;
+		atomic_fetch_sub(&srv->metrics.writer_requests, njobs);
+		/* Once resumed, a job belongs to its worker again (which may
+		 * answer and free it at once): next is read first. */
+		for (struct ingest_job *job = jobs, *next; job; job = next) {
+			next = job->next;
+			MHD_resume_connection(job->connection);
+		}
+		pthread_mutex_lock(&srv->queue_lock);
+	}
+	pthread_mutex_unlock(&srv->queue_lock);
+	return NULL;
+}
+
+/* Queues rq's events for the writer and suspends its connection. False
+ * when the server is stopping and the writer takes no more. */
+static bool enqueue(struct keel_server *srv, struct MHD_Connection *c, struct request *rq)
+{
+	struct ingest_job *job = &rq->job;
+	job->connection = c;
+	job->next = NULL;
+	pthread_mutex_lock(&srv->queue_lock);
+	if (srv->queue_closed) {
+		pthread_mutex_unlock(&srv->queue_lock);
+		return false;
+	}
+	pthread_mutex_lock(&srv->inflight_lock);
+	rq->suspended = true;
+	srv->suspended++;
+	pthread_mutex_unlock(&srv->inflight_lock);
+	/* Suspended before the writer can see it, so that the resume never
+	 * comes first. */
+	MHD_suspend_connection(c);
+	*srv->queue_tail = job;
+	srv->queue_tail = &job->next;
+	atomic_fetch_add(&srv->metrics.writer_requests, 1);
+	pthread_cond_signal(&srv->queue_cond);
+	pthread_mutex_unlock(&srv->queue_lock);
+	return true;
+}
+
+/* The answer of a POST the writer has done with (SPEC 10). */
+static enum MHD_Result answer_events(struct keel_server *srv, struct MHD_Connection *c,
+				     struct request *rq)
+{
+	struct ingest_job *job = &rq->job;
+	pthread_mutex_lock(&srv->inflight_lock);
+	rq->suspended = false;
+	if (--srv->suspended == 0)
+		pthread_cond_broadcast(&srv->inflight_cond);
+	pthread_mutex_unlock(&srv->inflight_lock);
+	set_deadline(rq->conn, (int64_t)srv->o.request_timeout * 1000000);
+	rq->route = ROUTE_DONE;
+	if (job->rc != 0) {
+		/* The cause (paths, SQL errors) went to the log, not to
+		 * clients of every tenant. */
+		return answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				    "store error (details in the server log); the batch was "
+				    "rolled back, nothing was ingested, sending it again is safe");
+	}
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_addf(&b,
+		      "{\"events\":%zu,\"accepted\":%llu,\"duplicates\":%llu,\"conflicting\":%llu,"
+		      "\"unhandled\":%llu,\"rejected\":[",
+		      job->nitems, (unsigned long long)job->accepted,
+		      (unsigned long long)job->duplicates, (unsigned long long)job->conflicting,
+		      (unsigned long long)job->unhandled);
+	if (job->rejects.len)
+		keel_buf_add(&b, job->rejects.data, job->rejects.len);
+	keel_buf_adds(&b, "]}");
+	/* One event that did not go in is a failed request; a batch is
+	 * answered 200 and lists what it rejected. */
+	unsigned status = rq->kind == BODY_SINGLE && job->rejected
+				  ? MHD_HTTP_UNPROCESSABLE_CONTENT
+				  : MHD_HTTP_OK;
+	return answer_json(srv, c, status, &b);
 }
 
 
@@ -531,7 +763,7 @@ static bool is_blank_line(const char *p, size_t n)
 }
 
 /* Splits the body into events (checking JSON-ness and tenants), then
- * ingests them as one batch under the writer lock. */
+ * queues them for the writer (answered when it resumes the connection). */
 static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connection *c,
 				     struct request *rq)
 {
@@ -641,82 +873,19 @@ static enum MHD_Result handle_events(struct keel_server *srv, struct MHD_Connect
 	}
 #undef PUSH_ITEM
 
-	const char *base = body;
-	struct keel_buf rejects;
-	keel_buf_init(&rejects);
-	struct reject_ctx rctx = {&rejects, 0};
-	struct keel_ingest_options io = {
-		.cartridge = srv->cartridge,
-		.batch = nitems ? nitems : 1,
-		.max_line = max_line,
-		.position_word = "index",
-		.on_reject = on_reject,
-		.reject_userdata = &rctx,
-	};
-	struct keel_report rep;
-	memset(&rep, 0, sizeof rep);
-	char *store_err = NULL;
-	int rc = 0;
-
+	/* Handed to the writer; the body stays in rq until it is answered. */
+	rq->job.base = body;
+	rq->job.items = items;
+	rq->job.nitems = nitems;
+	items = NULL;
 	/* The connection must not be cut while the server works on it. */
 	set_deadline(rq->conn, INT64_MAX);
-	pthread_mutex_lock(&srv->write_lock);
-	int64_t t0 = mono_usec();
-	struct keel_ingest *ing = NULL;
-	rc = keel_ingest_new(srv->writer, &io, &ing);
-	for (size_t i = 0; rc == 0 && i < nitems; i++) {
-		/* An event over max_line is rejected by the ingester. */
-		const struct keel_http_item *it = &items[i];
-		rc = keel_ingest_add(ing, base + it->off, it->len, it->index);
+	rq->route = ROUTE_EVENTS_QUEUED;
+	if (!enqueue(srv, c, rq)) {
+		rq->route = ROUTE_DONE;
+		ret = answer_error(srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				   "server stopping: nothing was ingested; send it again later");
 	}
-	if (rc == 0)
-		rc = keel_ingest_flush(ing);
-	if (ing) {
-		rep = *keel_ingest_report(ing);
-		if (rc != 0)
-			store_err = keel_xstrdup(keel_ingest_errmsg(ing));
-	}
-	keel_ingest_free(ing);
-	int64_t t1 = mono_usec();
-	pthread_mutex_unlock(&srv->write_lock);
-	set_deadline(rq->conn, (int64_t)srv->o.request_timeout * 1000000);
-
-	struct keel_metrics *m = &srv->metrics;
-	keel_metrics_batch(m, (uint64_t)(t1 - t0));
-	if (rc != 0) {
-		atomic_fetch_add(&m->store_errors, 1);
-		server_log(srv, "batch failed: %s", store_err ? store_err : keel_strerror(rc));
-		/* The cause (paths, SQL errors) goes to the log, not to
-		 * clients of every tenant. */
-		ret = answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				   "store error (details in the server log); the batch was "
-				   "rolled back, nothing was ingested, sending it again is safe");
-		free(store_err);
-		keel_buf_free(&rejects);
-		goto out;
-	}
-	atomic_fetch_add(&m->events[KEEL_OUTCOME_ACCEPTED], rep.accepted - rep.unhandled);
-	atomic_fetch_add(&m->events[KEEL_OUTCOME_UNHANDLED], rep.unhandled);
-	atomic_fetch_add(&m->events[KEEL_OUTCOME_DUPLICATE], rep.duplicates - rep.conflicting);
-	atomic_fetch_add(&m->events[KEEL_OUTCOME_CONFLICTING], rep.conflicting);
-	atomic_fetch_add(&m->events[KEEL_OUTCOME_REJECTED], rep.rejected);
-
-	struct keel_buf b;
-	keel_buf_init(&b);
-	keel_buf_addf(&b,
-		      "{\"events\":%zu,\"accepted\":%llu,\"duplicates\":%llu,\"conflicting\":%llu,"
-		      "\"unhandled\":%llu,\"rejected\":[",
-		      nitems, (unsigned long long)rep.accepted,
-		      (unsigned long long)rep.duplicates, (unsigned long long)rep.conflicting,
-		      (unsigned long long)rep.unhandled);
-	if (rejects.len)
-		keel_buf_add(&b, rejects.data, rejects.len);
-	keel_buf_adds(&b, "]}");
-	keel_buf_free(&rejects);
-	/* One event that did not go in is a failed request; a batch is
-	 * answered 200 and lists what it rejected. */
-	unsigned status = rq->kind == BODY_SINGLE && rep.rejected ? MHD_HTTP_UNPROCESSABLE_CONTENT : MHD_HTTP_OK;
-	ret = answer_json(srv, c, status, &b);
 out:
 	free(items);
 	keel_json_doc_free(&doc);
@@ -1159,6 +1328,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	switch (rq->route) {
 	case ROUTE_EVENTS:
 		return handle_events(srv, c, rq);
+	case ROUTE_EVENTS_QUEUED:
+		return answer_events(srv, c, rq);
 	case ROUTE_NULL_EVENTS:
 		return answer_const(srv, c,
 				    "{\"events\":0,\"accepted\":0,\"duplicates\":0,"
@@ -1233,8 +1404,23 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/* Closes the queue; the writer drains it (resuming every connection)
+ * and exits. */
+static void writer_stop(struct keel_server *srv)
+{
+	if (!srv->writer_running)
+		return;
+	pthread_mutex_lock(&srv->queue_lock);
+	srv->queue_closed = true;
+	pthread_cond_signal(&srv->queue_cond);
+	pthread_mutex_unlock(&srv->queue_lock);
+	pthread_join(srv->writer_thread, NULL);
+	srv->writer_running = false;
+}
+
 static void server_free(struct keel_server *srv)
 {
+	writer_stop(srv);
 	if (srv->watchdog_running) {
 		pthread_mutex_lock(&srv->conns_lock);
 		srv->watchdog_stop = true;
@@ -1246,11 +1432,15 @@ static void server_free(struct keel_server *srv)
 	for (size_t i = 0; i < srv->readers.len; i++)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
+	keel_ingest_free(srv->ing);
+	keel_ptrvec_free(&srv->group.owner);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
 	free(srv->store_url);
 	pthread_mutex_destroy(&srv->write_lock);
+	pthread_mutex_destroy(&srv->queue_lock);
+	pthread_cond_destroy(&srv->queue_cond);
 	pthread_mutex_destroy(&srv->readers_lock);
 	pthread_mutex_destroy(&srv->conns_lock);
 	pthread_cond_destroy(&srv->watchdog_cond);
@@ -1304,6 +1494,9 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 	if (so->max_buffered < so->max_body)
 		so->max_buffered = so->max_body;
 	pthread_mutex_init(&srv->write_lock, NULL);
+	pthread_mutex_init(&srv->queue_lock, NULL);
+	pthread_cond_init(&srv->queue_cond, NULL);
+	srv->queue_tail = &srv->queue_head;
 	pthread_mutex_init(&srv->readers_lock, NULL);
 	pthread_mutex_init(&srv->conns_lock, NULL);
 	init_cond_monotonic(&srv->watchdog_cond);
@@ -1350,6 +1543,23 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
 		goto fail;
 	}
+	/* One ingester for the server's life: its batch is whatever the
+	 * writer gathers, flushed by the writer only. */
+	struct keel_ingest_options io = {
+		.cartridge = srv->cartridge,
+		.batch = SIZE_MAX,
+		.max_line = so->max_line,
+		.position_word = "index",
+		.on_reject = on_reject,
+		.reject_userdata = &srv->group,
+		.on_outcome = on_outcome,
+		.outcome_userdata = &srv->group,
+	};
+	rc = keel_ingest_new(srv->writer, &io, &srv->ing);
+	if (rc) {
+		keel_buf_adds(&err, keel_strerror(rc));
+		goto fail;
+	}
 	if (strncmp(srv->store_url, "sqlite:", 7) == 0) {
 		rc = keel_checkpointer_start(srv->store_url + 7, CHECKPOINT_INTERVAL_MS,
 					     &srv->checkpointer, &err);
@@ -1374,9 +1584,15 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		goto fail;
 	}
 	srv->watchdog_running = true;
+	if (pthread_create(&srv->writer_thread, NULL, writer_main, srv) != 0) {
+		keel_buf_adds(&err, "cannot start the writer thread");
+		rc = KEEL_EIO;
+		goto fail;
+	}
+	srv->writer_running = true;
 
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-			     MHD_USE_ERROR_LOG;
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	srv->daemon = MHD_start_daemon(
@@ -1451,8 +1667,21 @@ void keel_server_stop(struct keel_server *srv)
 	pthread_mutex_unlock(&srv->inflight_lock);
 	if (left)
 		server_log(srv, "grace period over: closing %u unfinished requests", left);
-	/* A worker inside a batch finishes it (commit or rollback) before
-	 * MHD_stop_daemon can join it: nothing is ever half-written. */
+	/* The writer finishes the batch under way and every POST still
+	 * queued (commit or rollback: nothing is ever half-written), and
+	 * resumes their connections; a POST that comes later is answered 503.
+	 * libmicrohttpd must not be stopped with a connection suspended, so
+	 * the resumed ones are given a moment to be answered. */
+	writer_stop(srv);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += RESUME_WAIT_S;
+	pthread_mutex_lock(&srv->inflight_lock);
+	while (srv->suspended > 0) {
+		if (pthread_cond_timedwait(&srv->inflight_cond, &srv->inflight_lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&srv->inflight_lock);
 	MHD_stop_daemon(srv->daemon);
 	server_log(srv, "stopped");
 	server_free(srv);
