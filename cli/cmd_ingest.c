@@ -59,7 +59,13 @@ struct ingest_state {
 	const struct keel_cmd *cmd;
 	struct keel_ingest *ing;
 	struct keel_bulk *bulk;	      /* --replay */
-	struct keel_workers *workers; /* --workers N > 1 */
+	/* --workers N > 1: one set of workers per input file, so that every
+	 * rejection of a file is reported (with its name) before the next
+	 * file starts; workers_done sums the finished sets. */
+	bool workers_on;
+	struct keel_workers *workers;
+	struct keel_report workers_done, report_sum;
+	const char *workers_mode;
 	FILE *rejects;		      /* NULL: rejections go to stderr */
 	const char *input;	      /* current input's name, for messages */
 	bool multi;		      /* more than one input */
@@ -75,12 +81,30 @@ struct ingest_state {
 	struct keel_reader *reader; /* read on this thread, for progress */
 };
 
+static void report_add(struct keel_report *to, const struct keel_report *r)
+{
+	to->read += r->read;
+	to->accepted += r->accepted;
+	to->duplicates += r->duplicates;
+	to->conflicting += r->conflicting;
+	to->unhandled += r->unhandled;
+	to->rejected += r->rejected;
+	to->rows_inserted += r->rows_inserted;
+	to->rows_closed += r->rows_closed;
+	to->batches += r->batches;
+	to->statements += r->statements;
+}
+
 static const struct keel_report *state_report(struct ingest_state *st)
 {
 	if (st->bulk)
 		return keel_bulk_report(st->bulk);
-	if (st->workers)
-		return keel_workers_report(st->workers);
+	if (st->workers_on) {
+		st->report_sum = st->workers_done;
+		if (st->workers)
+			report_add(&st->report_sum, keel_workers_report(st->workers));
+		return &st->report_sum;
+	}
 	return keel_ingest_report(st->ing);
 }
 
@@ -88,8 +112,8 @@ static const char *state_errmsg(struct ingest_state *st)
 {
 	if (st->bulk)
 		return keel_bulk_errmsg(st->bulk);
-	if (st->workers)
-		return keel_workers_errmsg(st->workers);
+	if (st->workers_on)
+		return st->workers ? keel_workers_errmsg(st->workers) : "";
 	return keel_ingest_errmsg(st->ing);
 }
 
@@ -203,6 +227,34 @@ static int store_failed(struct ingest_state *st)
 	if (st->multi)
 		return cli_error(st->cmd, "%s: %s", st->input, state_errmsg(st));
 	return cli_error(st->cmd, "%s", state_errmsg(st));
+}
+
+/* Starts the workers for the next input (they open their own connections). */
+static int workers_begin(struct ingest_state *st, const char *url,
+			 const struct keel_ingest_options *o, unsigned n)
+{
+	char *err = NULL;
+	int rc = keel_workers_new(url, o, n, KEEL_WORKERS_AUTO, &st->workers, &err);
+	if (rc) {
+		rc = cli_error(st->cmd, "%s", err ? err : keel_strerror(rc));
+		free(err);
+		return rc;
+	}
+	st->workers_mode = keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
+			       ? "one connection each, each tenant on one worker"
+			       : "parsing in parallel, one writer";
+	return 0;
+}
+
+/* Commits what the workers hold, waits for them (every rejection is
+ * reported by then) and adds their report to the finished ones. */
+static int workers_end(struct ingest_state *st)
+{
+	int rc = keel_workers_finish(st->workers) ? store_failed(st) : 0;
+	report_add(&st->workers_done, keel_workers_report(st->workers));
+	keel_workers_free(st->workers);
+	st->workers = NULL;
+	return rc;
 }
 
 static int offer(struct ingest_state *st, const char *line, size_t len, uint64_t lineno,
@@ -327,11 +379,8 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		(unsigned long long)r->rows_closed);
 	if (st->bulk)
 		fprintf(stderr, "written by %s\n", keel_bulk_method(st->bulk));
-	if (st->workers)
-		fprintf(stderr, "workers: %s\n",
-			keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
-			    ? "one connection each, each tenant on one worker"
-			    : "parsing in parallel, one writer");
+	if (st->workers_mode)
+		fprintf(stderr, "workers: %s\n", st->workers_mode);
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
 			(unsigned long long)r->batches,
@@ -552,17 +601,11 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .on_reject = on_reject,
 	    .reject_userdata = &st,
 	};
+	st.workers_on = a.workers > 1 && !a.replay;
 	if (a.replay) {
 		rc = keel_bulk_new(s, &o, &st.bulk);
-	} else if (a.workers > 1) {
-		/* The workers open their own connections. */
-		rc = keel_workers_new(a.url, &o, (unsigned)a.workers, KEEL_WORKERS_AUTO,
-				      &st.workers, &err);
-		if (rc) {
-			rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
-			free(err);
-			goto out;
-		}
+	} else if (st.workers_on) {
+		/* Started per input, in the loop below. */
 	} else {
 		rc = keel_ingest_new(s, &o, &st.ing);
 	}
@@ -580,6 +623,9 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	for (int i = 0; rc == 0 && i < ninputs && !ingest_interrupted; i++) {
 		const char *path = inputs[i];
+		if (st.workers_on && !st.workers &&
+		    (rc = workers_begin(&st, a.url, &o, (unsigned)a.workers)) != 0)
+			break;
 		st.input = path;
 		struct cli_follow *follow = NULL;
 		char fdpath[32];
@@ -593,7 +639,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 				break;
 			}
 			snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", pipe_fd);
-		} else if (strcmp(path, "-") == 0 && !st.bulk && !st.workers) {
+		} else if (strcmp(path, "-") == 0 && !st.bulk && !st.workers_on) {
 			struct stat sb;
 			live = a.linger_set ||
 			       (fstat(STDIN_FILENO, &sb) == 0 && !S_ISREG(sb.st_mode));
@@ -620,11 +666,17 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 			st.bytes_before += total ? total : done;
 			keel_reader_close(r);
 		}
+		/* The next input gets workers of its own. */
+		if (rc == 0 && st.workers && i + 1 < ninputs)
+			rc = workers_end(&st);
 	}
 	if (rc == 0 && st.bulk && keel_bulk_finish(st.bulk))
 		rc = store_failed(&st);
-	if (st.workers && keel_workers_finish(st.workers) && rc == 0)
-		rc = store_failed(&st);
+	if (st.workers) {
+		int wrc = workers_end(&st);
+		if (rc == 0)
+			rc = wrc;
+	}
 	keel_checkpointer_stop(ckpt);
 	ckpt = NULL;
 	print_report(&st, cli_now() - st.start, ingest_interrupted != 0);

@@ -171,4 +171,34 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ]; then
 	lacks err "workers:"
 fi
 
+# --workers N over several files: each file's rejections name that file (the
+# workers of one file are done before the next file starts), the report sums
+# every file, and the dump equals one thread's. The first file is long, so
+# that its last line is still being worked on when the second is opened.
+bad_line='{"specversion":"1.0","id":"late-bad","tenant":"acme","type":"fleet.trip.started","time":"not a time","data":{}}'
+expect 0 "$KEEL" generate fleet --events 3000 --output "$dir/first.ndjson"
+echo "$bad_line" >>"$dir/first.ndjson"
+cp "$story" "$dir/second.ndjson"
+echo "$bad_line" >>"$dir/second.ndjson"
+expect 3 "$KEEL" ingest "$dir/first.ndjson" "$dir/second.ndjson" --store "sqlite:$dir/multi1.db" --workers 1
+contains err "read 3009 events"
+grep '^accepted ' "$dir/err" >"$dir/multi1.counts"
+expect 0 "$KEEL" dump --store "sqlite:$dir/multi1.db"
+cp "$dir/out" "$dir/multi1.dump"
+for w in 2 3; do
+	expect 3 "$KEEL" ingest "$dir/first.ndjson" "$dir/second.ndjson" \
+		--store "sqlite:$dir/multi$w.db" --workers $w --rejects "$dir/multi$w.rejects"
+	contains err "read 3009 events"
+	contains err "$(cat "$dir/multi1.counts")"
+	contains err "rejected 2"
+	contains err "workers: parsing in parallel, one writer"
+	[ "$(wc -l <"$dir/multi$w.rejects")" -eq 2 ] || fail "--workers $w: $(wc -l <"$dir/multi$w.rejects") rejects"
+	grep -F '{"position":3001,"id":"late-bad","error":"line 3001: event \"late-bad\": field \"time\"' "$dir/multi$w.rejects" |
+		grep -q '"file":"'"$dir"'/first.ndjson"}$' || fail "--workers $w: line 3001 of first.ndjson not reported with its file"
+	grep -F '{"position":8,"id":"late-bad","error":"line 8: event \"late-bad\": field \"time\"' "$dir/multi$w.rejects" |
+		grep -q '"file":"'"$dir"'/second.ndjson"}$' || fail "--workers $w: line 8 of second.ndjson not reported with its file"
+	expect 0 "$KEEL" dump --store "sqlite:$dir/multi$w.db"
+	cmp -s "$dir/out" "$dir/multi1.dump" || fail "--workers $w over two files dumps differently"
+done
+
 finish
