@@ -1486,6 +1486,59 @@ static void graceful_stop_finishes_batch(void **state)
 	free(f.dir);
 }
 
+/* A stop while POSTs wait for the writer (it waits for a lock held
+ * here): they are all ingested and answered before the server goes, and
+ * the store holds every one. */
+static void graceful_stop_answers_queued_posts(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	pthread_t tha;
+	struct post_args a0;
+	sqlite3 *db = writer_held(&f, NULL, &tha, &a0);
+	enum { N = 5 };
+	struct post_args pa[N];
+	pthread_t th[N];
+	for (int i = 0; i < N; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "q-%d", i);
+		pa[i] = (struct post_args){f.port, CT_ONE, event("tenant-a", id, "V-1", "parked", i),
+					   {0}};
+		pthread_create(&th[i], NULL, post_main, &pa[i]);
+	}
+	assert_true(wait_writer_requests(f.port, 1 + N));
+	pthread_t ts;
+	pthread_create(&ts, NULL, stop_main, f.srv);
+	usleep(300000);
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	pthread_join(tha, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	pthread_join(ts, NULL);
+	assert_status(a0.r, 200);
+	for (int i = 0; i < N; i++) {
+		assert_status(pa[i].r, 200);
+		assert_int_equal(json_num(pa[i].r.body, "accepted"), 1);
+		assert_non_null(strstr(pa[i].r.raw, "Connection: close"));
+		resp_free(&pa[i].r);
+		free(pa[i].body);
+	}
+	resp_free(&a0.r);
+	free(a0.body);
+	struct keel_store *s = NULL;
+	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
+	char *json = NULL;
+	assert_int_equal(keel_stats(s, "tenant-a", &json), 0);
+	assert_int_equal(json_num(json, "events"), 1 + N);
+	free(json);
+	keel_store_close(s);
+	keel_test_rmdir(f.dir);
+	free(f.dir);
+}
+
 const struct CMUnitTest tests[] = {
 	cmocka_unit_test(healthz_and_routing),
 	cmocka_unit_test(post_and_read_memory),
@@ -1506,6 +1559,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(concurrent_posts_get_their_own_answers),
 	cmocka_unit_test(store_error_fails_the_whole_group),
 	cmocka_unit_test(graceful_stop_finishes_batch),
+	cmocka_unit_test(graceful_stop_answers_queued_posts),
 };
 
 KEEL_TEST_MAIN(tests)
