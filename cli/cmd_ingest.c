@@ -377,7 +377,7 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		(unsigned long long)r->conflicting, (unsigned long long)r->unhandled,
 		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted,
 		(unsigned long long)r->rows_closed);
-	if (st->bulk)
+	if (st->bulk && *keel_bulk_method(st->bulk)) /* empty: nothing was written */
 		fprintf(stderr, "written by %s\n", keel_bulk_method(st->bulk));
 	if (st->workers_mode)
 		fprintf(stderr, "workers: %s\n", st->workers_mode);

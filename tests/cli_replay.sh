@@ -97,6 +97,7 @@ head -n 1 "$dir/in.ndjson" | sed 's/"tenant":"tenant-0[0-9]"/"tenant":"tenant-99
 cat "$dir/in.ndjson" >>"$dir/other.ndjson"
 expect 1 "$KEEL" ingest --replay "$dir/other.ndjson" --store "sqlite:$dir/bulk.db"
 contains err 'already has'
+lacks err 'written by'
 contains err '--replay loads only new tenants'
 expect 0 "$KEEL" dump --store "sqlite:$dir/bulk.db" --output "$dir/bulk2.ndjson"
 cmp -s "$dir/bulk.ndjson" "$dir/bulk2.ndjson" || fail "a refused ingest --replay wrote something"
