@@ -1988,6 +1988,7 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 	}
 	unsigned int n = (unsigned int)b->rows;
 	m->base.statements++;
+	m->stats.bulk_statements++;
 	if (b->bytes > m->stats.max_statement)
 		m->stats.max_statement = b->bytes;
 	double t0 = m->profile ? keel_mysql_now() : 0;

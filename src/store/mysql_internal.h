@@ -27,7 +27,8 @@ struct keel_mysql_stats {
 	uint64_t late_lookups;	      /* LIMIT 1 subqueries for late times */
 	uint64_t closure_statements;  /* UPDATE ... CASE statements */
 	uint64_t rows_closed;	      /* rows those statements closed */
-	uint64_t insert_statements;   /* multi-row INSERTs */
+	uint64_t insert_statements;   /* multi-row INSERTs or bulk inserts */
+	uint64_t bulk_statements;     /* bulk executions (MariaDB's protocol) */
 	size_t max_statement;	      /* bytes of the longest statement sent */
 	uint64_t warnings;	      /* warnings after reads (SHOW WARNINGS) */
 	unsigned last_warning;	      /* code of the last one, 0 if none */
