@@ -1615,10 +1615,8 @@ static int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_ove
 	if (!v->len)
 		return 0;
 	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_entity);
-	if (m->bulk) {
-		m->stats.insert_statements++;
+	if (m->bulk)
 		return keel_mysql_bulk_entities(m, v);
-	}
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "writing entities",
@@ -1989,6 +1987,7 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 	unsigned int n = (unsigned int)b->rows;
 	m->base.statements++;
 	m->stats.bulk_statements++;
+	m->stats.insert_statements++;
 	if (b->bytes > m->stats.max_statement)
 		m->stats.max_statement = b->bytes;
 	double t0 = m->profile ? keel_mysql_now() : 0;
@@ -2087,7 +2086,6 @@ static int keel_mysql_bulk_events(struct keel_mysql_store *m,
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
-	m->stats.insert_statements += b.done ? 1 : 0;
 	return rc;
 }
 
@@ -2163,7 +2161,6 @@ static int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
-	m->stats.insert_statements += b.done ? 1 : 0;
 	return rc;
 }
 
