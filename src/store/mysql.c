@@ -101,7 +101,7 @@ struct keel_mysql_store {
 	bool streaming;	      /* an unbuffered scan result is open */
 	bool tx_open;	      /* START TRANSACTION sent for the open batch */
 	struct keel_buf sql;
-	struct keel_buf part; /* the current part's prefix (one tenant's list) */
+	struct keel_buf part;	 /* the current part's prefix (one tenant's list) */
 	struct keel_ptrvec rows; /* write-back scratch */
 	int64_t *times;		 /* prefetch scratch */
 	size_t times_cap;
@@ -1256,13 +1256,13 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_batch_event *e = v->items[i];
-		if (i == 0 || !keel_str_eq(e->tenant,
-					   ((const struct keel_batch_event *)v->items[i - 1])
-					       ->tenant))
+		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
+		if (!prev || !keel_str_eq(prev->tenant, e->tenant))
 			keel_mysql_list_part(
-			    &l, keel_mysql_tenant_part(
-				    m, "SELECT tenant, id, hash FROM keel_events WHERE tenant = ",
-				    e->tenant, " AND id IN ("));
+			    &l, keel_mysql_tenant_part(m,
+						       "SELECT tenant, id, hash FROM "
+						       "keel_events WHERE tenant = ",
+						       e->tenant, " AND id IN ("));
 		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->id) + 2);
 		if (rc)
 			break;
@@ -1391,11 +1391,13 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 		const struct keel_timeline *tl = v->items[i];
 		const struct keel_timeline *prev = i ? v->items[i - 1] : NULL;
 		bool fact = tl->kind == KEEL_ROW_FACT;
-		if (!prev || prev->kind != tl->kind || !keel_str_eq(prev->tenant, tl->tenant))
+		if (!prev || prev->kind != tl->kind ||
+		    !keel_str_eq(prev->tenant, tl->tenant))
 			keel_mysql_list_part(
 			    &l, keel_mysql_tenant_part(
-				    m, fact ? KEEL_MYSQL_FACT_COLS " WHERE tenant = "
-					    : KEEL_MYSQL_REL_COLS " WHERE tenant = ",
+				    m,
+				    fact ? KEEL_MYSQL_FACT_COLS " WHERE tenant = "
+					 : KEEL_MYSQL_REL_COLS " WHERE tenant = ",
 				    tl->tenant,
 				    fact ? " AND valid_to = " KEEL_MYSQL_INF
 					   " AND (subject, predicate) IN ("
@@ -1708,12 +1710,10 @@ static int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_row *r = v->items[i];
 		const struct keel_timeline *tl = r->timeline;
-		rc = keel_mysql_list_item(&l, keel_mysql_key_size(tl) +
-						  keel_mysql_str_size(r->value) +
-						  keel_mysql_str_size(r->asserted_by) +
-						  keel_mysql_str_size(
-						      keel_mysql_stored_closed_by(r)) +
-						  64);
+		rc = keel_mysql_list_item(
+		    &l, keel_mysql_key_size(tl) + keel_mysql_str_size(r->value) +
+			    keel_mysql_str_size(r->asserted_by) +
+			    keel_mysql_str_size(keel_mysql_stored_closed_by(r)) + 64);
 		if (rc)
 			break;
 		struct keel_buf *b = &m->sql;
@@ -2137,7 +2137,8 @@ static int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *
 		rc = keel_mysql_bulk_row(
 		    &b,
 		    keel_mysql_bulk_size(tl->tenant) + keel_mysql_bulk_size(tl->subject) +
-			keel_mysql_bulk_size(tl->name) + keel_mysql_bulk_size(tl->object) +
+			keel_mysql_bulk_size(tl->name) +
+			keel_mysql_bulk_size(tl->object) +
 			keel_mysql_bulk_size(row->value) +
 			keel_mysql_bulk_size(row->asserted_by) +
 			keel_mysql_bulk_size(keel_mysql_stored_closed_by(row)) + 30,
