@@ -503,13 +503,15 @@ int main(int argc, char **argv)
 	printf(
 	    "(final rows: %llu = events + entities + facts + relations; big run: %llu "
 	    "batches, "
-	    "%llu rows inserted, %llu closed, %llu rows prefetched, longest statement "
-	    "%zu "
-	    "bytes, longest IN list %zu, warnings %llu;\n * the note's multi-row INSERT "
-	    "rate; times exclude opening the store)\n",
+	    "%llu rows inserted, %llu closed, %llu rows prefetched, %llu open rows from "
+	    "the cache, %llu bulk executions, longest statement %zu bytes, longest IN "
+	    "list %zu, warnings %llu;\n * the note's multi-row INSERT rate; times "
+	    "exclude "
+	    "opening the store)\n",
 	    (unsigned long long)rows, (unsigned long long)rbig.batches,
 	    (unsigned long long)rbig.rows_inserted, (unsigned long long)rbig.rows_closed,
-	    (unsigned long long)st.prefetch_rows, st.max_statement, st.max_in_tuples,
+	    (unsigned long long)st.prefetch_rows, (unsigned long long)st.cached_rows,
+	    (unsigned long long)st.bulk_statements, st.max_statement, st.max_in_tuples,
 	    (unsigned long long)st.warnings);
 
 	if (started) {

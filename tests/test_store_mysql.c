@@ -776,6 +776,8 @@ static void in_lists_are_short_and_reads_leave_no_warnings(void **state)
 	if (!url)
 		skip();
 	struct keel_store *s = open_url(url);
+	/* what the reads touch: the open-row cache would spare some */
+	keel_store_mysql_set_cache(s, false);
 	/* the check itself works: a statement with a warning is counted */
 	keel_store_mysql_reset_stats(s);
 	query_u64(s, "SELECT CAST('x' AS SIGNED)");
@@ -829,6 +831,8 @@ static void prefetch_touches_only_the_rows_it_returns(void **state)
 	if (!url)
 		skip();
 	struct keel_store *s = open_url(url);
+	/* what the reads touch: the open-row cache would spare some */
+	keel_store_mysql_set_cache(s, false);
 	char id[64], val[64];
 	for (int k = 0; k < 10; k++) {
 		struct hbatch b;
@@ -929,22 +933,27 @@ static void closures_are_one_statement_per_table(void **state)
 /* What the store reads and sends per batch depends on the batch, not on
  * what the store holds: forty batches over the same 200 timelines read no
  * more rows per batch, and send no longer statements, than two. */
-static void ingest_cycles(struct keel_store *s, int batches)
+/* Batch k of a cycle: 500 facts on the same 200 timelines. */
+static void ingest_cycle(struct keel_store *s, int k)
 {
 	char id[64], subject[64], value[32];
-	for (int k = 0; k < batches; k++) {
-		struct hbatch b;
-		hb_init(&b);
-		for (int i = 0; i < 500; i++) {
-			int n = k * 500 + i;
-			snprintf(id, sizeof id, "m%d", n);
-			snprintf(subject, sizeof subject, "vehicle:M-%03d", i % 200);
-			snprintf(value, sizeof value, "%d", n);
-			hb_fact(&b, id, n, subject, "odometer_km", value);
-		}
-		hb_run(s, &b);
-		hb_free(&b);
+	struct hbatch b;
+	hb_init(&b);
+	for (int i = 0; i < 500; i++) {
+		int n = k * 500 + i;
+		snprintf(id, sizeof id, "m%d", n);
+		snprintf(subject, sizeof subject, "vehicle:M-%03d", i % 200);
+		snprintf(value, sizeof value, "%d", n);
+		hb_fact(&b, id, n, subject, "odometer_km", value);
 	}
+	hb_run(s, &b);
+	hb_free(&b);
+}
+
+static void ingest_cycles(struct keel_store *s, int batches)
+{
+	for (int k = 0; k < batches; k++)
+		ingest_cycle(s, k);
 }
 
 static void memory_is_bounded_by_the_batch(void **state)
@@ -953,21 +962,78 @@ static void memory_is_bounded_by_the_batch(void **state)
 	char *u1 = fresh_url();
 	if (!u1)
 		skip();
-	char *u2 = fresh_url();
-	struct keel_store *a = open_url(u1), *b = open_url(u2);
+	char *u2 = fresh_url(), *u3 = fresh_url();
+	struct keel_store *a = open_url(u1), *b = open_url(u2), *c = open_url(u3);
+	keel_store_mysql_set_cache(c, false);
 	ingest_cycles(a, 2);
 	ingest_cycles(b, 40);
+	ingest_cycles(c, 40);
 	assert_int_equal(query_u64(b, "SELECT COUNT(*) FROM keel_facts"), 20000);
 	const struct keel_mysql_stats *sa = keel_store_mysql_stats(a);
 	const struct keel_mysql_stats *sb = keel_store_mysql_stats(b);
-	/* the open row of each of the batch's 200 timelines, never more */
+	const struct keel_mysql_stats *sc = keel_store_mysql_stats(c);
+	/* the open row of each of the batch's 200 timelines, never more:
+	 * read, or after the first batch taken from the open-row cache, which
+	 * holds those 200 whatever the store holds */
 	assert_int_equal(sa->max_batch_rows, 200);
 	assert_int_equal(sb->max_batch_rows, 200);
-	assert_int_equal(sb->prefetch_rows, 39 * 200);
+	assert_int_equal(sc->max_batch_rows, 200);
+	assert_int_equal(sb->prefetch_rows + sb->cached_rows, 39 * 200);
+	assert_int_equal(sb->cached_rows, 39 * 200);
+	assert_int_equal(sb->max_cache_entries, 200);
+	assert_int_equal(sc->prefetch_rows, 39 * 200);
+	assert_int_equal(sc->cached_rows, 0);
 	/* the longest statement is the batch's, whatever the store holds */
 	assert_true(sb->max_statement <= sa->max_statement + sa->max_statement / 10);
+	assert_true(sc->max_statement <= sa->max_statement + sa->max_statement / 10);
+	char *db = keel_test_dump(b, NULL), *dc = keel_test_dump(c, NULL);
+	assert_string_equal(db, dc);
+	free(db);
+	free(dc);
 	keel_store_close(a);
 	keel_store_close(b);
+	keel_store_close(c);
+	free(u1);
+	free(u2);
+	free(u3);
+}
+
+/* The open-row cache is used only while this connection is the one
+ * writer: a batch written through another connection in between makes the
+ * next batch read every open row again, and the result is the store of a
+ * single writer. */
+static void open_row_cache_yields_to_another_writer(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u2 = fresh_url();
+	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
+	keel_store_mysql_set_cache(ref, false);
+	ingest_cycle(a, 0);
+	ingest_cycle(a, 1);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
+	ingest_cycle(other, 2); /* closes the open rows a holds */
+	keel_store_mysql_reset_stats(a);
+	ingest_cycle(a, 3);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
+	ingest_cycle(a, 4); /* and holds again once a is the one writer */
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
+	for (int k = 0; k < 5; k++)
+		ingest_cycle(ref, k);
+	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
+	assert_string_equal(da, dr);
+	/* one open row per timeline */
+	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_facts WHERE valid_to = "
+				      "9223372036854775807"),
+			 200);
+	free(da);
+	free(dr);
+	keel_store_close(a);
+	keel_store_close(other);
+	keel_store_close(ref);
 	free(u1);
 	free(u2);
 }
@@ -1505,6 +1571,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
     cmocka_unit_test(closures_are_one_statement_per_table),
     cmocka_unit_test(memory_is_bounded_by_the_batch),
+    cmocka_unit_test(open_row_cache_yields_to_another_writer),
     cmocka_unit_test(seq_follows_insertion_order),
     cmocka_unit_test(text_and_bulk_paths_give_the_same_dumps),
     cmocka_unit_test(open_rows_placeholder_and_version_1_stores),

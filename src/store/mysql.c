@@ -120,6 +120,21 @@ struct keel_mysql_store {
 	bool bulk;
 	bool bulk_ids;
 	bool worker; /* keel_mysql_worker_init: other connections write too */
+	/* Open rows of recent batches (see "The open-row cache" below). */
+	bool cache_on;
+	bool cache_valid;      /* for the open batch */
+	bool expect_known;     /* expect[] holds what this connection left */
+	int64_t expect[3];     /* MAX(seq) of events, facts, relations */
+	int64_t seen_max[3];   /* the same, read with the batch's ids */
+	int seen_reads;	       /* seen_max[] readings in the open batch */
+	bool seen_differ;      /* two of them disagreed */
+	uint64_t batch_no;     /* batches begun on this connection */
+	struct keel_map cache; /* timeline hash -> entry */
+	struct keel_ptrvec cache_entries;
+	struct keel_ptrvec cache_pending; /* entries of the batch, until commit */
+	int64_t pending_max[3];
+	bool pending_known;
+	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
 	struct keel_mysql_col *cols; /* column-wise parameter arrays */
 	size_t cols_cap;	     /* rows each column array holds */
@@ -133,6 +148,9 @@ struct keel_mysql_store {
 static void keel_mysql_infile_setup(struct keel_mysql_store *m);
 static void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
 static int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
+static void keel_mysql_cache_free_list(struct keel_ptrvec *v);
+static void keel_mysql_cache_drop(struct keel_mysql_store *m);
+static void keel_mysql_cache_commit(struct keel_mysql_store *m);
 
 static struct keel_mysql_store *keel_mysql_downcast(struct keel_store *s)
 {
@@ -1025,6 +1043,11 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	if (m->profile)
 		keel_mysql_prof_print(m);
 	keel_mysql_bulk_close_stmts(m);
+	keel_mysql_cache_drop(m);
+	keel_map_free(&m->cache);
+	keel_ptrvec_free(&m->cache_entries);
+	keel_ptrvec_free(&m->cache_pending);
+	keel_ptrvec_free(&m->hits);
 	for (size_t c = 0; m->cols && c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
 		free(m->cols[c].ptr);
 		free(m->cols[c].len);
@@ -1052,6 +1075,9 @@ static int keel_mysql_open(const char *url, struct keel_store **out, struct keel
 	keel_buf_init(&m->sql);
 	keel_buf_init(&m->part);
 	keel_map_init(&m->ids);
+	keel_map_init(&m->cache);
+	const char *cache = getenv("KEEL_MYSQL_CACHE");
+	m->cache_on = !(cache && !strcmp(cache, "0"));
 	m->packet = 1024 * 1024;
 	m->autoinc_step = 1;
 	m->profile = getenv("KEEL_MYSQL_PROFILE") != NULL;
@@ -1088,6 +1114,7 @@ static int keel_mysql_begin(struct keel_store *s)
 	if (m->broken) {
 		/* The server rolled the lost batch back; start afresh. */
 		keel_mysql_bulk_close_stmts(m);
+		keel_mysql_cache_drop(m);
 		mysql_close(m->db);
 		m->db = NULL;
 		m->broken = false;
@@ -1113,6 +1140,12 @@ static int keel_mysql_begin(struct keel_store *s)
 	}
 	m->batch_rows = 0;
 	m->tx_open = false;
+	m->batch_no++;
+	m->cache_valid = false;
+	m->seen_reads = 0;
+	m->pending_known = false;
+	keel_mysql_cache_free_list(&m->cache_pending);
+	keel_map_clear(&m->ids); /* it indexed the staged entries */
 	return 0;
 }
 
@@ -1135,8 +1168,11 @@ static int keel_mysql_commit(struct keel_store *s)
 	if (!m->tx_open)
 		return 0;
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
-	if (rc == 0)
+	if (rc == 0) {
 		m->tx_open = false;
+		if (m->cache_on)
+			keel_mysql_cache_commit(m);
+	}
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(
@@ -1154,10 +1190,178 @@ static int keel_mysql_rollback(struct keel_store *s)
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	bool open = m->tx_open;
 	m->tx_open = false;
+	keel_mysql_cache_drop(m);
 	/* Without a connection the server has rolled back already. */
 	if (m->broken || !open)
 		return 0;
 	return keel_mysql_runs(m, "ROLLBACK", "rollback");
+}
+
+/* ---------------------------------------------------- the open-row cache */
+
+/*
+ * The open row of each timeline the last few batches on this connection
+ * wrote or read, so that the next batch on the same timeline need not read
+ * it again. Valid only while nobody else has written: every id lookup also
+ * reads MAX(seq) of the three tables (each one index dive), and the cache
+ * is used only when they are what this connection's last commit left;
+ * otherwise it is dropped. Another writer, a replay, a lost connection or a
+ * rolled-back batch drop it as well. It holds the timelines of the last
+ * KEEL_MYSQL_CACHE_BATCHES batches at most: memory stays bounded by the
+ * batch. docs/store-mysql.md has the measurements.
+ */
+#define KEEL_MYSQL_CACHE_BATCHES 4
+
+struct keel_mysql_cached {
+	uint64_t hash;
+	uint64_t batch; /* the last batch that wrote or used it */
+	enum keel_row_kind kind;
+	bool linked;
+	int64_t seq, valid_from;
+	struct keel_str tenant, subject, name, object, value, asserted_by;
+};
+
+static struct keel_str keel_mysql_cache_str(char **at, struct keel_str s)
+{
+	if (!s.ptr)
+		return KEEL_STR_NULL;
+	memcpy(*at, s.ptr, s.len);
+	struct keel_str out = keel_str_make(*at, s.len);
+	*at += s.len;
+	return out;
+}
+
+/* A cache entry for the open row r of timeline tl (strings copied). */
+static struct keel_mysql_cached *keel_mysql_cache_entry(const struct keel_timeline *tl,
+							const struct keel_row *r)
+{
+	size_t n = tl->tenant.len + tl->subject.len + tl->name.len + tl->object.len +
+		   r->value.len + r->asserted_by.len;
+	struct keel_mysql_cached *c = keel_xmalloc(sizeof *c + n + 1);
+	char *at = (char *)(c + 1);
+	c->hash = tl->hash;
+	c->batch = 0;
+	c->kind = tl->kind;
+	c->linked = r->linked;
+	c->seq = r->seq;
+	c->valid_from = r->valid_from;
+	c->tenant = keel_mysql_cache_str(&at, tl->tenant);
+	c->subject = keel_mysql_cache_str(&at, tl->subject);
+	c->name = keel_mysql_cache_str(&at, tl->name);
+	c->object = keel_mysql_cache_str(&at, tl->object);
+	c->value = keel_mysql_cache_str(&at, r->value);
+	c->asserted_by = keel_mysql_cache_str(&at, r->asserted_by);
+	return c;
+}
+
+static void keel_mysql_cache_free_list(struct keel_ptrvec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		free(v->items[i]);
+	v->len = 0;
+}
+
+/* Forgets everything: the next batch reads every open row. */
+static void keel_mysql_cache_drop(struct keel_mysql_store *m)
+{
+	keel_map_clear(&m->cache);
+	keel_mysql_cache_free_list(&m->cache_entries);
+	keel_mysql_cache_free_list(&m->cache_pending);
+	keel_map_clear(&m->ids);
+	m->expect_known = false;
+	m->cache_valid = false;
+}
+
+static size_t keel_mysql_cache_find(const struct keel_mysql_store *m,
+				    const struct keel_timeline *tl)
+{
+	for (size_t i = keel_map_first(&m->cache, tl->hash); i != SIZE_MAX;
+	     i = keel_map_next(&m->cache, tl->hash, i)) {
+		const struct keel_mysql_cached *c = m->cache.values[i];
+		if (keel_timeline_key_eq(tl, c->kind, c->tenant, c->subject, c->name,
+					 c->object))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* After a commit: the batch's open rows replace what the cache held for
+ * their timelines; entries unused for KEEL_MYSQL_CACHE_BATCHES batches go. */
+static void keel_mysql_cache_commit(struct keel_mysql_store *m)
+{
+	struct keel_ptrvec *v = &m->cache_entries;
+	struct keel_ptrvec *p = &m->cache_pending;
+	/* The map cannot delete: rebuild it from the survivors. */
+	size_t k = 0;
+	for (size_t i = 0; i < v->len; i++) {
+		struct keel_mysql_cached *c = v->items[i];
+		bool replaced = false;
+		for (size_t j = keel_map_first(&m->ids, c->hash);
+		     j != SIZE_MAX && !replaced; j = keel_map_next(&m->ids, c->hash, j)) {
+			const struct keel_mysql_cached *n = m->ids.values[j];
+			replaced = n->kind == c->kind &&
+				   keel_str_eq(n->tenant, c->tenant) &&
+				   keel_str_eq(n->subject, c->subject) &&
+				   keel_str_eq(n->name, c->name) &&
+				   keel_str_eq(n->object, c->object);
+		}
+		if (replaced || c->batch + KEEL_MYSQL_CACHE_BATCHES <= m->batch_no)
+			free(c);
+		else
+			v->items[k++] = c;
+	}
+	v->len = k;
+	for (size_t i = 0; i < p->len; i++)
+		keel_ptrvec_push(v, p->items[i]);
+	p->len = 0;
+	keel_map_clear(&m->ids);
+	keel_map_clear(&m->cache);
+	for (size_t i = 0; i < v->len; i++) {
+		struct keel_mysql_cached *c = v->items[i];
+		keel_map_put(&m->cache, c->hash, c);
+	}
+	if (v->len > m->stats.max_cache_entries)
+		m->stats.max_cache_entries = v->len;
+	memcpy(m->expect, m->pending_max, sizeof m->expect);
+	/* A batch without a read of MAX(seq) (no timelines) leaves the cache
+	 * unusable until a batch reads them again. */
+	m->expect_known = m->pending_known;
+}
+
+/* In write_back, once everything is written: each timeline's open row as
+ * it will stand after the commit, and the tables' MAX(seq) then. */
+static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overlay *o,
+				   struct keel_batch_event **ev, size_t n)
+{
+	keel_mysql_cache_free_list(&m->cache_pending);
+	keel_map_clear(&m->ids);
+	m->pending_known = m->cache_on && m->seen_reads >= 3 && !m->seen_differ;
+	if (!m->pending_known)
+		return;
+	memcpy(m->pending_max, m->seen_max, sizeof m->pending_max);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i]->seq > m->pending_max[0])
+			m->pending_max[0] = ev[i]->seq;
+	for (size_t i = 0; i < o->new_rows.len; i++) {
+		const struct keel_row *r = o->new_rows.items[i];
+		int t = r->timeline->kind == KEEL_ROW_FACT ? 1 : 2;
+		if (r->seq > m->pending_max[t])
+			m->pending_max[t] = r->seq;
+	}
+	for (size_t i = 0; i < o->timelines.len; i++) {
+		const struct keel_timeline *tl = o->timelines.items[i];
+		const struct keel_row *open = NULL;
+		for (size_t k = tl->nrows; k-- > 0 && !open;)
+			if (tl->rows[k]->valid_to == KEEL_TIME_INF)
+				open = tl->rows[k];
+		if (!open)
+			continue;
+		struct keel_mysql_cached *c = keel_mysql_cache_entry(tl, open);
+		c->batch = m->batch_no;
+		keel_ptrvec_push(&m->cache_pending, c);
+		/* m->ids, free between batches, indexes the staged entries */
+		keel_map_put(&m->ids, c->hash, c);
+	}
 }
 
 /* ------------------------------------------------------------- seen ids */
@@ -1239,7 +1443,8 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		if (!repeat)
 			keel_ptrvec_push(v, ev[i]); /* asked once per id */
 	}
-	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_event_key);
+	if (v->len > 1)
+		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_event_key);
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "looking up event ids",
@@ -1296,6 +1501,16 @@ static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW ro
 {
 	(void)ncols;
 	struct keel_overlay *o = ud;
+	if (row[0][0] >= '2') {
+		/* 2, 3, 4: MAX(seq) of events, facts, relations (the cache) */
+		int t = row[0][0] - '2';
+		int64_t v = row[1] ? keel_mysql_i64(row[1], len[1]) : 0;
+		if (m->seen_reads >= 3 && m->seen_max[t] != v)
+			m->seen_differ = true;
+		m->seen_max[t] = v;
+		m->seen_reads++;
+		return 0;
+	}
 	m->stats.prefetch_rows++;
 	m->batch_rows++;
 	if (m->batch_rows > m->stats.max_batch_rows)
@@ -1365,7 +1580,18 @@ static int keel_mysql_cmp_timeline(const void *pa, const void *pb)
  * open row is read; the tenant and the open end are written once per
  * part instead of once per tuple (measured 15% less server time than
  * (tenant, subject, predicate, valid_to) tuples). */
-static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_overlay *o)
+/* The tables' MAX(seq), read with the open rows to validate the cache;
+ * the same columns as KEEL_MYSQL_FACT_COLS. */
+#define KEEL_MYSQL_MAX_SEQS                                                              \
+	"SELECT 2, MAX(seq), NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL FROM "    \
+	"keel_events UNION ALL SELECT 3, MAX(seq), NULL, NULL, NULL, NULL, NULL, 0, "    \
+	"0, 0, NULL, NULL FROM keel_facts UNION ALL SELECT 4, MAX(seq), NULL, NULL, "    \
+	"NULL, NULL, NULL, 0, 0, 0, NULL, NULL FROM keel_relations"
+
+/* One read of the open rows of the timelines in v (sorted), as described
+ * above; with `seqs` the tables' MAX(seq) ride along. */
+static int keel_mysql_read_open(struct keel_mysql_store *m, struct keel_overlay *o,
+				struct keel_ptrvec *v, bool seqs)
 {
 	struct keel_mysql_list l = {
 	    .m = m,
@@ -1375,17 +1601,12 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 	    .sep = ",",
 	    .close = ")",
 	    .join = " UNION ALL ",
-	    .tail = "",
+	    .tail = seqs ? " UNION ALL " KEEL_MYSQL_MAX_SEQS : "",
 	    .part_max = KEEL_MYSQL_IN_MAX,
 	    .in_list = true,
 	    .run = keel_mysql_run_rows,
 	    .ud = o,
 	};
-	struct keel_ptrvec *v = &m->rows;
-	v->len = 0;
-	for (size_t i = 0; i < o->timelines.len; i++)
-		keel_ptrvec_push(v, o->timelines.items[i]);
-	qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_timeline);
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_timeline *tl = v->items[i];
@@ -1417,10 +1638,74 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 		}
 		keel_buf_addc(b, ')');
 	}
-	if (rc == 0)
-		rc = keel_mysql_list_flush(&l);
+	if (rc == 0 && seqs && !l.items && !l.done) {
+		/* every open row is in the cache: the check alone */
+		keel_buf_reset(&m->sql);
+		keel_buf_adds(&m->sql, KEEL_MYSQL_MAX_SEQS);
+		return keel_mysql_run_rows(&l);
+	}
+	return rc ? rc : keel_mysql_list_flush(&l);
+}
+
+/* Open rows. With the open-row cache on, the timelines it holds are left
+ * out of the read, which brings the tables' MAX(seq) along; only if they
+ * are what this connection's last commit left does the cache supply those
+ * rows. Otherwise someone else has written: the cache is dropped and its
+ * timelines are read in a second statement (only then). */
+static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_overlay *o)
+{
+	struct keel_ptrvec *v = &m->rows, *hits = &m->hits;
 	v->len = 0;
-	return rc;
+	hits->len = 0;
+	bool usable = m->cache_on && m->expect_known;
+	for (size_t i = 0; i < o->timelines.len; i++) {
+		struct keel_timeline *tl = o->timelines.items[i];
+		size_t at = usable ? keel_mysql_cache_find(m, tl) : SIZE_MAX;
+		keel_ptrvec_push(at == SIZE_MAX ? v : hits, tl);
+	}
+	if (v->len > 1)
+		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_timeline);
+	m->seen_reads = 0;
+	m->seen_differ = false;
+	bool seqs = m->cache_on && o->timelines.len;
+	int rc = keel_mysql_read_open(m, o, v, seqs);
+	v->len = 0;
+	if (rc)
+		return rc;
+	m->cache_valid = seqs && m->expect_known && m->seen_reads >= 3 &&
+			 !m->seen_differ &&
+			 !memcmp(m->seen_max, m->expect, sizeof m->expect);
+	if (!m->cache_valid) {
+		bool known = seqs && m->seen_reads >= 3 && !m->seen_differ;
+		keel_mysql_cache_drop(m); /* someone else wrote: all suspect */
+		m->seen_reads = known ? 3 : 0;
+		if (hits->len > 1)
+			qsort(hits->items, hits->len, sizeof(void *),
+			      keel_mysql_cmp_timeline);
+		rc = keel_mysql_read_open(m, o, hits, false);
+		hits->len = 0;
+		return rc;
+	}
+	for (size_t i = 0; i < hits->len; i++) {
+		struct keel_timeline *tl = hits->items[i];
+		struct keel_mysql_cached *c =
+		    m->cache.values[keel_mysql_cache_find(m, tl)];
+		c->batch = m->batch_no;
+		const struct keel_row r = {
+		    .seq = c->seq,
+		    .value = c->value,
+		    .linked = c->linked,
+		    .valid_from = c->valid_from,
+		    .valid_to = KEEL_TIME_INF,
+		    .asserted_by = c->asserted_by,
+		};
+		keel_overlay_add_fetched_row(o, tl, &r);
+		m->stats.cached_rows++;
+		if (++m->batch_rows > m->stats.max_batch_rows)
+			m->stats.max_batch_rows = m->batch_rows;
+	}
+	hits->len = 0;
+	return 0;
 }
 
 /* Late times: for each time the fetched rows do not cover, the row
@@ -2185,6 +2470,8 @@ static int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 	if (rc == 0)
 		rc = keel_mysql_write_closures(m, o, KEEL_ROW_RELATION);
 	m->rows.len = 0;
+	if (rc == 0)
+		keel_mysql_cache_stage(m, o, ev, n);
 	return rc;
 }
 
@@ -2646,6 +2933,7 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 				     size_t n, uint64_t log_events, struct keel_buf *note)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	keel_mysql_cache_drop(m); /* the tenant's rows are renumbered */
 	int rc = keel_mysql_tx(m);
 	if (rc)
 		return rc;
@@ -2711,6 +2999,9 @@ static int keel_mysql_worker_init(struct keel_store *s)
 	 * once, and keep the bulk path for entities and closures. */
 	m->worker = true;
 	m->bulk_ids = false;
+	/* Other writers insert all the time: the cache would never hold. */
+	m->cache_on = false;
+	keel_mysql_cache_drop(m);
 	return keel_mysql_runs(m,
 			       "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 			       "setting READ COMMITTED");
@@ -2744,6 +3035,13 @@ const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s
 void keel_store_mysql_reset_stats(struct keel_store *s)
 {
 	memset(&keel_mysql_downcast(s)->stats, 0, sizeof(struct keel_mysql_stats));
+}
+
+void keel_store_mysql_set_cache(struct keel_store *s, bool on)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	keel_mysql_cache_drop(m);
+	m->cache_on = on;
 }
 
 size_t keel_store_mysql_packet_limit(const struct keel_store *s)

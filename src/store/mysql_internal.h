@@ -8,6 +8,7 @@
 #ifndef KEEL_STORE_MYSQL_INTERNAL_H
 #define KEEL_STORE_MYSQL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +22,9 @@ struct keel_store;
 struct keel_mysql_stats {
 	uint64_t prefetch_statements; /* seen-id and prefetch reads */
 	uint64_t prefetch_rows;	      /* rows of the store's state they returned */
-	uint64_t max_batch_rows;      /* the most of them in one batch */
+	uint64_t cached_rows;	      /* open rows taken from the cache instead */
+	size_t max_cache_entries;     /* the most open rows the cache held */
+	uint64_t max_batch_rows;      /* the most of both in one batch */
 	uint64_t in_lists;	      /* row-constructor IN lists sent */
 	size_t max_in_tuples;	      /* the longest of them */
 	uint64_t late_lookups;	      /* LIMIT 1 subqueries for late times */
@@ -41,6 +44,10 @@ void keel_store_mysql_reset_stats(struct keel_store *s);
 /* Statements are cut at this many bytes; by default the server's
  * max_allowed_packet less a margin. Tests lower it to force chunking. */
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);
+
+/* The open-row cache (on unless KEEL_MYSQL_CACHE=0): tests of what the
+ * reads touch turn it off. Switching drops what it holds. */
+void keel_store_mysql_set_cache(struct keel_store *s, bool on);
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
 
 /* Runs one statement on the store's connection, through the same checked
