@@ -4,26 +4,34 @@
  *
  * A batch costs a handful of statements whatever its size (SPEC section 6):
  *
- *   seen ids      SELECT ... FROM keel_events WHERE (tenant,id) IN (...)
- *   open rows     SELECT ... FROM keel_facts WHERE (tenant,subject,predicate,
- *                 valid_to) IN ((..,INF),...) UNION ALL the same on relations
+ *   seen ids      SELECT ... FROM keel_events WHERE tenant = .. AND id IN
+ *                 (...) UNION ALL the next tenant's
+ *   open rows     SELECT ... FROM keel_facts WHERE tenant = .. AND valid_to =
+ *                 INF AND (subject, predicate) IN (...) UNION ALL the same
+ *                 on relations, UNION ALL the tables' MAX(seq); timelines
+ *                 whose open row the open-row cache holds are left out
  *   late rows     (SELECT ... WHERE key AND valid_to > t ORDER BY valid_to
  *                 LIMIT 1) UNION ALL ...   -- only when events are late
  *   START TRANSACTION
  *   events, entities, facts, relations:
- *                 one multi-row INSERT each; the entities' ON DUPLICATE KEY
- *                 UPDATE merges the batch into the stored row, so entities
- *                 need no read
+ *                 one multi-row INSERT each, or on MariaDB one bulk
+ *                 execution each (array binding); the entities' ON
+ *                 DUPLICATE KEY UPDATE merges the batch into the stored row,
+ *                 so entities need no read
  *   closures      one UPDATE ... CASE seq per table
  *   COMMIT
  *
  * A batch of nothing but duplicates costs the id lookup alone.
  *
- * Row-constructor IN lists are cut into parts of at most KEEL_MYSQL_IN_MAX
- * tuples joined by UNION ALL inside one statement, so the range optimizer
- * sees short lists while the round trips stay constant. Any statement is cut
- * only when it would pass the server's max_allowed_packet. Every value goes
- * into the text as an escaped _binary literal or a number, never raw.
+ * IN lists are cut into parts of at most KEEL_MYSQL_IN_MAX entries joined
+ * by UNION ALL inside one statement, so the range optimizer sees short
+ * lists while the round trips stay constant. Any statement is cut only
+ * when it would pass the server's max_allowed_packet. Every value goes into
+ * the text as an escaped _binary literal or a number, never raw, or is a
+ * bound parameter (bulk path).
+ *
+ * Open rows keep their asserted_by in closed_by as a placeholder, so that
+ * closing them rewrites the row in place (keel_mysql_stored_closed_by).
  *
  * Strings are stored in VARBINARY/BLOB columns: they compare bytewise with
  * no trailing-space padding, exactly as keel_str_cmp and SQLite do (the
