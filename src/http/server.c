@@ -540,7 +540,8 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 
 /* Outcomes come after the commit, in the order the events were added;
  * seq finds the POST (positions repeat from one POST to the next). */
-static void on_outcome(void *ud, uint64_t position, size_t seq, enum keel_ingest_outcome o)
+static void on_outcome(void *ud, uint64_t position, size_t seq,
+		       enum keel_ingest_outcome o)
 {
 	(void)position;
 	struct group *g = ud;
@@ -548,13 +549,13 @@ static void on_outcome(void *ud, uint64_t position, size_t seq, enum keel_ingest
 	switch (o) {
 	case KEEL_INGEST_UNHANDLED:
 		job->unhandled++;
-		/* fall through */
+		__attribute__((fallthrough)); /* unhandled events are accepted */
 	case KEEL_INGEST_ACCEPTED:
 		job->accepted++;
 		break;
 	case KEEL_INGEST_CONFLICTING:
 		job->conflicting++;
-		/* fall through */
+		__attribute__((fallthrough)); /* and counted as duplicates */
 	case KEEL_INGEST_DUPLICATE:
 		job->duplicates++;
 		break;
@@ -565,7 +566,8 @@ static void on_outcome(void *ud, uint64_t position, size_t seq, enum keel_ingest
  * each one's outcome. A store error rolls the whole batch back and fails
  * every POST of it alike: nothing of any was written, so each may be sent
  * again. */
-static void ingest_group(struct keel_server *srv, struct group *g, struct ingest_job *jobs)
+static void ingest_group(struct keel_server *srv, struct group *g,
+			 struct ingest_job *jobs)
 {
 	struct keel_ingest *ing = srv->ing;
 	size_t njobs = 0, nevents = 0;
@@ -580,7 +582,8 @@ static void ingest_group(struct keel_server *srv, struct group *g, struct ingest
 			/* An event over max_line is rejected by the ingester. */
 			const struct keel_http_item *it = &job->items[i];
 			size_t before = keel_ingest_pending(ing);
-			rc = keel_ingest_add(ing, job->base + it->off, it->len, it->index);
+			const char *text = job->base + it->off;
+			rc = keel_ingest_add(ing, text, it->len, it->index);
 			if (keel_ingest_pending(ing) > before)
 				keel_ptrvec_push(&g->owner, job);
 		}
@@ -596,15 +599,16 @@ static void ingest_group(struct keel_server *srv, struct group *g, struct ingest
 	keel_metrics_batch(m, (uint64_t)(t1 - t0), njobs);
 	if (rc != 0) {
 		atomic_fetch_add(&m->store_errors, 1);
-		server_log(srv, "batch of %zu requests (%zu events) failed: %s", njobs, nevents,
-			   err && *err ? err : keel_strerror(rc));
+		server_log(srv, "batch of %zu requests (%zu events) failed: %s", njobs,
+			   nevents, err && *err ? err : keel_strerror(rc));
 	}
 	free(err);
 	for (struct ingest_job *job = jobs; job; job = job->next) {
 		job->rc = rc;
 		if (rc != 0)
 			continue;
-		atomic_fetch_add(&m->events[KEEL_OUTCOME_ACCEPTED], job->accepted - job->unhandled);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_ACCEPTED],
+				 job->accepted - job->unhandled);
 		atomic_fetch_add(&m->events[KEEL_OUTCOME_UNHANDLED], job->unhandled);
 		atomic_fetch_add(&m->events[KEEL_OUTCOME_DUPLICATE],
 				 job->duplicates - job->conflicting);
