@@ -181,7 +181,7 @@ typedef void (*keel_reject_fn)(void *userdata, uint64_t position, const char *id
 enum keel_ingest_outcome {
 	KEEL_INGEST_ACCEPTED,	 /* logged, its operations applied */
 	KEEL_INGEST_UNHANDLED,	 /* logged; no handler for its type */
-	KEEL_INGEST_DUPLICATE,	 /* logged before (or earlier in the batch), same envelope */
+	KEEL_INGEST_DUPLICATE,	 /* logged before (or earlier in the batch) alike */
 	KEEL_INGEST_CONFLICTING, /* logged before with a different envelope */
 };
 

@@ -34,7 +34,8 @@ struct seen {
 	size_t nrejected;
 };
 
-static void on_outcome(void *ud, uint64_t position, size_t seq, enum keel_ingest_outcome o)
+static void on_outcome(void *ud, uint64_t position, size_t seq,
+		       enum keel_ingest_outcome o)
 {
 	struct seen *s = ud;
 	assert_true(s->n < 32);
@@ -106,17 +107,19 @@ static void outcomes_of_a_batch(void **state)
 	char *bad = event("e-5", "vehicle.status_changed", "V-2", "parked", 99);
 	const char *text[] = {e1, e2x, e3, e4, bad, e3};
 	const uint64_t pos[] = {0, 1, 0, 1, 2, 3};
-	for (size_t i = 0; i < 6; i++)
-		assert_int_equal(keel_ingest_add(ing, text[i], strlen(text[i]), pos[i]), 0);
+	for (size_t i = 0; i < 6; i++) {
+		size_t len = strlen(text[i]);
+		assert_int_equal(keel_ingest_add(ing, text[i], len, pos[i]), 0);
+	}
 	/* Nothing before the commit. */
 	assert_int_equal(seen.n, 0);
 	assert_int_equal(seen.nrejected, 1);
 	assert_int_equal(seen.rejected[0], 2);
 	assert_int_equal(keel_ingest_flush(ing), 0);
 	assert_int_equal(seen.n, 5);
-	const enum keel_ingest_outcome want[] = {KEEL_INGEST_DUPLICATE, KEEL_INGEST_CONFLICTING,
-						 KEEL_INGEST_ACCEPTED, KEEL_INGEST_UNHANDLED,
-						 KEEL_INGEST_DUPLICATE};
+	const enum keel_ingest_outcome want[] = {
+		KEEL_INGEST_DUPLICATE, KEEL_INGEST_CONFLICTING, KEEL_INGEST_ACCEPTED,
+		KEEL_INGEST_UNHANDLED, KEEL_INGEST_DUPLICATE};
 	const uint64_t want_pos[] = {0, 1, 0, 1, 3};
 	for (size_t i = 0; i < 5; i++) {
 		assert_int_equal(seen.seq[i], i);
@@ -174,7 +177,8 @@ static void no_outcomes_for_a_failed_batch(void **state)
 	struct keel_ingest *ing = ingester(st, &c, &seen, 100);
 	sqlite3 *db = NULL;
 	assert_int_equal(sqlite3_open(url + 7, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	int rc = sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+	assert_int_equal(rc, SQLITE_OK);
 	char *e1 = event("e-1", "vehicle.status_changed", "V-1", "parked", 1);
 	assert_int_equal(keel_ingest_add(ing, e1, strlen(e1), 0), 0);
 	assert_int_not_equal(keel_ingest_flush(ing), 0);
