@@ -48,9 +48,21 @@
 
 /* ------------------------------------------------------------ wrappers */
 
+bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
+			       enum keel_row_kind kind, struct keel_str name)
+{
+	if (!scope)
+		return true;
+	for (size_t i = 0; i < scope->nnames[kind]; i++)
+		if (keel_str_eq(scope->names[kind][i], name))
+			return true;
+	return false;
+}
+
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      struct keel_overlay *o, struct keel_batch_event **ev,
-			      size_t n, uint64_t log_events, struct keel_buf *note)
+			      const struct keel_replace_scope *scope, struct keel_overlay *o,
+			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      struct keel_buf *note)
 {
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "replace outside a transaction");
@@ -58,7 +70,7 @@ int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		return keel_store_fail(s, KEEL_EINVAL,
 				       "the %s store cannot replace a tenant",
 				       s->ops->scheme);
-	return s->ops->replace_tenant(s, tenant, o, ev, n, log_events, note);
+	return s->ops->replace_tenant(s, tenant, scope, o, ev, n, log_events, note);
 }
 
 int keel_store_worker_init(struct keel_store *s)
@@ -280,11 +292,14 @@ static uint64_t keel_hash_i64(uint64_t h, int64_t v)
 	return keel_hash64(&v, sizeof v, h);
 }
 
+/* kind_time is not in the dump, but it is stored state that decides
+ * later mentions' kind: an entity that differs only there has changed. */
 static uint64_t keel_hash_entity(struct keel_str subject, struct keel_str kind,
-				 int64_t first, int64_t last)
+				 int64_t kind_time, int64_t first, int64_t last)
 {
 	uint64_t h = keel_hash_str(1, subject);
 	h = keel_hash_str(h, kind);
+	h = keel_hash_i64(h, kind_time);
 	h = keel_hash_i64(h, first);
 	return keel_hash_i64(h, last);
 }
@@ -378,7 +393,8 @@ static int keel_diff_scan_record(void *ud, const struct keel_record *r)
 		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
 		keel_u64vec_push(
 		    &g->side[0],
-		    keel_hash_entity(r->subject, r->kind, r->first_seen, r->last_seen));
+		    keel_hash_entity(r->subject, r->kind, r->kind_time, r->first_seen,
+				     r->last_seen));
 		return 0;
 	}
 	bool fact = r->type == KEEL_REC_FACT;
@@ -398,7 +414,8 @@ static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
 		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
 		keel_u64vec_push(
 		    &g->side[1],
-		    keel_hash_entity(e->subject, e->kind, e->first_seen, e->last_seen));
+		    keel_hash_entity(e->subject, e->kind, e->kind_time, e->first_seen,
+				     e->last_seen));
 	}
 	for (size_t i = 0; i < b->o.new_rows.len; i++) {
 		const struct keel_row *r = b->o.new_rows.items[i];
@@ -499,6 +516,42 @@ static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep
 		rep->added += added;
 		rep->removed += removed;
 	}
+}
+
+/* What the replay must rewrite: the groups whose rows changed (as the
+ * report compares them, by a 64-bit hash of every stored field). The
+ * overlay keeps only those groups' entities and rows, so the store deletes
+ * and inserts nothing else; unchanged rows stay as they are, seq and all
+ * (a timeline is always rewritten whole, with its predicate's group). */
+static size_t keel_replay_scope(const struct keel_replay_report *rep,
+				struct keel_replace_scope *sc, struct keel_overlay *o)
+{
+	size_t changed = 0;
+	memset(sc, 0, sizeof *sc);
+	for (int k = 0; k < 2; k++)
+		sc->names[k] = keel_xcalloc(rep->nchanges + 1, sizeof *sc->names[k]);
+	for (size_t i = 0; i < rep->nchanges; i++) {
+		const struct keel_replay_change *c = &rep->changes[i];
+		if (!c->added && !c->removed)
+			continue;
+		changed++;
+		if (strcmp(c->table, "entities") == 0) {
+			sc->entities = true;
+			continue;
+		}
+		int k = strcmp(c->table, "facts") == 0 ? KEEL_ROW_FACT : KEEL_ROW_RELATION;
+		sc->names[k][sc->nnames[k]++] = keel_str_cstr(c->name);
+	}
+	if (!sc->entities)
+		o->entities.len = 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < o->new_rows.len; i++) {
+		struct keel_row *r = o->new_rows.items[i];
+		if (keel_replace_scope_covers(sc, r->timeline->kind, r->timeline->name))
+			o->new_rows.items[kept++] = r;
+	}
+	o->new_rows.len = kept;
+	return changed;
 }
 
 void keel_replay_report_free(struct keel_replay_report *r)
@@ -723,13 +776,23 @@ int keel_replay(struct keel_store *s, const char *tenant,
 		keel_store_rollback(s);
 		snprintf(rep->method, sizeof rep->method, "dry run: nothing written");
 	} else {
-		rc = keel_store_replace_tenant(s, t, &c.build->o, NULL, 0, c.n, &note);
+		struct keel_replace_scope sc;
+		size_t changed = keel_replay_scope(rep, &sc, &c.build->o);
+		/* Nothing changed: nothing to write (the transaction still
+		 * ends by commit, as one that wrote would). */
+		if (changed)
+			rc = keel_store_replace_tenant(s, t, &sc, &c.build->o, NULL, 0, c.n,
+						       &note);
 		if (rc == 0)
 			rc = keel_store_commit(s);
+		free(sc.names[0]); /* the store may use the scope until commit */
+		free(sc.names[1]);
 		if (rc)
 			goto fail;
-		snprintf(rep->method, sizeof rep->method, "%s",
-			 note.len ? note.data : "");
+		snprintf(rep->method, sizeof rep->method,
+			 "%s%s%zu of %zu groups changed, the rest kept as they were",
+			 note.len ? note.data : "", note.len ? "; " : "", changed,
+			 rep->nchanges);
 	}
 	rep->read_seconds = t1 - t0;
 	rep->build_seconds = t2 - t0;
@@ -940,7 +1003,7 @@ int keel_bulk_finish(struct keel_bulk *b)
 		keel_build_finish(x);
 		keel_buf_reset(&b->method);
 		rc =
-		    keel_store_replace_tenant(s, keel_str_cstr(x->tenant), &x->o,
+		    keel_store_replace_tenant(s, keel_str_cstr(x->tenant), NULL, &x->o,
 					      (struct keel_batch_event **)x->events.items,
 					      x->events.len, 0, &b->method);
 		if (rc) {

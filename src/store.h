@@ -71,6 +71,20 @@ struct keel_scan {
 	struct keel_str event_id; /* optional (events) */
 };
 
+/* The part of a tenant a replace rewrites: a replay rewrites only what
+ * its rebuild changed. The entities or not; the facts of the predicates
+ * and the relations named in names[KEEL_ROW_FACT] and
+ * names[KEEL_ROW_RELATION]. */
+struct keel_replace_scope {
+	bool entities;
+	struct keel_str *names[2];
+	size_t nnames[2];
+};
+
+/* Whether scope (NULL: everything) covers the rows of kind and name. */
+bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
+			       enum keel_row_kind kind, struct keel_str name);
+
 /* Return non-zero to stop the scan (the scan then returns that value). */
 typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 
@@ -118,18 +132,21 @@ struct keel_store_ops {
 	int (*counts)(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
 
 	/* Replay and bulk loads (src/replay.c, docs/replay.md). Inside the
-	 * open transaction: deletes the tenant's entities, facts and
-	 * relations, then inserts the overlay's entities and new_rows (all of
-	 * the tenant, all NEW, rows in the order to number them, none dirty)
-	 * and appends ev[0..n) to the log (setting seqs). The log is
-	 * otherwise kept. log_events is the number of events the tenant's log
-	 * held when the state was built: a store that cannot hold the log
-	 * still for the whole transaction checks it under a lock and fails
-	 * if it changed. note gets one line saying how the rows were written
-	 * (e.g. the bulk method and any fallback). */
+	 * open transaction: deletes the tenant's rows that scope covers (NULL:
+	 * its entities, facts and relations), then inserts the overlay's
+	 * entities and new_rows (exactly those rows again, all NEW, rows in
+	 * the order to number them, none dirty) and appends ev[0..n) to the
+	 * log (setting seqs). The log is otherwise kept. log_events is the
+	 * number of events the tenant's log held when the state was built: a
+	 * store that cannot hold the log still for the whole transaction
+	 * checks it under a lock and fails if it changed. note gets one line
+	 * saying how the rows were written (e.g. the bulk method and any
+	 * fallback). tenant, scope, o and ev stay valid until the transaction
+	 * ends. */
 	int (*replace_tenant)(struct keel_store *s, struct keel_str tenant,
-			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
-			      uint64_t log_events, struct keel_buf *note);
+			      const struct keel_replace_scope *scope, struct keel_overlay *o,
+			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      struct keel_buf *note);
 	/* Optional. Set up a connection that writes alongside others
 	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
 	int (*worker_init)(struct keel_store *s);
@@ -166,8 +183,9 @@ int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
 /* Wrappers of the replay ops (defined in src/replay.c). */
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      struct keel_overlay *o, struct keel_batch_event **ev, size_t n,
-			      uint64_t log_events, struct keel_buf *note);
+			      const struct keel_replace_scope *scope, struct keel_overlay *o,
+			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      struct keel_buf *note);
 int keel_store_worker_init(struct keel_store *s);
 
 /* The backends. */

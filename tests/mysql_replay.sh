@@ -30,13 +30,14 @@ grep -q '"subject":"vehicle:V\\t1\\n\\\\N\\u0000é\\r"' "$dir/ref.ndjson" ||
 	fail "the escaping tenant did not go in"
 tenants=$(sed -n 's/^{"type":"event","tenant":"\([^"]*\)".*/\1/p' "$dir/ref.ndjson" | sort -u)
 
-# 1. Replay after ingest: same bytes, through LOAD DATA.
+# 1. Replay after ingest: same bytes, nothing to write. (Every byte through
+# LOAD DATA is case 2's rewrite and case 5's ingest --replay.)
 url=$($KEEL_TEST_MYSQL_FRESH)
 expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "$url"
 for t in $tenants; do
 	expect 0 "$KEEL" replay --tenant "$t" --store "$url"
 	contains out "(no changes)"
-	contains out "mysql: LOAD DATA LOCAL INFILE in one transaction"
+	contains out "0 of "
 done
 expect 0 "$KEEL" dump --store "$url" --output "$dir/replayed.ndjson"
 cmp -s "$dir/ref.ndjson" "$dir/replayed.ndjson" ||
@@ -46,6 +47,7 @@ cmp -s "$dir/ref.ndjson" "$dir/replayed.ndjson" ||
 sed -e 's/"predicate": "status"/"predicate": "state"/' "$src/cartridges/fleet.json" >"$dir/v2.json"
 for t in $tenants; do
 	expect 0 "$KEEL" replay --tenant "$t" --store "$url" --cartridge "$dir/v2.json"
+	contains out "mysql: LOAD DATA LOCAL INFILE in one transaction; "
 done
 expect 0 "$KEEL" dump --store "$url" --output "$dir/v2-replayed.ndjson"
 expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/v2.db" --cartridge "$dir/v2.json"
@@ -64,9 +66,12 @@ CREATE TRIGGER \`$db\`.keel_test_refuse BEFORE INSERT ON \`$db\`.keel_facts FOR 
 DELIMITER ;" ||
 		fail "cannot create the test trigger"
 	expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-before.ndjson"
+	# The store holds v2's rows: the first cartridge rewrites the state
+	# facts back to status and is refused; v2 again has nothing to write.
 	expect 1 "$KEEL" replay --tenant tenant-01 --store "$url"
-	expect 1 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge "$dir/v2.json"
 	contains err "refused by the test"
+	expect 0 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge "$dir/v2.json"
+	contains out "0 of "
 	expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-after.ndjson"
 	cmp -s "$dir/t1-before.ndjson" "$dir/t1-after.ndjson" || fail "a failed replay changed the tenant"
 	"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DROP TRIGGER \`$db\`.keel_test_refuse"

@@ -454,6 +454,7 @@ static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, uint
 /* A tenant's new state, staged until commit like a write-back. */
 struct keel_memory_replace {
 	struct keel_str tenant;
+	const struct keel_replace_scope *scope;
 	struct keel_overlay *o;
 	struct keel_batch_event **ev;
 	size_t n;
@@ -467,29 +468,34 @@ static void keel_memory_drop_replaces(struct keel_memory_store *m)
 }
 
 static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tenant,
+				      const struct keel_replace_scope *scope,
 				      struct keel_overlay *o, struct keel_batch_event **ev,
 				      size_t n, uint64_t log_events, struct keel_buf *note)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
 	(void)log_events; /* one thread owns a memory store: the log cannot move */
 	struct keel_memory_replace *r = keel_xmalloc(sizeof *r);
-	*r = (struct keel_memory_replace){tenant, o, ev, n};
+	*r = (struct keel_memory_replace){tenant, scope, o, ev, n};
 	keel_ptrvec_push(&m->staged_replaces, r);
 	keel_buf_adds(note, "memory store: rows replaced in memory");
 	return 0;
 }
 
-/* Drops the tenant's entities and rows (timelines stay, empty, which is
- * invisible), then copies the new ones in and logs the events. */
+/* Drops the tenant's entities and rows that the scope covers (timelines
+ * stay, empty, which is invisible), then copies the new ones in and logs
+ * the events. */
 static void keel_memory_apply_replace(struct keel_memory_store *m,
 				      const struct keel_memory_replace *rp)
 {
 	struct keel_overlay *st = &m->state;
-	size_t kept = 0;
-	for (size_t i = 0; i < st->entities.len; i++) {
-		struct keel_entity *e = st->entities.items[i];
-		if (!keel_str_eq(e->tenant, rp->tenant))
-			st->entities.items[kept++] = e;
+	size_t kept = st->entities.len;
+	if (!rp->scope || rp->scope->entities) {
+		kept = 0;
+		for (size_t i = 0; i < st->entities.len; i++) {
+			struct keel_entity *e = st->entities.items[i];
+			if (!keel_str_eq(e->tenant, rp->tenant))
+				st->entities.items[kept++] = e;
+		}
 	}
 	if (kept != st->entities.len) {
 		st->entities.len = kept;
@@ -501,7 +507,8 @@ static void keel_memory_apply_replace(struct keel_memory_store *m,
 	}
 	for (size_t i = 0; i < st->timelines.len; i++) {
 		struct keel_timeline *tl = st->timelines.items[i];
-		if (keel_str_eq(tl->tenant, rp->tenant))
+		if (keel_str_eq(tl->tenant, rp->tenant) &&
+		    keel_replace_scope_covers(rp->scope, tl->kind, tl->name))
 			keel_timeline_free_rows(tl);
 	}
 	keel_memory_copy_in(m, rp->o, rp->ev, rp->n);

@@ -2937,6 +2937,7 @@ static int keel_mysql_count_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW 
 }
 
 static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
+				     const struct keel_replace_scope *scope,
 				     struct keel_overlay *o, struct keel_batch_event **ev,
 				     size_t n, uint64_t log_events, struct keel_buf *note)
 {
@@ -2963,15 +2964,31 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 		    "events read, %llu logged now): run it again",
 		    (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
 		    (unsigned long long)logged);
+	/* The rows the scope covers (all of the tenant's without one): the
+	 * entities, then each predicate's facts and relation's relations. */
 	static const char *const tables[] = {"keel_entities", "keel_facts",
 					     "keel_relations"};
+	static const char *const columns[] = {"", "predicate", "relation"};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tables); i++) {
-		keel_buf_reset(&m->sql);
-		keel_buf_addf(&m->sql, "DELETE FROM %s WHERE tenant = ", tables[i]);
-		keel_mysql_add_str(m, &m->sql, tenant);
-		if ((rc = keel_mysql_run(m, m->sql.data, m->sql.len,
-					 "deleting the tenant's rows")))
-			return rc;
+		size_t parts = 1; /* one DELETE, or one per name */
+		if (scope && i == 0 && !scope->entities)
+			parts = 0;
+		else if (scope && i > 0)
+			parts = scope->nnames[i == 1 ? KEEL_ROW_FACT : KEEL_ROW_RELATION];
+		for (size_t k = 0; k < parts; k++) {
+			keel_buf_reset(&m->sql);
+			keel_buf_addf(&m->sql, "DELETE FROM %s WHERE tenant = ", tables[i]);
+			keel_mysql_add_str(m, &m->sql, tenant);
+			if (scope && i > 0) {
+				keel_buf_addf(&m->sql, " AND %s = ", columns[i]);
+				keel_mysql_add_str(
+				    m, &m->sql,
+				    scope->names[i == 1 ? KEEL_ROW_FACT : KEEL_ROW_RELATION][k]);
+			}
+			if ((rc = keel_mysql_run(m, m->sql.data, m->sql.len,
+						 "deleting the tenant's rows")))
+				return rc;
+		}
 	}
 	uint64_t local_infile = 0;
 	keel_buf_reset(&m->sql);
