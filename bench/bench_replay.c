@@ -4,8 +4,10 @@
  *
  *   replay of an N-event tenant (default 1 000 000) on SQLite and on
  *   MariaDB, against the first ingest of the same events (batch 500):
- *   target replay >= 2x faster; ingest --replay (the same fast path for a
- *   new tenant) beside them;
+ *   target replay >= 2x faster, both right after the ingest (nothing
+ *   changed, so nothing is written) and with "status" renamed "state" in
+ *   the cartridge (two predicates rewritten); ingest --replay (the same
+ *   fast path for a new tenant, every row written) beside them;
  *   keel ingest --workers 1, 2 and 4 on MariaDB with 8 tenants (default
  *   400 000 events): target 2 workers >= 1.3x one worker; for each run
  *   where the time goes: wall time, this process's CPU time and the
@@ -242,8 +244,11 @@ static void bulk(const char *url, const struct keel_cartridge *cart,
 	keel_store_close(s);
 }
 
+/* changed: whether the cartridge differs from the ingest's (rows must
+ * change) or not (none may). */
 static struct keel_replay_report *replay(const char *url,
-					 const struct keel_cartridge *cart, struct run *r)
+					 const struct keel_cartridge *cart, bool changed,
+					 struct run *r)
 {
 	struct keel_store *s = open_store(url);
 	struct keel_replay_options o = {.cartridge = cart};
@@ -253,11 +258,46 @@ static struct keel_replay_report *replay(const char *url,
 	if (keel_replay(s, "tenant-00", &o, &rep))
 		die("replay: %s", keel_store_errmsg(s));
 	run_end(r, t, c, sv);
-	if (rep->added || rep->removed)
+	if (!changed && (rep->added || rep->removed))
 		die("replay right after ingest changed %llu rows",
 		    (unsigned long long)(rep->added + rep->removed));
+	if (changed && !(rep->added && rep->removed))
+		die("replay with a changed cartridge changed nothing");
 	keel_store_close(s);
 	return rep;
+}
+
+/* The fleet cartridge with "status" facts renamed "state": a replay with it
+ * rewrites two predicates' facts (status out, state in) and keeps the rest. */
+static struct keel_cartridge *changed_cartridge(void)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s", __FILE__);
+	char *slash = strrchr(path, '/');
+	if (slash)
+		*slash = 0;
+	slash = strrchr(path, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(path, sizeof path, ".");
+	strncat(path, "/cartridges/fleet.json", sizeof path - strlen(path) - 1);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		die("cannot read %s", path);
+	char *json = malloc(1 << 20);
+	size_t n = fread(json, 1, (1 << 20) - 1, f);
+	fclose(f);
+	json[n] = 0;
+	static const char from[] = "\"predicate\": \"status\"", to[] = "\"predicate\": \"state\" ";
+	for (char *p = json; (p = strstr(p, from)) != NULL; p += sizeof from - 1)
+		memcpy(p, to, sizeof to - 1); /* same length: a space pads it */
+	struct keel_cartridge *c = NULL;
+	char *err = NULL;
+	if (keel_cartridge_compile(json, n, &c, &err))
+		die("changed cartridge: %s", err ? err : "?");
+	free(json);
+	return c;
 }
 
 static void workers(const char *url, const struct keel_cartridge *cart,
@@ -295,10 +335,13 @@ static void replay_section(const char *store, const char *url_ingest,
 			   const char *url_bulk, const struct keel_cartridge *cart,
 			   const struct input *in)
 {
-	struct run ri, rr, rb;
+	struct run ri, rr, rc, rb;
 	char method[200];
 	ingest(url_ingest, cart, in, &ri);
-	struct keel_replay_report *rep = replay(url_ingest, cart, &rr);
+	struct keel_replay_report *rep = replay(url_ingest, cart, false, &rr);
+	struct keel_cartridge *cart2 = changed_cartridge();
+	struct keel_replay_report *rep2 = replay(url_ingest, cart2, true, &rc);
+	keel_cartridge_free(cart2);
 	bulk(url_bulk, cart, in, &rb, method, sizeof method);
 	double ratio = ri.wall / rr.wall;
 	printf("\n%s, one tenant, %zu events (%llu rows)\n", store, in->n,
@@ -313,17 +356,28 @@ static void replay_section(const char *store, const char *url_ingest,
 	       rep->read_seconds, rep->build_seconds, rep->compare_seconds,
 	       rep->write_seconds);
 	printf("    %s\n", rep->method);
-	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest\n",
+	double ratio2 = ri.wall / rc.wall;
+	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
+	       "replay, status renamed state", rc.wall, (double)in->n / rc.wall, ratio2,
+	       ratio2 >= 2 ? "met" : "NOT MET");
+	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
+	       "write %.2f s; %llu rows removed, %llu added\n",
+	       rep2->read_seconds, rep2->build_seconds, rep2->compare_seconds,
+	       rep2->write_seconds, (unsigned long long)rep2->removed,
+	       (unsigned long long)rep2->added);
+	printf("    %s\n", rep2->method);
+	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (every row written)\n",
 	       "ingest --replay (new tenant)", rb.wall, (double)in->n / rb.wall,
 	       ri.wall / rb.wall);
 	printf("    %s\n", method);
 	if (!strcmp(store, "MariaDB"))
-		printf("    server CPU: ingest %.1f s, replay %.1f s, ingest --replay "
-		       "%.1f s\n",
-		       ri.server, rr.server, rb.server);
+		printf("    server CPU: ingest %.1f s, replay %.1f s, changed replay %.1f s, "
+		       "ingest --replay %.1f s\n",
+		       ri.server, rr.server, rc.server, rb.server);
 	print_load();
 	fflush(stdout);
 	keel_replay_report_free(rep);
+	keel_replay_report_free(rep2);
 }
 
 int main(int argc, char **argv)
