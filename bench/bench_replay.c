@@ -104,6 +104,23 @@ static struct keel_store *open_store(const char *url)
 	return s;
 }
 
+/* A file of the source tree, found from this file's path (bench/ is one
+ * level below the top). */
+static void source_path(const char *rel, char *out, size_t n)
+{
+	char src[4096];
+	snprintf(src, sizeof src, "%s", __FILE__);
+	char *slash = strrchr(src, '/');
+	if (slash)
+		*slash = 0;
+	slash = strrchr(src, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(src, sizeof src, ".");
+	snprintf(out, n, "%s/%s", src, rel);
+}
+
 /* --------------------------------------------------------- the server */
 
 static char script[4096], mysql_dir[4096];
@@ -116,18 +133,7 @@ static void script_path(void)
 		snprintf(script, sizeof script, "%s", env);
 		return;
 	}
-	/* scripts/ beside bench/, where this file is. */
-	char src[4096];
-	snprintf(src, sizeof src, "%s", __FILE__);
-	char *slash = strrchr(src, '/');
-	if (slash)
-		*slash = 0;
-	slash = strrchr(src, '/');
-	if (slash)
-		*slash = 0;
-	else
-		snprintf(src, sizeof src, ".");
-	snprintf(script, sizeof script, "%s/scripts/mariadb-test-server", src);
+	source_path("scripts/mariadb-test-server", script, sizeof script);
 }
 
 /* Runs the script, returns its first output line (a URL). */
@@ -272,16 +278,7 @@ static struct keel_replay_report *replay(const char *url,
 static struct keel_cartridge *changed_cartridge(void)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s", __FILE__);
-	char *slash = strrchr(path, '/');
-	if (slash)
-		*slash = 0;
-	slash = strrchr(path, '/');
-	if (slash)
-		*slash = 0;
-	else
-		snprintf(path, sizeof path, ".");
-	strncat(path, "/cartridges/fleet.json", sizeof path - strlen(path) - 1);
+	source_path("cartridges/fleet.json", path, sizeof path);
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		die("cannot read %s", path);
