@@ -660,6 +660,9 @@ static int64_t prefetch_steps(size_t nrows)
 	sqlite3 *db = keel_store_sqlite_db(f.s);
 	struct keel_overlay o;
 	keel_overlay_init(&o);
+	/* This is about the read: set aside the last row the store remembers
+	 * from writing the timeline. */
+	keel_store_sqlite_open_rows(f.s, true, NULL, NULL);
 	assert_int_equal(keel_store_begin(f.s), 0);
 	for (size_t i = 0; i < late.ev.len; i++)
 		keel_overlay_resolve(&o, late.ev.items[i]);
@@ -686,6 +689,70 @@ static int64_t prefetch_steps(size_t nrows)
 	events_free(&e);
 	fx_close(&f);
 	return vm;
+}
+
+/* The store remembers the last rows of the timelines it wrote, so a later
+ * batch on them reads none; once another connection has written, it reads
+ * them all again, and the result is what one writer would have made. */
+static void remembered_last_rows_yield_to_another_writer(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	struct events e;
+	events_init(&e);
+	/* 4 batches of 3 on the same 3 timelines; then another connection
+	 * writes on one of them; then 2 more batches of this one. */
+	static const char *const subjects[] = {"vehicle:1", "vehicle:2", "vehicle:3"};
+	for (int i = 0; i < 18; i++) {
+		char id[32], v[32];
+		snprintf(id, sizeof id, "e%d", i);
+		snprintf(v, sizeof v, "%d", i);
+		add_fact(&e, "t", id, (int64_t)(i + 1) * SEC, subjects[i % 3], "status", v);
+	}
+	struct keel_batch_event **ev = (struct keel_batch_event **)e.ev.items;
+	struct events first, other, last;
+	events_init(&first);
+	events_init(&other);
+	events_init(&last);
+	for (int i = 0; i < 12; i++)
+		keel_ptrvec_push(&first.ev, ev[i]);
+	for (int i = 12; i < 15; i++)
+		keel_ptrvec_push(&other.ev, ev[i]);
+	for (int i = 15; i < 18; i++)
+		keel_ptrvec_push(&last.ev, ev[i]);
+
+	uint64_t hits, misses;
+	drive(f.s, &first, 3);
+	keel_store_sqlite_open_rows(f.s, false, &hits, &misses);
+	assert_int_equal(misses, 3); /* the first batch only */
+	assert_int_equal(hits, 9);
+
+	struct keel_store *b;
+	assert_int_equal(keel_store_open(f.url, &b, NULL), 0);
+	drive(b, &other, 3);
+	keel_store_close(b);
+
+	drive(f.s, &last, 3);
+	keel_store_sqlite_open_rows(f.s, false, &hits, &misses);
+	assert_int_equal(misses, 6); /* read again after the other writer */
+	assert_int_equal(hits, 9);
+
+	/* The same events through one memory store: the same rows. */
+	struct keel_store *mem;
+	assert_int_equal(keel_store_open("memory:", &mem, NULL), 0);
+	events_pending(&e);
+	drive(mem, &e, 3);
+	char *want = scan_all(mem, "t"), *got = scan_all(f.s, "t");
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	keel_store_close(mem);
+	events_free(&first); /* views of e's events */
+	events_free(&other);
+	events_free(&last);
+	events_free(&e);
+	fx_close(&f);
 }
 
 static void prefetch_does_not_visit_closed_rows(void **state)
@@ -1245,6 +1312,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(scan_plans_use_the_key_order),
     cmocka_unit_test(prefetch_does_not_visit_closed_rows),
     cmocka_unit_test(write_back_then_scan_in_canonical_order),
+    cmocka_unit_test(remembered_last_rows_yield_to_another_writer),
     cmocka_unit_test(scans_filter),
     cmocka_unit_test(scans_nest_and_stop),
     cmocka_unit_test(rollback_leaves_nothing),

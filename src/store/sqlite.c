@@ -39,6 +39,7 @@
 
 #include "../store.h"
 #include "../timeline.h"
+#include "open_rows.h"
 #include "sqlite_internal.h"
 
 /* ------------------------------------------------------------ constants */
@@ -47,6 +48,9 @@
 /* Page cache per connection, in KiB (negative cache_size): the hot index
  * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
 #define KEEL_SQLITE_CACHE_KIB 32768
+/* Timelines whose last row the store remembers between batches (about
+ * 200 bytes each): some 18 batches of 500 fleet events. */
+#define KEEL_SQLITE_OPEN_ROWS 16384
 /* WAL pages before an automatic checkpoint: fewer, larger checkpoints
  * write a page touched by many batches once (docs/store-sqlite.md). */
 #define KEEL_SQLITE_AUTOCHECKPOINT 8192
@@ -290,6 +294,11 @@ struct keel_sqlite_store {
 	sqlite3_stmt *scan[4][KEEL_SF_N];
 	bool scan_busy[4][KEEL_SF_N];
 	sqlite3_stmt *begin, *commit, *rollback, *max_seq, *counts, *tenants;
+	/* The last rows of recently touched timelines (open_rows.h), valid
+	 * while the file's data version is the one this connection's last
+	 * commit left. */
+	struct keel_open_rows open_rows;
+	unsigned data_version;
 	int bind_rc; /* first bind failure since the last statement ran */
 	int64_t fact_seq, rel_seq, event_seq; /* last seq used, per table */
 	/* scratch reused by every batch */
@@ -607,6 +616,7 @@ static void keel_sqlite_close(struct keel_store *bs)
 	sqlite3_finalize(s->max_seq);
 	sqlite3_finalize(s->counts);
 	sqlite3_finalize(s->tenants);
+	keel_open_rows_free(&s->open_rows);
 	sqlite3_close_v2(s->db);
 	free(s->keys);
 	free(s->times);
@@ -639,6 +649,7 @@ static int keel_sqlite_open(const char *url, struct keel_store **out,
 	keel_store_base_init(&s->base, &keel_store_sqlite_ops);
 	s->url = keel_xstrdup(url);
 	s->path = keel_xstrdup(path);
+	keel_open_rows_init(&s->open_rows, KEEL_SQLITE_OPEN_ROWS);
 	int rc;
 	if (sqlite3_open_v2(path, &s->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -671,21 +682,44 @@ fail:
 
 /* --------------------------------------------------------- transactions */
 
+/* The pager's data version: it moves with every change to the file, this
+ * connection's commits and other connections' alike (no statement needed:
+ * SQLITE_FCNTL_DATA_VERSION). 0 if it cannot be read, which never matches. */
+static unsigned keel_sqlite_data_version(struct keel_sqlite_store *s)
+{
+	unsigned v = 0;
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
+		return 0;
+	return v;
+}
+
 static int keel_sqlite_begin(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	return keel_sqlite_run(s, s->begin);
+	int rc = keel_sqlite_run(s, s->begin);
+	/* Under the write lock: a version other than the one this
+	 * connection's last commit left means someone else wrote since, and
+	 * the remembered last rows may be stale. */
+	if (rc == 0 && (s->data_version == 0 || keel_sqlite_data_version(s) != s->data_version))
+		keel_open_rows_clear(&s->open_rows);
+	return rc;
 }
 
 static int keel_sqlite_commit(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	return keel_sqlite_run(s, s->commit);
+	int rc = keel_sqlite_run(s, s->commit);
+	s->data_version = rc ? 0 : keel_sqlite_data_version(s);
+	if (rc)
+		keel_open_rows_clear(&s->open_rows);
+	return rc;
 }
 
 static int keel_sqlite_rollback(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	/* What the batch taught the cache may not have been committed. */
+	keel_open_rows_clear(&s->open_rows);
 	/* After some errors SQLite has already rolled back; that is fine. */
 	if (sqlite3_get_autocommit(s->db))
 		return 0;
@@ -857,14 +891,19 @@ static int keel_sqlite_prefetch_timelines(struct keel_sqlite_store *s,
 	keel_sqlite_keys_reset(s);
 	for (size_t i = 0; i < o->timelines.len; i++) {
 		struct keel_timeline *tl = o->timelines.items[i];
-		if (tl->kind == kind)
+		if (tl->kind != kind)
+			continue;
+		/* A timeline a recent batch touched: its last row is known. */
+		const struct keel_row *last = keel_open_rows_get(&s->open_rows, tl);
+		if (last)
+			keel_overlay_add_fetched_row(o, tl, last);
+		else
 			keel_sqlite_keys_push(s, tl, 0);
 	}
-	if (!s->nkeys)
-		return 0;
-	int rc = keel_sqlite_run_padded(s, fact ? KEEL_SQ_FACT_OPEN : KEEL_SQ_REL_OPEN,
-					keel_sqlite_bind_open_key,
-					keel_sqlite_timeline_row, o);
+	int rc = s->nkeys ? keel_sqlite_run_padded(
+				s, fact ? KEEL_SQ_FACT_OPEN : KEEL_SQ_REL_OPEN,
+				keel_sqlite_bind_open_key, keel_sqlite_timeline_row, o)
+			  : 0;
 	if (rc)
 		return rc;
 
@@ -1095,10 +1134,14 @@ static int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
 	for (size_t i = 0; i < n; i++)
 		ev[i]->seq = ++s->event_seq;
 	if ((rc = keel_sqlite_insert_items(s, KEEL_SI_EVENT, (void **)ev, n,
-					   keel_sqlite_bind_event)))
+					   keel_sqlite_bind_event)) ||
+	    (rc = keel_sqlite_insert_items(s, KEEL_SI_EVENT_ID, (void **)ev, n,
+					   keel_sqlite_bind_event_id)))
 		return rc;
-	return keel_sqlite_insert_items(s, KEEL_SI_EVENT_ID, (void **)ev, n,
-					keel_sqlite_bind_event_id);
+	/* Every row now has its seq: the last row of each timeline is known
+	 * (a rollback forgets it all again). */
+	keel_open_rows_learn(&s->open_rows, &o->timelines);
+	return 0;
 }
 
 /* ------------------------------------------------------------- reading */
@@ -1424,6 +1467,7 @@ static int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str ten
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	(void)log_events;
+	keel_open_rows_clear(&s->open_rows); /* rows renumbered or gone */
 	int rc = keel_sqlite_delete_scope(s, tenant, scope);
 	if (rc)
 		return rc;
@@ -1455,6 +1499,18 @@ const struct keel_store_ops keel_store_sqlite_ops = {
 sqlite3 *keel_store_sqlite_db(struct keel_store *bs)
 {
 	return keel_sqlite_downcast(bs)->db;
+}
+
+void keel_store_sqlite_open_rows(struct keel_store *bs, bool forget, uint64_t *hits,
+				 uint64_t *misses)
+{
+	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	if (forget)
+		keel_open_rows_clear(&s->open_rows);
+	if (hits)
+		*hits = s->open_rows.hits;
+	if (misses)
+		*misses = s->open_rows.misses;
 }
 
 int keel_store_sqlite_schema_version(void)

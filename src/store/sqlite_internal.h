@@ -9,11 +9,19 @@
 #define KEEL_STORE_SQLITE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 struct keel_store;
 
 /* The store's connection; the store must be a sqlite: store. */
 sqlite3 *keel_store_sqlite_db(struct keel_store *s);
+
+/* The store's memory of recently touched timelines' last rows
+ * (open_rows.h): how often a prefetch found a timeline there or not; with
+ * forget, it is emptied first, so that the next prefetch reads them all. */
+void keel_store_sqlite_open_rows(struct keel_store *s, bool forget, uint64_t *hits,
+				 uint64_t *misses);
 
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);

@@ -1,0 +1,41 @@
+/*
+ * open_rows.h - a bounded cache of timelines' open rows, kept by a SQL
+ * store across batches so that a timeline a recent batch touched needs no
+ * read for its open row.
+ *
+ * It is only right while the store's connection is the database's only
+ * writer: the store checks that at the start of every transaction (SQLite:
+ * PRAGMA data_version) and clears the cache when anyone else has written,
+ * when a transaction rolls back, and when rows change outside a batch
+ * (replay). Memory is bounded: entries not used for a few batches go when
+ * the cache is full.
+ */
+#ifndef KEEL_STORE_OPEN_ROWS_H
+#define KEEL_STORE_OPEN_ROWS_H
+
+#include "../timeline.h"
+#include "../util.h"
+
+struct keel_open_rows {
+	struct keel_map map;
+	struct keel_ptrvec entries;
+	uint64_t batch; /* the current batch's number */
+	size_t max;	/* entries kept at most */
+	uint64_t hits, misses;
+};
+
+void keel_open_rows_init(struct keel_open_rows *c, size_t max);
+void keel_open_rows_free(struct keel_open_rows *c);
+void keel_open_rows_clear(struct keel_open_rows *c);
+
+/* The cached open row of tl's key (its strings owned by the cache), or NULL
+ * when the cache does not know it. Counts hits and misses. */
+const struct keel_row *keel_open_rows_get(struct keel_open_rows *c,
+					  const struct keel_timeline *tl);
+
+/* After a batch's rows got their seqs: records, for every timeline of the
+ * batch's overlay, its open row (or that the cache knows none), then
+ * starts the next batch, dropping entries unused for a while if full. */
+void keel_open_rows_learn(struct keel_open_rows *c, const struct keel_ptrvec *timelines);
+
+#endif
