@@ -230,6 +230,39 @@ static void keel_workers_reject_buffered(void *ud, uint64_t position, const char
 
 /* ---------------------------------------------------------- pipeline */
 
+/* Whether a block waits to be prepared and an ingester is free for it. */
+static bool keel_workers_can_prepare(const struct keel_workers *w)
+{
+	return w->in_head && w->free_wings;
+}
+
+/* Takes the first waiting block and a free ingester and prepares it (w->mu
+ * is held on entry and on return, released meanwhile). */
+static void keel_workers_prepare_one(struct keel_workers *w)
+{
+	struct keel_wblock *b = w->in_head;
+	w->in_head = b->next;
+	if (!w->in_head)
+		w->in_tail = NULL;
+	w->in_queued--;
+	struct keel_wing *g = w->free_wings;
+	w->free_wings = g->next_free;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->mu);
+
+	g->block = b;
+	int rc = keel_wblock_feed(b, g->ing);
+	g->block = NULL;
+	b->wing = g;
+
+	pthread_mutex_lock(&w->mu);
+	if (rc)
+		keel_workers_fail(w, keel_ingest_errmsg(g->ing));
+	b->next = w->ready;
+	w->ready = b;
+	pthread_cond_broadcast(&w->cond);
+}
+
 static void *keel_workers_prepare_main(void *arg)
 {
 	struct keel_workers *w = arg;
@@ -237,32 +270,12 @@ static void *keel_workers_prepare_main(void *arg)
 	for (;;) {
 		/* An ingester and a block together, so that the block the
 		 * writer waits for is always being prepared or ready. */
-		while (!w->failed && !(w->in_head && w->free_wings) &&
+		while (!w->failed && !keel_workers_can_prepare(w) &&
 		       !(w->stopping && !w->in_head))
 			pthread_cond_wait(&w->cond, &w->mu);
 		if (w->failed || (w->stopping && !w->in_head))
 			break;
-		struct keel_wblock *b = w->in_head;
-		w->in_head = b->next;
-		if (!w->in_head)
-			w->in_tail = NULL;
-		w->in_queued--;
-		struct keel_wing *g = w->free_wings;
-		w->free_wings = g->next_free;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->mu);
-
-		g->block = b;
-		int rc = keel_wblock_feed(b, g->ing);
-		g->block = NULL;
-		b->wing = g;
-
-		pthread_mutex_lock(&w->mu);
-		if (rc)
-			keel_workers_fail(w, keel_ingest_errmsg(g->ing));
-		b->next = w->ready;
-		w->ready = b;
-		pthread_cond_broadcast(&w->cond);
+		keel_workers_prepare_one(w);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -282,6 +295,15 @@ static void *keel_workers_write_main(void *arg)
 			if (b || w->failed ||
 			    (w->stopping && w->write_ticket == w->next_ticket))
 				break;
+			/* Rather than wait, prepare a block too: when parsing is
+			 * the slower side (a re-send, the memory store), both
+			 * cores parse. This delays nothing: the queue is in
+			 * ticket order, so the block the writer needs next is
+			 * already being prepared, or is the one it takes. */
+			if (keel_workers_can_prepare(w)) {
+				keel_workers_prepare_one(w);
+				continue;
+			}
 			pthread_cond_wait(&w->cond, &w->mu);
 		}
 		if (!b || w->failed)
@@ -480,12 +502,13 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 		return 0;
 	}
 
-	/* pipeline: N - 1 preparers (at least one) and a writer; two
-	 * ingesters per preparer, so each can prepare while the writer
-	 * writes what it prepared before. */
+	/* pipeline: N - 1 preparers (at least one) and a writer that
+	 * prepares too while it would wait; two ingesters per preparer, so
+	 * each can prepare while the writer writes what it prepared before,
+	 * and one for the writer's own preparing. */
 	w->store = first;
 	size_t preparers = workers > 1 ? workers - 1 : 1;
-	w->nwings = 2 * preparers;
+	w->nwings = 2 * preparers + 1;
 	w->wings = keel_xcalloc(w->nwings, sizeof *w->wings);
 	w->filling = keel_xcalloc(1, sizeof *w->filling);
 	for (size_t i = 0; i < w->nwings; i++) {

@@ -1487,8 +1487,12 @@ static void server_killed_mid_ingest_loses_no_batch_and_retry_completes(void **s
 	assert_non_null(nl);
 	*nl = 0;
 	assert_true(!strncmp(err, "keel ingest: batch of lines ", 28));
-	assert_non_null(
-	    strstr(err, ": lost the connection to the mysql server (error 2013: "));
+	/* 2013 when the kill lands inside a statement, 2006 when it lands
+	 * between two (seen once in CI under load): either way the same
+	 * one-line message. */
+	if (!strstr(err, ": lost the connection to the mysql server (error 2013: ") &&
+	    !strstr(err, ": lost the connection to the mysql server (error 2006: "))
+		fail_msg("not a lost connection: %s", err);
 	assert_non_null(strstr(err, "); nothing of the batch was committed"));
 
 	server_cmd(&sv, "restart");
