@@ -189,9 +189,10 @@ const struct keel_cmd keel_cmd_replay = {
 	"  -h, --help               this help\n"
 	"\n"
 	"Runs the tenant's logged events through the cartridge in arrival order,\n"
-	"builds the tenant in memory and replaces its entities, facts and\n"
-	"relations in one transaction; the log is kept as it is. Prints the rows\n"
-	"before and after, added and removed, per predicate and relation.\n"
+	"builds the tenant in memory and, in one transaction, replaces the\n"
+	"entities, and each predicate's facts and relation's relations, that came\n"
+	"out different; the rest and the log are kept as they are. Prints the\n"
+	"rows before and after, added and removed, per predicate and relation.\n"
 	"Exit status: 0 replayed; 1 fatal error (nothing changed); 2 usage;\n"
 	"3 replayed, but the cartridge rejected some logged events.",
     .run = replay_run,
