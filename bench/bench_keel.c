@@ -302,6 +302,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	char tmpl[] = "/tmp/keel-bench-XXXXXX";
+	bool own_dir = !dir; /* removed at the end: about 2 GB at 1M events */
 	if (!dir && !(dir = mkdtemp(tmpl)))
 		die("mkdtemp");
 	char small_in[4096], big_in[4096], db_small[4096], db_big[4096], url[4200];
@@ -379,5 +380,12 @@ int main(int argc, char **argv)
 	printf("%-46s %10.1f MiB\n", "peak RSS, re-send 1 000 000", (double)rss_resend / mib);
 	printf("(rows in the limit copy: %llu; memory-store events accepted: %llu)\n",
 	       (unsigned long long)rows, (unsigned long long)accepted);
+	fflush(stdout);
+	if (own_dir) {
+		char cmd[4200];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_keel: could not remove %s\n", dir);
+	}
 	return 0;
 }
