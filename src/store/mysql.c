@@ -59,6 +59,12 @@
 
 #include "../store.h"
 #include "mysql_internal.h"
+#include "open_rows.h"
+
+/* The open-row cache (below): batches an open row may go unused, open rows
+ * kept at most. */
+#define KEEL_MYSQL_CACHE_BATCHES 4
+#define KEEL_MYSQL_CACHE_MAX 65536
 
 #define KEEL_MYSQL_SCHEMA_VERSION 2
 #define KEEL_MYSQL_INF "9223372036854775807"
@@ -136,13 +142,12 @@ struct keel_mysql_store {
 	int64_t seen_max[3];   /* the same, read with the batch's ids */
 	int seen_reads;	       /* seen_max[] readings in the open batch */
 	bool seen_differ;      /* two of them disagreed */
-	uint64_t batch_no;     /* batches begun on this connection */
-	struct keel_map cache; /* timeline hash -> entry */
-	struct keel_ptrvec cache_entries;
-	struct keel_ptrvec cache_pending; /* entries of the batch, until commit */
+	struct keel_open_rows cache; /* open rows (open_rows.h) */
 	int64_t pending_max[3];
 	bool pending_known;
 	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
+	const struct keel_row **hit_rows; /* and their rows */
+	size_t hit_rows_cap;
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
 	struct keel_mysql_col *cols; /* column-wise parameter arrays */
 	size_t cols_cap;	     /* rows each column array holds */
@@ -156,7 +161,6 @@ struct keel_mysql_store {
 static void keel_mysql_infile_setup(struct keel_mysql_store *m);
 static void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
 static int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
-static void keel_mysql_cache_free_list(struct keel_ptrvec *v);
 static void keel_mysql_cache_drop(struct keel_mysql_store *m);
 static void keel_mysql_cache_commit(struct keel_mysql_store *m);
 
@@ -1051,11 +1055,9 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	if (m->profile)
 		keel_mysql_prof_print(m);
 	keel_mysql_bulk_close_stmts(m);
-	keel_mysql_cache_drop(m);
-	keel_map_free(&m->cache);
-	keel_ptrvec_free(&m->cache_entries);
-	keel_ptrvec_free(&m->cache_pending);
+	keel_open_rows_free(&m->cache);
 	keel_ptrvec_free(&m->hits);
+	free(m->hit_rows);
 	for (size_t c = 0; m->cols && c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
 		free(m->cols[c].ptr);
 		free(m->cols[c].len);
@@ -1083,7 +1085,7 @@ static int keel_mysql_open(const char *url, struct keel_store **out, struct keel
 	keel_buf_init(&m->sql);
 	keel_buf_init(&m->part);
 	keel_map_init(&m->ids);
-	keel_map_init(&m->cache);
+	keel_open_rows_init(&m->cache, KEEL_MYSQL_CACHE_MAX, KEEL_MYSQL_CACHE_BATCHES, true);
 	const char *cache = getenv("KEEL_MYSQL_CACHE");
 	m->cache_on = !(cache && !strcmp(cache, "0"));
 	m->packet = 1024 * 1024;
@@ -1148,12 +1150,9 @@ static int keel_mysql_begin(struct keel_store *s)
 	}
 	m->batch_rows = 0;
 	m->tx_open = false;
-	m->batch_no++;
 	m->cache_valid = false;
 	m->seen_reads = 0;
 	m->pending_known = false;
-	keel_mysql_cache_free_list(&m->cache_pending);
-	keel_map_clear(&m->ids); /* it indexed the staged entries */
 	return 0;
 }
 
@@ -1180,6 +1179,8 @@ static int keel_mysql_commit(struct keel_store *s)
 		m->tx_open = false;
 		if (m->cache_on)
 			keel_mysql_cache_commit(m);
+	} else {
+		keel_mysql_cache_drop(m);
 	}
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
@@ -1210,126 +1211,30 @@ static int keel_mysql_rollback(struct keel_store *s)
 /*
  * The open row of each timeline the last few batches on this connection
  * wrote or read, so that the next batch on the same timeline need not read
- * it again. Valid only while nobody else has written: every id lookup also
- * reads MAX(seq) of the three tables (each one index dive), and the cache
- * is used only when they are what this connection's last commit left;
- * otherwise it is dropped. Another writer, a replay, a lost connection or a
- * rolled-back batch drop it as well. It holds the timelines of the last
+ * it again (src/store/open_rows.c, shared with the SQLite store). Valid
+ * only while nobody else has written: every id lookup also reads MAX(seq)
+ * of the three tables (each one index dive), and the cache is used only
+ * when they are what this connection's last commit left; otherwise it is
+ * dropped. Another writer, a replay, a lost connection or a rolled-back
+ * batch drop it as well. It holds the timelines of the last
  * KEEL_MYSQL_CACHE_BATCHES batches at most: memory stays bounded by the
  * batch. docs/store-mysql.md has the measurements.
  */
-#define KEEL_MYSQL_CACHE_BATCHES 4
-
-struct keel_mysql_cached {
-	uint64_t hash;
-	uint64_t batch; /* the last batch that wrote or used it */
-	enum keel_row_kind kind;
-	bool linked;
-	int64_t seq, valid_from;
-	struct keel_str tenant, subject, name, object, value, asserted_by;
-};
-
-static struct keel_str keel_mysql_cache_str(char **at, struct keel_str s)
-{
-	if (!s.ptr)
-		return KEEL_STR_NULL;
-	memcpy(*at, s.ptr, s.len);
-	struct keel_str out = keel_str_make(*at, s.len);
-	*at += s.len;
-	return out;
-}
-
-/* A cache entry for the open row r of timeline tl (strings copied). */
-static struct keel_mysql_cached *keel_mysql_cache_entry(const struct keel_timeline *tl,
-							const struct keel_row *r)
-{
-	size_t n = tl->tenant.len + tl->subject.len + tl->name.len + tl->object.len +
-		   r->value.len + r->asserted_by.len;
-	struct keel_mysql_cached *c = keel_xmalloc(sizeof *c + n + 1);
-	char *at = (char *)(c + 1);
-	c->hash = tl->hash;
-	c->batch = 0;
-	c->kind = tl->kind;
-	c->linked = r->linked;
-	c->seq = r->seq;
-	c->valid_from = r->valid_from;
-	c->tenant = keel_mysql_cache_str(&at, tl->tenant);
-	c->subject = keel_mysql_cache_str(&at, tl->subject);
-	c->name = keel_mysql_cache_str(&at, tl->name);
-	c->object = keel_mysql_cache_str(&at, tl->object);
-	c->value = keel_mysql_cache_str(&at, r->value);
-	c->asserted_by = keel_mysql_cache_str(&at, r->asserted_by);
-	return c;
-}
-
-static void keel_mysql_cache_free_list(struct keel_ptrvec *v)
-{
-	for (size_t i = 0; i < v->len; i++)
-		free(v->items[i]);
-	v->len = 0;
-}
 
 /* Forgets everything: the next batch reads every open row. */
 static void keel_mysql_cache_drop(struct keel_mysql_store *m)
 {
-	keel_map_clear(&m->cache);
-	keel_mysql_cache_free_list(&m->cache_entries);
-	keel_mysql_cache_free_list(&m->cache_pending);
-	keel_map_clear(&m->ids);
+	keel_open_rows_clear(&m->cache);
 	m->expect_known = false;
 	m->cache_valid = false;
 }
 
-static size_t keel_mysql_cache_find(const struct keel_mysql_store *m,
-				    const struct keel_timeline *tl)
-{
-	for (size_t i = keel_map_first(&m->cache, tl->hash); i != SIZE_MAX;
-	     i = keel_map_next(&m->cache, tl->hash, i)) {
-		const struct keel_mysql_cached *c = m->cache.values[i];
-		if (keel_timeline_key_eq(tl, c->kind, c->tenant, c->subject, c->name,
-					 c->object))
-			return i;
-	}
-	return SIZE_MAX;
-}
-
-/* After a commit: the batch's open rows replace what the cache held for
- * their timelines; entries unused for KEEL_MYSQL_CACHE_BATCHES batches go. */
+/* After a commit: the MAX(seq) this connection left are what the next
+ * batch must find for the cache to hold. */
 static void keel_mysql_cache_commit(struct keel_mysql_store *m)
 {
-	struct keel_ptrvec *v = &m->cache_entries;
-	struct keel_ptrvec *p = &m->cache_pending;
-	/* The map cannot delete: rebuild it from the survivors. */
-	size_t k = 0;
-	for (size_t i = 0; i < v->len; i++) {
-		struct keel_mysql_cached *c = v->items[i];
-		bool replaced = false;
-		for (size_t j = keel_map_first(&m->ids, c->hash);
-		     j != SIZE_MAX && !replaced; j = keel_map_next(&m->ids, c->hash, j)) {
-			const struct keel_mysql_cached *n = m->ids.values[j];
-			replaced = n->kind == c->kind &&
-				   keel_str_eq(n->tenant, c->tenant) &&
-				   keel_str_eq(n->subject, c->subject) &&
-				   keel_str_eq(n->name, c->name) &&
-				   keel_str_eq(n->object, c->object);
-		}
-		if (replaced || c->batch + KEEL_MYSQL_CACHE_BATCHES <= m->batch_no)
-			free(c);
-		else
-			v->items[k++] = c;
-	}
-	v->len = k;
-	for (size_t i = 0; i < p->len; i++)
-		keel_ptrvec_push(v, p->items[i]);
-	p->len = 0;
-	keel_map_clear(&m->ids);
-	keel_map_clear(&m->cache);
-	for (size_t i = 0; i < v->len; i++) {
-		struct keel_mysql_cached *c = v->items[i];
-		keel_map_put(&m->cache, c->hash, c);
-	}
-	if (v->len > m->stats.max_cache_entries)
-		m->stats.max_cache_entries = v->len;
+	if (m->cache.entries.len > m->stats.max_cache_entries)
+		m->stats.max_cache_entries = m->cache.entries.len;
 	memcpy(m->expect, m->pending_max, sizeof m->expect);
 	/* A batch without a read of MAX(seq) (no timelines) leaves the cache
 	 * unusable until a batch reads them again. */
@@ -1337,12 +1242,11 @@ static void keel_mysql_cache_commit(struct keel_mysql_store *m)
 }
 
 /* In write_back, once everything is written: each timeline's open row as
- * it will stand after the commit, and the tables' MAX(seq) then. */
+ * it will stand after the commit goes into the cache (a rollback or a
+ * failed commit drops it all), and the tables' MAX(seq) then. */
 static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overlay *o,
 				   struct keel_batch_event **ev, size_t n)
 {
-	keel_mysql_cache_free_list(&m->cache_pending);
-	keel_map_clear(&m->ids);
 	m->pending_known = m->cache_on && m->seen_reads >= 3 && !m->seen_differ;
 	if (!m->pending_known)
 		return;
@@ -1356,20 +1260,7 @@ static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overl
 		if (r->seq > m->pending_max[t])
 			m->pending_max[t] = r->seq;
 	}
-	for (size_t i = 0; i < o->timelines.len; i++) {
-		const struct keel_timeline *tl = o->timelines.items[i];
-		const struct keel_row *open = NULL;
-		for (size_t k = tl->nrows; k-- > 0 && !open;)
-			if (tl->rows[k]->valid_to == KEEL_TIME_INF)
-				open = tl->rows[k];
-		if (!open)
-			continue;
-		struct keel_mysql_cached *c = keel_mysql_cache_entry(tl, open);
-		c->batch = m->batch_no;
-		keel_ptrvec_push(&m->cache_pending, c);
-		/* m->ids, free between batches, indexes the staged entries */
-		keel_map_put(&m->ids, c->hash, c);
-	}
+	keel_open_rows_learn(&m->cache, &o->timelines);
 }
 
 /* ------------------------------------------------------------- seen ids */
@@ -1668,8 +1559,18 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 	bool usable = m->cache_on && m->expect_known;
 	for (size_t i = 0; i < o->timelines.len; i++) {
 		struct keel_timeline *tl = o->timelines.items[i];
-		size_t at = usable ? keel_mysql_cache_find(m, tl) : SIZE_MAX;
-		keel_ptrvec_push(at == SIZE_MAX ? v : hits, tl);
+		const struct keel_row *r = usable ? keel_open_rows_get(&m->cache, tl) : NULL;
+		if (!r) {
+			keel_ptrvec_push(v, tl);
+			continue;
+		}
+		if (hits->len == m->hit_rows_cap) {
+			m->hit_rows_cap = m->hit_rows_cap ? 2 * m->hit_rows_cap : 64;
+			m->hit_rows = keel_xrealloc(m->hit_rows,
+						    m->hit_rows_cap * sizeof *m->hit_rows);
+		}
+		m->hit_rows[hits->len] = r;
+		keel_ptrvec_push(hits, tl);
 	}
 	if (v->len > 1)
 		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_timeline);
@@ -1695,19 +1596,7 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 		return rc;
 	}
 	for (size_t i = 0; i < hits->len; i++) {
-		struct keel_timeline *tl = hits->items[i];
-		struct keel_mysql_cached *c =
-		    m->cache.values[keel_mysql_cache_find(m, tl)];
-		c->batch = m->batch_no;
-		const struct keel_row r = {
-		    .seq = c->seq,
-		    .value = c->value,
-		    .linked = c->linked,
-		    .valid_from = c->valid_from,
-		    .valid_to = KEEL_TIME_INF,
-		    .asserted_by = c->asserted_by,
-		};
-		keel_overlay_add_fetched_row(o, tl, &r);
+		keel_overlay_add_fetched_row(o, hits->items[i], m->hit_rows[i]);
 		m->stats.cached_rows++;
 		if (++m->batch_rows > m->stats.max_batch_rows)
 			m->stats.max_batch_rows = m->batch_rows;

@@ -15,9 +15,6 @@
 
 #include "../../include/keel.h"
 
-/* Batches an entry may go unused before a full cache drops it. */
-#define KEEL_OPEN_ROWS_AGE 8
-
 struct keel_open_entry {
 	enum keel_row_kind kind;
 	uint64_t hash;
@@ -29,11 +26,14 @@ struct keel_open_entry {
 	uint64_t used; /* batch number */
 };
 
-void keel_open_rows_init(struct keel_open_rows *c, size_t max)
+void keel_open_rows_init(struct keel_open_rows *c, size_t max, uint64_t age,
+			 bool open_only)
 {
 	memset(c, 0, sizeof *c);
 	keel_map_init(&c->map);
 	c->max = max;
+	c->age = age;
+	c->open_only = open_only;
 }
 
 static void keel_open_entry_free(struct keel_open_entry *e)
@@ -162,19 +162,25 @@ static void keel_open_rows_set(struct keel_open_rows *c, const struct keel_timel
 	e->row.store_ref = NULL;
 }
 
-/* A full cache keeps the entries used in the last few batches. */
+/* Drops the entries not used in the last `age` batches, and if that is not
+ * enough, everything (a batch that touched more than max timelines). */
 static void keel_open_rows_evict(struct keel_open_rows *c)
 {
-	if (c->entries.len <= c->max)
-		return;
 	size_t kept = 0;
 	for (size_t i = 0; i < c->entries.len; i++) {
 		struct keel_open_entry *e = c->entries.items[i];
-		if (e->used + KEEL_OPEN_ROWS_AGE >= c->batch && kept < c->max / 2)
+		if (e->used + c->age > c->batch)
 			c->entries.items[kept++] = e;
 		else
 			keel_open_entry_free(e);
 	}
+	if (kept > c->max) {
+		for (size_t i = 0; i < kept; i++)
+			keel_open_entry_free(c->entries.items[i]);
+		kept = 0;
+	}
+	if (kept == c->entries.len)
+		return;
 	c->entries.len = kept;
 	keel_map_clear(&c->map);
 	for (size_t i = 0; i < kept; i++) {
@@ -187,7 +193,10 @@ void keel_open_rows_learn(struct keel_open_rows *c, const struct keel_ptrvec *ti
 {
 	for (size_t i = 0; i < timelines->len; i++) {
 		const struct keel_timeline *tl = timelines->items[i];
-		keel_open_rows_set(c, tl, keel_open_rows_last(tl));
+		const struct keel_row *last = keel_open_rows_last(tl);
+		if (c->open_only && last && last->valid_to != KEEL_TIME_INF)
+			last = NULL;
+		keel_open_rows_set(c, tl, last);
 	}
 	c->batch++;
 	keel_open_rows_evict(c);

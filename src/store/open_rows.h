@@ -7,8 +7,12 @@
  * writer: the store checks that at the start of every transaction (SQLite:
  * PRAGMA data_version) and clears the cache when anyone else has written,
  * when a transaction rolls back, and when rows change outside a batch
- * (replay). Memory is bounded: entries not used for a few batches go when
- * the cache is full.
+ * (replay). Memory is bounded: entries not used for `age` batches go, and
+ * the cache never holds more than `max`.
+ *
+ * Both SQL stores use it: SQLite's open-row read returns a timeline's last
+ * row, open or not; MySQL's returns open rows only (open_only), so a
+ * timeline whose last row is closed is not remembered there.
  */
 #ifndef KEEL_STORE_OPEN_ROWS_H
 #define KEEL_STORE_OPEN_ROWS_H
@@ -21,10 +25,13 @@ struct keel_open_rows {
 	struct keel_ptrvec entries;
 	uint64_t batch; /* the current batch's number */
 	size_t max;	/* entries kept at most */
+	uint64_t age;	/* batches an entry may go unused */
+	bool open_only; /* remember open rows only */
 	uint64_t hits, misses;
 };
 
-void keel_open_rows_init(struct keel_open_rows *c, size_t max);
+void keel_open_rows_init(struct keel_open_rows *c, size_t max, uint64_t age,
+			 bool open_only);
 void keel_open_rows_free(struct keel_open_rows *c);
 void keel_open_rows_clear(struct keel_open_rows *c);
 

@@ -49,8 +49,9 @@
  * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
 #define KEEL_SQLITE_CACHE_KIB 32768
 /* Timelines whose last row the store remembers between batches (about
- * 200 bytes each): some 18 batches of 500 fleet events. */
+ * 200 bytes each), and for how many batches one may go unused. */
 #define KEEL_SQLITE_OPEN_ROWS 16384
+#define KEEL_SQLITE_OPEN_ROWS_AGE 32
 /* WAL pages before an automatic checkpoint: fewer, larger checkpoints
  * write a page touched by many batches once (docs/store-sqlite.md). */
 #define KEEL_SQLITE_AUTOCHECKPOINT 8192
@@ -649,7 +650,8 @@ static int keel_sqlite_open(const char *url, struct keel_store **out,
 	keel_store_base_init(&s->base, &keel_store_sqlite_ops);
 	s->url = keel_xstrdup(url);
 	s->path = keel_xstrdup(path);
-	keel_open_rows_init(&s->open_rows, KEEL_SQLITE_OPEN_ROWS);
+	keel_open_rows_init(&s->open_rows, KEEL_SQLITE_OPEN_ROWS, KEEL_SQLITE_OPEN_ROWS_AGE,
+			    false);
 	int rc;
 	if (sqlite3_open_v2(path, &s->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
