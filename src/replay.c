@@ -196,32 +196,6 @@ static void keel_build_apply(struct keel_build *b, struct keel_batch_event *ev)
 	b->unhandled += ev->unhandled;
 }
 
-static int keel_cmp_i64(int64_t a, int64_t b)
-{
-	return (a > b) - (a < b);
-}
-
-/* Canonical dump order (SPEC 8); seq holds the creation index here. */
-static int keel_build_cmp_row(const void *pa, const void *pb)
-{
-	const struct keel_row *a = *(const struct keel_row *const *)pa;
-	const struct keel_row *b = *(const struct keel_row *const *)pb;
-	const struct keel_timeline *ta = a->timeline, *tb = b->timeline;
-	int c;
-	if (ta != tb) {
-		if ((c = (int)ta->kind - (int)tb->kind) ||
-		    (c = keel_str_cmp(ta->subject, tb->subject)) ||
-		    (c = keel_str_cmp(ta->name, tb->name)) ||
-		    (c = keel_str_cmp(ta->object, tb->object)))
-			return c;
-	}
-	if ((c = keel_cmp_i64(a->valid_from, b->valid_from)) ||
-	    (c = keel_cmp_i64(a->valid_to, b->valid_to)) ||
-	    (c = keel_str_cmp(a->asserted_by, b->asserted_by)))
-		return c;
-	return keel_cmp_i64(a->seq, b->seq);
-}
-
 static int keel_build_cmp_entity(const void *pa, const void *pb)
 {
 	const struct keel_entity *a = *(const struct keel_entity *const *)pa;
@@ -262,7 +236,7 @@ static void keel_build_finish(struct keel_build *b)
 			size_t j = n;
 			while (j > 0 &&
 			       ((struct keel_row *)rows->items[j - 1])->timeline == tl &&
-			       keel_build_cmp_row(&rows->items[j - 1], &r) > 0) {
+			       keel_row_cmp_canonical(&rows->items[j - 1], &r) > 0) {
 				rows->items[j] = rows->items[j - 1];
 				j--;
 			}

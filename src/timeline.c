@@ -120,6 +120,31 @@ bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *r
 	return c != NULL;
 }
 
+static int keel_cmp_i64(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+int keel_row_cmp_canonical(const void *pa, const void *pb)
+{
+	const struct keel_row *a = *(const struct keel_row *const *)pa;
+	const struct keel_row *b = *(const struct keel_row *const *)pb;
+	const struct keel_timeline *ta = a->timeline, *tb = b->timeline;
+	int c;
+	if (ta != tb) {
+		if ((c = (int)ta->kind - (int)tb->kind) ||
+		    (c = keel_str_cmp(ta->subject, tb->subject)) ||
+		    (c = keel_str_cmp(ta->name, tb->name)) ||
+		    (c = keel_str_cmp(ta->object, tb->object)))
+			return c;
+	}
+	if ((c = keel_cmp_i64(a->valid_from, b->valid_from)) ||
+	    (c = keel_cmp_i64(a->valid_to, b->valid_to)) ||
+	    (c = keel_str_cmp(a->asserted_by, b->asserted_by)))
+		return c;
+	return keel_cmp_i64(a->seq, b->seq);
+}
+
 void keel_timeline_free_rows(struct keel_timeline *tl)
 {
 	free(tl->rows);

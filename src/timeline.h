@@ -87,4 +87,10 @@ bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *r
 
 void keel_timeline_free_rows(struct keel_timeline *tl);
 
+/* qsort comparator over struct keel_row *: the canonical dump order of
+ * SPEC 8 - kind, subject, predicate or relation, object, valid_from,
+ * valid_to, asserted_by - then seq, so that rows equal in all of it keep
+ * their insertion order. */
+int keel_row_cmp_canonical(const void *pa, const void *pb);
+
 #endif

@@ -313,33 +313,11 @@ static int keel_memory_tenants(struct keel_store *s, struct keel_ptrvec *out)
 	return 0;
 }
 
-static int keel_cmp_i64(int64_t a, int64_t b)
-{
-	return (a > b) - (a < b);
-}
-
 static int keel_memory_cmp_entity(const void *pa, const void *pb)
 {
 	const struct keel_entity *a = *(const struct keel_entity *const *)pa;
 	const struct keel_entity *b = *(const struct keel_entity *const *)pb;
 	return keel_str_cmp(a->subject, b->subject);
-}
-
-static int keel_memory_cmp_row(const void *pa, const void *pb)
-{
-	const struct keel_row *a = *(const struct keel_row *const *)pa;
-	const struct keel_row *b = *(const struct keel_row *const *)pb;
-	const struct keel_timeline *ta = a->timeline, *tb = b->timeline;
-	int c;
-	if ((c = keel_str_cmp(ta->subject, tb->subject)) || (c = keel_str_cmp(ta->name, tb->name)))
-		return c;
-	if (ta->kind == KEEL_ROW_RELATION && (c = keel_str_cmp(ta->object, tb->object)))
-		return c;
-	if ((c = keel_cmp_i64(a->valid_from, b->valid_from)) ||
-	    (c = keel_cmp_i64(a->valid_to, b->valid_to)) ||
-	    (c = keel_str_cmp(a->asserted_by, b->asserted_by)))
-		return c;
-	return keel_cmp_i64(a->seq, b->seq);
 }
 
 static bool keel_memory_match(struct keel_str filter, struct keel_str value)
@@ -411,7 +389,7 @@ static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 		}
 	}
 	if (hits.len)
-		qsort(hits.items, hits.len, sizeof(void *), keel_memory_cmp_row);
+		qsort(hits.items, hits.len, sizeof(void *), keel_row_cmp_canonical);
 	for (size_t i = 0; i < hits.len && !rc; i++) {
 		struct keel_row *row = hits.items[i];
 		memset(&r, 0, sizeof r);
