@@ -754,7 +754,25 @@ struct compiler {
 	struct keel_str type; /* the event type being compiled, or absent */
 	size_t opno;	      /* 1-based; 0 outside an operation */
 	const char *opname;   /* NULL until the "op" field is known */
+	struct keel_buf quote; /* scratch for cquote */
 };
+
+/* A name from the cartridge's text (a key, an operation, a pointer) as a
+ * JSON string, quotes included, as names are written in every message: a
+ * control character in it stays escaped and the message one line. Valid
+ * until the next call. */
+static const char *cquote(struct compiler *cc, const char *prefix, const char *p,
+			  size_t n)
+{
+	struct keel_buf name;
+	keel_buf_init(&name);
+	keel_buf_adds(&name, prefix);
+	keel_buf_add(&name, p, n);
+	keel_buf_reset(&cc->quote);
+	keel_buf_add_json_str(&cc->quote, keel_str_make(name.data ? name.data : "", name.len));
+	keel_buf_free(&name);
+	return cc->quote.data;
+}
 
 /* Starts the message: `cartridge "N": type "T": operation K (op): `. */
 static int cfail(struct compiler *cc, const char *fmt, ...)
@@ -817,7 +835,7 @@ static struct ptr *pointer_compile(struct compiler *cc, const char *field,
 	struct ptr *p = keel_arena_alloc(&cc->c->arena, sizeof *p);
 	const char *why = ptr_compile(&cc->c->arena, str_dup(cc, text, len), len, p);
 	if (why) {
-		cfail(cc, "field \"%s\": pointer \"%.*s\": %s", field, (int)len, text,
+		cfail(cc, "field \"%s\": pointer %s: %s", field, cquote(cc, "", text, len),
 		      why);
 		return NULL;
 	}
@@ -915,8 +933,8 @@ static int value_compile(struct compiler *cc, const struct keel_json *v,
 		else if (m->key_len == 5 && memcmp(m->key, "const", 5) == 0)
 			cnst = m;
 		else
-			return cfail(cc, "field \"value.%.*s\": unknown", (int)m->key_len,
-				     m->key);
+			return cfail(cc, "field %s: unknown",
+				     cquote(cc, "value.", m->key, m->key_len));
 	}
 	if ((from != NULL) == (cnst != NULL))
 		return cfail(cc, "field \"value\": needs exactly one of \"from\" and "
@@ -966,8 +984,8 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 	while (k < KEEL_ARRAY_LEN(kinds) && strcmp(kinds[k].name, f->str) != 0)
 		k++;
 	if (k == KEEL_ARRAY_LEN(kinds) || strlen(f->str) != f->len)
-		return cfail(cc, "field \"op\": unknown operation \"%.*s\"", (int)f->len,
-			     f->str);
+		return cfail(cc, "field \"op\": unknown operation %s",
+			     cquote(cc, "", f->str, f->len));
 	memset(op, 0, sizeof *op);
 	op->kind = kinds[k].kind;
 	cc->opname = kinds[k].name;
@@ -981,7 +999,7 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 			     (is_rel && strcmp(key, "object") == 0) ||
 			     (op->kind == KEEL_OP_FACT && strcmp(key, "value") == 0);
 		if (!known || strlen(key) != m->key_len)
-			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len, key);
+			return cfail(cc, "field %s: unknown", cquote(cc, "", key, m->key_len));
 	}
 
 	int rc;
@@ -1074,8 +1092,8 @@ static int cartridge_compile(struct compiler *cc, const struct keel_json *root)
 		       !(strlen(known[k]) == m->key_len && strcmp(known[k], m->key) == 0))
 			k++;
 		if (k == KEEL_ARRAY_LEN(known))
-			return cfail(cc, "field \"%.*s\": unknown", (int)m->key_len,
-				     m->key);
+			return cfail(cc, "field %s: unknown",
+				     cquote(cc, "", m->key, m->key_len));
 	}
 	if ((rc = string_field(cc, root, "version", true, &version)) ||
 	    (rc = string_field(cc, root, "description", false, &desc)))
@@ -1113,6 +1131,7 @@ static int compile_named(const char *json, size_t len, const char *prefix,
 	struct compiler cc;
 	memset(&cc, 0, sizeof cc);
 	keel_buf_init(&cc.err);
+	keel_buf_init(&cc.quote);
 	keel_json_doc_init(&doc);
 	cc.doc = &doc;
 	*out = NULL;
@@ -1131,6 +1150,7 @@ static int compile_named(const char *json, size_t len, const char *prefix,
 		*out = cc.c;
 	}
 	keel_buf_free(&cc.err);
+	keel_buf_free(&cc.quote);
 	keel_json_doc_free(&doc);
 	return rc;
 }

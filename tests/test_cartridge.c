@@ -254,7 +254,11 @@ static void test_compile_errors_document(void **state)
 			     "unexpected end of input at byte 17");
 	/* Names are quoted as JSON strings in messages. */
 	expect_compile_error("{\"cartridge\":\"a\\\"b\"}",
-			     "cartridge \"a\\\"b\": field \"version\": missing");
+			     "cartridge \"a\\\"b\": field \"version\": missing");	/* So are keys, operations and pointers from the cartridge's text:
+	 * a control character stays escaped and the message one line. */
+	expect_compile_error(
+	    "{\"cartridge\":\"t\",\"version\":\"1\",\"events\":{},\"a\\nb\":1}",
+	    "cartridge \"t\": field \"a\\nb\": unknown");
 }
 
 static void test_compile_errors_operations(void **state)
@@ -268,6 +272,13 @@ static void test_compile_errors_operations(void **state)
 	    "cartridge \"t\": type \"e\": operation 1: field \"op\": missing");
 	expect_op_error("{\"op\":3}", "cartridge \"t\": type \"e\": operation 1: field "
 				      "\"op\": not a string but a number");
+	expect_op_error("{\"op\":\"me\\u0000rge\"}",
+			"cartridge \"t\": type \"e\": operation 1: field \"op\": unknown "
+			"operation \"me\\u0000rge\"");
+	expect_op_error("{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+			"\"value\":{\"from\":\"/a\",\"\\twhy\":1}}",
+			"cartridge \"t\": type \"e\": operation 1 (fact): field "
+			"\"value.\\twhy\": unknown");
 	expect_op_error("{\"op\":\"entity\",\"subject\":\"s\"},{\"op\":\"merge\"}",
 			"cartridge \"t\": type \"e\": operation 2: field \"op\": unknown "
 			"operation \"merge\"");

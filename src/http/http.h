@@ -53,7 +53,8 @@ struct keel_tokens {
 };
 
 /* Parses a token file's text (format in docs/http.md). Returns 0, or
- * KEEL_EINVAL with `line N: ...` in err; *out is then empty. */
+ * KEEL_EINVAL with `line N: ...` in err (or "no tokens in the token file");
+ * *out is then empty. */
 int keel_tokens_parse(const char *text, size_t len, struct keel_tokens *out,
 		      struct keel_buf *err);
 /* Reads and parses a token file; KEEL_EIO when it cannot be read. */
