@@ -13,15 +13,7 @@
 
 #include "http/http.h"
 #include "json.h"
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_http_body: check failed at line %d: %s\n", \
-				__LINE__, #cond);                                        \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

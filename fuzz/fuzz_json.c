@@ -19,15 +19,7 @@
 #include <string.h>
 
 #include "json.h"
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_json: check failed at line %d: %s\n",      \
-				__LINE__, #cond);                                        \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

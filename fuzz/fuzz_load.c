@@ -12,15 +12,7 @@
 #include <string.h>
 
 #include "keel.h"
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_load: check failed at line %d: %s\n",      \
-				__LINE__, #cond);                                        \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,15 +20,7 @@
 #include <zstd.h>
 
 #include "keel.h"
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_reader: check failed at line %d: %s\n",    \
-				__LINE__, #cond);                                        \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
