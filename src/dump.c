@@ -45,28 +45,6 @@ struct dump_ctx {
 	struct keel_buf buf;
 };
 
-static void dump_time(struct keel_buf *b, int64_t t)
-{
-	char tb[KEEL_TIME_BUFSZ];
-	if (t == KEEL_TIME_INF) {
-		keel_buf_add(b, "null", 4);
-		return;
-	}
-	size_t n = keel_time_format(t, tb);
-	keel_buf_addc(b, '"');
-	keel_buf_add(b, tb, n);
-	keel_buf_addc(b, '"');
-}
-
-/* Stored JSON text inserted as is; absent is null. */
-static void dump_raw(struct keel_buf *b, struct keel_str json)
-{
-	if (json.ptr)
-		keel_buf_add(b, json.ptr, json.len);
-	else
-		keel_buf_add(b, "null", 4);
-}
-
 static int dump_write(struct dump_ctx *d)
 {
 	if (d->buf.len && fwrite(d->buf.data, 1, d->buf.len, d->out) != d->buf.len)
@@ -90,9 +68,9 @@ static int dump_record(void *ud, const struct keel_record *r)
 		keel_buf_adds(b, ",\"kind\":");
 		keel_buf_add_json_str(b, r->kind);
 		keel_buf_adds(b, ",\"first_seen\":");
-		dump_time(b, r->first_seen);
+		keel_buf_add_json_time(b, r->first_seen);
 		keel_buf_adds(b, ",\"last_seen\":");
-		dump_time(b, r->last_seen);
+		keel_buf_add_json_time(b, r->last_seen);
 		break;
 	case KEEL_REC_FACT:
 		keel_buf_add(b, "{\"type\":\"fact\",\"tenant\":", 24);
@@ -102,7 +80,7 @@ static int dump_record(void *ud, const struct keel_record *r)
 		keel_buf_adds(b, ",\"predicate\":");
 		keel_buf_add_json_str(b, r->name);
 		keel_buf_adds(b, ",\"value\":");
-		dump_raw(b, r->value);
+		keel_buf_add_json_raw(b, r->value);
 		break;
 	case KEEL_REC_RELATION:
 		keel_buf_add(b, "{\"type\":\"relation\",\"tenant\":", 28);
@@ -123,16 +101,16 @@ static int dump_record(void *ud, const struct keel_record *r)
 		keel_buf_adds(b, ",\"event_type\":");
 		keel_buf_add_json_str(b, r->event_type);
 		keel_buf_adds(b, ",\"time\":");
-		dump_time(b, r->time);
+		keel_buf_add_json_time(b, r->time);
 		keel_buf_adds(b, ",\"envelope\":");
-		dump_raw(b, r->envelope);
+		keel_buf_add_json_raw(b, r->envelope);
 		break;
 	}
 	if (r->type == KEEL_REC_FACT || r->type == KEEL_REC_RELATION) {
 		keel_buf_adds(b, ",\"valid_from\":");
-		dump_time(b, r->valid_from);
+		keel_buf_add_json_time(b, r->valid_from);
 		keel_buf_adds(b, ",\"valid_to\":");
-		dump_time(b, r->valid_to);
+		keel_buf_add_json_time(b, r->valid_to);
 		keel_buf_adds(b, ",\"asserted_by\":");
 		keel_buf_add_json_str(b, r->asserted_by);
 		keel_buf_adds(b, ",\"closed_by\":");

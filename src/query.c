@@ -29,27 +29,6 @@ struct query_ctx {
 	struct keel_buf asserted_by;
 };
 
-static void add_time(struct keel_buf *b, int64_t t)
-{
-	char tb[KEEL_TIME_BUFSZ];
-	if (t == KEEL_TIME_INF) {
-		keel_buf_add(b, "null", 4);
-		return;
-	}
-	size_t n = keel_time_format(t, tb);
-	keel_buf_addc(b, '"');
-	keel_buf_add(b, tb, n);
-	keel_buf_addc(b, '"');
-}
-
-static void add_raw(struct keel_buf *b, struct keel_str json)
-{
-	if (json.ptr)
-		keel_buf_add(b, json.ptr, json.len);
-	else
-		keel_buf_add(b, "null", 4);
-}
-
 static void add_sep(struct query_ctx *q)
 {
 	if (q->n++)
@@ -60,9 +39,9 @@ static void add_sep(struct query_ctx *q)
 static void add_interval(struct keel_buf *b, const struct keel_record *r)
 {
 	keel_buf_adds(b, "\"valid_from\":");
-	add_time(b, r->valid_from);
+	keel_buf_add_json_time(b, r->valid_from);
 	keel_buf_adds(b, ",\"valid_to\":");
-	add_time(b, r->valid_to);
+	keel_buf_add_json_time(b, r->valid_to);
 	keel_buf_adds(b, ",\"asserted_by\":");
 	keel_buf_add_json_str(b, r->asserted_by);
 }
@@ -144,7 +123,7 @@ static int show_fact_cb(void *ud, const struct keel_record *r)
 	add_sep(q);
 	keel_buf_add_json_str(&q->b, r->name);
 	keel_buf_adds(&q->b, ":{\"value\":");
-	add_raw(&q->b, r->value);
+	keel_buf_add_json_raw(&q->b, r->value);
 	keel_buf_addc(&q->b, ',');
 	add_interval(&q->b, r);
 	keel_buf_addc(&q->b, '}');
@@ -197,15 +176,15 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject, int
 		struct keel_buf *b = &q.b;
 		begin_doc(&q, tenant, subject);
 		keel_buf_adds(b, ",\"at\":");
-		add_time(b, at);
+		keel_buf_add_json_time(b, at);
 		keel_buf_adds(b, ",\"kind\":");
 		keel_buf_add_json_str(b, q.has_kind
 					     ? keel_str_make(q.kind.data, q.kind.len)
 					     : KEEL_STR_NULL);
 		keel_buf_adds(b, ",\"first_seen\":");
-		add_time(b, q.first_seen);
+		keel_buf_add_json_time(b, q.first_seen);
 		keel_buf_adds(b, ",\"last_seen\":");
-		add_time(b, q.last_seen);
+		keel_buf_add_json_time(b, q.last_seen);
 
 		struct keel_scan sc = {.type = KEEL_REC_FACT,
 				       .tenant = keel_str_cstr(tenant),
@@ -242,7 +221,7 @@ static int history_fact_cb(void *ud, const struct keel_record *r)
 	keel_buf_adds(&q->b, "{\"predicate\":");
 	keel_buf_add_json_str(&q->b, r->name);
 	keel_buf_adds(&q->b, ",\"value\":");
-	add_raw(&q->b, r->value);
+	keel_buf_add_json_raw(&q->b, r->value);
 	keel_buf_addc(&q->b, ',');
 	add_interval(&q->b, r);
 	keel_buf_adds(&q->b, ",\"closed_by\":");
@@ -311,7 +290,7 @@ static int why_row_cb(void *ud, const struct keel_record *r)
 		return 0; /* an emptied row holds nothing at any time */
 	q->found = true;
 	keel_buf_adds(&q->b, ",\"value\":");
-	add_raw(&q->b, r->value);
+	keel_buf_add_json_raw(&q->b, r->value);
 	keel_buf_addc(&q->b, ',');
 	add_interval(&q->b, r);
 	keel_buf_adds(&q->b, ",\"closed_by\":");
@@ -330,9 +309,9 @@ static int why_event_cb(void *ud, const struct keel_record *r)
 	keel_buf_adds(&q->b, ",\"event_type\":");
 	keel_buf_add_json_str(&q->b, r->event_type);
 	keel_buf_adds(&q->b, ",\"time\":");
-	add_time(&q->b, r->time);
+	keel_buf_add_json_time(&q->b, r->time);
 	keel_buf_adds(&q->b, ",\"envelope\":");
-	add_raw(&q->b, r->envelope);
+	keel_buf_add_json_raw(&q->b, r->envelope);
 	keel_buf_addc(&q->b, '}');
 	return 1;
 }
@@ -353,7 +332,7 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 		keel_buf_adds(b, ",\"predicate\":");
 		keel_buf_add_json_str(b, keel_str_cstr(predicate));
 		keel_buf_adds(b, ",\"at\":");
-		add_time(b, at);
+		keel_buf_add_json_time(b, at);
 		struct keel_scan sc = {.type = KEEL_REC_FACT,
 				       .tenant = keel_str_cstr(tenant),
 				       .subject = keel_str_cstr(subject),

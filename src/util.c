@@ -5,6 +5,8 @@
  */
 #include "util.h"
 
+#include "keel.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,27 @@ void keel_buf_add_json_str(struct keel_buf *b, struct keel_str s)
 	}
 	keel_buf_add(b, s.ptr + start, s.len - start);
 	keel_buf_addc(b, '"');
+}
+
+void keel_buf_add_json_time(struct keel_buf *b, int64_t t)
+{
+	char tb[KEEL_TIME_BUFSZ];
+	if (t == KEEL_TIME_INF) {
+		keel_buf_add(b, "null", 4);
+		return;
+	}
+	size_t n = keel_time_format(t, tb);
+	keel_buf_addc(b, '"');
+	keel_buf_add(b, tb, n);
+	keel_buf_addc(b, '"');
+}
+
+void keel_buf_add_json_raw(struct keel_buf *b, struct keel_str json)
+{
+	if (json.ptr)
+		keel_buf_add(b, json.ptr, json.len);
+	else
+		keel_buf_add(b, "null", 4);
 }
 
 /* ----------------------------------------------------------------- arena */

@@ -58,6 +58,11 @@ void keel_buf_addi64(struct keel_buf *b, int64_t v);
 /* Appends s as a JSON string literal escaping only '"', '\\' and control
  * characters (the canonical dump's rule); s.ptr == NULL appends null. */
 void keel_buf_add_json_str(struct keel_buf *b, struct keel_str s);
+/* Appends a time as a JSON string in canonical form; KEEL_TIME_INF (an open
+ * end) appends null. */
+void keel_buf_add_json_time(struct keel_buf *b, int64_t t);
+/* Appends stored JSON text as is; absent (json.ptr == NULL) appends null. */
+void keel_buf_add_json_raw(struct keel_buf *b, struct keel_str json);
 
 /* Allocation wrappers that abort on failure. */
 void *keel_xmalloc(size_t n);
