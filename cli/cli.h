@@ -77,6 +77,12 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 int cli_print_json(const struct keel_cmd *cmd, char *json);
 /* Flushes stdout; on a write error reports it and returns 1. */
 int cli_finish_stdout(const struct keel_cmd *cmd, int rc);
+/* The output a command's --output names: NULL or "-" is standard output.
+ * Returns NULL, with the error printed, when the file cannot be created. */
+FILE *cli_output_open(const struct keel_cmd *cmd, const char *path);
+/* Closes (or, for standard output, flushes) it; a write error becomes the
+ * command's error unless rc already is one. Returns the final exit code. */
+int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, int rc);
 
 /* Writes s[0..len) as a JSON string: '"', '\\' and control characters
  * escaped, bytes that are not valid UTF-8 replaced by U+FFFD so the

@@ -45,26 +45,15 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 	struct keel_store *s = cli_open_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
-	FILE *out = stdout;
-	if (output && strcmp(output, "-") != 0) {
-		out = fopen(output, "w");
-		if (!out) {
-			int rc = cli_error(cmd, "cannot create \"%s\": %s", output,
-					   strerror(errno));
-			keel_store_close(s);
-			return rc;
-		}
+	FILE *out = cli_output_open(cmd, output);
+	if (!out) {
+		keel_store_close(s);
+		return CLI_FATAL;
 	}
 	int rc = keel_dump(s, tenant, out);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
-	if (out != stdout) {
-		if (fclose(out) != 0 && rc == 0)
-			rc = cli_error(cmd, "cannot write \"%s\": %s", output,
-				       strerror(errno));
-	} else if (rc == 0) {
-		rc = cli_finish_stdout(cmd, rc);
-	}
+	rc = cli_output_close(cmd, out, output, rc);
 	keel_store_close(s);
 	return rc;
 }

@@ -82,26 +82,15 @@ static int generate_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (!have_events)
 		return cli_usage_error(cmd, "--events is required");
 
-	FILE *out = stdout;
-	if (output && strcmp(output, "-") != 0) {
-		out = fopen(output, "w");
-		if (!out)
-			return cli_error(cmd, "cannot create \"%s\": %s", output,
-					 strerror(errno));
-	}
+	FILE *out = cli_output_open(cmd, output);
+	if (!out)
+		return CLI_FATAL;
 	static char buf[1 << 20];
 	setvbuf(out, buf, _IOFBF, sizeof buf);
 	int rc = keel_generate_fleet(&o, out);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_strerror(rc));
-	if (out != stdout) {
-		if (fclose(out) != 0 && rc == 0)
-			rc = cli_error(cmd, "cannot write \"%s\": %s", output,
-				       strerror(errno));
-	} else {
-		rc = cli_finish_stdout(cmd, rc);
-	}
-	return rc;
+	return cli_output_close(cmd, out, output, rc);
 }
 
 const struct keel_cmd keel_cmd_generate = {

@@ -154,6 +154,25 @@ int cli_finish_stdout(const struct keel_cmd *cmd, int rc)
 	return rc;
 }
 
+FILE *cli_output_open(const struct keel_cmd *cmd, const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return stdout;
+	FILE *out = fopen(path, "w");
+	if (!out)
+		cli_error(cmd, "cannot create \"%s\": %s", path, strerror(errno));
+	return out;
+}
+
+int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, int rc)
+{
+	if (out == stdout)
+		return cli_finish_stdout(cmd, rc);
+	if (fclose(out) != 0 && rc == CLI_OK)
+		rc = cli_error(cmd, "cannot write \"%s\": %s", path, strerror(errno));
+	return rc;
+}
+
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv)
 {
