@@ -998,6 +998,66 @@ static void memory_is_bounded_by_the_batch(void **state)
 	free(u3);
 }
 
+/* Batch k on timeline set `set`: 500 facts on 200 timelines of its own. */
+static void ingest_set(struct keel_store *s, int set, int k)
+{
+	char id[64], subject[64], value[32];
+	struct hbatch b;
+	hb_init(&b);
+	for (int i = 0; i < 500; i++) {
+		int n = k * 500 + i;
+		snprintf(id, sizeof id, "s%d-%d", set, n);
+		snprintf(subject, sizeof subject, "vehicle:S%d-%03d", set, i % 200);
+		snprintf(value, sizeof value, "%d", n);
+		hb_fact(&b, id, n, subject, "odometer_km", value);
+	}
+	hb_run(s, &b);
+	hb_free(&b);
+}
+
+/* Batches of 500 keep the open rows of the last 32 batches: timelines a
+ * batch touches again after twenty batches elsewhere are not read, and
+ * the cache never holds more than those batches' timelines. */
+static void open_row_cache_keeps_recent_batches(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u2 = fresh_url();
+	struct keel_store *a = open_url(u1), *ref = open_url(u2);
+	keel_store_mysql_set_cache(ref, false);
+	ingest_set(a, 0, 0);
+	for (int k = 1; k <= 20; k++)
+		ingest_set(a, k, k);
+	keel_store_mysql_reset_stats(a);
+	ingest_set(a, 0, 21); /* set 0 again, twenty batches later */
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 0);
+	for (int k = 22; k < 60; k++)
+		ingest_set(a, k, k);
+	assert_true(keel_store_mysql_stats(a)->max_cache_entries <= 32 * 200);
+	keel_store_mysql_reset_stats(a);
+	ingest_set(a, 0, 60); /* forty batches later: read again */
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
+	ingest_set(ref, 0, 0);
+	for (int k = 1; k <= 20; k++)
+		ingest_set(ref, k, k);
+	ingest_set(ref, 0, 21);
+	for (int k = 22; k < 60; k++)
+		ingest_set(ref, k, k);
+	ingest_set(ref, 0, 60);
+	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
+	assert_string_equal(da, dr);
+	free(da);
+	free(dr);
+	keel_store_close(a);
+	keel_store_close(ref);
+	free(u1);
+	free(u2);
+}
+
 /* The open-row cache is used only while this connection is the one
  * writer: a batch written through another connection in between makes the
  * next batch read every open row again, and the result is the store of a
@@ -1576,6 +1636,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(closures_are_one_statement_per_table),
     cmocka_unit_test(memory_is_bounded_by_the_batch),
     cmocka_unit_test(open_row_cache_yields_to_another_writer),
+    cmocka_unit_test(open_row_cache_keeps_recent_batches),
     cmocka_unit_test(seq_follows_insertion_order),
     cmocka_unit_test(text_and_bulk_paths_give_the_same_dumps),
     cmocka_unit_test(open_rows_placeholder_and_version_1_stores),

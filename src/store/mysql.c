@@ -61,9 +61,11 @@
 #include "mysql_internal.h"
 #include "open_rows.h"
 
-/* The open-row cache (below): batches an open row may go unused, open rows
- * kept at most. */
-#define KEEL_MYSQL_CACHE_BATCHES 4
+/* The open-row cache (below): batches an open row may go unused (at most
+ * and at least: as many as fit in half the cache, see
+ * keel_mysql_cache_stage), open rows kept at most. */
+#define KEEL_MYSQL_CACHE_BATCHES 32
+#define KEEL_MYSQL_CACHE_MIN_BATCHES 4
 #define KEEL_MYSQL_CACHE_MAX 65536
 
 #define KEEL_MYSQL_SCHEMA_VERSION 2
@@ -1217,8 +1219,10 @@ static int keel_mysql_rollback(struct keel_store *s)
  * when they are what this connection's last commit left; otherwise it is
  * dropped. Another writer, a replay, a lost connection or a rolled-back
  * batch drop it as well. It holds the timelines of the last
- * KEEL_MYSQL_CACHE_BATCHES batches at most: memory stays bounded by the
- * batch. docs/store-mysql.md has the measurements.
+ * KEEL_MYSQL_CACHE_BATCHES batches at most, fewer when batches are large
+ * (as many as fill half of KEEL_MYSQL_CACHE_MAX, at least
+ * KEEL_MYSQL_CACHE_MIN_BATCHES): memory stays bounded by the batch and by
+ * KEEL_MYSQL_CACHE_MAX. docs/store-mysql.md has the measurements.
  */
 
 /* Forgets everything: the next batch reads every open row. */
@@ -1260,6 +1264,14 @@ static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overl
 		if (r->seq > m->pending_max[t])
 			m->pending_max[t] = r->seq;
 	}
+	/* Keep the timelines of as many recent batches as half the cache
+	 * holds, up to KEEL_MYSQL_CACHE_BATCHES: a fleet's active timelines
+	 * come back within a few dozen batches of 500, while batches of
+	 * 5000 would overflow it (and an overflow empties it). */
+	size_t fit = KEEL_MYSQL_CACHE_MAX / 2 / (o->timelines.len ? o->timelines.len : 1);
+	m->cache.age = fit > KEEL_MYSQL_CACHE_BATCHES	  ? KEEL_MYSQL_CACHE_BATCHES
+		       : fit < KEEL_MYSQL_CACHE_MIN_BATCHES ? KEEL_MYSQL_CACHE_MIN_BATCHES
+							    : fit;
 	keel_open_rows_learn(&m->cache, &o->timelines);
 }
 
