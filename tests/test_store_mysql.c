@@ -936,6 +936,45 @@ static void closures_are_one_statement_per_table(void **state)
 	free(u2);
 }
 
+/* A closure whose row is gone (deleted behind the store's back between
+ * the read and the write) fails the batch with a clear error and leaves
+ * nothing of it, on the bulk path (where the closure is an upsert that
+ * would otherwise insert the row) and on the text path (UPDATE ... CASE). */
+static void closing_a_row_that_is_gone_fails_the_batch(void **state)
+{
+	(void)state;
+	const char *dir = fixture_dir();
+	if (!dir)
+		skip();
+	for (int text = 0; text < 2; text++) {
+		char *url = fresh_url();
+		const char *db = strrchr(url, '/') + 1;
+		if (text)
+			setenv("KEEL_MYSQL_BULK", "0", 1);
+		struct keel_store *s = open_url(url);
+		unsetenv("KEEL_MYSQL_BULK");
+		struct hbatch b;
+		hb_init(&b);
+		hb_fact(&b, "g1", 1000, "vehicle:G-1", "status", "\"a\"");
+		hb_run(s, &b);
+		hb_free(&b);
+		hb_init(&b);
+		hb_fact(&b, "g2", 2000, "vehicle:G-1", "status", "\"b\"");
+		assert_int_equal(hb_begin_prefetch(s, &b), 0);
+		char sql[256];
+		snprintf(sql, sizeof sql, "DELETE FROM %s.keel_facts", db);
+		root_sql(dir, sql);
+		assert_int_equal(hb_finish(s, &b), KEEL_ESTORE);
+		hb_free(&b);
+		const char *msg = keel_store_errmsg(s);
+		assert_true(strncmp(msg, "closing facts: ", 15) == 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts"), 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), 1);
+		keel_store_close(s);
+		free(url);
+	}
+}
+
 /* What the store reads and sends per batch depends on the batch, not on
  * what the store holds: forty batches over the same 200 timelines read no
  * more rows per batch, and send no longer statements, than two. */
@@ -1754,6 +1793,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
     cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
     cmocka_unit_test(closures_are_one_statement_per_table),
+    cmocka_unit_test(closing_a_row_that_is_gone_fails_the_batch),
     cmocka_unit_test(memory_is_bounded_by_the_batch),
     cmocka_unit_test(open_row_cache_yields_to_another_writer),
     cmocka_unit_test(open_row_cache_keeps_recent_batches),
