@@ -595,13 +595,19 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 2);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
 				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
 				   "TABLE_NAME IN ('keel_entities', 'keel_facts', "
 				   "'keel_relations', 'keel_events', 'keel_meta')"),
 			 5);
+	/* the timeline indexes end in valid_from: a closure moves no entry */
+	assert_int_equal(query_u64(s,
+				   "SELECT COUNT(*) FROM information_schema.STATISTICS "
+				   "WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = "
+				   "'valid_to'"),
+			 0);
 	/* one secondary index per table at most */
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(DISTINCT TABLE_NAME, INDEX_NAME) FROM "
@@ -633,7 +639,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	snprintf(
 	    msg, sizeof msg,
 	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-	    "(2): upgrade keel",
+	    "(3): upgrade keel",
 	    (int)(colon - shown), shown, at);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);
@@ -930,6 +936,45 @@ static void closures_are_one_statement_per_table(void **state)
 	free(u2);
 }
 
+/* A closure whose row is gone (deleted behind the store's back between
+ * the read and the write) fails the batch with a clear error and leaves
+ * nothing of it, on the bulk path (where the closure is an upsert that
+ * would otherwise insert the row) and on the text path (UPDATE ... CASE). */
+static void closing_a_row_that_is_gone_fails_the_batch(void **state)
+{
+	(void)state;
+	const char *dir = fixture_dir();
+	if (!dir)
+		skip();
+	for (int text = 0; text < 2; text++) {
+		char *url = fresh_url();
+		const char *db = strrchr(url, '/') + 1;
+		if (text)
+			setenv("KEEL_MYSQL_BULK", "0", 1);
+		struct keel_store *s = open_url(url);
+		unsetenv("KEEL_MYSQL_BULK");
+		struct hbatch b;
+		hb_init(&b);
+		hb_fact(&b, "g1", 1000, "vehicle:G-1", "status", "\"a\"");
+		hb_run(s, &b);
+		hb_free(&b);
+		hb_init(&b);
+		hb_fact(&b, "g2", 2000, "vehicle:G-1", "status", "\"b\"");
+		assert_int_equal(hb_begin_prefetch(s, &b), 0);
+		char sql[256];
+		snprintf(sql, sizeof sql, "DELETE FROM %s.keel_facts", db);
+		root_sql(dir, sql);
+		assert_int_equal(hb_finish(s, &b), KEEL_ESTORE);
+		hb_free(&b);
+		const char *msg = keel_store_errmsg(s);
+		assert_true(strncmp(msg, "closing facts: ", 15) == 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts"), 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), 1);
+		keel_store_close(s);
+		free(url);
+	}
+}
+
 /* What the store reads and sends per batch depends on the batch, not on
  * what the store holds: forty batches over the same 200 timelines read no
  * more rows per batch, and send no longer statements, than two. */
@@ -996,6 +1041,66 @@ static void memory_is_bounded_by_the_batch(void **state)
 	free(u1);
 	free(u2);
 	free(u3);
+}
+
+/* Batch k on timeline set `set`: 500 facts on 200 timelines of its own. */
+static void ingest_set(struct keel_store *s, int set, int k)
+{
+	char id[64], subject[64], value[32];
+	struct hbatch b;
+	hb_init(&b);
+	for (int i = 0; i < 500; i++) {
+		int n = k * 500 + i;
+		snprintf(id, sizeof id, "s%d-%d", set, n);
+		snprintf(subject, sizeof subject, "vehicle:S%d-%03d", set, i % 200);
+		snprintf(value, sizeof value, "%d", n);
+		hb_fact(&b, id, n, subject, "odometer_km", value);
+	}
+	hb_run(s, &b);
+	hb_free(&b);
+}
+
+/* Batches of 500 keep the open rows of the last 32 batches: timelines a
+ * batch touches again after twenty batches elsewhere are not read, and
+ * the cache never holds more than those batches' timelines. */
+static void open_row_cache_keeps_recent_batches(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u2 = fresh_url();
+	struct keel_store *a = open_url(u1), *ref = open_url(u2);
+	keel_store_mysql_set_cache(ref, false);
+	ingest_set(a, 0, 0);
+	for (int k = 1; k <= 20; k++)
+		ingest_set(a, k, k);
+	keel_store_mysql_reset_stats(a);
+	ingest_set(a, 0, 21); /* set 0 again, twenty batches later */
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 0);
+	for (int k = 22; k < 60; k++)
+		ingest_set(a, k, k);
+	assert_true(keel_store_mysql_stats(a)->max_cache_entries <= 32 * 200);
+	keel_store_mysql_reset_stats(a);
+	ingest_set(a, 0, 60); /* forty batches later: read again */
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
+	ingest_set(ref, 0, 0);
+	for (int k = 1; k <= 20; k++)
+		ingest_set(ref, k, k);
+	ingest_set(ref, 0, 21);
+	for (int k = 22; k < 60; k++)
+		ingest_set(ref, k, k);
+	ingest_set(ref, 0, 60);
+	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
+	assert_string_equal(da, dr);
+	free(da);
+	free(dr);
+	keel_store_close(a);
+	keel_store_close(ref);
+	free(u1);
+	free(u2);
 }
 
 /* The open-row cache is used only while this connection is the one
@@ -1210,7 +1315,7 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	root_sql(dir, sql);
 	s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 2);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
 	d = keel_test_dump(s, NULL);
 	assert_string_equal(d, ref);
 	free(d);
@@ -1230,6 +1335,118 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	keel_store_close(s);
 	free(ref);
 	text_free(t);
+	free(url);
+}
+
+/* Every timeline has one open row, and it is the timeline's last row by
+ * (valid_from, seq), which the open-row read relies on. */
+static void check_open_rows_last(struct keel_store *s)
+{
+	static const char *const sql[2][3] = {
+	    {"SELECT COUNT(*) FROM keel_facts WHERE valid_to = 9223372036854775807",
+	     "SELECT COUNT(*) FROM (SELECT DISTINCT tenant, subject, predicate FROM "
+	     "keel_facts) d",
+	     "SELECT COUNT(*) FROM keel_facts f WHERE f.valid_to = 9223372036854775807 "
+	     "AND f.seq = (SELECT x.seq FROM keel_facts x WHERE x.tenant = f.tenant "
+	     "AND x.subject = f.subject AND x.predicate = f.predicate ORDER BY "
+	     "x.valid_from DESC, x.seq DESC LIMIT 1)"},
+	    {"SELECT COUNT(*) FROM keel_relations WHERE valid_to = 9223372036854775807",
+	     "SELECT COUNT(*) FROM (SELECT DISTINCT tenant, subject, relation, object "
+	     "FROM keel_relations) d",
+	     "SELECT COUNT(*) FROM keel_relations f WHERE f.valid_to = "
+	     "9223372036854775807 AND f.seq = (SELECT x.seq FROM keel_relations x "
+	     "WHERE x.tenant = f.tenant AND x.subject = f.subject AND x.relation = "
+	     "f.relation AND x.object = f.object ORDER BY x.valid_from DESC, x.seq "
+	     "DESC LIMIT 1)"},
+	};
+	for (int k = 0; k < 2; k++) {
+		uint64_t open = query_u64(s, sql[k][0]);
+		assert_true(open > 0);
+		assert_int_equal(query_u64(s, sql[k][1]), open);
+		assert_int_equal(query_u64(s, sql[k][2]), open);
+	}
+}
+
+/* A version 2 store (timeline indexes ending in valid_to) is migrated to
+ * version 3 when opened, and so is one whose migration stopped halfway
+ * (DDL is not transactional): same dump, and ingesting on it gives the
+ * memory store's dump. */
+static void version_2_stores_migrate(void **state)
+{
+	(void)state;
+	const char *dir = fixture_dir();
+	if (!dir)
+		skip();
+	char *url = fresh_url();
+	const char *db = strrchr(url, '/') + 1;
+	struct text *t = generate(3000, 2, 33, 0.05, 0.02);
+	struct text *more = generate(2000, 2, 35, 0.05, 0.02);
+	char *ref = memory_dump(t, NULL, t->n, 500);
+	struct keel_store *mem = open_url("memory:");
+	ingest_all(mem, t, 500, NULL);
+	ingest_all(mem, more, 500, NULL);
+	char *ref2 = keel_test_dump(mem, NULL);
+	keel_store_close(mem);
+	struct keel_store *s = open_url(url);
+	ingest_all(s, t, 500, NULL);
+	keel_store_close(s);
+
+	char sql[2048];
+	for (int half = 0; half < 2; half++) {
+		/* version 2's schema; halfway: the facts' index is already
+		 * version 3's */
+		if (half)
+			snprintf(sql, sizeof sql,
+				 "ALTER TABLE %s.keel_relations DROP INDEX "
+				 "keel_relations_from, ADD INDEX keel_relations_timeline "
+				 "(tenant, subject, relation, object, valid_to); "
+				 "UPDATE %s.keel_meta SET value = 2 WHERE name = "
+				 "'schema_version'",
+				 db, db);
+		else
+			snprintf(sql, sizeof sql,
+				 "ALTER TABLE %s.keel_facts DROP INDEX keel_facts_from, "
+				 "ADD INDEX keel_facts_timeline (tenant, subject, "
+				 "predicate, valid_to); ALTER TABLE %s.keel_relations "
+				 "DROP INDEX keel_relations_from, ADD INDEX "
+				 "keel_relations_timeline (tenant, subject, relation, "
+				 "object, valid_to); UPDATE %s.keel_meta SET value = 2 "
+				 "WHERE name = 'schema_version'",
+				 db, db, db);
+		root_sql(dir, sql);
+		s = open_url(url);
+		assert_int_equal(
+		    query_u64(
+			s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"),
+		    3);
+		assert_int_equal(query_u64(s,
+					   "SELECT COUNT(*) FROM information_schema."
+					   "STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
+					   "AND INDEX_NAME IN ('keel_facts_from', "
+					   "'keel_relations_from')"),
+				 9);
+		assert_int_equal(query_u64(s,
+					   "SELECT COUNT(*) FROM information_schema."
+					   "STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
+					   "AND COLUMN_NAME = 'valid_to'"),
+				 0);
+		check_open_rows_last(s);
+		char *d = keel_test_dump(s, NULL);
+		assert_string_equal(d, ref);
+		free(d);
+		keel_store_close(s);
+	}
+	s = open_url(url);
+	ingest_all(s, more, 500, NULL);
+	check_open_rows_last(s);
+	char *d = keel_test_dump(s, NULL);
+	assert_string_equal(d, ref2);
+	free(d);
+	keel_store_close(s);
+	free(ref);
+	free(ref2);
+	text_free(t);
+	text_free(more);
 	free(url);
 }
 
@@ -1334,6 +1551,8 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	struct keel_report rep;
 	ingest_all(b, replay, 500, &rep);
 	assert_int_equal(rep.duplicates, 0);
+	check_open_rows_last(a);
+	check_open_rows_last(b);
 	char *after = keel_test_dump(b, NULL);
 	assert_string_equal(after, before);
 	free(before);
@@ -1574,11 +1793,14 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
     cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
     cmocka_unit_test(closures_are_one_statement_per_table),
+    cmocka_unit_test(closing_a_row_that_is_gone_fails_the_batch),
     cmocka_unit_test(memory_is_bounded_by_the_batch),
     cmocka_unit_test(open_row_cache_yields_to_another_writer),
+    cmocka_unit_test(open_row_cache_keeps_recent_batches),
     cmocka_unit_test(seq_follows_insertion_order),
     cmocka_unit_test(text_and_bulk_paths_give_the_same_dumps),
     cmocka_unit_test(open_rows_placeholder_and_version_1_stores),
+    cmocka_unit_test(version_2_stores_migrate),
     cmocka_unit_test(permutations_give_same_timelines),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
     cmocka_unit_test(queries_match_the_memory_store),
