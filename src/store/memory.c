@@ -103,20 +103,16 @@ static int keel_memory_rollback(struct keel_store *s)
 
 /* ------------------------------------------------------------- the log */
 
-static uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str id)
-{
-	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 7));
-}
-
+/* The log is keyed by keel_batch_event_key_hash: every lookup and every
+ * insertion comes with a batch event, whose hash is computed once. */
 static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m,
-						     struct keel_str tenant,
-						     struct keel_str id)
+						     struct keel_batch_event *ev)
 {
-	uint64_t h = keel_event_key_hash(tenant, id);
+	uint64_t h = keel_batch_event_key_hash(ev);
 	for (size_t i = keel_map_first(&m->event_map, h); i != SIZE_MAX;
 	     i = keel_map_next(&m->event_map, h, i)) {
 		struct keel_mem_event *e = m->event_map.values[i];
-		if (keel_str_eq(e->id, id) && keel_str_eq(e->tenant, tenant))
+		if (keel_str_eq(e->id, ev->id) && keel_str_eq(e->tenant, ev->tenant))
 			return e;
 	}
 	return NULL;
@@ -127,7 +123,7 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
 	for (size_t i = 0; i < n; i++) {
-		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]->tenant, ev[i]->id);
+		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
 			ev[i]->stored_hash = e->hash;
@@ -177,7 +173,7 @@ static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch
 	e->time = ev->time;
 	e->hash = ev->hash;
 	e->seq = ev->seq = ++m->next_seq;
-	keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
+	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
 	keel_ptrvec_push(&m->events, e);
 }
 
