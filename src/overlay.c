@@ -55,18 +55,17 @@ void keel_overlay_reset(struct keel_overlay *o)
 
 uint64_t keel_entity_hash(struct keel_str tenant, struct keel_str subject)
 {
-	return keel_hash64(subject.ptr, subject.len,
-			   keel_hash64(tenant.ptr, tenant.len, 0x9e3779b97f4a7c15ull));
+	return keel_subject_hash(keel_tenant_hash(tenant), subject);
 }
 
-struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
-					    enum keel_row_kind kind,
-					    struct keel_str tenant,
-					    struct keel_str subject,
-					    struct keel_str name,
-					    struct keel_str object)
+/* keel_overlay_timeline with the key's hash already computed. */
+static struct keel_timeline *keel_overlay_timeline_h(struct keel_overlay *o,
+						     enum keel_row_kind kind,
+						     struct keel_str tenant,
+						     struct keel_str subject,
+						     struct keel_str name,
+						     struct keel_str object, uint64_t h)
 {
-	uint64_t h = keel_timeline_hash(kind, tenant, subject, name, object);
 	struct keel_map *m = &o->timeline_map;
 	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
 		struct keel_timeline *tl = m->values[i];
@@ -87,10 +86,22 @@ struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
 	return tl;
 }
 
-struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
-					struct keel_str subject)
+struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
+					    enum keel_row_kind kind,
+					    struct keel_str tenant,
+					    struct keel_str subject,
+					    struct keel_str name,
+					    struct keel_str object)
 {
-	uint64_t h = keel_entity_hash(tenant, subject);
+	return keel_overlay_timeline_h(o, kind, tenant, subject, name, object,
+				       keel_timeline_hash(kind, tenant, subject, name, object));
+}
+
+/* keel_overlay_entity with the key's hash (keel_entity_hash) computed. */
+static struct keel_entity *keel_overlay_entity_h(struct keel_overlay *o,
+						 struct keel_str tenant,
+						 struct keel_str subject, uint64_t h)
+{
 	struct keel_map *m = &o->entity_map;
 	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
 		struct keel_entity *e = m->values[i];
@@ -107,6 +118,12 @@ struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str 
 	return e;
 }
 
+struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
+					struct keel_str subject)
+{
+	return keel_overlay_entity_h(o, tenant, subject, keel_entity_hash(tenant, subject));
+}
+
 static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
 {
 	/* Events mostly arrive in time order: skip the common repeat. */
@@ -119,28 +136,47 @@ static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
 	tl->times[tl->ntimes++] = t;
 }
 
+static bool keel_str_same(struct keel_str a, struct keel_str b)
+{
+	return a.len == b.len && (a.ptr == b.ptr || keel_str_eq(a, b));
+}
+
 void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
 {
+	/* The keys' hashes are chained (timeline.h): the tenant is hashed
+	 * once per event, and a subject once for a run of operations on it
+	 * (a handler's operations mostly share theirs), whose entity is then
+	 * looked up once too. */
+	uint64_t th = keel_tenant_hash(ev->tenant);
+	uint64_t sh = 0;
+	const struct keel_op *prev = NULL;
 	for (size_t i = 0; i < ev->nops; i++) {
 		struct keel_op *op = &ev->ops[i];
-		op->subject_entity = keel_overlay_entity(o, ev->tenant, op->subject);
+		if (prev && keel_str_same(prev->subject, op->subject)) {
+			op->subject_entity = prev->subject_entity;
+		} else {
+			sh = keel_subject_hash(th, op->subject);
+			op->subject_entity = keel_overlay_entity_h(o, ev->tenant, op->subject, sh);
+		}
+		prev = op;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
 			break;
 		case KEEL_OP_FACT:
 		case KEEL_OP_UNSET:
-			op->timeline = keel_overlay_timeline(o, KEEL_ROW_FACT, ev->tenant,
-							     op->subject, op->name,
-							     KEEL_STR_NULL);
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_FACT, ev->tenant, op->subject, op->name, KEEL_STR_NULL,
+			    keel_timeline_hash_from(KEEL_ROW_FACT, sh, op->name, KEEL_STR_NULL));
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
-			op->object_entity = keel_overlay_entity(o, ev->tenant, op->object);
-			op->timeline = keel_overlay_timeline(o, KEEL_ROW_RELATION, ev->tenant,
-							     op->subject, op->name,
-							     op->object);
+			op->object_entity = keel_overlay_entity_h(
+			    o, ev->tenant, op->object, keel_subject_hash(th, op->object));
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_RELATION, ev->tenant, op->subject, op->name, op->object,
+			    keel_timeline_hash_from(KEEL_ROW_RELATION, sh, op->name, op->object));
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;

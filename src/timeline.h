@@ -52,10 +52,17 @@ struct keel_timeline {
 	size_t times_cap;
 };
 
-/* Hash of a timeline key; the same function everywhere. */
+/* Hash of a timeline key; the same function everywhere. It is chained
+ * (the tenant's hash, the subject's within it - an entity's key - then the
+ * timeline's from its subject's) so that a caller resolving many keys of
+ * one event hashes each part once. In memory only, never stored. */
 uint64_t keel_timeline_hash(enum keel_row_kind kind, struct keel_str tenant,
 			    struct keel_str subject, struct keel_str name,
 			    struct keel_str object);
+uint64_t keel_tenant_hash(struct keel_str tenant);
+uint64_t keel_subject_hash(uint64_t tenant_hash, struct keel_str subject);
+uint64_t keel_timeline_hash_from(enum keel_row_kind kind, uint64_t subject_hash,
+				 struct keel_str name, struct keel_str object);
 bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kind,
 			  struct keel_str tenant, struct keel_str subject,
 			  struct keel_str name, struct keel_str object);
