@@ -88,6 +88,7 @@ struct ptr {
 	size_t text_len;
 	struct ptr_tok *toks;
 	size_t ntoks;
+	bool in_data; /* the first token is "data": start at env->data */
 };
 
 /* Parses text into p (tokens allocated in a). Returns NULL, or a static
@@ -139,18 +140,31 @@ static const char *ptr_compile(struct keel_arena *a, const char *text, size_t le
 		}
 	}
 	p->ntoks = n;
+	p->in_data = n && p->toks[0].len == 4 && memcmp(p->toks[0].s, "data", 4) == 0;
 	return NULL;
 }
 
-static const struct keel_json *ptr_eval(const struct ptr *p, const struct keel_json *v)
+/* Resolves p in the event. Most pointers start with /data, the member the
+ * envelope reader has already found: they start there. */
+static const struct keel_json *ptr_eval(const struct ptr *p, const struct keel_envelope *env)
 {
-	for (size_t k = 0; k < p->ntoks && v; k++) {
+	const struct keel_json *v = env->root;
+	size_t k = 0;
+	if (p->in_data && env->data) {
+		v = env->data;
+		k = 1;
+	}
+	for (; k < p->ntoks && v; k++) {
 		const struct ptr_tok *t = &p->toks[k];
 		const struct keel_json *m = NULL;
 		if (v->type == KEEL_JSON_OBJECT) {
+			/* Keys of one length mostly differ in their first
+			 * byte: test it before calling memcmp (a parsed key is
+			 * NUL-terminated, so key[0] is readable when empty). */
+			char t0 = t->len ? t->s[0] : 0;
 			for (m = v->child; m; m = m->next)
-				if (m->key_len == t->len &&
-				    (t->len == 0 || memcmp(m->key, t->s, t->len) == 0))
+				if (m->key_len == t->len && m->key[0] == t0 &&
+				    (t->len <= 1 || memcmp(m->key, t->s, t->len) == 0))
 					break;
 		} else if (v->type == KEEL_JSON_ARRAY && t->is_index) {
 			size_t i = t->index;
@@ -496,7 +510,7 @@ int keel_event_get(const struct keel_event *ev, const char *pointer,
 	struct ptr p;
 	if (ptr_compile(ev->arena, pointer, strlen(pointer), &p))
 		return KEEL_EINVAL;
-	const struct keel_json *v = ptr_eval(&p, ev->env->root);
+	const struct keel_json *v = ptr_eval(&p, ev->env);
 	if (!v)
 		return KEEL_ENOTFOUND;
 	struct keel_str json;
@@ -565,7 +579,7 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 		const char *s = pc->lit;
 		size_t n = pc->lit_len;
 		if (pc->ptr) {
-			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env->root);
+			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env);
 			if (!v)
 				return pointer_fail(ctx, opno, kind, pc->ptr, "missing");
 			switch (v->type) {
@@ -613,7 +627,7 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 		*len = src->json_len;
 		return 0;
 	}
-	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env->root);
+	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env);
 	if (!v)
 		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
 	const char *text = ctx->ev->doc->text + v->raw_off;
