@@ -634,11 +634,13 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 	if (v->type == KEEL_JSON_NULL) {
 		*json = NULL;
 		*len = 0;
-	} else if (v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) {
+	} else if ((v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) &&
+		   !ctx->ev->doc->compact) {
 		struct keel_str c = compact_into_arena(ctx->arena, text, v->raw_len);
 		*json = c.ptr;
 		*len = c.len;
-	} else { /* a scalar's source text is already compact */
+	} else { /* a scalar's source text is compact, and so is all of a
+		  * document written without blanks (doc->compact) */
 		*json = text;
 		*len = v->raw_len;
 	}
