@@ -59,6 +59,9 @@ struct keel_ctx {
 	/* Set while a plan runs: its strings and values come from validated
 	 * JSON, so UTF-8 and JSON syntax need no second check. */
 	bool trusted;
+	/* Set by a plan for an operation whose subject template is the
+	 * previous operation's: the subject (the same text) shares its copy. */
+	bool share_subject;
 };
 
 static const char *const op_names[] = {
@@ -201,6 +204,7 @@ struct value_src {
 
 struct plan_op {
 	enum keel_op_kind kind;
+	bool same_subject; /* subject template equal to the previous op's */
 	struct tmpl subject;
 	struct tmpl name; /* kind, predicate or relation */
 	struct tmpl object;
@@ -345,6 +349,16 @@ static struct keel_str arena_copy(struct keel_ctx *ctx, const char *s, size_t le
 	return keel_arena_str(ctx->arena, keel_str_make(s, len));
 }
 
+/* The subject of the operation just pushed: a copy, or the previous
+ * operation's when the plan says it is the same text (share_subject). One
+ * copy also tells the overlay, by pointer, that one entity is meant. */
+static struct keel_str subject_copy(struct keel_ctx *ctx, const char *s, size_t len)
+{
+	if (ctx->share_subject && ctx->nops >= 2)
+		return ctx->ops[ctx->nops - 2].subject;
+	return arena_copy(ctx, s, len);
+}
+
 /* Every operation starts here: a rejected context takes no more. */
 static int ctx_begin(struct keel_ctx *ctx)
 {
@@ -369,7 +383,7 @@ int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_le
 	    (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len, KEEL_NAME_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = kind ? arena_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
 	return 0;
 }
@@ -421,7 +435,7 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 				   "field \"value\": longer than %d bytes",
 				   KEEL_VALUE_MAX);
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, predicate, predicate_len);
 	op->value = value;
 	return 0;
@@ -439,7 +453,7 @@ int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len
 			    KEEL_NAME_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_UNSET);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, predicate, predicate_len);
 	return 0;
 }
@@ -458,7 +472,7 @@ static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char
 	    (rc = ctx_check(ctx, kind, "object", object, object_len, KEEL_SUBJECT_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, kind);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, relation, relation_len);
 	op->object = arena_copy(ctx, object, object_len);
 	return 0;
@@ -651,14 +665,21 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 {
 	const struct plan *plan = userdata;
 	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
+	size_t sl = 0;
 	(void)ev;
 	ctx->trusted = true;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
-		size_t opno = i + 1, sl = 0, nl = 0, ol = 0, vl = 0;
+		size_t opno = i + 1, nl = 0, ol = 0, vl = 0;
 		const char *value = NULL;
-		int rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
-				     subject, sizeof subject, &sl);
+		int rc = 0;
+		/* The same template renders the same text: subject[] still
+		 * holds it, and the operation shares the previous one's copy
+		 * (every earlier operation succeeded, or we would not be here). */
+		if (!op->same_subject)
+			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
+					 subject, sizeof subject, &sl);
+		ctx->share_subject = op->same_subject;
 		if (!rc && op->name.present)
 			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
 					 &op->name, name, sizeof name, &nl);
@@ -687,6 +708,7 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 			rc = keel_ctx_unlink(ctx, subject, sl, name, nl, object, ol);
 			break;
 		}
+		ctx->share_subject = false;
 		if (rc)
 			return rc;
 	}
@@ -1028,6 +1050,24 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 	return 0;
 }
 
+static bool tmpl_eq(const struct tmpl *a, const struct tmpl *b)
+{
+	if (a->present != b->present || a->npieces != b->npieces)
+		return false;
+	for (size_t i = 0; i < a->npieces; i++) {
+		const struct piece *x = &a->pieces[i], *y = &b->pieces[i];
+		if ((x->ptr == NULL) != (y->ptr == NULL))
+			return false;
+		if (!x->ptr && !keel_str_eq(keel_str_make(x->lit, x->lit_len),
+					    keel_str_make(y->lit, y->lit_len)))
+			return false;
+		if (x->ptr && !keel_str_eq(keel_str_make(x->ptr->text, x->ptr->text_len),
+					   keel_str_make(y->ptr->text, y->ptr->text_len)))
+			return false;
+	}
+	return true;
+}
+
 static int events_compile(struct compiler *cc, const struct keel_json *events)
 {
 	for (const struct keel_json *t = events->child; t; t = t->next) {
@@ -1048,6 +1088,8 @@ static int events_compile(struct compiler *cc, const struct keel_json *events)
 			int rc = op_compile(cc, o, &plan->ops[i]);
 			if (rc)
 				return rc;
+			plan->ops[i].same_subject =
+			    i > 0 && tmpl_eq(&plan->ops[i].subject, &plan->ops[i - 1].subject);
 		}
 		cc->opno = 0;
 		if (handler_add(cc->c, t->key, t->key_len, plan_handler, plan))
