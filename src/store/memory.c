@@ -26,6 +26,11 @@ struct keel_mem_event {
 	int64_t seq;
 };
 
+struct keel_id_fwd {
+	const char *from; /* a batch event's id */
+	struct keel_str to; /* its copy in the store */
+};
+
 struct keel_memory_store {
 	struct keel_store base;
 	struct keel_overlay state; /* timelines, entities; its arena holds everything */
@@ -39,6 +44,10 @@ struct keel_memory_store {
 	size_t staged_n;
 	/* staged by replace_tenant (replay, bulk loads), applied by commit */
 	struct keel_ptrvec staged_replaces;
+	/* settle: the batch's event ids (by address) to the store's copies */
+	struct keel_id_fwd *fwd;
+	size_t fwd_cap;	 /* allocated slots */
+	size_t fwd_mask; /* slots in use for this batch, minus one */
 };
 
 static void keel_memory_drop_replaces(struct keel_memory_store *m);
@@ -78,6 +87,7 @@ static void keel_memory_close(struct keel_store *s)
 	keel_memory_drop_replaces(m);
 	keel_ptrvec_free(&m->staged_replaces);
 	keel_map_free(&m->event_map);
+	free(m->fwd);
 	keel_store_base_free(&m->base);
 	free(m);
 }
@@ -154,9 +164,11 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 	m->tenants.items[lo] = copy;
 }
 
-/* Appends an accepted event to the log. The previous event's tenant is
- * usually this one's: its copy is shared. */
-static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev)
+/* Appends an accepted event to the log, with id, the store's copy of its
+ * id. The previous event's tenant is usually this one's: its copy is
+ * shared. */
+static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev,
+				  struct keel_str id)
 {
 	struct keel_arena *a = &m->state.arena;
 	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
@@ -167,7 +179,7 @@ static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch
 		e->tenant = keel_arena_str(a, ev->tenant);
 		keel_memory_add_tenant(m, e->tenant);
 	}
-	e->id = keel_arena_str(a, ev->id);
+	e->id = id;
 	e->type = keel_arena_str(a, ev->type);
 	e->envelope = keel_arena_str(a, ev->envelope);
 	e->time = ev->time;
@@ -190,25 +202,72 @@ static void keel_memory_settle_entity(struct keel_memory_store *m, struct keel_e
 	e->flags = KEEL_ENTITY_FOUND;
 }
 
+static size_t keel_memory_fwd_slot(const char *p, size_t mask)
+{
+	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* Copies the ids of the batch's events into the store, recording each copy
+ * under the address of the batch's id (the table is rebuilt per batch). */
+static void keel_memory_copy_ids(struct keel_memory_store *m, struct keel_batch_event **ev,
+				 size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > m->fwd_cap) {
+		free(m->fwd);
+		m->fwd = keel_xmalloc(cap * sizeof *m->fwd);
+		m->fwd_cap = cap;
+	}
+	memset(m->fwd, 0, cap * sizeof *m->fwd);
+	size_t mask = m->fwd_mask = cap - 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = keel_memory_fwd_slot(ev[i]->id.ptr, mask);
+		while (m->fwd[k].from)
+			k = (k + 1) & mask;
+		m->fwd[k].from = ev[i]->id.ptr;
+		m->fwd[k].to = keel_arena_str(&m->state.arena, ev[i]->id);
+	}
+}
+
+/* The store's copy of an event id a row of the batch holds. Every
+ * asserted_by and closed_by is an event id: this batch's (applied, so
+ * accepted and copied by keel_memory_copy_ids), or already the store's
+ * copy, which is kept - ids are copied once per event, not per row. */
+static struct keel_str keel_memory_fwd(const struct keel_memory_store *m, struct keel_str s)
+{
+	if (!s.ptr)
+		return s;
+	size_t mask = m->fwd_mask;
+	for (size_t k = keel_memory_fwd_slot(s.ptr, mask); m->fwd[k].from;
+	     k = (k + 1) & mask)
+		if (m->fwd[k].from == s.ptr)
+			return m->fwd[k].to;
+	return s;
+}
+
 /* The batch applied in m->state becomes the store's: new rows get their
  * seq (in creation order), every string a row or entity borrows from the
- * batch is copied, flags are cleared for the next batch, events logged. */
+ * batch is copied or replaced by the store's copy, flags are cleared for
+ * the next batch, events logged. */
 static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_event **ev,
 			       size_t n)
 {
 	struct keel_overlay *o = &m->state;
 	struct keel_arena *a = &o->arena;
+	keel_memory_copy_ids(m, ev, n);
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
 		r->value = keel_arena_str(a, r->value);
-		r->asserted_by = keel_arena_str(a, r->asserted_by);
-		r->closed_by = keel_arena_str(a, r->closed_by);
+		r->asserted_by = keel_memory_fwd(m, r->asserted_by);
+		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 		r->seq = ++m->next_seq;
 	}
 	for (size_t i = 0; i < o->dirty_rows.len; i++) {
 		struct keel_row *r = o->dirty_rows.items[i];
-		r->closed_by = keel_arena_str(a, r->closed_by);
+		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -216,7 +275,7 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 			keel_memory_settle_entity(m, ev[i]->ops[k].subject_entity);
 			keel_memory_settle_entity(m, ev[i]->ops[k].object_entity);
 		}
-		keel_memory_log_event(m, ev[i]);
+		keel_memory_log_event(m, ev[i], keel_memory_fwd(m, ev[i]->id));
 	}
 	o->new_rows.len = 0;
 	o->dirty_rows.len = 0;
@@ -285,7 +344,7 @@ static void keel_memory_copy_in(struct keel_memory_store *m, struct keel_overlay
 		keel_memory_copy_row(m, st, r);
 	}
 	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i]);
+		keel_memory_log_event(m, ev[i], keel_arena_str(a, ev[i]->id));
 }
 
 static int keel_memory_commit(struct keel_store *s)
