@@ -20,14 +20,12 @@ void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
 	p->report = report;
 	keel_json_doc_init(&p->doc);
 	keel_buf_init(&p->msg);
-	keel_buf_init(&p->compact);
 }
 
 void keel_prep_free(struct keel_prep *p)
 {
 	keel_json_doc_free(&p->doc);
 	keel_buf_free(&p->msg);
-	keel_buf_free(&p->compact);
 }
 
 /* Reports a rejection: p->msg holds the rule. */
@@ -64,6 +62,18 @@ void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head
 	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
 }
 
+/* The document compacted straight into the arena: compaction never
+ * lengthens the text, so raw_len + 1 bytes hold it (a document written
+ * without blanks, the usual case, is one copy). */
+static struct keel_str keel_prep_compact(const struct keel_json_doc *doc,
+					 struct keel_arena *a)
+{
+	const struct keel_json *root = doc->root;
+	struct keel_buf b = {keel_arena_alloc(a, root->raw_len + 1), 0, root->raw_len + 1};
+	keel_json_compact(doc, root, &b);
+	return keel_str_make(b.data, b.len);
+}
+
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
@@ -98,9 +108,7 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	ev->type = keel_arena_str(a, env.type);
 	ev->time = env.time;
 	ev->position = position;
-	keel_buf_reset(&p->compact);
-	keel_json_compact(&p->doc, p->doc.root, &p->compact);
-	ev->envelope = keel_arena_str(a, keel_str_make(p->compact.data, p->compact.len));
+	ev->envelope = keel_prep_compact(&p->doc, a);
 	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
 	return ev;
 }
