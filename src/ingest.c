@@ -218,13 +218,14 @@ int keel_ingest_flush(struct keel_ingest *ing)
 		ev->status = KEEL_EV_ACCEPTED;
 		unhandled += ev->unhandled;
 		keel_ptrvec_push(&ing->accepted, ev);
-		keel_overlay_resolve(o, ev);
 	}
 	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
 	size_t nacc = ing->accepted.len;
 	if (nacc) {
+		keel_overlay_resolve_batch(o, acc, nacc);
 		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
 			return keel_ingest_fail(ing, rc);
+		keel_overlay_prefetch_rows(acc, nacc);
 		for (size_t i = 0; i < nacc; i++)
 			keel_overlay_apply(o, acc[i]);
 		rows_inserted = o->new_rows.len;

@@ -38,6 +38,7 @@ void keel_overlay_free(struct keel_overlay *o)
 	keel_ptrvec_free(&o->entities);
 	keel_ptrvec_free(&o->new_rows);
 	keel_ptrvec_free(&o->dirty_rows);
+	free(o->key_hashes);
 }
 
 void keel_overlay_reset(struct keel_overlay *o)
@@ -141,47 +142,145 @@ static bool keel_str_same(struct keel_str a, struct keel_str b)
 	return a.len == b.len && (a.ptr == b.ptr || keel_str_eq(a, b));
 }
 
-void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
+/* The hashes of one operation's keys (0 where it has none). */
+struct keel_key_hashes {
+	uint64_t subject, object, timeline;
+};
+
+static struct keel_key_hashes *keel_overlay_hash_space(struct keel_overlay *o, size_t n)
 {
-	/* The keys' hashes are chained (timeline.h): the tenant is hashed
-	 * once per event, and a subject once for a run of operations on it
-	 * (a handler's operations mostly share theirs), whose entity is then
-	 * looked up once too. */
+	if (n > o->key_hashes_cap) {
+		o->key_hashes_cap = n > 2 * o->key_hashes_cap ? n : 2 * o->key_hashes_cap;
+		free(o->key_hashes);
+		o->key_hashes = keel_xmalloc(o->key_hashes_cap * sizeof *o->key_hashes);
+	}
+	return o->key_hashes;
+}
+
+/* Hashes the keys of an event's operations into hs. The hashes are chained
+ * (timeline.h): the tenant is hashed once per event, and a subject once
+ * for a run of operations on it (a handler's operations mostly share
+ * theirs). */
+static void keel_overlay_hash_keys(const struct keel_batch_event *ev,
+				   struct keel_key_hashes *hs)
+{
 	uint64_t th = keel_tenant_hash(ev->tenant);
 	uint64_t sh = 0;
-	const struct keel_op *prev = NULL;
 	for (size_t i = 0; i < ev->nops; i++) {
-		struct keel_op *op = &ev->ops[i];
-		if (prev && keel_str_same(prev->subject, op->subject)) {
-			op->subject_entity = prev->subject_entity;
-		} else {
+		const struct keel_op *op = &ev->ops[i];
+		if (!i || !keel_str_same(ev->ops[i - 1].subject, op->subject))
 			sh = keel_subject_hash(th, op->subject);
-			op->subject_entity = keel_overlay_entity_h(o, ev->tenant, op->subject, sh);
-		}
-		prev = op;
+		hs[i].subject = sh;
+		hs[i].object = hs[i].timeline = 0;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
 			break;
 		case KEEL_OP_FACT:
 		case KEEL_OP_UNSET:
-			op->timeline = keel_overlay_timeline_h(
-			    o, KEEL_ROW_FACT, ev->tenant, op->subject, op->name, KEEL_STR_NULL,
-			    keel_timeline_hash_from(KEEL_ROW_FACT, sh, op->name, KEEL_STR_NULL));
+			hs[i].timeline =
+			    keel_timeline_hash_from(KEEL_ROW_FACT, sh, op->name, KEEL_STR_NULL);
+			break;
+		case KEEL_OP_LINK:
+		case KEEL_OP_UNLINK:
+			hs[i].object = keel_subject_hash(th, op->object);
+			hs[i].timeline =
+			    keel_timeline_hash_from(KEEL_ROW_RELATION, sh, op->name, op->object);
+			break;
+		}
+	}
+}
+
+/* keel_overlay_resolve with the keys' hashes computed: a run of operations
+ * on one subject looks its entity up once. */
+static void keel_overlay_resolve_hashed(struct keel_overlay *o, struct keel_batch_event *ev,
+					const struct keel_key_hashes *hs)
+{
+	for (size_t i = 0; i < ev->nops; i++) {
+		struct keel_op *op = &ev->ops[i];
+		if (i && keel_str_same(ev->ops[i - 1].subject, op->subject))
+			op->subject_entity = ev->ops[i - 1].subject_entity;
+		else
+			op->subject_entity =
+			    keel_overlay_entity_h(o, ev->tenant, op->subject, hs[i].subject);
+		switch (op->kind) {
+		case KEEL_OP_ENTITY:
+			break;
+		case KEEL_OP_FACT:
+		case KEEL_OP_UNSET:
+			op->timeline = keel_overlay_timeline_h(o, KEEL_ROW_FACT, ev->tenant,
+							       op->subject, op->name,
+							       KEEL_STR_NULL, hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
-			op->object_entity = keel_overlay_entity_h(
-			    o, ev->tenant, op->object, keel_subject_hash(th, op->object));
-			op->timeline = keel_overlay_timeline_h(
-			    o, KEEL_ROW_RELATION, ev->tenant, op->subject, op->name, op->object,
-			    keel_timeline_hash_from(KEEL_ROW_RELATION, sh, op->name, op->object));
+			op->object_entity =
+			    keel_overlay_entity_h(o, ev->tenant, op->object, hs[i].object);
+			op->timeline = keel_overlay_timeline_h(o, KEEL_ROW_RELATION, ev->tenant,
+							       op->subject, op->name, op->object,
+							       hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		}
 	}
+}
+
+void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
+{
+	struct keel_key_hashes *hs = keel_overlay_hash_space(o, ev->nops);
+	keel_overlay_hash_keys(ev, hs);
+	keel_overlay_resolve_hashed(o, ev, hs);
+}
+
+/* Prefetch stages of keel_overlay_resolve_batch: the slot where a key's
+ * entry would be found first, then (once that is in) the entry itself. */
+static void keel_map_prefetch_slot(const struct keel_map *m, uint64_t h)
+{
+	if (!h || !m->cap)
+		return;
+	size_t i = (size_t)h & (m->cap - 1);
+	__builtin_prefetch(&m->hashes[i]);
+	__builtin_prefetch(&m->values[i]);
+}
+
+static void keel_map_prefetch_entry(const struct keel_map *m, uint64_t h)
+{
+	if (!h || !m->cap)
+		return;
+	size_t i = (size_t)h & (m->cap - 1);
+	if (m->hashes[i] == h)
+		__builtin_prefetch(m->values[i]);
+}
+
+void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event **ev,
+				size_t n)
+{
+	size_t nops = 0;
+	for (size_t i = 0; i < n; i++)
+		nops += ev[i]->nops;
+	struct keel_key_hashes *hs = keel_overlay_hash_space(o, nops);
+	struct keel_key_hashes *h = hs;
+	for (size_t i = 0; i < n; h += ev[i++]->nops)
+		keel_overlay_hash_keys(ev[i], h);
+	/* In a large state (the memory store's) nearly every lookup misses
+	 * the caches, twice over: the map slot, then the entry it points to.
+	 * Asking for all slots, then all entries, lets those misses overlap;
+	 * the lookups below then mostly hit. A hint only. */
+	for (size_t k = 0; k < nops; k++) {
+		keel_map_prefetch_slot(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_slot(&o->entity_map, hs[k].object);
+		keel_map_prefetch_slot(&o->timeline_map, hs[k].timeline);
+	}
+	for (size_t k = 0; k < nops; k++) {
+		keel_map_prefetch_entry(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_entry(&o->entity_map, hs[k].object);
+		keel_map_prefetch_entry(&o->timeline_map, hs[k].timeline);
+	}
+	h = hs;
+	for (size_t i = 0; i < n; h += ev[i++]->nops)
+		keel_overlay_resolve_hashed(o, ev[i], h);
 }
 
 struct keel_row *keel_overlay_add_fetched_row(struct keel_overlay *o,
@@ -281,6 +380,25 @@ static void keel_overlay_dirtied(void *ud, struct keel_row *row)
 {
 	struct keel_overlay *o = ud;
 	keel_ptrvec_push(&o->dirty_rows, row);
+}
+
+void keel_overlay_prefetch_rows(struct keel_batch_event **ev, size_t n)
+{
+	/* Placement at t reads the timeline's last row (events come mostly
+	 * in time order) through its row array: two dependent misses on a
+	 * large state. Ask for every array's end first, then every row. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ev[i]->nops; k++) {
+			const struct keel_timeline *tl = ev[i]->ops[k].timeline;
+			if (tl && tl->nrows)
+				__builtin_prefetch(&tl->rows[tl->nrows - 1]);
+		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ev[i]->nops; k++) {
+			const struct keel_timeline *tl = ev[i]->ops[k].timeline;
+			if (tl && tl->nrows)
+				__builtin_prefetch(tl->rows[tl->nrows - 1]);
+		}
 }
 
 void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *ev)
