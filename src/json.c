@@ -241,6 +241,8 @@ static inline const char *skip_ws(const char *s, const char *end)
  * that compacting a document written without blanks is a plain copy. */
 static inline const char *skip_inner_ws(const char *s, const char *end, bool *spaced)
 {
+	if (__builtin_expect(s < end && (unsigned char)*s > ' ', 1))
+		return s;
 	const char *t = skip_ws(s, end);
 	*spaced |= t != s;
 	return t;
