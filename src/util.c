@@ -311,11 +311,10 @@ static void keel_arena_grow(struct keel_arena *a, size_t n)
 	a->end = next->data + next->size;
 }
 
-void *keel_arena_alloc(struct keel_arena *a, size_t n)
+/* keel_arena_alloc's way out when the current chunk is full (n rounded). */
+void *keel_arena_alloc_grow(struct keel_arena *a, size_t n)
 {
-	n = (n + 7) & ~(size_t)7;
-	if (!a->cur || (size_t)(a->end - a->cur) < n)
-		keel_arena_grow(a, n);
+	keel_arena_grow(a, n);
 	void *p = a->cur;
 	a->cur += n;
 	return p;
