@@ -22,13 +22,13 @@
 
 enum env_field { F_ID, F_SPECVERSION, F_TENANT, F_TYPE, F_TIME, F_DATA, F_COUNT };
 
+/* For messages; keel_envelope_read matches the names itself. */
 static const struct {
 	const char *name;
-	size_t len;
 } env_fields[F_COUNT] = {
-    [F_ID] = {"id", 2},		[F_SPECVERSION] = {"specversion", 11},
-    [F_TENANT] = {"tenant", 6}, [F_TYPE] = {"type", 4},
-    [F_TIME] = {"time", 4},	[F_DATA] = {"data", 4},
+    [F_ID] = {"id"},	     [F_SPECVERSION] = {"specversion"},
+    [F_TENANT] = {"tenant"}, [F_TYPE] = {"type"},
+    [F_TIME] = {"time"},     [F_DATA] = {"data"},
 };
 
 static int env_fail(struct keel_buf *msg, enum env_field f, const char *rule)
@@ -58,7 +58,10 @@ static int env_string(const struct keel_json *v, enum env_field f, size_t max,
 			      env_fields[f].name, max, v->len);
 		return -1;
 	}
-	if (no_control && has_control(v->str, v->len))
+	/* Raw control characters never get past the parser: only an escape
+	 * (which makes the text longer than the decoded string plus its two
+	 * quotes) can have put one in. */
+	if (no_control && v->raw_len != v->len + 2 && has_control(v->str, v->len))
 		return env_fail(msg, f, "must not contain control characters");
 	*out = keel_str_make(v->str, v->len);
 	return 0;
@@ -85,14 +88,31 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 	env->root = root;
 
 	/* Keys are unique (the parser rejects duplicates), so the last match
-	 * is the only one. */
+	 * is the only one. A key's length names the candidates; comparing with
+	 * a constant length lets the compiler compare words, not call memcmp. */
 	for (const struct keel_json *m = root->child; m; m = m->next) {
-		for (int i = 0; i < F_COUNT; i++) {
-			if (m->key_len == env_fields[i].len &&
-			    memcmp(m->key, env_fields[i].name, m->key_len) == 0) {
-				f[i] = m;
-				break;
-			}
+		const char *k = m->key;
+		switch (m->key_len) {
+		case 2:
+			if (memcmp(k, "id", 2) == 0)
+				f[F_ID] = m;
+			break;
+		case 4:
+			if (memcmp(k, "type", 4) == 0)
+				f[F_TYPE] = m;
+			else if (memcmp(k, "time", 4) == 0)
+				f[F_TIME] = m;
+			else if (memcmp(k, "data", 4) == 0)
+				f[F_DATA] = m;
+			break;
+		case 6:
+			if (memcmp(k, "tenant", 6) == 0)
+				f[F_TENANT] = m;
+			break;
+		case 11:
+			if (memcmp(k, "specversion", 11) == 0)
+				f[F_SPECVERSION] = m;
+			break;
 		}
 	}
 
