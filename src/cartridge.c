@@ -671,7 +671,7 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
 		size_t opno = i + 1, nl = 0, ol = 0, vl = 0;
-		const char *value = NULL;
+		const char *value = NULL, *np = name;
 		int rc = 0;
 		/* The same template renders the same text: subject[] still
 		 * holds it, and the operation shares the previous one's copy
@@ -680,9 +680,16 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
 					 subject, sizeof subject, &sl);
 		ctx->share_subject = op->same_subject;
-		if (!rc && op->name.present)
+		/* A name without pointers (most predicates, relations and
+		 * kinds) is its literal, checked against the limit at compile
+		 * time: handed over as it is, not rendered. */
+		if (!rc && op->name.present && op->name.npieces == 1 && !op->name.pieces[0].ptr) {
+			np = op->name.pieces[0].lit;
+			nl = op->name.pieces[0].lit_len;
+		} else if (!rc && op->name.present) {
 			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
 					 &op->name, name, sizeof name, &nl);
+		}
 		if (!rc && op->object.present)
 			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object,
 					 object, sizeof object, &ol);
@@ -692,20 +699,20 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 			return rc;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
-			rc = keel_ctx_entity(ctx, subject, sl,
-					     op->name.present ? name : NULL, nl);
+			rc = keel_ctx_entity(ctx, subject, sl, op->name.present ? np : NULL,
+					     nl);
 			break;
 		case KEEL_OP_FACT:
-			rc = keel_ctx_fact(ctx, subject, sl, name, nl, value, vl);
+			rc = keel_ctx_fact(ctx, subject, sl, np, nl, value, vl);
 			break;
 		case KEEL_OP_UNSET:
-			rc = keel_ctx_unset(ctx, subject, sl, name, nl);
+			rc = keel_ctx_unset(ctx, subject, sl, np, nl);
 			break;
 		case KEEL_OP_LINK:
-			rc = keel_ctx_link(ctx, subject, sl, name, nl, object, ol);
+			rc = keel_ctx_link(ctx, subject, sl, np, nl, object, ol);
 			break;
 		case KEEL_OP_UNLINK:
-			rc = keel_ctx_unlink(ctx, subject, sl, name, nl, object, ol);
+			rc = keel_ctx_unlink(ctx, subject, sl, np, nl, object, ol);
 			break;
 		}
 		ctx->share_subject = false;
