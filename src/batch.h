@@ -37,6 +37,8 @@ enum keel_event_status {
 	KEEL_EV_ACCEPTED,
 };
 
+/* tenant, id and type may be views into envelope (prepare.c), so none of
+ * them is NUL-terminated. */
 struct keel_batch_event {
 	struct keel_str tenant;
 	struct keel_str id;

@@ -22,6 +22,10 @@ struct keel_envelope {
 	int64_t time;
 	const struct keel_json *root;
 	const struct keel_json *data;
+	/* Where id, tenant and type are written without escapes: the offset
+	 * of their first byte in the document's text, else SIZE_MAX. A copy
+	 * of the text then holds them too (prepare.c). */
+	size_t id_at, tenant_at, type_at;
 };
 
 /* Validates doc->root as an envelope. Returns 0, or -1 with the rule broken

@@ -74,6 +74,19 @@ static struct keel_str keel_prep_compact(const struct keel_json_doc *doc,
 	return keel_str_make(b.data, b.len);
 }
 
+/* An envelope field of the event: a view into its compacted envelope when
+ * it is written there verbatim (a document without blanks is its own
+ * compaction, so the text's offsets hold), else a copy. Either way it
+ * lives in the arena; a view is not NUL-terminated. */
+static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
+				       struct keel_str envelope, struct keel_str v, size_t at,
+				       struct keel_arena *a)
+{
+	if (doc->compact && at != SIZE_MAX)
+		return keel_str_make(envelope.ptr + (at - doc->root->raw_off), v.len);
+	return keel_arena_str(a, v);
+}
+
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
@@ -103,12 +116,12 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 		return NULL;
 	}
 	ev->unhandled = run == KEEL_RUN_UNHANDLED;
-	ev->tenant = keel_arena_str(a, env.tenant);
-	ev->id = keel_arena_str(a, env.id);
-	ev->type = keel_arena_str(a, env.type);
+	ev->envelope = keel_prep_compact(&p->doc, a);
+	ev->tenant = keel_prep_field(&p->doc, ev->envelope, env.tenant, env.tenant_at, a);
+	ev->id = keel_prep_field(&p->doc, ev->envelope, env.id, env.id_at, a);
+	ev->type = keel_prep_field(&p->doc, ev->envelope, env.type, env.type_at, a);
 	ev->time = env.time;
 	ev->position = position;
-	ev->envelope = keel_prep_compact(&p->doc, a);
 	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
 	return ev;
 }

@@ -28,7 +28,7 @@ struct keel_mem_event {
 
 struct keel_id_fwd {
 	const char *from; /* a batch event's id */
-	struct keel_str to; /* its copy in the store */
+	struct keel_mem_event *to; /* the event's copy in the store */
 };
 
 struct keel_memory_store {
@@ -48,6 +48,8 @@ struct keel_memory_store {
 	struct keel_id_fwd *fwd;
 	size_t fwd_cap;	 /* allocated slots */
 	size_t fwd_mask; /* slots in use for this batch, minus one */
+	struct keel_mem_event *last_copied; /* its tenant is shared with the next */
+	struct keel_ptrvec copied; /* settle: the batch's events, copied, in order */
 };
 
 static void keel_memory_drop_replaces(struct keel_memory_store *m);
@@ -88,6 +90,7 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->staged_replaces);
 	keel_map_free(&m->event_map);
 	free(m->fwd);
+	keel_ptrvec_free(&m->copied);
 	keel_store_base_free(&m->base);
 	free(m);
 }
@@ -170,26 +173,45 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 	m->tenants.items[lo] = copy;
 }
 
-/* Appends an accepted event to the log, with id, the store's copy of its
- * id. The previous event's tenant is usually this one's: its copy is
- * shared. */
-static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev,
-				  struct keel_str id)
+/* A field of a batch event (tenant, id, type) in the store: a view into
+ * the store's copy of the envelope where the batch's is one into the
+ * batch's envelope (prepare.c), else a copy. */
+static struct keel_str keel_memory_field(struct keel_arena *a, struct keel_str v,
+					 struct keel_str batch_env, struct keel_str env)
+{
+	uintptr_t p = (uintptr_t)v.ptr, b = (uintptr_t)batch_env.ptr;
+	if (v.ptr && p >= b && p - b <= batch_env.len && v.len <= batch_env.len - (p - b))
+		return keel_str_make(env.ptr + (p - b), v.len);
+	return keel_arena_str(a, v);
+}
+
+/* The store's copy of an accepted event, not yet in the log. The previous
+ * event's tenant is usually this one's: its copy is shared. */
+static struct keel_mem_event *keel_memory_copy_event(struct keel_memory_store *m,
+						     const struct keel_batch_event *ev)
 {
 	struct keel_arena *a = &m->state.arena;
 	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-	struct keel_mem_event *prev = m->events.len ? m->events.items[m->events.len - 1] : NULL;
+	struct keel_mem_event *prev = m->last_copied;
+	e->envelope = keel_arena_str(a, ev->envelope);
 	if (prev && keel_str_eq(prev->tenant, ev->tenant)) {
 		e->tenant = prev->tenant;
 	} else {
-		e->tenant = keel_arena_str(a, ev->tenant);
+		e->tenant = keel_memory_field(a, ev->tenant, ev->envelope, e->envelope);
 		keel_memory_add_tenant(m, e->tenant);
 	}
-	e->id = id;
-	e->type = keel_arena_str(a, ev->type);
-	e->envelope = keel_arena_str(a, ev->envelope);
+	e->id = keel_memory_field(a, ev->id, ev->envelope, e->envelope);
+	e->type = keel_memory_field(a, ev->type, ev->envelope, e->envelope);
 	e->time = ev->time;
 	e->hash = ev->hash;
+	m->last_copied = e;
+	return e;
+}
+
+/* Appends an event copied by keel_memory_copy_event to the log. */
+static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev,
+				  struct keel_mem_event *e)
+{
 	e->seq = ev->seq = ++m->next_seq;
 	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
 	keel_ptrvec_push(&m->events, e);
@@ -213,10 +235,11 @@ static size_t keel_memory_fwd_slot(const char *p, size_t mask)
 	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-/* Copies the ids of the batch's events into the store, recording each copy
- * under the address of the batch's id (the table is rebuilt per batch). */
-static void keel_memory_copy_ids(struct keel_memory_store *m, struct keel_batch_event **ev,
-				 size_t n)
+/* Copies the batch's events into the store (not yet logged), recording each
+ * copy under the address of the batch's id (the table is rebuilt per
+ * batch). */
+static void keel_memory_copy_events(struct keel_memory_store *m,
+				    struct keel_batch_event **ev, size_t n)
 {
 	size_t cap = 16;
 	while (cap < 2 * n)
@@ -228,29 +251,38 @@ static void keel_memory_copy_ids(struct keel_memory_store *m, struct keel_batch_
 	}
 	memset(m->fwd, 0, cap * sizeof *m->fwd);
 	size_t mask = m->fwd_mask = cap - 1;
+	m->copied.len = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t k = keel_memory_fwd_slot(ev[i]->id.ptr, mask);
 		while (m->fwd[k].from)
 			k = (k + 1) & mask;
 		m->fwd[k].from = ev[i]->id.ptr;
-		m->fwd[k].to = keel_arena_str(&m->state.arena, ev[i]->id);
+		m->fwd[k].to = keel_memory_copy_event(m, ev[i]);
+		keel_ptrvec_push(&m->copied, m->fwd[k].to);
 	}
+}
+
+/* The copy of the batch's event whose id is at p, or NULL. */
+static struct keel_mem_event *keel_memory_fwd_find(const struct keel_memory_store *m,
+						   const char *p)
+{
+	size_t mask = m->fwd_mask;
+	for (size_t k = keel_memory_fwd_slot(p, mask); m->fwd[k].from; k = (k + 1) & mask)
+		if (m->fwd[k].from == p)
+			return m->fwd[k].to;
+	return NULL;
 }
 
 /* The store's copy of an event id a row of the batch holds. Every
  * asserted_by and closed_by is an event id: this batch's (applied, so
- * accepted and copied by keel_memory_copy_ids), or already the store's
+ * accepted and copied by keel_memory_copy_events), or already the store's
  * copy, which is kept - ids are copied once per event, not per row. */
 static struct keel_str keel_memory_fwd(const struct keel_memory_store *m, struct keel_str s)
 {
 	if (!s.ptr)
 		return s;
-	size_t mask = m->fwd_mask;
-	for (size_t k = keel_memory_fwd_slot(s.ptr, mask); m->fwd[k].from;
-	     k = (k + 1) & mask)
-		if (m->fwd[k].from == s.ptr)
-			return m->fwd[k].to;
-	return s;
+	struct keel_mem_event *e = keel_memory_fwd_find(m, s.ptr);
+	return e ? e->id : s;
 }
 
 /* The batch applied in m->state becomes the store's: new rows get their
@@ -262,7 +294,7 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 {
 	struct keel_overlay *o = &m->state;
 	struct keel_arena *a = &o->arena;
-	keel_memory_copy_ids(m, ev, n);
+	keel_memory_copy_events(m, ev, n);
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
 		r->value = keel_arena_str(a, r->value);
@@ -281,7 +313,7 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 			keel_memory_settle_entity(m, ev[i]->ops[k].subject_entity);
 			keel_memory_settle_entity(m, ev[i]->ops[k].object_entity);
 		}
-		keel_memory_log_event(m, ev[i], keel_memory_fwd(m, ev[i]->id));
+		keel_memory_log_event(m, ev[i], m->copied.items[i]);
 	}
 	o->new_rows.len = 0;
 	o->dirty_rows.len = 0;
@@ -350,7 +382,7 @@ static void keel_memory_copy_in(struct keel_memory_store *m, struct keel_overlay
 		keel_memory_copy_row(m, st, r);
 	}
 	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i], keel_arena_str(a, ev[i]->id));
+		keel_memory_log_event(m, ev[i], keel_memory_copy_event(m, ev[i]));
 }
 
 static int keel_memory_commit(struct keel_store *s)
