@@ -411,8 +411,12 @@ void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *e
 	for (size_t i = 0; i < ev->nops; i++) {
 		const struct keel_op *op = &ev->ops[i];
 		bool entity_only = op->kind == KEEL_OP_ENTITY;
+		/* A store's state takes a new kind in its own arena at once (a
+		 * kind rarely changes), so that settling the batch need not copy
+		 * the kind of every entity the batch mentioned. */
 		keel_entity_mention(op->subject_entity, ev->time,
-				    entity_only ? op->name : KEEL_STR_NULL, NULL);
+				    entity_only ? op->name : KEEL_STR_NULL,
+				    o->keeps_state ? &o->arena : NULL);
 		if (entity_only)
 			continue;
 		if (op->object_entity)

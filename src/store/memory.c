@@ -219,15 +219,12 @@ static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch
 
 /* ---------------------------------------------------- batches in place */
 
-/* An entity the batch mentioned: its kind may still point into the batch. */
-static void keel_memory_settle_entity(struct keel_memory_store *m, struct keel_entity *e)
+/* An entity the batch mentioned. Its kind is the store's already: placement
+ * in the store's state copies a new kind into its arena (overlay.c). */
+static void keel_memory_settle_entity(struct keel_entity *e)
 {
-	if (!e || !(e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
-		return;
-	/* keel_entity_mention replaces the kind only when it changes, and
-	 * then flags the entity: an unflagged kind is the store's copy. */
-	e->kind = keel_arena_str(&m->state.arena, e->kind);
-	e->flags = KEEL_ENTITY_FOUND;
+	if (e && (e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
+		e->flags = KEEL_ENTITY_FOUND;
 }
 
 static size_t keel_memory_fwd_slot(const char *p, size_t mask)
@@ -310,8 +307,8 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 	}
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < ev[i]->nops; k++) {
-			keel_memory_settle_entity(m, ev[i]->ops[k].subject_entity);
-			keel_memory_settle_entity(m, ev[i]->ops[k].object_entity);
+			keel_memory_settle_entity(ev[i]->ops[k].subject_entity);
+			keel_memory_settle_entity(ev[i]->ops[k].object_entity);
 		}
 		keel_memory_log_event(m, ev[i], m->copied.items[i]);
 	}
