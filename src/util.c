@@ -58,13 +58,6 @@ struct keel_str keel_str_cstr(const char *s)
 	return s ? keel_str_make(s, strlen(s)) : KEEL_STR_NULL;
 }
 
-bool keel_str_eq(struct keel_str a, struct keel_str b)
-{
-	if (!a.ptr || !b.ptr)
-		return a.ptr == b.ptr;
-	return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
-}
-
 int keel_str_cmp(struct keel_str a, struct keel_str b)
 {
 	if (!a.ptr || !b.ptr)
