@@ -219,14 +219,6 @@ static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch
 
 /* ---------------------------------------------------- batches in place */
 
-/* An entity the batch mentioned. Its kind is the store's already: placement
- * in the store's state copies a new kind into its arena (overlay.c). */
-static void keel_memory_settle_entity(struct keel_entity *e)
-{
-	if (e && (e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
-		e->flags = KEEL_ENTITY_FOUND;
-}
-
 static size_t keel_memory_fwd_slot(const char *p, size_t mask)
 {
 	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mask;
@@ -283,9 +275,13 @@ static struct keel_str keel_memory_fwd(const struct keel_memory_store *m, struct
 }
 
 /* The batch applied in m->state becomes the store's: new rows get their
- * seq (in creation order), every string a row or entity borrows from the
- * batch is copied or replaced by the store's copy, flags are cleared for
- * the next batch, events logged. */
+ * seq (in creation order), every string a row borrows from the batch is
+ * copied or replaced by the store's copy, row flags are cleared for the
+ * next batch, events logged. Entities need nothing: placement in the
+ * state gives them the state's copy of a new kind (overlay.c), and of
+ * their flags only "exists" (FOUND or NEW) means anything in the state -
+ * NEW and DIRTY say what a store with a write-back must write, and this
+ * one has none - so they keep what placement set. */
 static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_event **ev,
 			       size_t n)
 {
@@ -305,13 +301,8 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < ev[i]->nops; k++) {
-			keel_memory_settle_entity(ev[i]->ops[k].subject_entity);
-			keel_memory_settle_entity(ev[i]->ops[k].object_entity);
-		}
+	for (size_t i = 0; i < n; i++)
 		keel_memory_log_event(m, ev[i], m->copied.items[i]);
-	}
 	o->new_rows.len = 0;
 	o->dirty_rows.len = 0;
 	o->rows_closed = 0;
