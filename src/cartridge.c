@@ -62,6 +62,10 @@ struct keel_ctx {
 	/* Set by a plan for an operation whose subject template is the
 	 * previous operation's: the subject (the same text) shares its copy. */
 	bool share_subject;
+	/* Set by a plan when the value it hands keel_ctx_fact lives as long as
+	 * the operations already (in the arena, or in the envelope's copy,
+	 * keel_envelope.copy): it is not copied again. */
+	bool value_kept;
 };
 
 static const char *const op_names[] = {
@@ -421,10 +425,12 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		return rc;
 	struct keel_str value = KEEL_STR_NULL;
 	if (value_json && ctx->trusted) {
-		if (value_len <= KEEL_VALUE_MAX)
-			value = arena_copy(ctx, value_json, value_len);
-		else
+		if (value_len > KEEL_VALUE_MAX)
 			value.len = value_len; /* fails below, uncopied */
+		else if (ctx->value_kept)
+			value = keel_str_make(value_json, value_len);
+		else
+			value = arena_copy(ctx, value_json, value_len);
 	} else if (value_json) {
 		rc = ctx_untrusted_value(ctx, value_json, value_len, &value);
 		if (rc)
@@ -636,6 +642,7 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_src *src,
 			const char **json, size_t *len)
 {
+	ctx->value_kept = false;
 	if (!src->from) {
 		*json = src->json;
 		*len = src->json_len;
@@ -644,19 +651,23 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env);
 	if (!v)
 		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
-	const char *text = ctx->ev->doc->text + v->raw_off;
+	const struct keel_json_doc *doc = ctx->ev->doc;
+	const char *text = doc->text + v->raw_off;
 	if (v->type == KEEL_JSON_NULL) {
 		*json = NULL;
 		*len = 0;
 	} else if ((v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) &&
-		   !ctx->ev->doc->compact) {
+		   !doc->compact) {
 		struct keel_str c = compact_into_arena(ctx->arena, text, v->raw_len);
 		*json = c.ptr;
 		*len = c.len;
+		ctx->value_kept = true;
 	} else { /* a scalar's source text is compact, and so is all of a
 		  * document written without blanks (doc->compact) */
-		*json = text;
+		const char *copy = ctx->ev->env->copy;
+		*json = copy && doc->compact ? copy + (v->raw_off - doc->root->raw_off) : text;
 		*len = v->raw_len;
+		ctx->value_kept = copy && doc->compact;
 	}
 	return 0;
 }
@@ -716,6 +727,7 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 			break;
 		}
 		ctx->share_subject = false;
+		ctx->value_kept = false;
 		if (rc)
 			return rc;
 	}

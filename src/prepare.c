@@ -109,6 +109,10 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	}
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
+	/* Compacted first: the operations' values can then point into it. */
+	ev->envelope = keel_prep_compact(&p->doc, a);
+	if (p->doc.compact)
+		env.copy = ev->envelope.ptr;
 	enum keel_run_result run =
 	    keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
 	if (run == KEEL_RUN_REJECTED) {
@@ -116,7 +120,6 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 		return NULL;
 	}
 	ev->unhandled = run == KEEL_RUN_UNHANDLED;
-	ev->envelope = keel_prep_compact(&p->doc, a);
 	ev->tenant = keel_prep_field(&p->doc, ev->envelope, env.tenant, env.tenant_at, a);
 	ev->id = keel_prep_field(&p->doc, ev->envelope, env.id, env.id_at, a);
 	ev->type = keel_prep_field(&p->doc, ev->envelope, env.type, env.type_at, a);

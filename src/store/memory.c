@@ -28,6 +28,7 @@ struct keel_mem_event {
 
 struct keel_id_fwd {
 	const char *from; /* a batch event's id */
+	struct keel_str envelope; /* the batch event's envelope */
 	struct keel_mem_event *to; /* the event's copy in the store */
 };
 
@@ -246,19 +247,20 @@ static void keel_memory_copy_events(struct keel_memory_store *m,
 		while (m->fwd[k].from)
 			k = (k + 1) & mask;
 		m->fwd[k].from = ev[i]->id.ptr;
+		m->fwd[k].envelope = ev[i]->envelope;
 		m->fwd[k].to = keel_memory_copy_event(m, ev[i]);
 		keel_ptrvec_push(&m->copied, m->fwd[k].to);
 	}
 }
 
-/* The copy of the batch's event whose id is at p, or NULL. */
-static struct keel_mem_event *keel_memory_fwd_find(const struct keel_memory_store *m,
-						   const char *p)
+/* The entry of the batch's event whose id is at p, or NULL. */
+static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_store *m,
+						      const char *p)
 {
 	size_t mask = m->fwd_mask;
 	for (size_t k = keel_memory_fwd_slot(p, mask); m->fwd[k].from; k = (k + 1) & mask)
 		if (m->fwd[k].from == p)
-			return m->fwd[k].to;
+			return &m->fwd[k];
 	return NULL;
 }
 
@@ -270,8 +272,8 @@ static struct keel_str keel_memory_fwd(const struct keel_memory_store *m, struct
 {
 	if (!s.ptr)
 		return s;
-	struct keel_mem_event *e = keel_memory_fwd_find(m, s.ptr);
-	return e ? e->id : s;
+	const struct keel_id_fwd *f = keel_memory_fwd_find(m, s.ptr);
+	return f ? f->to->id : s;
 }
 
 /* The batch applied in m->state becomes the store's: new rows get their
@@ -290,8 +292,16 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 	keel_memory_copy_events(m, ev, n);
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
-		r->value = keel_arena_str(a, r->value);
-		r->asserted_by = keel_memory_fwd(m, r->asserted_by);
+		/* A new row's event is this batch's; its value is mostly a view
+		 * into the event's envelope (cartridge.c), and so becomes one
+		 * into the store's copy of it. */
+		const struct keel_id_fwd *f = keel_memory_fwd_find(m, r->asserted_by.ptr);
+		if (f) {
+			r->value = keel_memory_field(a, r->value, f->envelope, f->to->envelope);
+			r->asserted_by = f->to->id;
+		} else {
+			r->value = keel_arena_str(a, r->value);
+		}
 		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 		r->seq = ++m->next_seq;
