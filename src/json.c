@@ -653,6 +653,7 @@ value:
 	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
+value_here: /* s < end is at the value's first byte, not a blank */
 	v = node_new(&p);
 	v->key = key;
 	v->key_len = key_len;
@@ -797,6 +798,16 @@ value:
 after:
 	if (!depth)
 		goto done;
+	/* Written without blanks (the usual case), a ',' is followed by the
+	 * next member: straight there, past the checks below that would all
+	 * pass. */
+	if (end - s >= 2 && s[0] == ',' && (unsigned char)s[1] > ' ') {
+		s++;
+		f = &st[depth - 1];
+		if (f->is_object)
+			goto key;
+		goto value_here;
+	}
 	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
@@ -836,6 +847,11 @@ key:
 		key_len = (size_t)(d - key) - 1;
 		if (!key_is_new(&p, f, depth - 1, key, key_len))
 			return fail_dup(&p, kq, key, key_len);
+	}
+	/* The same for a ':' and the value right after it. */
+	if (end - s >= 2 && s[0] == ':' && (unsigned char)s[1] > ' ') {
+		s++;
+		goto value_here;
 	}
 	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
