@@ -751,10 +751,27 @@ const char *keel_cartridge_name(const struct keel_cartridge *c)
 	return c ? c->name : NULL;
 }
 
+/* The handler map's hash: a cartridge has a few dozen types at most and
+ * every event looks its type up, so a cheap mix of the length and the first
+ * and last 8 bytes (types mostly differ at the end: fleet.vehicle.*) does;
+ * the map compares the whole type anyway. In memory only. */
+static uint64_t handler_hash(const char *type, size_t len)
+{
+	uint64_t a = 0, b = 0;
+	if (len >= 8) {
+		memcpy(&a, type, 8);
+		memcpy(&b, type + len - 8, 8);
+	} else {
+		memcpy(&a, type, len);
+	}
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 static const struct handler *handler_find(const struct keel_cartridge *c,
 					  const char *type, size_t len)
 {
-	uint64_t h = keel_hash64(type, len, 0);
+	uint64_t h = handler_hash(type, len);
 	for (size_t i = keel_map_first(&c->handlers, h); i != SIZE_MAX;
 	     i = keel_map_next(&c->handlers, h, i)) {
 		const struct handler *hd = c->handlers.values[i];
@@ -773,7 +790,7 @@ static int handler_add(struct keel_cartridge *c, const char *type, size_t len,
 	hd->type = keel_arena_str(&c->arena, keel_str_make(type, len));
 	hd->fn = fn;
 	hd->userdata = userdata;
-	keel_map_put(&c->handlers, keel_hash64(type, len, 0), hd);
+	keel_map_put(&c->handlers, handler_hash(type, len), hd);
 	return 0;
 }
 
