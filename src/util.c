@@ -456,13 +456,11 @@ void keel_map_put(struct keel_map *m, uint64_t hash, void *value)
 
 /* ---------------------------------------------------------------- vector */
 
-void keel_ptrvec_push(struct keel_ptrvec *v, void *p)
+/* keel_ptrvec_push's way out when the vector is full. */
+void keel_ptrvec_grow(struct keel_ptrvec *v)
 {
-	if (v->len == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 16;
-		v->items = keel_xrealloc(v->items, v->cap * sizeof *v->items);
-	}
-	v->items[v->len++] = p;
+	v->cap = v->cap ? v->cap * 2 : 16;
+	v->items = keel_xrealloc(v->items, v->cap * sizeof *v->items);
 }
 
 void keel_ptrvec_free(struct keel_ptrvec *v)

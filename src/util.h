@@ -172,7 +172,14 @@ struct keel_ptrvec {
 	size_t len;
 	size_t cap;
 };
-void keel_ptrvec_push(struct keel_ptrvec *v, void *p);
+/* Inline: a batch pushes a dozen pointers per event (events, rows, ...). */
+void keel_ptrvec_grow(struct keel_ptrvec *v);
+static inline void keel_ptrvec_push(struct keel_ptrvec *v, void *p)
+{
+	if (__builtin_expect(v->len == v->cap, 0))
+		keel_ptrvec_grow(v);
+	v->items[v->len++] = p;
+}
 void keel_ptrvec_free(struct keel_ptrvec *v);
 
 #endif
