@@ -4,10 +4,12 @@
  *
  * The ingester resolves and applies each batch directly in that overlay
  * (keel_store_overlay): there is nothing to prefetch, and write_back only
- * makes the batch's changes permanent - it numbers the new rows, copies the
- * strings they borrow from the batch into the store's arena, clears the
- * per-batch flags and logs the events. Neither it nor commit can fail, so
- * a batch applied in place never needs rolling back.
+ * makes the batch's changes permanent - it copies the batch's events into
+ * the store's arena (their envelopes hold most strings the new rows borrow:
+ * ids, values, which then point into the copies), numbers the new rows,
+ * copies what else they borrow, clears the rows' per-batch flags and logs
+ * the events. Neither it nor commit can fail, so a batch applied in place
+ * never needs rolling back.
  *
  * Other writers hand in an overlay of their own: a load (all rows new) and
  * replay (replace_tenant). Those are staged and copied in at commit, so
