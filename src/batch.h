@@ -63,9 +63,10 @@ struct keel_batch_event {
 static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
 {
 	if (!ev->key_hash)
-		ev->key_hash = keel_hash64(ev->id.ptr, ev->id.len,
-					   keel_hash64(ev->tenant.ptr, ev->tenant.len, 3)) |
-			       1;
+		ev->key_hash =
+		    keel_hash64(ev->id.ptr, ev->id.len,
+				keel_hash64(ev->tenant.ptr, ev->tenant.len, 3)) |
+		    1;
 	return ev->key_hash;
 }
 

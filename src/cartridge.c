@@ -153,7 +153,8 @@ static const char *ptr_compile(struct keel_arena *a, const char *text, size_t le
 
 /* Resolves p in the event. Most pointers start with /data, the member the
  * envelope reader has already found: they start there. */
-static const struct keel_json *ptr_eval(const struct ptr *p, const struct keel_envelope *env)
+static const struct keel_json *ptr_eval(const struct ptr *p,
+					const struct keel_envelope *env)
 {
 	const struct keel_json *v = env->root;
 	size_t k = 0;
@@ -665,7 +666,8 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 	} else { /* a scalar's source text is compact, and so is all of a
 		  * document written without blanks (doc->compact) */
 		const char *copy = ctx->ev->env->copy;
-		*json = copy && doc->compact ? copy + (v->raw_off - doc->root->raw_off) : text;
+		*json = copy && doc->compact ? copy + (v->raw_off - doc->root->raw_off)
+					     : text;
 		*len = v->raw_len;
 		ctx->value_kept = copy && doc->compact;
 	}
@@ -694,7 +696,8 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		/* A name without pointers (most predicates, relations and
 		 * kinds) is its literal, checked against the limit at compile
 		 * time: handed over as it is, not rendered. */
-		if (!rc && op->name.present && op->name.npieces == 1 && !op->name.pieces[0].ptr) {
+		if (!rc && op->name.present && op->name.npieces == 1 &&
+		    !op->name.pieces[0].ptr) {
 			np = op->name.pieces[0].lit;
 			nl = op->name.pieces[0].lit_len;
 		} else if (!rc && op->name.present) {
@@ -710,8 +713,8 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 			return rc;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
-			rc = keel_ctx_entity(ctx, subject, sl, op->name.present ? np : NULL,
-					     nl);
+			rc = keel_ctx_entity(ctx, subject, sl,
+					     op->name.present ? np : NULL, nl);
 			break;
 		case KEEL_OP_FACT:
 			rc = keel_ctx_fact(ctx, subject, sl, np, nl, value, vl);
@@ -1125,7 +1128,8 @@ static int events_compile(struct compiler *cc, const struct keel_json *events)
 			if (rc)
 				return rc;
 			plan->ops[i].same_subject =
-			    i > 0 && tmpl_eq(&plan->ops[i].subject, &plan->ops[i - 1].subject);
+			    i > 0 &&
+			    tmpl_eq(&plan->ops[i].subject, &plan->ops[i - 1].subject);
 		}
 		cc->opno = 0;
 		if (handler_add(cc->c, t->key, t->key_len, plan_handler, plan))

@@ -429,9 +429,10 @@ static inline __attribute__((always_inline)) int scan_string(struct parser *p,
 		while (end - s >= 16) {
 			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
 			_mm_storeu_si128((__m128i *)(void *)d, v);
-			__m128i stop = _mm_or_si128(
-			    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-			    _mm_cmplt_epi8(v, space));
+			__m128i stop =
+			    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+						      _mm_cmpeq_epi8(v, bslash)),
+					 _mm_cmplt_epi8(v, space));
 			unsigned m = (unsigned)_mm_movemask_epi8(stop);
 			if (m) {
 				unsigned i = (unsigned)__builtin_ctz(m);

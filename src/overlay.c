@@ -60,12 +60,10 @@ uint64_t keel_entity_hash(struct keel_str tenant, struct keel_str subject)
 }
 
 /* keel_overlay_timeline with the key's hash already computed. */
-static struct keel_timeline *keel_overlay_timeline_h(struct keel_overlay *o,
-						     enum keel_row_kind kind,
-						     struct keel_str tenant,
-						     struct keel_str subject,
-						     struct keel_str name,
-						     struct keel_str object, uint64_t h)
+static struct keel_timeline *
+keel_overlay_timeline_h(struct keel_overlay *o, enum keel_row_kind kind,
+			struct keel_str tenant, struct keel_str subject,
+			struct keel_str name, struct keel_str object, uint64_t h)
 {
 	struct keel_map *m = &o->timeline_map;
 	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
@@ -90,12 +88,12 @@ static struct keel_timeline *keel_overlay_timeline_h(struct keel_overlay *o,
 struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
 					    enum keel_row_kind kind,
 					    struct keel_str tenant,
-					    struct keel_str subject,
-					    struct keel_str name,
+					    struct keel_str subject, struct keel_str name,
 					    struct keel_str object)
 {
-	return keel_overlay_timeline_h(o, kind, tenant, subject, name, object,
-				       keel_timeline_hash(kind, tenant, subject, name, object));
+	return keel_overlay_timeline_h(
+	    o, kind, tenant, subject, name, object,
+	    keel_timeline_hash(kind, tenant, subject, name, object));
 }
 
 /* keel_overlay_entity with the key's hash (keel_entity_hash) computed. */
@@ -122,7 +120,8 @@ static struct keel_entity *keel_overlay_entity_h(struct keel_overlay *o,
 struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
 					struct keel_str subject)
 {
-	return keel_overlay_entity_h(o, tenant, subject, keel_entity_hash(tenant, subject));
+	return keel_overlay_entity_h(o, tenant, subject,
+				     keel_entity_hash(tenant, subject));
 }
 
 static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
@@ -177,14 +176,14 @@ static void keel_overlay_hash_keys(const struct keel_batch_event *ev,
 			break;
 		case KEEL_OP_FACT:
 		case KEEL_OP_UNSET:
-			hs[i].timeline =
-			    keel_timeline_hash_from(KEEL_ROW_FACT, sh, op->name, KEEL_STR_NULL);
+			hs[i].timeline = keel_timeline_hash_from(KEEL_ROW_FACT, sh,
+								 op->name, KEEL_STR_NULL);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
 			hs[i].object = keel_subject_hash(th, op->object);
-			hs[i].timeline =
-			    keel_timeline_hash_from(KEEL_ROW_RELATION, sh, op->name, op->object);
+			hs[i].timeline = keel_timeline_hash_from(KEEL_ROW_RELATION, sh,
+								 op->name, op->object);
 			break;
 		}
 	}
@@ -192,7 +191,8 @@ static void keel_overlay_hash_keys(const struct keel_batch_event *ev,
 
 /* keel_overlay_resolve with the keys' hashes computed: a run of operations
  * on one subject looks its entity up once. */
-static void keel_overlay_resolve_hashed(struct keel_overlay *o, struct keel_batch_event *ev,
+static void keel_overlay_resolve_hashed(struct keel_overlay *o,
+					struct keel_batch_event *ev,
 					const struct keel_key_hashes *hs)
 {
 	for (size_t i = 0; i < ev->nops; i++) {
@@ -200,26 +200,26 @@ static void keel_overlay_resolve_hashed(struct keel_overlay *o, struct keel_batc
 		if (i && keel_str_same(ev->ops[i - 1].subject, op->subject))
 			op->subject_entity = ev->ops[i - 1].subject_entity;
 		else
-			op->subject_entity =
-			    keel_overlay_entity_h(o, ev->tenant, op->subject, hs[i].subject);
+			op->subject_entity = keel_overlay_entity_h(
+			    o, ev->tenant, op->subject, hs[i].subject);
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
 			break;
 		case KEEL_OP_FACT:
 		case KEEL_OP_UNSET:
-			op->timeline = keel_overlay_timeline_h(o, KEEL_ROW_FACT, ev->tenant,
-							       op->subject, op->name,
-							       KEEL_STR_NULL, hs[i].timeline);
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_FACT, ev->tenant, op->subject, op->name,
+			    KEEL_STR_NULL, hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
-			op->object_entity =
-			    keel_overlay_entity_h(o, ev->tenant, op->object, hs[i].object);
-			op->timeline = keel_overlay_timeline_h(o, KEEL_ROW_RELATION, ev->tenant,
-							       op->subject, op->name, op->object,
-							       hs[i].timeline);
+			op->object_entity = keel_overlay_entity_h(
+			    o, ev->tenant, op->object, hs[i].object);
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_RELATION, ev->tenant, op->subject, op->name,
+			    op->object, hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;

@@ -69,7 +69,8 @@ static struct keel_str keel_prep_compact(const struct keel_json_doc *doc,
 					 struct keel_arena *a)
 {
 	const struct keel_json *root = doc->root;
-	struct keel_buf b = {keel_arena_alloc(a, root->raw_len + 1), 0, root->raw_len + 1};
+	struct keel_buf b = {keel_arena_alloc(a, root->raw_len + 1), 0,
+			     root->raw_len + 1};
 	keel_json_compact(doc, root, &b);
 	return keel_str_make(b.data, b.len);
 }
@@ -79,8 +80,8 @@ static struct keel_str keel_prep_compact(const struct keel_json_doc *doc,
  * compaction, so the text's offsets hold), else a copy. Either way it
  * lives in the arena; a view is not NUL-terminated. */
 static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
-				       struct keel_str envelope, struct keel_str v, size_t at,
-				       struct keel_arena *a)
+				       struct keel_str envelope, struct keel_str v,
+				       size_t at, struct keel_arena *a)
 {
 	if (doc->compact && at != SIZE_MAX)
 		return keel_str_make(envelope.ptr + (at - doc->root->raw_off), v.len);

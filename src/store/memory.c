@@ -29,8 +29,8 @@ struct keel_mem_event {
 };
 
 struct keel_id_fwd {
-	const char *from; /* a batch event's id */
-	struct keel_str envelope; /* the batch event's envelope */
+	const char *from;	   /* a batch event's id */
+	struct keel_str envelope;  /* the batch event's envelope */
 	struct keel_mem_event *to; /* the event's copy in the store */
 };
 
@@ -49,8 +49,8 @@ struct keel_memory_store {
 	struct keel_ptrvec staged_replaces;
 	/* settle: the batch's event ids (by address) to the store's copies */
 	struct keel_id_fwd *fwd;
-	size_t fwd_cap;	 /* allocated slots */
-	size_t fwd_mask; /* slots in use for this batch, minus one */
+	size_t fwd_cap;			    /* allocated slots */
+	size_t fwd_mask;		    /* slots in use for this batch, minus one */
 	struct keel_mem_event *last_copied; /* its tenant is shared with the next */
 	struct keel_ptrvec copied; /* settle: the batch's events, copied, in order */
 };
@@ -142,8 +142,9 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 	 * first, so that the misses overlap instead of coming one by one. */
 	if (m->event_map.cap)
 		for (size_t i = 0; i < n; i++)
-			__builtin_prefetch(&m->event_map.hashes[keel_batch_event_key_hash(ev[i]) &
-								(m->event_map.cap - 1)]);
+			__builtin_prefetch(
+			    &m->event_map.hashes[keel_batch_event_key_hash(ev[i]) &
+						 (m->event_map.cap - 1)]);
 	for (size_t i = 0; i < n; i++) {
 		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
 		if (e) {
@@ -212,8 +213,8 @@ static struct keel_mem_event *keel_memory_copy_event(struct keel_memory_store *m
 }
 
 /* Appends an event copied by keel_memory_copy_event to the log. */
-static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev,
-				  struct keel_mem_event *e)
+static void keel_memory_log_event(struct keel_memory_store *m,
+				  struct keel_batch_event *ev, struct keel_mem_event *e)
 {
 	e->seq = ev->seq = ++m->next_seq;
 	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
@@ -270,7 +271,8 @@ static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_s
  * asserted_by and closed_by is an event id: this batch's (applied, so
  * accepted and copied by keel_memory_copy_events), or already the store's
  * copy, which is kept - ids are copied once per event, not per row. */
-static struct keel_str keel_memory_fwd(const struct keel_memory_store *m, struct keel_str s)
+static struct keel_str keel_memory_fwd(const struct keel_memory_store *m,
+				       struct keel_str s)
 {
 	if (!s.ptr)
 		return s;
@@ -299,7 +301,8 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 		 * into the store's copy of it. */
 		const struct keel_id_fwd *f = keel_memory_fwd_find(m, r->asserted_by.ptr);
 		if (f) {
-			r->value = keel_memory_field(a, r->value, f->envelope, f->to->envelope);
+			r->value =
+			    keel_memory_field(a, r->value, f->envelope, f->to->envelope);
 			r->asserted_by = f->to->id;
 		} else {
 			r->value = keel_arena_str(a, r->value);
