@@ -37,6 +37,8 @@ enum keel_event_status {
 	KEEL_EV_ACCEPTED,
 };
 
+/* tenant, id and type may be views into envelope (prepare.c), so none of
+ * them is NUL-terminated. */
 struct keel_batch_event {
 	struct keel_str tenant;
 	struct keel_str id;
@@ -45,6 +47,7 @@ struct keel_batch_event {
 	struct keel_str envelope; /* compacted */
 	uint64_t hash;		  /* keel_hash64 of envelope, seed 0 */
 	uint64_t position;	  /* input line or index */
+	uint64_t key_hash;	  /* keel_batch_event_key_hash; 0 until asked */
 	enum keel_event_status status;
 	uint64_t stored_hash; /* set by the store's seen_ids on duplicates */
 	bool unhandled;	      /* no handler for its type */
@@ -52,5 +55,19 @@ struct keel_batch_event {
 	size_t nops;
 	int64_t seq; /* set by the store when logged */
 };
+
+/* Hash of an event's log key (tenant, id), for the maps that find events
+ * by id (the batch's repeats, the memory store's log). Computed on first
+ * use and kept, so each event's id is hashed once however many maps see
+ * it; 0 means not yet computed (a computed hash is never 0). */
+static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
+{
+	if (!ev->key_hash)
+		ev->key_hash =
+		    keel_hash64(ev->id.ptr, ev->id.len,
+				keel_hash64(ev->tenant.ptr, ev->tenant.len, 3)) |
+		    1;
+	return ev->key_hash;
+}
 
 #endif

@@ -59,6 +59,13 @@ struct keel_ctx {
 	/* Set while a plan runs: its strings and values come from validated
 	 * JSON, so UTF-8 and JSON syntax need no second check. */
 	bool trusted;
+	/* Set by a plan for an operation whose subject template is the
+	 * previous operation's: the subject (the same text) shares its copy. */
+	bool share_subject;
+	/* Set by a plan when the value it hands keel_ctx_fact lives as long as
+	 * the operations already (in the arena, or in the envelope's copy,
+	 * keel_envelope.copy): it is not copied again. */
+	bool value_kept;
 };
 
 static const char *const op_names[] = {
@@ -88,6 +95,7 @@ struct ptr {
 	size_t text_len;
 	struct ptr_tok *toks;
 	size_t ntoks;
+	bool in_data; /* the first token is "data": start at env->data */
 };
 
 /* Parses text into p (tokens allocated in a). Returns NULL, or a static
@@ -139,18 +147,32 @@ static const char *ptr_compile(struct keel_arena *a, const char *text, size_t le
 		}
 	}
 	p->ntoks = n;
+	p->in_data = n && p->toks[0].len == 4 && memcmp(p->toks[0].s, "data", 4) == 0;
 	return NULL;
 }
 
-static const struct keel_json *ptr_eval(const struct ptr *p, const struct keel_json *v)
+/* Resolves p in the event. Most pointers start with /data, the member the
+ * envelope reader has already found: they start there. */
+static const struct keel_json *ptr_eval(const struct ptr *p,
+					const struct keel_envelope *env)
 {
-	for (size_t k = 0; k < p->ntoks && v; k++) {
+	const struct keel_json *v = env->root;
+	size_t k = 0;
+	if (p->in_data && env->data) {
+		v = env->data;
+		k = 1;
+	}
+	for (; k < p->ntoks && v; k++) {
 		const struct ptr_tok *t = &p->toks[k];
 		const struct keel_json *m = NULL;
 		if (v->type == KEEL_JSON_OBJECT) {
+			/* Keys of one length mostly differ in their first
+			 * byte: test it before calling memcmp (a parsed key is
+			 * NUL-terminated, so key[0] is readable when empty). */
+			char t0 = t->len ? t->s[0] : 0;
 			for (m = v->child; m; m = m->next)
-				if (m->key_len == t->len &&
-				    (t->len == 0 || memcmp(m->key, t->s, t->len) == 0))
+				if (m->key_len == t->len && m->key[0] == t0 &&
+				    (t->len <= 1 || memcmp(m->key, t->s, t->len) == 0))
 					break;
 		} else if (v->type == KEEL_JSON_ARRAY && t->is_index) {
 			size_t i = t->index;
@@ -187,6 +209,7 @@ struct value_src {
 
 struct plan_op {
 	enum keel_op_kind kind;
+	bool same_subject; /* subject template equal to the previous op's */
 	struct tmpl subject;
 	struct tmpl name; /* kind, predicate or relation */
 	struct tmpl object;
@@ -331,6 +354,16 @@ static struct keel_str arena_copy(struct keel_ctx *ctx, const char *s, size_t le
 	return keel_arena_str(ctx->arena, keel_str_make(s, len));
 }
 
+/* The subject of the operation just pushed: a copy, or the previous
+ * operation's when the plan says it is the same text (share_subject). One
+ * copy also tells the overlay, by pointer, that one entity is meant. */
+static struct keel_str subject_copy(struct keel_ctx *ctx, const char *s, size_t len)
+{
+	if (ctx->share_subject && ctx->nops >= 2)
+		return ctx->ops[ctx->nops - 2].subject;
+	return arena_copy(ctx, s, len);
+}
+
 /* Every operation starts here: a rejected context takes no more. */
 static int ctx_begin(struct keel_ctx *ctx)
 {
@@ -355,7 +388,7 @@ int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_le
 	    (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len, KEEL_NAME_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = kind ? arena_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
 	return 0;
 }
@@ -393,10 +426,12 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		return rc;
 	struct keel_str value = KEEL_STR_NULL;
 	if (value_json && ctx->trusted) {
-		if (value_len <= KEEL_VALUE_MAX)
-			value = arena_copy(ctx, value_json, value_len);
-		else
+		if (value_len > KEEL_VALUE_MAX)
 			value.len = value_len; /* fails below, uncopied */
+		else if (ctx->value_kept)
+			value = keel_str_make(value_json, value_len);
+		else
+			value = arena_copy(ctx, value_json, value_len);
 	} else if (value_json) {
 		rc = ctx_untrusted_value(ctx, value_json, value_len, &value);
 		if (rc)
@@ -407,7 +442,7 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 				   "field \"value\": longer than %d bytes",
 				   KEEL_VALUE_MAX);
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, predicate, predicate_len);
 	op->value = value;
 	return 0;
@@ -425,7 +460,7 @@ int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len
 			    KEEL_NAME_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_UNSET);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, predicate, predicate_len);
 	return 0;
 }
@@ -444,7 +479,7 @@ static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char
 	    (rc = ctx_check(ctx, kind, "object", object, object_len, KEEL_SUBJECT_MAX)))
 		return rc;
 	struct keel_op *op = ctx_push(ctx, kind);
-	op->subject = arena_copy(ctx, subject, subject_len);
+	op->subject = subject_copy(ctx, subject, subject_len);
 	op->name = arena_copy(ctx, relation, relation_len);
 	op->object = arena_copy(ctx, object, object_len);
 	return 0;
@@ -496,7 +531,7 @@ int keel_event_get(const struct keel_event *ev, const char *pointer,
 	struct ptr p;
 	if (ptr_compile(ev->arena, pointer, strlen(pointer), &p))
 		return KEEL_EINVAL;
-	const struct keel_json *v = ptr_eval(&p, ev->env->root);
+	const struct keel_json *v = ptr_eval(&p, ev->env);
 	if (!v)
 		return KEEL_ENOTFOUND;
 	struct keel_str json;
@@ -565,7 +600,7 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 		const char *s = pc->lit;
 		size_t n = pc->lit_len;
 		if (pc->ptr) {
-			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env->root);
+			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env);
 			if (!v)
 				return pointer_fail(ctx, opno, kind, pc->ptr, "missing");
 			switch (v->type) {
@@ -608,25 +643,33 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_src *src,
 			const char **json, size_t *len)
 {
+	ctx->value_kept = false;
 	if (!src->from) {
 		*json = src->json;
 		*len = src->json_len;
 		return 0;
 	}
-	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env->root);
+	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env);
 	if (!v)
 		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
-	const char *text = ctx->ev->doc->text + v->raw_off;
+	const struct keel_json_doc *doc = ctx->ev->doc;
+	const char *text = doc->text + v->raw_off;
 	if (v->type == KEEL_JSON_NULL) {
 		*json = NULL;
 		*len = 0;
-	} else if (v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) {
+	} else if ((v->type == KEEL_JSON_ARRAY || v->type == KEEL_JSON_OBJECT) &&
+		   !doc->compact) {
 		struct keel_str c = compact_into_arena(ctx->arena, text, v->raw_len);
 		*json = c.ptr;
 		*len = c.len;
-	} else { /* a scalar's source text is already compact */
-		*json = text;
+		ctx->value_kept = true;
+	} else { /* a scalar's source text is compact, and so is all of a
+		  * document written without blanks (doc->compact) */
+		const char *copy = ctx->ev->env->copy;
+		*json = copy && doc->compact ? copy + (v->raw_off - doc->root->raw_off)
+					     : text;
 		*len = v->raw_len;
+		ctx->value_kept = copy && doc->compact;
 	}
 	return 0;
 }
@@ -635,17 +678,32 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 {
 	const struct plan *plan = userdata;
 	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
+	size_t sl = 0;
 	(void)ev;
 	ctx->trusted = true;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
-		size_t opno = i + 1, sl = 0, nl = 0, ol = 0, vl = 0;
-		const char *value = NULL;
-		int rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
-				     subject, sizeof subject, &sl);
-		if (!rc && op->name.present)
+		size_t opno = i + 1, nl = 0, ol = 0, vl = 0;
+		const char *value = NULL, *np = name;
+		int rc = 0;
+		/* The same template renders the same text: subject[] still
+		 * holds it, and the operation shares the previous one's copy
+		 * (every earlier operation succeeded, or we would not be here). */
+		if (!op->same_subject)
+			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
+					 subject, sizeof subject, &sl);
+		ctx->share_subject = op->same_subject;
+		/* A name without pointers (most predicates, relations and
+		 * kinds) is its literal, checked against the limit at compile
+		 * time: handed over as it is, not rendered. */
+		if (!rc && op->name.present && op->name.npieces == 1 &&
+		    !op->name.pieces[0].ptr) {
+			np = op->name.pieces[0].lit;
+			nl = op->name.pieces[0].lit_len;
+		} else if (!rc && op->name.present) {
 			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
 					 &op->name, name, sizeof name, &nl);
+		}
 		if (!rc && op->object.present)
 			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object,
 					 object, sizeof object, &ol);
@@ -656,21 +714,23 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
 			rc = keel_ctx_entity(ctx, subject, sl,
-					     op->name.present ? name : NULL, nl);
+					     op->name.present ? np : NULL, nl);
 			break;
 		case KEEL_OP_FACT:
-			rc = keel_ctx_fact(ctx, subject, sl, name, nl, value, vl);
+			rc = keel_ctx_fact(ctx, subject, sl, np, nl, value, vl);
 			break;
 		case KEEL_OP_UNSET:
-			rc = keel_ctx_unset(ctx, subject, sl, name, nl);
+			rc = keel_ctx_unset(ctx, subject, sl, np, nl);
 			break;
 		case KEEL_OP_LINK:
-			rc = keel_ctx_link(ctx, subject, sl, name, nl, object, ol);
+			rc = keel_ctx_link(ctx, subject, sl, np, nl, object, ol);
 			break;
 		case KEEL_OP_UNLINK:
-			rc = keel_ctx_unlink(ctx, subject, sl, name, nl, object, ol);
+			rc = keel_ctx_unlink(ctx, subject, sl, np, nl, object, ol);
 			break;
 		}
+		ctx->share_subject = false;
+		ctx->value_kept = false;
 		if (rc)
 			return rc;
 	}
@@ -694,10 +754,27 @@ const char *keel_cartridge_name(const struct keel_cartridge *c)
 	return c ? c->name : NULL;
 }
 
+/* The handler map's hash: a cartridge has a few dozen types at most and
+ * every event looks its type up, so a cheap mix of the length and the first
+ * and last 8 bytes (types mostly differ at the end: fleet.vehicle.*) does;
+ * the map compares the whole type anyway. In memory only. */
+static uint64_t handler_hash(const char *type, size_t len)
+{
+	uint64_t a = 0, b = 0;
+	if (len >= 8) {
+		memcpy(&a, type, 8);
+		memcpy(&b, type + len - 8, 8);
+	} else {
+		memcpy(&a, type, len);
+	}
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 static const struct handler *handler_find(const struct keel_cartridge *c,
 					  const char *type, size_t len)
 {
-	uint64_t h = keel_hash64(type, len, 0);
+	uint64_t h = handler_hash(type, len);
 	for (size_t i = keel_map_first(&c->handlers, h); i != SIZE_MAX;
 	     i = keel_map_next(&c->handlers, h, i)) {
 		const struct handler *hd = c->handlers.values[i];
@@ -716,7 +793,7 @@ static int handler_add(struct keel_cartridge *c, const char *type, size_t len,
 	hd->type = keel_arena_str(&c->arena, keel_str_make(type, len));
 	hd->fn = fn;
 	hd->userdata = userdata;
-	keel_map_put(&c->handlers, keel_hash64(type, len, 0), hd);
+	keel_map_put(&c->handlers, handler_hash(type, len), hd);
 	return 0;
 }
 
@@ -1030,6 +1107,24 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 	return 0;
 }
 
+static bool tmpl_eq(const struct tmpl *a, const struct tmpl *b)
+{
+	if (a->present != b->present || a->npieces != b->npieces)
+		return false;
+	for (size_t i = 0; i < a->npieces; i++) {
+		const struct piece *x = &a->pieces[i], *y = &b->pieces[i];
+		if ((x->ptr == NULL) != (y->ptr == NULL))
+			return false;
+		if (!x->ptr && !keel_str_eq(keel_str_make(x->lit, x->lit_len),
+					    keel_str_make(y->lit, y->lit_len)))
+			return false;
+		if (x->ptr && !keel_str_eq(keel_str_make(x->ptr->text, x->ptr->text_len),
+					   keel_str_make(y->ptr->text, y->ptr->text_len)))
+			return false;
+	}
+	return true;
+}
+
 static int events_compile(struct compiler *cc, const struct keel_json *events)
 {
 	for (const struct keel_json *t = events->child; t; t = t->next) {
@@ -1050,6 +1145,9 @@ static int events_compile(struct compiler *cc, const struct keel_json *events)
 			int rc = op_compile(cc, o, &plan->ops[i]);
 			if (rc)
 				return rc;
+			plan->ops[i].same_subject =
+			    i > 0 &&
+			    tmpl_eq(&plan->ops[i].subject, &plan->ops[i - 1].subject);
 		}
 		cc->opno = 0;
 		if (handler_add(cc->c, t->key, t->key_len, plan_handler, plan))

@@ -22,13 +22,13 @@
 
 enum env_field { F_ID, F_SPECVERSION, F_TENANT, F_TYPE, F_TIME, F_DATA, F_COUNT };
 
+/* For messages; keel_envelope_read matches the names itself. */
 static const struct {
 	const char *name;
-	size_t len;
 } env_fields[F_COUNT] = {
-    [F_ID] = {"id", 2},		[F_SPECVERSION] = {"specversion", 11},
-    [F_TENANT] = {"tenant", 6}, [F_TYPE] = {"type", 4},
-    [F_TIME] = {"time", 4},	[F_DATA] = {"data", 4},
+    [F_ID] = {"id"},	     [F_SPECVERSION] = {"specversion"},
+    [F_TENANT] = {"tenant"}, [F_TYPE] = {"type"},
+    [F_TIME] = {"time"},     [F_DATA] = {"data"},
 };
 
 static int env_fail(struct keel_buf *msg, enum env_field f, const char *rule)
@@ -45,9 +45,11 @@ static bool has_control(const char *p, size_t n)
 	return false;
 }
 
-/* Checks a required string field of 1..max bytes; on success *out views it. */
+/* Checks a required string field of 1..max bytes; on success *out views it
+ * and *at is where it is written verbatim (keel_envelope.id_at). */
 static int env_string(const struct keel_json *v, enum env_field f, size_t max,
-		      bool no_control, struct keel_str *out, struct keel_buf *msg)
+		      bool no_control, struct keel_str *out, size_t *at,
+		      struct keel_buf *msg)
 {
 	if (!v)
 		return env_fail(msg, f, "missing");
@@ -58,9 +60,14 @@ static int env_string(const struct keel_json *v, enum env_field f, size_t max,
 			      env_fields[f].name, max, v->len);
 		return -1;
 	}
-	if (no_control && has_control(v->str, v->len))
+	/* An escape makes the text longer than the decoded string plus its
+	 * two quotes. Raw control characters never get past the parser: only
+	 * an escape can have put one in. */
+	bool verbatim = v->raw_len == v->len + 2;
+	if (no_control && !verbatim && has_control(v->str, v->len))
 		return env_fail(msg, f, "must not contain control characters");
 	*out = keel_str_make(v->str, v->len);
+	*at = verbatim ? v->raw_off + 1 : SIZE_MAX;
 	return 0;
 }
 
@@ -78,6 +85,7 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 
 	memset(env, 0, sizeof *env);
 	env->id = env->tenant = env->type = KEEL_STR_NULL;
+	env->id_at = env->tenant_at = env->type_at = SIZE_MAX;
 	if (!root || root->type != KEEL_JSON_OBJECT) {
 		keel_buf_adds(msg, "envelope is not a JSON object");
 		return -1;
@@ -85,18 +93,35 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 	env->root = root;
 
 	/* Keys are unique (the parser rejects duplicates), so the last match
-	 * is the only one. */
+	 * is the only one. A key's length names the candidates; comparing with
+	 * a constant length lets the compiler compare words, not call memcmp. */
 	for (const struct keel_json *m = root->child; m; m = m->next) {
-		for (int i = 0; i < F_COUNT; i++) {
-			if (m->key_len == env_fields[i].len &&
-			    memcmp(m->key, env_fields[i].name, m->key_len) == 0) {
-				f[i] = m;
-				break;
-			}
+		const char *k = m->key;
+		switch (m->key_len) {
+		case 2:
+			if (memcmp(k, "id", 2) == 0)
+				f[F_ID] = m;
+			break;
+		case 4:
+			if (memcmp(k, "type", 4) == 0)
+				f[F_TYPE] = m;
+			else if (memcmp(k, "time", 4) == 0)
+				f[F_TIME] = m;
+			else if (memcmp(k, "data", 4) == 0)
+				f[F_DATA] = m;
+			break;
+		case 6:
+			if (memcmp(k, "tenant", 6) == 0)
+				f[F_TENANT] = m;
+			break;
+		case 11:
+			if (memcmp(k, "specversion", 11) == 0)
+				f[F_SPECVERSION] = m;
+			break;
 		}
 	}
 
-	if (env_string(f[F_ID], F_ID, KEEL_ID_MAX, true, &env->id, msg))
+	if (env_string(f[F_ID], F_ID, KEEL_ID_MAX, true, &env->id, &env->id_at, msg))
 		return -1;
 
 	const struct keel_json *sv = f[F_SPECVERSION];
@@ -105,7 +130,9 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 		return env_fail(msg, F_SPECVERSION, "must be \"1.0\"");
 
 	struct keel_str tenant;
-	if (env_string(f[F_TENANT], F_TENANT, KEEL_TENANT_MAX, false, &tenant, msg))
+	size_t tenant_at, type_at;
+	if (env_string(f[F_TENANT], F_TENANT, KEEL_TENANT_MAX, false, &tenant, &tenant_at,
+		       msg))
 		return -1;
 	for (size_t i = 0; i < tenant.len; i++)
 		if (!tenant_char_ok((unsigned char)tenant.ptr[i]))
@@ -113,7 +140,7 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 					"must be 1-64 bytes of [A-Za-z0-9._-]");
 
 	struct keel_str type;
-	if (env_string(f[F_TYPE], F_TYPE, KEEL_TYPE_MAX, true, &type, msg))
+	if (env_string(f[F_TYPE], F_TYPE, KEEL_TYPE_MAX, true, &type, &type_at, msg))
 		return -1;
 
 	const struct keel_json *t = f[F_TIME];
@@ -134,6 +161,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 
 	env->tenant = tenant;
 	env->type = type;
+	env->tenant_at = tenant_at;
+	env->type_at = type_at;
 	env->time = time;
 	env->data = d;
 	return 0;

@@ -22,6 +22,16 @@ struct keel_envelope {
 	int64_t time;
 	const struct keel_json *root;
 	const struct keel_json *data;
+	/* Where id, tenant and type are written without escapes: the offset
+	 * of their first byte in the document's text, else SIZE_MAX. A copy
+	 * of the text then holds them too (prepare.c). */
+	size_t id_at, tenant_at, type_at;
+	/* Set by whoever keeps a copy of the text's compaction for as long as
+	 * the event's operations (prepare.c), when that copy is the text
+	 * itself (doc->compact): the text at offset off is at copy + off -
+	 * root->raw_off. The cartridge then points values into it rather
+	 * than copying them. NULL otherwise (keel_envelope_read sets NULL). */
+	const char *copy;
 };
 
 /* Validates doc->root as an envelope. Returns 0, or -1 with the rule broken

@@ -115,11 +115,6 @@ int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 	return 0;
 }
 
-static uint64_t keel_event_id_hash(const struct keel_batch_event *ev)
-{
-	return keel_hash64(ev->id.ptr, ev->id.len, keel_hash64(ev->tenant.ptr, ev->tenant.len, 3));
-}
-
 /* The second and later copies of an id within one batch are duplicates of
  * the first. */
 static void keel_ingest_mark_repeats(struct keel_ingest *ing)
@@ -129,7 +124,7 @@ static void keel_ingest_mark_repeats(struct keel_ingest *ing)
 		struct keel_batch_event *ev = ing->events.items[i];
 		if (ev->status != KEEL_EV_PENDING)
 			continue;
-		uint64_t h = keel_event_id_hash(ev);
+		uint64_t h = keel_batch_event_key_hash(ev);
 		struct keel_batch_event *first = NULL;
 		for (size_t k = keel_map_first(m, h); k != SIZE_MAX; k = keel_map_next(m, h, k)) {
 			struct keel_batch_event *other = m->values[k];
@@ -223,13 +218,14 @@ int keel_ingest_flush(struct keel_ingest *ing)
 		ev->status = KEEL_EV_ACCEPTED;
 		unhandled += ev->unhandled;
 		keel_ptrvec_push(&ing->accepted, ev);
-		keel_overlay_resolve(o, ev);
 	}
 	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
 	size_t nacc = ing->accepted.len;
 	if (nacc) {
+		keel_overlay_resolve_batch(o, acc, nacc);
 		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
 			return keel_ingest_fail(ing, rc);
+		keel_overlay_prefetch_rows(acc, nacc);
 		for (size_t i = 0; i < nacc; i++)
 			keel_overlay_apply(o, acc[i]);
 		rows_inserted = o->new_rows.len;

@@ -38,6 +38,7 @@ void keel_overlay_free(struct keel_overlay *o)
 	keel_ptrvec_free(&o->entities);
 	keel_ptrvec_free(&o->new_rows);
 	keel_ptrvec_free(&o->dirty_rows);
+	free(o->key_hashes);
 }
 
 void keel_overlay_reset(struct keel_overlay *o)
@@ -55,18 +56,15 @@ void keel_overlay_reset(struct keel_overlay *o)
 
 uint64_t keel_entity_hash(struct keel_str tenant, struct keel_str subject)
 {
-	return keel_hash64(subject.ptr, subject.len,
-			   keel_hash64(tenant.ptr, tenant.len, 0x9e3779b97f4a7c15ull));
+	return keel_subject_hash(keel_tenant_hash(tenant), subject);
 }
 
-struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
-					    enum keel_row_kind kind,
-					    struct keel_str tenant,
-					    struct keel_str subject,
-					    struct keel_str name,
-					    struct keel_str object)
+/* keel_overlay_timeline with the key's hash already computed. */
+static struct keel_timeline *
+keel_overlay_timeline_h(struct keel_overlay *o, enum keel_row_kind kind,
+			struct keel_str tenant, struct keel_str subject,
+			struct keel_str name, struct keel_str object, uint64_t h)
 {
-	uint64_t h = keel_timeline_hash(kind, tenant, subject, name, object);
 	struct keel_map *m = &o->timeline_map;
 	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
 		struct keel_timeline *tl = m->values[i];
@@ -87,10 +85,22 @@ struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
 	return tl;
 }
 
-struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
-					struct keel_str subject)
+struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
+					    enum keel_row_kind kind,
+					    struct keel_str tenant,
+					    struct keel_str subject, struct keel_str name,
+					    struct keel_str object)
 {
-	uint64_t h = keel_entity_hash(tenant, subject);
+	return keel_overlay_timeline_h(
+	    o, kind, tenant, subject, name, object,
+	    keel_timeline_hash(kind, tenant, subject, name, object));
+}
+
+/* keel_overlay_entity with the key's hash (keel_entity_hash) computed. */
+static struct keel_entity *keel_overlay_entity_h(struct keel_overlay *o,
+						 struct keel_str tenant,
+						 struct keel_str subject, uint64_t h)
+{
 	struct keel_map *m = &o->entity_map;
 	for (size_t i = keel_map_first(m, h); i != SIZE_MAX; i = keel_map_next(m, h, i)) {
 		struct keel_entity *e = m->values[i];
@@ -107,6 +117,13 @@ struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str 
 	return e;
 }
 
+struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
+					struct keel_str subject)
+{
+	return keel_overlay_entity_h(o, tenant, subject,
+				     keel_entity_hash(tenant, subject));
+}
+
 static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
 {
 	/* Events mostly arrive in time order: skip the common repeat. */
@@ -119,33 +136,151 @@ static void keel_timeline_add_time(struct keel_timeline *tl, int64_t t)
 	tl->times[tl->ntimes++] = t;
 }
 
-void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
+static bool keel_str_same(struct keel_str a, struct keel_str b)
 {
+	return a.len == b.len && (a.ptr == b.ptr || keel_str_eq(a, b));
+}
+
+/* The hashes of one operation's keys (0 where it has none). */
+struct keel_key_hashes {
+	uint64_t subject, object, timeline;
+};
+
+static struct keel_key_hashes *keel_overlay_hash_space(struct keel_overlay *o, size_t n)
+{
+	if (n > o->key_hashes_cap) {
+		o->key_hashes_cap = n > 2 * o->key_hashes_cap ? n : 2 * o->key_hashes_cap;
+		free(o->key_hashes);
+		o->key_hashes = keel_xmalloc(o->key_hashes_cap * sizeof *o->key_hashes);
+	}
+	return o->key_hashes;
+}
+
+/* Hashes the keys of an event's operations into hs. The hashes are chained
+ * (timeline.h): the tenant is hashed once per event, and a subject once
+ * for a run of operations on it (a handler's operations mostly share
+ * theirs). */
+static void keel_overlay_hash_keys(const struct keel_batch_event *ev,
+				   struct keel_key_hashes *hs)
+{
+	uint64_t th = keel_tenant_hash(ev->tenant);
+	uint64_t sh = 0;
 	for (size_t i = 0; i < ev->nops; i++) {
-		struct keel_op *op = &ev->ops[i];
-		op->subject_entity = keel_overlay_entity(o, ev->tenant, op->subject);
+		const struct keel_op *op = &ev->ops[i];
+		if (!i || !keel_str_same(ev->ops[i - 1].subject, op->subject))
+			sh = keel_subject_hash(th, op->subject);
+		hs[i].subject = sh;
+		hs[i].object = hs[i].timeline = 0;
 		switch (op->kind) {
 		case KEEL_OP_ENTITY:
 			break;
 		case KEEL_OP_FACT:
 		case KEEL_OP_UNSET:
-			op->timeline = keel_overlay_timeline(o, KEEL_ROW_FACT, ev->tenant,
-							     op->subject, op->name,
-							     KEEL_STR_NULL);
+			hs[i].timeline = keel_timeline_hash_from(KEEL_ROW_FACT, sh,
+								 op->name, KEEL_STR_NULL);
+			break;
+		case KEEL_OP_LINK:
+		case KEEL_OP_UNLINK:
+			hs[i].object = keel_subject_hash(th, op->object);
+			hs[i].timeline = keel_timeline_hash_from(KEEL_ROW_RELATION, sh,
+								 op->name, op->object);
+			break;
+		}
+	}
+}
+
+/* keel_overlay_resolve with the keys' hashes computed: a run of operations
+ * on one subject looks its entity up once. */
+static void keel_overlay_resolve_hashed(struct keel_overlay *o,
+					struct keel_batch_event *ev,
+					const struct keel_key_hashes *hs)
+{
+	for (size_t i = 0; i < ev->nops; i++) {
+		struct keel_op *op = &ev->ops[i];
+		if (i && keel_str_same(ev->ops[i - 1].subject, op->subject))
+			op->subject_entity = ev->ops[i - 1].subject_entity;
+		else
+			op->subject_entity = keel_overlay_entity_h(
+			    o, ev->tenant, op->subject, hs[i].subject);
+		switch (op->kind) {
+		case KEEL_OP_ENTITY:
+			break;
+		case KEEL_OP_FACT:
+		case KEEL_OP_UNSET:
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_FACT, ev->tenant, op->subject, op->name,
+			    KEEL_STR_NULL, hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		case KEEL_OP_LINK:
 		case KEEL_OP_UNLINK:
-			op->object_entity = keel_overlay_entity(o, ev->tenant, op->object);
-			op->timeline = keel_overlay_timeline(o, KEEL_ROW_RELATION, ev->tenant,
-							     op->subject, op->name,
-							     op->object);
+			op->object_entity = keel_overlay_entity_h(
+			    o, ev->tenant, op->object, hs[i].object);
+			op->timeline = keel_overlay_timeline_h(
+			    o, KEEL_ROW_RELATION, ev->tenant, op->subject, op->name,
+			    op->object, hs[i].timeline);
 			if (!o->keeps_state)
 				keel_timeline_add_time(op->timeline, ev->time);
 			break;
 		}
 	}
+}
+
+void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
+{
+	struct keel_key_hashes *hs = keel_overlay_hash_space(o, ev->nops);
+	keel_overlay_hash_keys(ev, hs);
+	keel_overlay_resolve_hashed(o, ev, hs);
+}
+
+/* Prefetch stages of keel_overlay_resolve_batch: the slot where a key's
+ * entry would be found first, then (once that is in) the entry itself. */
+static void keel_map_prefetch_slot(const struct keel_map *m, uint64_t h)
+{
+	if (!h || !m->cap)
+		return;
+	size_t i = (size_t)h & (m->cap - 1);
+	__builtin_prefetch(&m->hashes[i]);
+	__builtin_prefetch(&m->values[i]);
+}
+
+static void keel_map_prefetch_entry(const struct keel_map *m, uint64_t h)
+{
+	if (!h || !m->cap)
+		return;
+	size_t i = (size_t)h & (m->cap - 1);
+	if (m->hashes[i] == h)
+		__builtin_prefetch(m->values[i]);
+}
+
+void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event **ev,
+				size_t n)
+{
+	size_t nops = 0;
+	for (size_t i = 0; i < n; i++)
+		nops += ev[i]->nops;
+	struct keel_key_hashes *hs = keel_overlay_hash_space(o, nops);
+	struct keel_key_hashes *h = hs;
+	for (size_t i = 0; i < n; h += ev[i++]->nops)
+		keel_overlay_hash_keys(ev[i], h);
+	/* In a large state (the memory store's) nearly every lookup misses
+	 * the caches, twice over: the map slot, then the entry it points to.
+	 * Asking for all slots, then all entries, lets those misses overlap;
+	 * the lookups below then mostly hit. A hint only. */
+	for (size_t k = 0; k < nops; k++) {
+		keel_map_prefetch_slot(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_slot(&o->entity_map, hs[k].object);
+		keel_map_prefetch_slot(&o->timeline_map, hs[k].timeline);
+	}
+	for (size_t k = 0; k < nops; k++) {
+		keel_map_prefetch_entry(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_entry(&o->entity_map, hs[k].object);
+		keel_map_prefetch_entry(&o->timeline_map, hs[k].timeline);
+	}
+	h = hs;
+	for (size_t i = 0; i < n; h += ev[i++]->nops)
+		keel_overlay_resolve_hashed(o, ev[i], h);
 }
 
 struct keel_row *keel_overlay_add_fetched_row(struct keel_overlay *o,
@@ -247,6 +382,25 @@ static void keel_overlay_dirtied(void *ud, struct keel_row *row)
 	keel_ptrvec_push(&o->dirty_rows, row);
 }
 
+void keel_overlay_prefetch_rows(struct keel_batch_event **ev, size_t n)
+{
+	/* Placement at t reads the timeline's last row (events come mostly
+	 * in time order) through its row array: two dependent misses on a
+	 * large state. Ask for every array's end first, then every row. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ev[i]->nops; k++) {
+			const struct keel_timeline *tl = ev[i]->ops[k].timeline;
+			if (tl && tl->nrows)
+				__builtin_prefetch(&tl->rows[tl->nrows - 1]);
+		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ev[i]->nops; k++) {
+			const struct keel_timeline *tl = ev[i]->ops[k].timeline;
+			if (tl && tl->nrows)
+				__builtin_prefetch(tl->rows[tl->nrows - 1]);
+		}
+}
+
 void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *ev)
 {
 	const struct keel_place_sink sink = {
@@ -257,8 +411,12 @@ void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *e
 	for (size_t i = 0; i < ev->nops; i++) {
 		const struct keel_op *op = &ev->ops[i];
 		bool entity_only = op->kind == KEEL_OP_ENTITY;
+		/* A store's state takes a new kind in its own arena at once (a
+		 * kind rarely changes), so that settling the batch need not copy
+		 * the kind of every entity the batch mentioned. */
 		keel_entity_mention(op->subject_entity, ev->time,
-				    entity_only ? op->name : KEEL_STR_NULL, NULL);
+				    entity_only ? op->name : KEEL_STR_NULL,
+				    o->keeps_state ? &o->arena : NULL);
 		if (entity_only)
 			continue;
 		if (op->object_entity)

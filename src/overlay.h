@@ -46,6 +46,8 @@ struct keel_overlay {
 	 * batches are applied in it in place, nothing is prefetched, so
 	 * resolve records no event times. */
 	bool keeps_state;
+	struct keel_key_hashes *key_hashes; /* resolve's scratch */
+	size_t key_hashes_cap;
 };
 
 void keel_overlay_init(struct keel_overlay *o);
@@ -68,6 +70,11 @@ struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str 
  * each timeline), resolving op->timeline and op->*_entity. */
 void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev);
 
+/* keel_overlay_resolve for a batch's events, in order, with the cache
+ * misses of the lookups overlapped (see overlay.c); the same result. */
+void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event **ev,
+				size_t n);
+
 /* Prefetch fill. A row whose seq is already present is ignored. Strings are
  * copied. Returns the overlay's copy. */
 struct keel_row *keel_overlay_add_fetched_row(struct keel_overlay *o,
@@ -84,6 +91,10 @@ void keel_overlay_found_entity(struct keel_overlay *o, struct keel_entity *e,
  * suffices. Call it once, after the open rows are in. */
 size_t keel_overlay_uncovered_times(const struct keel_timeline *tl, int64_t *out,
 				    size_t max);
+
+/* A hint before a batch's events are applied: asks for the rows their
+ * placement will read, so that the cache misses overlap (see overlay.c). */
+void keel_overlay_prefetch_rows(struct keel_batch_event **ev, size_t n);
 
 /* Applies an accepted event's operations at its time (placement). */
 void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *ev);

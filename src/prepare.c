@@ -20,14 +20,12 @@ void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
 	p->report = report;
 	keel_json_doc_init(&p->doc);
 	keel_buf_init(&p->msg);
-	keel_buf_init(&p->compact);
 }
 
 void keel_prep_free(struct keel_prep *p)
 {
 	keel_json_doc_free(&p->doc);
 	keel_buf_free(&p->msg);
-	keel_buf_free(&p->compact);
 }
 
 /* Reports a rejection: p->msg holds the rule. */
@@ -64,6 +62,32 @@ void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head
 	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
 }
 
+/* The document compacted straight into the arena: compaction never
+ * lengthens the text, so raw_len + 1 bytes hold it (a document written
+ * without blanks, the usual case, is one copy). */
+static struct keel_str keel_prep_compact(const struct keel_json_doc *doc,
+					 struct keel_arena *a)
+{
+	const struct keel_json *root = doc->root;
+	struct keel_buf b = {keel_arena_alloc(a, root->raw_len + 1), 0,
+			     root->raw_len + 1};
+	keel_json_compact(doc, root, &b);
+	return keel_str_make(b.data, b.len);
+}
+
+/* An envelope field of the event: a view into its compacted envelope when
+ * it is written there verbatim (a document without blanks is its own
+ * compaction, so the text's offsets hold), else a copy. Either way it
+ * lives in the arena; a view is not NUL-terminated. */
+static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
+				       struct keel_str envelope, struct keel_str v,
+				       size_t at, struct keel_arena *a)
+{
+	if (doc->compact && at != SIZE_MAX)
+		return keel_str_make(envelope.ptr + (at - doc->root->raw_off), v.len);
+	return keel_arena_str(a, v);
+}
+
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
@@ -86,6 +110,10 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	}
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
+	/* Compacted first: the operations' values can then point into it. */
+	ev->envelope = keel_prep_compact(&p->doc, a);
+	if (p->doc.compact)
+		env.copy = ev->envelope.ptr;
 	enum keel_run_result run =
 	    keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
 	if (run == KEEL_RUN_REJECTED) {
@@ -93,14 +121,11 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 		return NULL;
 	}
 	ev->unhandled = run == KEEL_RUN_UNHANDLED;
-	ev->tenant = keel_arena_str(a, env.tenant);
-	ev->id = keel_arena_str(a, env.id);
-	ev->type = keel_arena_str(a, env.type);
+	ev->tenant = keel_prep_field(&p->doc, ev->envelope, env.tenant, env.tenant_at, a);
+	ev->id = keel_prep_field(&p->doc, ev->envelope, env.id, env.id_at, a);
+	ev->type = keel_prep_field(&p->doc, ev->envelope, env.type, env.type_at, a);
 	ev->time = env.time;
 	ev->position = position;
-	keel_buf_reset(&p->compact);
-	keel_json_compact(&p->doc, p->doc.root, &p->compact);
-	ev->envelope = keel_arena_str(a, keel_str_make(p->compact.data, p->compact.len));
 	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
 	return ev;
 }

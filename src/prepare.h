@@ -21,7 +21,6 @@ struct keel_prep {
 	struct keel_report *report; /* read and rejected are counted here */
 	struct keel_json_doc doc;
 	struct keel_buf msg;
-	struct keel_buf compact;
 };
 
 /* Fills p with defaults ("line", no limit, no callback); the caller sets

@@ -60,13 +60,6 @@ struct keel_str keel_str_cstr(const char *s)
 	return s ? keel_str_make(s, strlen(s)) : KEEL_STR_NULL;
 }
 
-bool keel_str_eq(struct keel_str a, struct keel_str b)
-{
-	if (!a.ptr || !b.ptr)
-		return a.ptr == b.ptr;
-	return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
-}
-
 int keel_str_cmp(struct keel_str a, struct keel_str b)
 {
 	if (!a.ptr || !b.ptr)
@@ -334,11 +327,10 @@ static void keel_arena_grow(struct keel_arena *a, size_t n)
 	a->end = next->data + next->size;
 }
 
-void *keel_arena_alloc(struct keel_arena *a, size_t n)
+/* keel_arena_alloc's way out when the current chunk is full (n rounded). */
+void *keel_arena_alloc_grow(struct keel_arena *a, size_t n)
 {
-	n = (n + 7) & ~(size_t)7;
-	if (!a->cur || (size_t)(a->end - a->cur) < n)
-		keel_arena_grow(a, n);
+	keel_arena_grow(a, n);
 	void *p = a->cur;
 	a->cur += n;
 	return p;
@@ -487,13 +479,11 @@ void keel_map_put(struct keel_map *m, uint64_t hash, void *value)
 
 /* ---------------------------------------------------------------- vector */
 
-void keel_ptrvec_push(struct keel_ptrvec *v, void *p)
+/* keel_ptrvec_push's way out when the vector is full. */
+void keel_ptrvec_grow(struct keel_ptrvec *v)
 {
-	if (v->len == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 16;
-		v->items = keel_xrealloc(v->items, v->cap * sizeof *v->items);
-	}
-	v->items[v->len++] = p;
+	v->cap = v->cap ? v->cap * 2 : 16;
+	v->items = keel_xrealloc(v->items, v->cap * sizeof *v->items);
 }
 
 void keel_ptrvec_free(struct keel_ptrvec *v)

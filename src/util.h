@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define KEEL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -29,7 +30,44 @@ static inline struct keel_str keel_str_make(const char *p, size_t n)
 	return (struct keel_str){p, n};
 }
 struct keel_str keel_str_cstr(const char *s);
-bool keel_str_eq(struct keel_str a, struct keel_str b);
+
+/* Equal bytes, for the short strings keys are made of: up to 16 bytes
+ * compare as two overlapping words (first and last bytes; nothing past
+ * either string is read), longer ones through memcmp. */
+static inline bool keel_bytes_eq(const char *a, const char *b, size_t n)
+{
+	uint64_t x0, x1, y0, y1;
+	uint32_t u0, u1, v0, v1;
+	if (n >= 8 && n <= 16) {
+		memcpy(&x0, a, 8);
+		memcpy(&y0, b, 8);
+		memcpy(&x1, a + n - 8, 8);
+		memcpy(&y1, b + n - 8, 8);
+		return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+	}
+	if (n >= 4 && n < 8) {
+		memcpy(&u0, a, 4);
+		memcpy(&v0, b, 4);
+		memcpy(&u1, a + n - 4, 4);
+		memcpy(&v1, b + n - 4, 4);
+		return ((u0 ^ v0) | (u1 ^ v1)) == 0;
+	}
+	if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			if (a[i] != b[i])
+				return false;
+		return true;
+	}
+	return memcmp(a, b, n) == 0;
+}
+
+/* Inline: the overlay's key lookups compare several strings per operation. */
+static inline bool keel_str_eq(struct keel_str a, struct keel_str b)
+{
+	if (!a.ptr || !b.ptr)
+		return a.ptr == b.ptr;
+	return a.len == b.len && keel_bytes_eq(a.ptr, b.ptr, a.len);
+}
 /* Bytewise order (memcmp, then length); absent sorts first. */
 int keel_str_cmp(struct keel_str a, struct keel_str b);
 
@@ -92,7 +130,19 @@ void keel_arena_init_large(struct keel_arena *a);
 void keel_arena_free(struct keel_arena *a);
 /* Rewinds; keeps up to a few MiB of chunks for reuse, frees the rest. */
 void keel_arena_reset(struct keel_arena *a);
-void *keel_arena_alloc(struct keel_arena *a, size_t n); /* 8-byte aligned */
+/* 8-byte aligned. Inline: the library allocates a few dozen times per
+ * event, nearly always from the current chunk. */
+void *keel_arena_alloc_grow(struct keel_arena *a, size_t n);
+static inline void *keel_arena_alloc(struct keel_arena *a, size_t n)
+{
+	n = (n + 7) & ~(size_t)7;
+	if (__builtin_expect(a->cur && (size_t)(a->end - a->cur) >= n, 1)) {
+		void *p = a->cur;
+		a->cur += n;
+		return p;
+	}
+	return keel_arena_alloc_grow(a, n);
+}
 /* Copies s into the arena (NUL-terminated); absent stays absent. */
 struct keel_str keel_arena_str(struct keel_arena *a, struct keel_str s);
 
@@ -127,7 +177,14 @@ struct keel_ptrvec {
 	size_t len;
 	size_t cap;
 };
-void keel_ptrvec_push(struct keel_ptrvec *v, void *p);
+/* Inline: a batch pushes a dozen pointers per event (events, rows, ...). */
+void keel_ptrvec_grow(struct keel_ptrvec *v);
+static inline void keel_ptrvec_push(struct keel_ptrvec *v, void *p)
+{
+	if (__builtin_expect(v->len == v->cap, 0))
+		keel_ptrvec_grow(v);
+	v->items[v->len++] = p;
+}
 void keel_ptrvec_free(struct keel_ptrvec *v);
 
 #endif

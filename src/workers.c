@@ -30,6 +30,7 @@
  * memory stays bounded by the queues, not the input.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,10 @@ struct keel_workers {
 	pthread_cond_t cond;
 	pthread_mutex_t reject_mu;
 	bool failed, stopping;
+	/* failed, for the feeding thread's check of every line without the
+	 * mutex (set with failed, under it) */
+	atomic_bool failed_flag;
+	size_t last_block_bytes; /* feeding: text size of the last full block */
 	struct keel_buf errmsg;
 	struct keel_report report;
 	uint64_t offered;
@@ -184,6 +189,7 @@ static void keel_workers_fail(struct keel_workers *w, const char *msg)
 		keel_buf_reset(&w->errmsg);
 		keel_buf_adds(&w->errmsg, msg);
 		w->failed = true;
+		atomic_store_explicit(&w->failed_flag, true, memory_order_relaxed);
 	}
 	pthread_cond_broadcast(&w->cond);
 }
@@ -452,6 +458,7 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 						      : KEEL_WORKERS_PIPELINE;
 
 	struct keel_workers *w = keel_xcalloc(1, sizeof *w);
+	atomic_init(&w->failed_flag, false);
 	w->mode = mode;
 	w->n = workers;
 	w->opt = *o;
@@ -585,10 +592,7 @@ static int keel_workers_push(struct keel_workers *w, struct keel_wblock *b,
 static int keel_workers_offer(struct keel_workers *w, const char *text, size_t len,
 			      uint64_t position, bool too_long)
 {
-	pthread_mutex_lock(&w->mu);
-	bool failed = w->failed;
-	pthread_mutex_unlock(&w->mu);
-	if (failed)
+	if (atomic_load_explicit(&w->failed_flag, memory_order_relaxed))
 		return KEEL_ESTORE;
 	w->offered++;
 	unsigned k = 0;
@@ -598,13 +602,20 @@ static int keel_workers_offer(struct keel_workers *w, const char *text, size_t l
 		w->loads[k]++;
 	}
 	struct keel_wblock **slot = &w->filling[w->mode == KEEL_WORKERS_TENANTS ? k : 0];
-	if (!*slot)
+	if (!*slot) {
+		/* Sized like the last block, so that filling it does not grow
+		 * (and copy) its buffers line after line. */
 		*slot = keel_wblock_new();
+		(*slot)->cap = w->block_lines < 4096 ? w->block_lines : 4096;
+		(*slot)->lines = keel_xmalloc((*slot)->cap * sizeof *(*slot)->lines);
+		keel_buf_reserve(&(*slot)->text, w->last_block_bytes);
+	}
 	keel_wblock_add(*slot, text, len, position, too_long);
 	if (!keel_wblock_full(w, *slot))
 		return 0;
 	struct keel_wblock *b = *slot;
 	*slot = NULL;
+	w->last_block_bytes = b->text.len;
 	return keel_workers_push(w, b, k);
 }
 

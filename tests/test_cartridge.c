@@ -532,6 +532,63 @@ static void test_pointer_misses(void **state)
 	keel_cartridge_free(c);
 }
 
+/* Operations whose subject template is the previous one's share its
+ * rendered copy (the overlay then looks the entity up once); any other
+ * template is rendered afresh, even right after a run. */
+static const char runs_cartridge[] =
+    "{\"cartridge\":\"runs\",\"version\":\"1\",\"events\":{\"s.runs\":["
+    "{\"op\":\"entity\",\"subject\":\"a:{/data/x}\"},"
+    "{\"op\":\"fact\",\"subject\":\"a:{/data/x}\",\"predicate\":\"p\","
+    "\"value\":{\"const\":1}},"
+    "{\"op\":\"fact\",\"subject\":\"b:{/data/x}\",\"predicate\":\"p\","
+    "\"value\":{\"const\":2}},"
+    "{\"op\":\"unset\",\"subject\":\"a:{/data/x}\",\"predicate\":\"p\"},"
+    "{\"op\":\"link\",\"subject\":\"a:{/data/y}\",\"relation\":\"r\","
+    "\"object\":\"a:{/data/x}\"},"
+    "{\"op\":\"unlink\",\"subject\":\"a:{/data/y}\",\"relation\":\"r\","
+    "\"object\":\"b:{/data/y}\"}"
+    "]}}";
+
+static void test_subject_runs(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = compile_ok(runs_cartridge);
+	expect_run(c, "s.runs", "{\"x\":1,\"y\":\"z\"}",
+		   "ok\n  entity \"a:1\" kind none\n  fact \"a:1\" \"p\" = 1\n"
+		   "  fact \"b:1\" \"p\" = 2\n  unset \"a:1\" \"p\"\n"
+		   "  link \"a:z\" \"r\" \"a:1\"\n  unlink \"a:z\" \"r\" \"b:z\"\n");
+
+	char *text = envelope("s.runs", "{\"x\":1,\"y\":\"z\"}");
+	struct keel_json_doc doc;
+	struct keel_json_error err;
+	keel_json_doc_init(&doc);
+	assert_int_equal(keel_json_parse(&doc, text, strlen(text), &err), 0);
+	struct keel_envelope env;
+	memset(&env, 0, sizeof env);
+	env.root = doc.root;
+	env.type = member_str(doc.root, "type");
+	env.data = keel_json_get(doc.root, "data", 4);
+	struct keel_arena arena;
+	struct keel_buf msg;
+	keel_arena_init(&arena);
+	keel_buf_init(&msg);
+	struct keel_op *ops = NULL;
+	size_t nops = 0;
+	assert_int_equal(keel_cartridge_run(c, &doc, &env, &arena, &ops, &nops, &msg),
+			 KEEL_RUN_OK);
+	assert_int_equal(nops, 6);
+	assert_ptr_equal(ops[1].subject.ptr, ops[0].subject.ptr);
+	assert_ptr_not_equal(ops[2].subject.ptr, ops[1].subject.ptr);
+	assert_ptr_not_equal(ops[3].subject.ptr, ops[1].subject.ptr);
+	assert_ptr_not_equal(ops[4].subject.ptr, ops[3].subject.ptr);
+	assert_ptr_equal(ops[5].subject.ptr, ops[4].subject.ptr);
+	keel_buf_free(&msg);
+	keel_arena_free(&arena);
+	keel_json_doc_free(&doc);
+	free(text);
+	keel_cartridge_free(c);
+}
+
 static void test_pointer_escapes(void **state)
 {
 	(void)state;
@@ -1097,6 +1154,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_render_scalars),
     cmocka_unit_test(test_null_values),
     cmocka_unit_test(test_pointer_misses),
+    cmocka_unit_test(test_subject_runs),
     cmocka_unit_test(test_pointer_escapes),
     cmocka_unit_test(test_limits),
     cmocka_unit_test(test_c_handlers_in_process),

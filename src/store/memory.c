@@ -4,10 +4,12 @@
  *
  * The ingester resolves and applies each batch directly in that overlay
  * (keel_store_overlay): there is nothing to prefetch, and write_back only
- * makes the batch's changes permanent - it numbers the new rows, copies the
- * strings they borrow from the batch into the store's arena, clears the
- * per-batch flags and logs the events. Neither it nor commit can fail, so
- * a batch applied in place never needs rolling back.
+ * makes the batch's changes permanent - it copies the batch's events into
+ * the store's arena (their envelopes hold most strings the new rows borrow:
+ * ids, values, which then point into the copies), numbers the new rows,
+ * copies what else they borrow, clears the rows' per-batch flags and logs
+ * the events. Neither it nor commit can fail, so a batch applied in place
+ * never needs rolling back.
  *
  * Other writers hand in an overlay of their own: a load (all rows new) and
  * replay (replace_tenant). Those are staged and copied in at commit, so
@@ -26,6 +28,12 @@ struct keel_mem_event {
 	int64_t seq;
 };
 
+struct keel_id_fwd {
+	const char *from;	   /* a batch event's id */
+	struct keel_str envelope;  /* the batch event's envelope */
+	struct keel_mem_event *to; /* the event's copy in the store */
+};
+
 struct keel_memory_store {
 	struct keel_store base;
 	struct keel_overlay state; /* timelines, entities; its arena holds everything */
@@ -39,6 +47,12 @@ struct keel_memory_store {
 	size_t staged_n;
 	/* staged by replace_tenant (replay, bulk loads), applied by commit */
 	struct keel_ptrvec staged_replaces;
+	/* settle: the batch's event ids (by address) to the store's copies */
+	struct keel_id_fwd *fwd;
+	size_t fwd_cap;			    /* allocated slots */
+	size_t fwd_mask;		    /* slots in use for this batch, minus one */
+	struct keel_mem_event *last_copied; /* its tenant is shared with the next */
+	struct keel_ptrvec copied; /* settle: the batch's events, copied, in order */
 };
 
 static void keel_memory_drop_replaces(struct keel_memory_store *m);
@@ -78,6 +92,8 @@ static void keel_memory_close(struct keel_store *s)
 	keel_memory_drop_replaces(m);
 	keel_ptrvec_free(&m->staged_replaces);
 	keel_map_free(&m->event_map);
+	free(m->fwd);
+	keel_ptrvec_free(&m->copied);
 	keel_store_base_free(&m->base);
 	free(m);
 }
@@ -103,20 +119,16 @@ static int keel_memory_rollback(struct keel_store *s)
 
 /* ------------------------------------------------------------- the log */
 
-static uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str id)
-{
-	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 7));
-}
-
+/* The log is keyed by keel_batch_event_key_hash: every lookup and every
+ * insertion comes with a batch event, whose hash is computed once. */
 static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m,
-						     struct keel_str tenant,
-						     struct keel_str id)
+						     struct keel_batch_event *ev)
 {
-	uint64_t h = keel_event_key_hash(tenant, id);
+	uint64_t h = keel_batch_event_key_hash(ev);
 	for (size_t i = keel_map_first(&m->event_map, h); i != SIZE_MAX;
 	     i = keel_map_next(&m->event_map, h, i)) {
 		struct keel_mem_event *e = m->event_map.values[i];
-		if (keel_str_eq(e->id, id) && keel_str_eq(e->tenant, tenant))
+		if (keel_str_eq(e->id, ev->id) && keel_str_eq(e->tenant, ev->tenant))
 			return e;
 	}
 	return NULL;
@@ -126,8 +138,15 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 				size_t n)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	/* The log's map outgrows the caches: ask for every event's slot
+	 * first, so that the misses overlap instead of coming one by one. */
+	if (m->event_map.cap)
+		for (size_t i = 0; i < n; i++)
+			__builtin_prefetch(
+			    &m->event_map.hashes[keel_batch_event_key_hash(ev[i]) &
+						 (m->event_map.cap - 1)]);
 	for (size_t i = 0; i < n; i++) {
-		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]->tenant, ev[i]->id);
+		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
 			ev[i]->stored_hash = e->hash;
@@ -158,70 +177,147 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 	m->tenants.items[lo] = copy;
 }
 
-/* Appends an accepted event to the log. The previous event's tenant is
- * usually this one's: its copy is shared. */
-static void keel_memory_log_event(struct keel_memory_store *m, struct keel_batch_event *ev)
+/* A field of a batch event (tenant, id, type) in the store: a view into
+ * the store's copy of the envelope where the batch's is one into the
+ * batch's envelope (prepare.c), else a copy. */
+static struct keel_str keel_memory_field(struct keel_arena *a, struct keel_str v,
+					 struct keel_str batch_env, struct keel_str env)
+{
+	uintptr_t p = (uintptr_t)v.ptr, b = (uintptr_t)batch_env.ptr;
+	if (v.ptr && p >= b && p - b <= batch_env.len && v.len <= batch_env.len - (p - b))
+		return keel_str_make(env.ptr + (p - b), v.len);
+	return keel_arena_str(a, v);
+}
+
+/* The store's copy of an accepted event, not yet in the log. The previous
+ * event's tenant is usually this one's: its copy is shared. */
+static struct keel_mem_event *keel_memory_copy_event(struct keel_memory_store *m,
+						     const struct keel_batch_event *ev)
 {
 	struct keel_arena *a = &m->state.arena;
 	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-	struct keel_mem_event *prev = m->events.len ? m->events.items[m->events.len - 1] : NULL;
+	struct keel_mem_event *prev = m->last_copied;
+	e->envelope = keel_arena_str(a, ev->envelope);
 	if (prev && keel_str_eq(prev->tenant, ev->tenant)) {
 		e->tenant = prev->tenant;
 	} else {
-		e->tenant = keel_arena_str(a, ev->tenant);
+		e->tenant = keel_memory_field(a, ev->tenant, ev->envelope, e->envelope);
 		keel_memory_add_tenant(m, e->tenant);
 	}
-	e->id = keel_arena_str(a, ev->id);
-	e->type = keel_arena_str(a, ev->type);
-	e->envelope = keel_arena_str(a, ev->envelope);
+	e->id = keel_memory_field(a, ev->id, ev->envelope, e->envelope);
+	e->type = keel_memory_field(a, ev->type, ev->envelope, e->envelope);
 	e->time = ev->time;
 	e->hash = ev->hash;
+	m->last_copied = e;
+	return e;
+}
+
+/* Appends an event copied by keel_memory_copy_event to the log. */
+static void keel_memory_log_event(struct keel_memory_store *m,
+				  struct keel_batch_event *ev, struct keel_mem_event *e)
+{
 	e->seq = ev->seq = ++m->next_seq;
-	keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
+	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
 	keel_ptrvec_push(&m->events, e);
 }
 
 /* ---------------------------------------------------- batches in place */
 
-/* An entity the batch mentioned: its kind may still point into the batch. */
-static void keel_memory_settle_entity(struct keel_memory_store *m, struct keel_entity *e)
+static size_t keel_memory_fwd_slot(const char *p, size_t mask)
 {
-	if (!e || !(e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
-		return;
-	/* keel_entity_mention replaces the kind only when it changes, and
-	 * then flags the entity: an unflagged kind is the store's copy. */
-	e->kind = keel_arena_str(&m->state.arena, e->kind);
-	e->flags = KEEL_ENTITY_FOUND;
+	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* Copies the batch's events into the store (not yet logged), recording each
+ * copy under the address of the batch's id (the table is rebuilt per
+ * batch). */
+static void keel_memory_copy_events(struct keel_memory_store *m,
+				    struct keel_batch_event **ev, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > m->fwd_cap) {
+		free(m->fwd);
+		m->fwd = keel_xmalloc(cap * sizeof *m->fwd);
+		m->fwd_cap = cap;
+	}
+	memset(m->fwd, 0, cap * sizeof *m->fwd);
+	size_t mask = m->fwd_mask = cap - 1;
+	m->copied.len = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = keel_memory_fwd_slot(ev[i]->id.ptr, mask);
+		while (m->fwd[k].from)
+			k = (k + 1) & mask;
+		m->fwd[k].from = ev[i]->id.ptr;
+		m->fwd[k].envelope = ev[i]->envelope;
+		m->fwd[k].to = keel_memory_copy_event(m, ev[i]);
+		keel_ptrvec_push(&m->copied, m->fwd[k].to);
+	}
+}
+
+/* The entry of the batch's event whose id is at p, or NULL. */
+static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_store *m,
+						      const char *p)
+{
+	size_t mask = m->fwd_mask;
+	for (size_t k = keel_memory_fwd_slot(p, mask); m->fwd[k].from; k = (k + 1) & mask)
+		if (m->fwd[k].from == p)
+			return &m->fwd[k];
+	return NULL;
+}
+
+/* The store's copy of an event id a row of the batch holds. Every
+ * asserted_by and closed_by is an event id: this batch's (applied, so
+ * accepted and copied by keel_memory_copy_events), or already the store's
+ * copy, which is kept - ids are copied once per event, not per row. */
+static struct keel_str keel_memory_fwd(const struct keel_memory_store *m,
+				       struct keel_str s)
+{
+	if (!s.ptr)
+		return s;
+	const struct keel_id_fwd *f = keel_memory_fwd_find(m, s.ptr);
+	return f ? f->to->id : s;
 }
 
 /* The batch applied in m->state becomes the store's: new rows get their
- * seq (in creation order), every string a row or entity borrows from the
- * batch is copied, flags are cleared for the next batch, events logged. */
+ * seq (in creation order), every string a row borrows from the batch is
+ * copied or replaced by the store's copy, row flags are cleared for the
+ * next batch, events logged. Entities need nothing: placement in the
+ * state gives them the state's copy of a new kind (overlay.c), and of
+ * their flags only "exists" (FOUND or NEW) means anything in the state -
+ * NEW and DIRTY say what a store with a write-back must write, and this
+ * one has none - so they keep what placement set. */
 static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_event **ev,
 			       size_t n)
 {
 	struct keel_overlay *o = &m->state;
 	struct keel_arena *a = &o->arena;
+	keel_memory_copy_events(m, ev, n);
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
-		r->value = keel_arena_str(a, r->value);
-		r->asserted_by = keel_arena_str(a, r->asserted_by);
-		r->closed_by = keel_arena_str(a, r->closed_by);
+		/* A new row's event is this batch's; its value is mostly a view
+		 * into the event's envelope (cartridge.c), and so becomes one
+		 * into the store's copy of it. */
+		const struct keel_id_fwd *f = keel_memory_fwd_find(m, r->asserted_by.ptr);
+		if (f) {
+			r->value =
+			    keel_memory_field(a, r->value, f->envelope, f->to->envelope);
+			r->asserted_by = f->to->id;
+		} else {
+			r->value = keel_arena_str(a, r->value);
+		}
+		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 		r->seq = ++m->next_seq;
 	}
 	for (size_t i = 0; i < o->dirty_rows.len; i++) {
 		struct keel_row *r = o->dirty_rows.items[i];
-		r->closed_by = keel_arena_str(a, r->closed_by);
+		r->closed_by = keel_memory_fwd(m, r->closed_by);
 		r->flags = 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < ev[i]->nops; k++) {
-			keel_memory_settle_entity(m, ev[i]->ops[k].subject_entity);
-			keel_memory_settle_entity(m, ev[i]->ops[k].object_entity);
-		}
-		keel_memory_log_event(m, ev[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		keel_memory_log_event(m, ev[i], m->copied.items[i]);
 	o->new_rows.len = 0;
 	o->dirty_rows.len = 0;
 	o->rows_closed = 0;
@@ -289,7 +385,7 @@ static void keel_memory_copy_in(struct keel_memory_store *m, struct keel_overlay
 		keel_memory_copy_row(m, st, r);
 	}
 	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i]);
+		keel_memory_log_event(m, ev[i], keel_memory_copy_event(m, ev[i]));
 }
 
 static int keel_memory_commit(struct keel_store *s)
