@@ -146,8 +146,12 @@ struct keel_key_hashes {
 	uint64_t subject, object, timeline;
 };
 
+/* Room for n key hashes; never NULL (a batch without operations still
+ * walks it, and pointer arithmetic on NULL is undefined even by 0). */
 static struct keel_key_hashes *keel_overlay_hash_space(struct keel_overlay *o, size_t n)
 {
+	if (n == 0)
+		n = 1;
 	if (n > o->key_hashes_cap) {
 		o->key_hashes_cap = n > 2 * o->key_hashes_cap ? n : 2 * o->key_hashes_cap;
 		free(o->key_hashes);
