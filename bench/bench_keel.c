@@ -367,8 +367,11 @@ int main(int argc, char **argv)
 	printf("%-46s %13.2fx\n", "  parse / read ratio (time)", t_parse / t_read);
 	printf("%-46s %11.0f /s %16s %12s %s\n", "parse + handlers, memory store, batch 500",
 	       mem_rate, "160 000 /s", ">= 1M/s", verdict(mem_rate >= 1e6));
-	printf("%-46s %11.0f /s %16s %12s\n", "  the same, pipeline of 2 threads (--workers 2)",
-	       (double)lines / t_pipe, "", "");
+	/* The target is for "this 2-core machine": the pipeline is the library's
+	 * way to use both cores for one stream, so it is judged too, on its own
+	 * line; the single-threaded verdict above stays as it is. */
+	printf("%-46s %11.0f /s %16s %12s %s\n", "  the same, pipeline of 2 threads (--workers 2)",
+	       (double)lines / t_pipe, "", ">= 1M/s", verdict((double)lines / t_pipe >= 1e6));
 	printf("%-46s %12.2f s %16s %12s\n", "SQLite 101 000 events, batch 500", t_small,
 	       "2.9 s", "");
 	printf("%-46s %12.2f s %16s %12s %s\n", "SQLite 1 000 000 events, batch 500", t_big,
