@@ -29,13 +29,20 @@ wait_events() {
 # A pipe that pauses: the first part is committed while the pipe is open.
 for linger in 0 200; do
 	db=sqlite:$dir/pipe$linger.db
+	# The pipe stays open (the writer waits for $dir/go, 30 s at most)
+	# until the first part is seen committed: no race with a slow machine.
+	rm -f "$dir/go"
 	{
 		cat "$dir/part1"
-		sleep 4
+		for ((i = 0; i < 300; i++)); do
+			[ -e "$dir/go" ] && break
+			sleep 0.1
+		done
 		cat "$dir/part2"
 	} | "$KEEL" ingest - --store "$db" --linger "$linger" 2>"$dir/pipe.err" &
 	pid=$!
-	wait_events "$db" 3 3 || fail "--linger $linger: the first 3 events were not committed while the pipe paused (have $(events "$db"))"
+	wait_events "$db" 3 25 || fail "--linger $linger: the first 3 events were not committed while the pipe paused (have $(events "$db"))"
+	touch "$dir/go"
 	wait "$pid"
 	st=$?
 	[ "$st" -eq 0 ] || fail "--linger $linger: ingest from the pipe exited $st: $(cat "$dir/pipe.err")"
@@ -49,15 +56,15 @@ db=sqlite:$dir/follow.db
 "$KEEL" ingest --follow "$dir/grow.ndjson" --store "$db" 2>"$dir/follow.err" &
 pid=$!
 cat "$dir/part1" >>"$dir/grow.ndjson"
-wait_events "$db" 3 5 || fail "--follow: 3 events not committed (have $(events "$db"))"
+wait_events "$db" 3 20 || fail "--follow: 3 events not committed (have $(events "$db"))"
 head -n 3 "$dir/part2" >>"$dir/grow.ndjson"
 line7=$(tail -n 1 "$dir/part2")
 printf '%s' "${line7:0:40}" >>"$dir/grow.ndjson"
-wait_events "$db" 6 5 || fail "--follow: 6 events not committed (have $(events "$db"))"
+wait_events "$db" 6 20 || fail "--follow: 6 events not committed (have $(events "$db"))"
 sleep 0.5
 [ "$(events "$db")" -eq 6 ] || fail "--follow: a half-written line was ingested"
 printf '%s\n' "${line7:40}" >>"$dir/grow.ndjson"
-wait_events "$db" 7 5 || fail "--follow: the completed line was not committed (have $(events "$db"))"
+wait_events "$db" 7 20 || fail "--follow: the completed line was not committed (have $(events "$db"))"
 kill -TERM "$pid"
 wait "$pid"
 st=$?
