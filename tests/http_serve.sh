@@ -71,7 +71,16 @@ curl -s -o "$dir/out" -w '%{http_code}' -H "Authorization: Bearer $tok_all" \
 	-H "Content-Type: application/x-ndjson" --limit-rate 400k \
 	--data-binary "@$dir/in.ndjson" "$url/v1/events" > "$dir/status" &
 cpid=$!
-sleep 0.5
+# Until the server holds that connection (the metrics request is the
+# other one), 10 s at most, then a moment for its headers: the batch is
+# under way when SIGTERM comes, however slow the machine.
+for _ in $(seq 100); do
+	open=$(curl -s -H "Authorization: Bearer $tok_all" "$url/metrics" |
+		sed -n 's/^keel_open_connections \([0-9]*\)$/\1/p')
+	[ "${open:-0}" -ge 2 ] && break
+	sleep 0.1
+done
+sleep 0.3
 kill -TERM "$pid"
 wait "$cpid" || true
 rc=0
