@@ -222,7 +222,7 @@ int keel_ingest_flush(struct keel_ingest *ing)
 	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
 	size_t nacc = ing->accepted.len;
 	if (nacc) {
-		keel_overlay_resolve_batch(o, acc, nacc);
+		keel_overlay_resolve(o, acc, nacc);
 		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
 			return keel_ingest_fail(ing, rc);
 		keel_overlay_prefetch_rows(acc, nacc);

@@ -231,35 +231,7 @@ static void keel_overlay_resolve_hashed(struct keel_overlay *o,
 	}
 }
 
-void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev)
-{
-	struct keel_key_hashes *hs = keel_overlay_hash_space(o, ev->nops);
-	keel_overlay_hash_keys(ev, hs);
-	keel_overlay_resolve_hashed(o, ev, hs);
-}
-
-/* Prefetch stages of keel_overlay_resolve_batch: the slot where a key's
- * entry would be found first, then (once that is in) the entry itself. */
-static void keel_map_prefetch_slot(const struct keel_map *m, uint64_t h)
-{
-	if (!h || !m->cap)
-		return;
-	size_t i = (size_t)h & (m->cap - 1);
-	__builtin_prefetch(&m->hashes[i]);
-	__builtin_prefetch(&m->values[i]);
-}
-
-static void keel_map_prefetch_entry(const struct keel_map *m, uint64_t h)
-{
-	if (!h || !m->cap)
-		return;
-	size_t i = (size_t)h & (m->cap - 1);
-	if (m->hashes[i] == h)
-		__builtin_prefetch(m->values[i]);
-}
-
-void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event **ev,
-				size_t n)
+void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event **ev, size_t n)
 {
 	size_t nops = 0;
 	for (size_t i = 0; i < n; i++)
@@ -274,13 +246,19 @@ void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event 
 	 * the lookups below then mostly hit. A hint only. */
 	for (size_t k = 0; k < nops; k++) {
 		keel_map_prefetch_slot(&o->entity_map, hs[k].subject);
-		keel_map_prefetch_slot(&o->entity_map, hs[k].object);
-		keel_map_prefetch_slot(&o->timeline_map, hs[k].timeline);
+		if (hs[k].timeline) {
+			keel_map_prefetch_slot(&o->timeline_map, hs[k].timeline);
+			if (hs[k].object)
+				keel_map_prefetch_slot(&o->entity_map, hs[k].object);
+		}
 	}
 	for (size_t k = 0; k < nops; k++) {
-		keel_map_prefetch_entry(&o->entity_map, hs[k].subject);
-		keel_map_prefetch_entry(&o->entity_map, hs[k].object);
-		keel_map_prefetch_entry(&o->timeline_map, hs[k].timeline);
+		keel_map_prefetch_value(&o->entity_map, hs[k].subject);
+		if (hs[k].timeline) {
+			keel_map_prefetch_value(&o->timeline_map, hs[k].timeline);
+			if (hs[k].object)
+				keel_map_prefetch_value(&o->entity_map, hs[k].object);
+		}
 	}
 	h = hs;
 	for (size_t i = 0; i < n; h += ev[i++]->nops)

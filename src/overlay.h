@@ -66,14 +66,10 @@ struct keel_timeline *keel_overlay_timeline(struct keel_overlay *o,
 struct keel_entity *keel_overlay_entity(struct keel_overlay *o, struct keel_str tenant,
 					struct keel_str subject);
 
-/* Registers the keys of an event's operations (and the event's time on
- * each timeline), resolving op->timeline and op->*_entity. */
-void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event *ev);
-
-/* keel_overlay_resolve for a batch's events, in order, with the cache
- * misses of the lookups overlapped (see overlay.c); the same result. */
-void keel_overlay_resolve_batch(struct keel_overlay *o, struct keel_batch_event **ev,
-				size_t n);
+/* Registers the keys of the operations of events ev[0..n) in order (and
+ * each event's time on its timelines), resolving op->timeline and
+ * op->*_entity. The lookups' cache misses are overlapped (see overlay.c). */
+void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event **ev, size_t n);
 
 /* Prefetch fill. A row whose seq is already present is ignored. Strings are
  * copied. Returns the overlay's copy. */

@@ -187,7 +187,7 @@ static void keel_build_apply(struct keel_build *b, struct keel_batch_event *ev)
 		else if (op->kind == KEEL_OP_ENTITY && op->name.ptr)
 			op->name = keel_build_kind(b, op->name);
 	}
-	keel_overlay_resolve(&b->o, ev);
+	keel_overlay_resolve(&b->o, &ev, 1);
 	keel_overlay_apply(&b->o, ev);
 	/* The times resolve records are for prefetching; a build has none. */
 	for (size_t i = 0; i < ev->nops; i++)

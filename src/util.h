@@ -170,6 +170,11 @@ void keel_map_clear(struct keel_map *m);
 size_t keel_map_first(const struct keel_map *m, uint64_t hash);
 size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot);
 void keel_map_put(struct keel_map *m, uint64_t hash, void *value);
+/* Cache hints for a lookup to come (keel_overlay_resolve): the slot where
+ * hash would be found first, then, once that is in, the value stored
+ * there. Hints only: nothing changes, a miss costs nothing. */
+void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash);
+void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash);
 
 /* Growable array of pointers. */
 struct keel_ptrvec {

@@ -312,7 +312,7 @@ static int hb_begin_prefetch(struct keel_store *s, struct hbatch *b)
 	for (size_t i = 0; rc == 0 && i < b->events.len; i++) {
 		assert_int_equal(ev[i]->status, KEEL_EV_PENDING);
 		ev[i]->status = KEEL_EV_ACCEPTED;
-		keel_overlay_resolve(&b->o, ev[i]);
+		keel_overlay_resolve(&b->o, &ev[i], 1);
 	}
 	return rc ? rc : keel_store_prefetch(s, &b->o);
 }

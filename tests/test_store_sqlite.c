@@ -161,7 +161,7 @@ static void batch_write(struct keel_store *s, struct keel_overlay *o,
 			continue;
 		ev[i]->status = KEEL_EV_ACCEPTED;
 		keel_ptrvec_push(acc, ev[i]);
-		keel_overlay_resolve(o, ev[i]);
+		keel_overlay_resolve(o, &ev[i], 1);
 	}
 	if (!acc->len)
 		return;
@@ -664,8 +664,10 @@ static int64_t prefetch_steps(size_t nrows)
 	 * from writing the timeline. */
 	keel_store_sqlite_open_rows(f.s, true, NULL, NULL);
 	assert_int_equal(keel_store_begin(f.s), 0);
-	for (size_t i = 0; i < late.ev.len; i++)
-		keel_overlay_resolve(&o, late.ev.items[i]);
+	for (size_t i = 0; i < late.ev.len; i++) {
+		struct keel_batch_event *ev = late.ev.items[i];
+		keel_overlay_resolve(&o, &ev, 1);
+	}
 	int64_t vm, fullscan;
 	stmt_steps(db, &vm, &fullscan);
 	uint64_t before = keel_store_statements(f.s);
@@ -1239,7 +1241,7 @@ static void failed_write_rolls_back_whole(void **state)
 	for (size_t i = 0; i < e.ev.len; i++) {
 		struct keel_batch_event *ev = e.ev.items[i];
 		ev->status = KEEL_EV_ACCEPTED;
-		keel_overlay_resolve(&o, ev);
+		keel_overlay_resolve(&o, &ev, 1);
 	}
 	assert_int_equal(keel_store_prefetch(f.s, &o), 0);
 	for (size_t i = 0; i < e.ev.len; i++)
