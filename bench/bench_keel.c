@@ -69,6 +69,22 @@ static void generate(const char *path, uint64_t events, double late, double dups
 	fclose(f);
 }
 
+/* The next line of [*p, end) (without its newline) and its length in *n;
+ * NULL at the end. Every measurement splits the input this way, as a
+ * reader of NDJSON does. */
+static inline const char *next_line(const char **p, const char *end, size_t *n)
+{
+	if (*p >= end)
+		return NULL;
+	const char *line = *p;
+	const char *nl = memchr(line, '\n', (size_t)(end - line));
+	if (!nl)
+		nl = end;
+	*n = (size_t)(nl - line);
+	*p = nl + 1;
+	return line;
+}
+
 /* Runs the keel binary; returns seconds, peak RSS (KiB) through wait4. */
 static double run_keel(char *const argv[], long *maxrss_kib)
 {
@@ -93,13 +109,11 @@ static double bench_read_limit(const char *buf, size_t len, size_t *lines)
 	double t0 = now();
 	size_t n = 0;
 	unsigned sum = 0;
-	for (const char *p = buf, *end = buf + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		sum += (unsigned char)p[0];
+	const char *p = buf, *line;
+	size_t linelen;
+	while ((line = next_line(&p, buf + len, &linelen))) {
+		sum += (unsigned char)line[0];
 		n++;
-		p = nl + 1;
 	}
 	double dt = now() - t0;
 	if (sum == 1)
@@ -116,16 +130,14 @@ static double bench_parse(const char *buf, size_t len, size_t *ok)
 	keel_buf_init(&msg);
 	size_t good = 0;
 	double t0 = now();
-	for (const char *p = buf, *end = buf + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
+	const char *p = buf, *line;
+	size_t n;
+	while ((line = next_line(&p, buf + len, &n))) {
 		struct keel_json_error err;
 		struct keel_envelope env;
-		if (keel_json_parse(&doc, p, (size_t)(nl - p), &err) == 0 &&
+		if (keel_json_parse(&doc, line, n, &err) == 0 &&
 		    keel_envelope_read(&doc, &env, &msg) == 0)
 			good++;
-		p = nl + 1;
 	}
 	double dt = now() - t0;
 	keel_json_doc_free(&doc);
@@ -144,15 +156,12 @@ static double bench_memory(const char *buf, size_t len, uint64_t *accepted)
 	const struct keel_ingest_options o = {.cartridge = c, .batch = 500};
 	keel_ingest_new(s, &o, &ing);
 	double t0 = now();
-	uint64_t line = 0;
-	for (const char *p = buf, *end = buf + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		if (keel_ingest_add(ing, p, (size_t)(nl - p), ++line))
+	uint64_t lineno = 0;
+	const char *p = buf, *line;
+	size_t n;
+	while ((line = next_line(&p, buf + len, &n)))
+		if (keel_ingest_add(ing, line, n, ++lineno))
 			die("memory ingest");
-		p = nl + 1;
-	}
 	keel_ingest_flush(ing);
 	double dt = now() - t0;
 	*accepted = keel_ingest_report(ing)->accepted;
@@ -174,15 +183,12 @@ static double bench_memory_pipeline(const char *buf, size_t len, uint64_t *accep
 	double t0 = now();
 	if (keel_workers_new("memory:", &o, 2, KEEL_WORKERS_PIPELINE, &w, NULL))
 		die("memory workers");
-	uint64_t line = 0;
-	for (const char *p = buf, *end = buf + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		if (keel_workers_add(w, p, (size_t)(nl - p), ++line))
+	uint64_t lineno = 0;
+	const char *p = buf, *line;
+	size_t n;
+	while ((line = next_line(&p, buf + len, &n)))
+		if (keel_workers_add(w, line, n, ++lineno))
 			die("memory workers ingest");
-		p = nl + 1;
-	}
 	if (keel_workers_finish(w))
 		die("memory workers finish");
 	double dt = now() - t0;

@@ -328,6 +328,24 @@ static void print_load(void)
 		printf("(load average %.2f %.2f %.2f)\n", l[0], l[1], l[2]);
 }
 
+/* A replay's lines: its time against the ingest's, and the report's split
+ * (rows removed and added when it rewrote any). */
+static void print_replay(const char *label, size_t events, double ingest_wall,
+			 double wall, const struct keel_replay_report *rep)
+{
+	double ratio = ingest_wall / wall;
+	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
+	       label, wall, (double)events / wall, ratio, ratio >= 2 ? "met" : "NOT MET");
+	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
+	       "write %.2f s",
+	       rep->read_seconds, rep->build_seconds, rep->compare_seconds,
+	       rep->write_seconds);
+	if (rep->removed || rep->added)
+		printf("; %llu rows removed, %llu added", (unsigned long long)rep->removed,
+		       (unsigned long long)rep->added);
+	printf("\n    %s\n", rep->method);
+}
+
 static void replay_section(const char *store, const char *url_ingest,
 			   const char *url_bulk, const struct keel_cartridge *cart,
 			   const struct input *in)
@@ -340,29 +358,12 @@ static void replay_section(const char *store, const char *url_ingest,
 	struct keel_replay_report *rep2 = replay(url_ingest, cart2, true, &rc);
 	keel_cartridge_free(cart2);
 	bulk(url_bulk, cart, in, &rb, method, sizeof method);
-	double ratio = ri.wall / rr.wall;
 	printf("\n%s, one tenant, %zu events (%llu rows)\n", store, in->n,
 	       (unsigned long long)rep->rows_after);
 	printf("  %-34s %9.2f s %10.0f events/s\n", "first ingest (batch 500)", ri.wall,
 	       (double)in->n / ri.wall);
-	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
-	       "replay", rr.wall, (double)in->n / rr.wall, ratio,
-	       ratio >= 2 ? "met" : "NOT MET");
-	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
-	       "write %.2f s\n",
-	       rep->read_seconds, rep->build_seconds, rep->compare_seconds,
-	       rep->write_seconds);
-	printf("    %s\n", rep->method);
-	double ratio2 = ri.wall / rc.wall;
-	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
-	       "replay, status renamed state", rc.wall, (double)in->n / rc.wall, ratio2,
-	       ratio2 >= 2 ? "met" : "NOT MET");
-	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
-	       "write %.2f s; %llu rows removed, %llu added\n",
-	       rep2->read_seconds, rep2->build_seconds, rep2->compare_seconds,
-	       rep2->write_seconds, (unsigned long long)rep2->removed,
-	       (unsigned long long)rep2->added);
-	printf("    %s\n", rep2->method);
+	print_replay("replay", in->n, ri.wall, rr.wall, rep);
+	print_replay("replay, status renamed state", in->n, ri.wall, rc.wall, rep2);
 	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (every row written)\n",
 	       "ingest --replay (new tenant)", rb.wall, (double)in->n / rb.wall,
 	       ri.wall / rb.wall);
