@@ -47,12 +47,12 @@ struct keel_memory_store {
 	size_t staged_n;
 	/* staged by replace_tenant (replay, bulk loads), applied by commit */
 	struct keel_ptrvec staged_replaces;
-	/* settle: the batch's event ids (by address) to the store's copies */
+	/* settle: the batch's events in order, each with the store's copy,
+	 * found by the address of the batch's id through fwd_map */
 	struct keel_id_fwd *fwd;
-	size_t fwd_cap;			    /* allocated slots */
-	size_t fwd_mask;		    /* slots in use for this batch, minus one */
+	size_t fwd_cap;
+	struct keel_map fwd_map;
 	struct keel_mem_event *last_copied; /* its tenant is shared with the next */
-	struct keel_ptrvec copied; /* settle: the batch's events, copied, in order */
 };
 
 static void keel_memory_drop_replaces(struct keel_memory_store *m);
@@ -79,6 +79,7 @@ static int keel_memory_open(const char *url, struct keel_store **out, struct kee
 	keel_arena_init_large(&m->state.arena);
 	m->state.keeps_state = true;
 	keel_map_init(&m->event_map);
+	keel_map_init(&m->fwd_map);
 	*out = &m->base;
 	return 0;
 }
@@ -93,7 +94,7 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->staged_replaces);
 	keel_map_free(&m->event_map);
 	free(m->fwd);
-	keel_ptrvec_free(&m->copied);
+	keel_map_free(&m->fwd_map);
 	keel_store_base_free(&m->base);
 	free(m);
 }
@@ -223,36 +224,31 @@ static void keel_memory_log_event(struct keel_memory_store *m,
 
 /* ---------------------------------------------------- batches in place */
 
-static size_t keel_memory_fwd_slot(const char *p, size_t mask)
+/* The key of a batch event's id in fwd_map: its address, mixed so that
+ * the low bits the map indexes by depend on all of it. */
+static uint64_t keel_memory_fwd_hash(const char *p)
 {
-	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return x ^ (x >> 32);
 }
 
-/* Copies the batch's events into the store (not yet logged), recording each
- * copy under the address of the batch's id (the table is rebuilt per
- * batch). */
+/* Copies the batch's events into the store (not yet logged): m->fwd[i] is
+ * ev[i] and its copy, found by the address of ev[i]'s id (the map is
+ * rebuilt per batch). */
 static void keel_memory_copy_events(struct keel_memory_store *m,
 				    struct keel_batch_event **ev, size_t n)
 {
-	size_t cap = 16;
-	while (cap < 2 * n)
-		cap *= 2;
-	if (cap > m->fwd_cap) {
+	if (n > m->fwd_cap) {
 		free(m->fwd);
-		m->fwd = keel_xmalloc(cap * sizeof *m->fwd);
-		m->fwd_cap = cap;
+		m->fwd_cap = n > 2 * m->fwd_cap ? n : 2 * m->fwd_cap;
+		m->fwd = keel_xmalloc(m->fwd_cap * sizeof *m->fwd);
 	}
-	memset(m->fwd, 0, cap * sizeof *m->fwd);
-	size_t mask = m->fwd_mask = cap - 1;
-	m->copied.len = 0;
+	keel_map_clear(&m->fwd_map);
 	for (size_t i = 0; i < n; i++) {
-		size_t k = keel_memory_fwd_slot(ev[i]->id.ptr, mask);
-		while (m->fwd[k].from)
-			k = (k + 1) & mask;
-		m->fwd[k].from = ev[i]->id.ptr;
-		m->fwd[k].envelope = ev[i]->envelope;
-		m->fwd[k].to = keel_memory_copy_event(m, ev[i]);
-		keel_ptrvec_push(&m->copied, m->fwd[k].to);
+		m->fwd[i].from = ev[i]->id.ptr;
+		m->fwd[i].envelope = ev[i]->envelope;
+		m->fwd[i].to = keel_memory_copy_event(m, ev[i]);
+		keel_map_put(&m->fwd_map, keel_memory_fwd_hash(ev[i]->id.ptr), &m->fwd[i]);
 	}
 }
 
@@ -260,10 +256,13 @@ static void keel_memory_copy_events(struct keel_memory_store *m,
 static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_store *m,
 						      const char *p)
 {
-	size_t mask = m->fwd_mask;
-	for (size_t k = keel_memory_fwd_slot(p, mask); m->fwd[k].from; k = (k + 1) & mask)
-		if (m->fwd[k].from == p)
-			return &m->fwd[k];
+	uint64_t h = keel_memory_fwd_hash(p);
+	for (size_t i = keel_map_first(&m->fwd_map, h); i != SIZE_MAX;
+	     i = keel_map_next(&m->fwd_map, h, i)) {
+		const struct keel_id_fwd *f = m->fwd_map.values[i];
+		if (f->from == p)
+			return f;
+	}
 	return NULL;
 }
 
@@ -317,7 +316,7 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 		r->flags = 0;
 	}
 	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i], m->copied.items[i]);
+		keel_memory_log_event(m, ev[i], m->fwd[i].to);
 	o->new_rows.len = 0;
 	o->dirty_rows.len = 0;
 	o->rows_closed = 0;
