@@ -252,14 +252,17 @@ static void load(uint16_t port, const struct reqs *r, size_t nconn, double rate,
 				c->sent += (size_t)w;
 			}
 		}
-		int timeout = 1;
+		/* Sleep until the next request is due or an answer comes, to
+		 * the microsecond: a millisecond timeout rounded down to 0
+		 * would spin, and a spinning generator takes a core from the
+		 * server it measures (at 2000/s a request is due every 0.5 ms). */
+		double wait = 0.001;
 		if (rate > 0 && next < r->n) {
-			double wait = start + (double)next / rate - now_s();
-			timeout = wait > 0 ? (int)(wait * 1000) : 0;
-			if (timeout > 5)
-				timeout = 5;
+			wait = start + (double)next / rate - now_s();
+			wait = wait < 0 ? 0 : wait > 0.005 ? 0.005 : wait;
 		}
-		int n = epoll_wait(ep, evs, 256, timeout);
+		struct timespec timeout = {0, (long)(wait * 1e9)};
+		int n = epoll_pwait2(ep, evs, 256, &timeout, NULL);
 		for (int k = 0; k < n; k++) {
 			struct conn *c = evs[k].data.ptr;
 			for (;;) {

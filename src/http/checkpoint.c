@@ -27,6 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+/* An idle checkpointer waits at most this many intervals. */
+#define IDLE_FACTOR 16u
+
 struct keel_checkpointer {
 	sqlite3 *db;
 	unsigned interval_ms;
@@ -43,11 +46,16 @@ struct keel_checkpointer {
 static void *checkpoint_main(void *arg)
 {
 	struct keel_checkpointer *c = arg;
+	/* Busy: every interval_ms, so each checkpoint is small (its fsync is
+	 * what the writer's next commit may wait behind). Idle: the wait
+	 * doubles up to IDLE_FACTOR times that, so a quiet server stays
+	 * quiet. */
+	unsigned wait_ms = c->interval_ms;
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)c->interval_ms * 1000000L;
+		ts.tv_nsec += (long)wait_ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
@@ -55,6 +63,7 @@ static void *checkpoint_main(void *arg)
 			break;
 		pthread_mutex_unlock(&c->lock);
 		int nlog = 0, nckpt = 0;
+		bool copied = false;
 		/* A connection finds the log only once it has read the
 		 * database; until then a checkpoint reports "not in WAL mode". */
 		if (!c->attached)
@@ -71,9 +80,14 @@ static void *checkpoint_main(void *arg)
 			if (fresh > 0) {
 				atomic_fetch_add(&c->runs, 1);
 				atomic_fetch_add(&c->frames, (uint64_t)fresh);
+				copied = true;
 			}
 			c->last_ckpt = nckpt;
 		}
+		if (copied)
+			wait_ms = c->interval_ms;
+		else if (wait_ms < c->interval_ms * IDLE_FACTOR)
+			wait_ms *= 2;
 		pthread_mutex_lock(&c->lock);
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -56,7 +56,8 @@
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
 #define WATCHDOG_TICK_MS 100
-#define CHECKPOINT_INTERVAL_MS 100
+/* Small, frequent checkpoints: docs/http.md, "Single-event POSTs on SQLite". */
+#define CHECKPOINT_INTERVAL_MS 10
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
