@@ -5,10 +5,7 @@
 # output, naming the line, the id where there is one, the field and the rule;
 # every good event goes in (on SQLite and on the memory store alike).
 set -euo pipefail
-: "${KEEL:?path of the keel binary}"
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-bad-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/cli/scratch.sh"
 
 E='"tenant":"tenant-00","type":"fleet.vehicle.status_changed","time":"2026-03-01T10:00:00Z"'
 nest() { printf "$1%.0s" $(seq "$2"); }

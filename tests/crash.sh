@@ -3,9 +3,7 @@
 # 20 times, running the same command again after each kill; the final dump
 # must equal an uninterrupted run's, byte for byte.
 set -euo pipefail
-: "${KEEL:?path of the keel binary}"
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-crash-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli/scratch.sh"
 in=$dir/in.ndjson
 "$KEEL" generate fleet --events 40000 --tenants 3 --seed 11 --late 0.05 --duplicates 0.05 --output "$in"
 

@@ -9,16 +9,8 @@
 # server. At the end the dump equals `keel ingest` of the whole stream, byte
 # for byte: nothing acknowledged lost, nothing duplicated.
 set -euo pipefail
-: "${KEEL:?path of the keel binary}"
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-http-crash-XXXXXX")
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/cli/scratch.sh"
 
 chunk=20
 "$KEEL" generate fleet --events 6000 --tenants 2 --seed 29 --late 0.05 --duplicates 0.02 \

@@ -4,16 +4,8 @@
 # while a batch is being sent finishes it and exits 0, and the store then
 # holds exactly what the server acknowledged (docs/http.md).
 set -euo pipefail
-: "${KEEL:?path of the keel binary}"
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-http-XXXXXX")
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/cli/scratch.sh"
 
 # Tokens: the first line is the token, the second its file line.
 "$KEEL" token new --tenant tenant-00 > "$dir/a" 2>/dev/null

@@ -5,17 +5,11 @@
 # sending it again changes nothing; bad stores fail with one clear line.
 # Needs the suite's MariaDB fixture (KEEL_TEST_MYSQL_FRESH); skipped without.
 set -euo pipefail
-: "${KEEL:?path of the keel binary}"
 if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ]; then
 	echo "no MySQL fixture: skipped"
 	exit 0
 fi
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-mysql-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/cli/scratch.sh"
 
 in=$dir/in.ndjson
 "$KEEL" generate fleet --events 20000 --tenants 3 --seed 4 --late 0.05 --duplicates 0.05 --output "$in"

@@ -3,14 +3,12 @@
 # assertions that count failures instead of stopping at the first.
 # Plain bash and coreutils only (no jq, no python).
 set -uo pipefail
-: "${KEEL:?path of the keel binary}"
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 data=${KEEL_TEST_DATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../data" && pwd)}/cli
-dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-cli-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-unset KEEL_STORE
 fails=0
 status=0
 
+# fail: counts, where scratch.sh's stops.
 fail() {
 	echo "FAIL: $*" >&2
 	fails=$((fails + 1))
