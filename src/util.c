@@ -418,24 +418,6 @@ static inline uint64_t keel_map_key(uint64_t h)
 	return h ? h : 1;
 }
 
-void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash)
-{
-	if (!m->cap)
-		return;
-	size_t i = (size_t)keel_map_key(hash) & (m->cap - 1);
-	__builtin_prefetch(&m->hashes[i]);
-	__builtin_prefetch(&m->values[i]);
-}
-
-void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash)
-{
-	if (!m->cap)
-		return;
-	size_t i = (size_t)keel_map_key(hash) & (m->cap - 1);
-	if (m->hashes[i] == keel_map_key(hash))
-		__builtin_prefetch(m->values[i]);
-}
-
 size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot)
 {
 	if (!m->cap)

@@ -172,9 +172,28 @@ size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot);
 void keel_map_put(struct keel_map *m, uint64_t hash, void *value);
 /* Cache hints for a lookup to come (keel_overlay_resolve): the slot where
  * hash would be found first, then, once that is in, the value stored
- * there. Hints only: nothing changes, a miss costs nothing. */
-void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash);
-void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash);
+ * there. Hints only: nothing changes, a miss costs nothing. Inline: a
+ * batch asks for a few per event, and a call costs as much as the hint. */
+static inline size_t keel_map_home(const struct keel_map *m, uint64_t hash)
+{
+	return (size_t)(hash ? hash : 1) & (m->cap - 1); /* as keel_map_put stores it */
+}
+static inline void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash)
+{
+	if (!m->cap)
+		return;
+	size_t i = keel_map_home(m, hash);
+	__builtin_prefetch(&m->hashes[i]);
+	__builtin_prefetch(&m->values[i]);
+}
+static inline void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash)
+{
+	if (!m->cap)
+		return;
+	size_t i = keel_map_home(m, hash);
+	if (m->hashes[i] == (hash ? hash : 1))
+		__builtin_prefetch(m->values[i]);
+}
 
 /* Growable array of pointers. */
 struct keel_ptrvec {
