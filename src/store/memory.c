@@ -266,6 +266,25 @@ static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_s
 	return NULL;
 }
 
+/* keel_memory_fwd_find for a new row's event, looked for first at *j
+ * and the few entries after it: new rows come in the order of their
+ * events, so from one row to the next the walk takes a step or none (an
+ * event without rows is skipped over, a longer gap asks the map). *j is
+ * left at the entry found. */
+static const struct keel_id_fwd *keel_memory_fwd_near(const struct keel_memory_store *m,
+						      size_t n, size_t *j, const char *p)
+{
+	for (size_t k = *j; k < n && k < *j + 4; k++)
+		if (m->fwd[k].from == p) {
+			*j = k;
+			return &m->fwd[k];
+		}
+	const struct keel_id_fwd *f = keel_memory_fwd_find(m, p);
+	if (f)
+		*j = (size_t)(f - m->fwd);
+	return f;
+}
+
 /* The store's copy of an event id a row of the batch holds. Every
  * asserted_by and closed_by is an event id: this batch's (applied, so
  * accepted and copied by keel_memory_copy_events), or already the store's
@@ -293,12 +312,14 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 	struct keel_overlay *o = &m->state;
 	struct keel_arena *a = &o->arena;
 	keel_memory_copy_events(m, ev, n);
+	size_t j = 0;
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
 		/* A new row's event is this batch's; its value is mostly a view
 		 * into the event's envelope (cartridge.c), and so becomes one
 		 * into the store's copy of it. */
-		const struct keel_id_fwd *f = keel_memory_fwd_find(m, r->asserted_by.ptr);
+		const struct keel_id_fwd *f =
+		    keel_memory_fwd_near(m, n, &j, r->asserted_by.ptr);
 		if (f) {
 			r->value =
 			    keel_memory_field(a, r->value, f->envelope, f->to->envelope);
