@@ -141,6 +141,12 @@ static bool keel_str_same(struct keel_str a, struct keel_str b)
 	return a.len == b.len && (a.ptr == b.ptr || keel_str_eq(a, b));
 }
 
+/* What a lookup compares: an entry and the key strings copied right after
+ * it (keel_overlay_timeline_h, keel_overlay_entity_h), for the usual short
+ * keys. Prefetching only the entry's first line left the strings to miss. */
+#define KEEL_TIMELINE_KEY_BYTES (sizeof(struct keel_timeline) + 64)
+#define KEEL_ENTITY_KEY_BYTES (sizeof(struct keel_entity) + 40)
+
 /* The hashes of one operation's keys (0 where it has none). */
 struct keel_key_hashes {
 	uint64_t subject, object, timeline;
@@ -253,11 +259,14 @@ void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event **ev, 
 		}
 	}
 	for (size_t k = 0; k < nops; k++) {
-		keel_map_prefetch_value(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_value(&o->entity_map, hs[k].subject,
+					KEEL_ENTITY_KEY_BYTES);
 		if (hs[k].timeline) {
-			keel_map_prefetch_value(&o->timeline_map, hs[k].timeline);
+			keel_map_prefetch_value(&o->timeline_map, hs[k].timeline,
+						KEEL_TIMELINE_KEY_BYTES);
 			if (hs[k].object)
-				keel_map_prefetch_value(&o->entity_map, hs[k].object);
+				keel_map_prefetch_value(&o->entity_map, hs[k].object,
+							KEEL_ENTITY_KEY_BYTES);
 		}
 	}
 	h = hs;
