@@ -24,7 +24,7 @@
 struct keel_mem_event {
 	struct keel_str tenant, id, type, envelope;
 	int64_t time;
-	uint64_t hash;
+	uint64_t hash; /* keel_memory_event_hash: 0 until asked */
 	int64_t seq;
 };
 
@@ -120,6 +120,16 @@ static int keel_memory_rollback(struct keel_store *s)
 
 /* ------------------------------------------------------------- the log */
 
+/* The hash of a logged envelope. The store hashes on demand
+ * (hashes_on_demand): an event ingested into it comes unhashed, and only a
+ * repeat of its id or a scan needs the hash, computed then and kept. */
+static uint64_t keel_memory_event_hash(struct keel_mem_event *e)
+{
+	if (!e->hash)
+		e->hash = keel_hash64(e->envelope.ptr, e->envelope.len, 0);
+	return e->hash;
+}
+
 /* The log is keyed by keel_batch_event_key_hash: every lookup and every
  * insertion comes with a batch event, whose hash is computed once. */
 static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m,
@@ -150,7 +160,7 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
-			ev[i]->stored_hash = e->hash;
+			ev[i]->stored_hash = keel_memory_event_hash(e);
 		}
 	}
 	return 0;
@@ -460,7 +470,7 @@ static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 			r.event_type = e->type;
 			r.time = e->time;
 			r.envelope = e->envelope;
-			r.hash = e->hash;
+			r.hash = keel_memory_event_hash(e);
 			r.seq = e->seq;
 			rc = fn(ud, &r);
 		}
@@ -629,4 +639,5 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
 	.replace_tenant = keel_memory_replace_tenant,
+	.hashes_on_demand = true,
 };
