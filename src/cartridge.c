@@ -171,12 +171,13 @@ static const struct keel_json *ptr_eval(const struct ptr *p,
 		const struct keel_json *m = NULL;
 		if (v->type == KEEL_JSON_OBJECT) {
 			/* Keys of one length mostly differ in their first
-			 * byte: test it before calling memcmp (a parsed key is
-			 * NUL-terminated, so key[0] is readable when empty). */
+			 * byte: test it before comparing the rest (a parsed key
+			 * is NUL-terminated, so key[0] is readable when empty);
+			 * keys are short, compared inline, not by memcmp. */
 			char t0 = t->len ? t->s[0] : 0;
 			for (m = v->child; m; m = m->next)
 				if (m->key_len == t->len && m->key[0] == t0 &&
-				    (t->len <= 1 || memcmp(m->key, t->s, t->len) == 0))
+				    keel_bytes_eq(m->key, t->s, t->len))
 					break;
 		} else if (v->type == KEEL_JSON_ARRAY && t->is_index) {
 			size_t i = t->index;
@@ -793,7 +794,7 @@ static const struct handler *handler_find(const struct keel_cartridge *c,
 	for (size_t i = keel_map_first(&c->handlers, h); i != SIZE_MAX;
 	     i = keel_map_next(&c->handlers, h, i)) {
 		const struct handler *hd = c->handlers.values[i];
-		if (hd->type.len == len && memcmp(hd->type.ptr, type, len) == 0)
+		if (hd->type.len == len && keel_bytes_eq(hd->type.ptr, type, len))
 			return hd;
 	}
 	return NULL;
