@@ -96,8 +96,17 @@ struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_
 void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 {
 	if (tl->nrows == tl->cap) {
-		tl->cap = tl->cap ? tl->cap * 2 : 4;
-		tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
+		if (!tl->cap) {
+			tl->rows = tl->first_rows;
+			tl->cap = KEEL_ARRAY_LEN(tl->first_rows);
+		} else if (tl->rows == tl->first_rows) {
+			tl->rows = keel_xmalloc(4 * tl->cap * sizeof *tl->rows);
+			memcpy(tl->rows, tl->first_rows, sizeof tl->first_rows);
+			tl->cap *= 4;
+		} else {
+			tl->cap *= 2;
+			tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
+		}
 	}
 	size_t i = keel_timeline_upper(tl, row->valid_from);
 	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
@@ -162,7 +171,8 @@ int keel_row_cmp_canonical(const void *pa, const void *pb)
 
 void keel_timeline_free_rows(struct keel_timeline *tl)
 {
-	free(tl->rows);
+	if (tl->rows != tl->first_rows)
+		free(tl->rows);
 	free(tl->times);
 	tl->rows = NULL;
 	tl->times = NULL;

@@ -43,9 +43,12 @@ struct keel_timeline {
 	struct keel_str name;   /* predicate or relation */
 	struct keel_str object; /* relations only */
 	uint64_t hash;
-	struct keel_row **rows;
+	struct keel_row **rows; /* first_rows, then malloc'd once they outgrow it */
 	size_t nrows;
 	size_t cap;
+	/* Most timelines keep one or two rows: their array is this, which
+	 * spares a malloc per key (insert_row starts here when cap is 0). */
+	struct keel_row *first_rows[2];
 	void *store_ref; /* free for the store's own use */
 	/* Event times this batch asserts on the timeline (overlay use). */
 	int64_t *times;
