@@ -109,7 +109,9 @@ void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 		}
 	}
 	size_t i = keel_timeline_upper(tl, row->valid_from);
-	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
+	if (i < tl->nrows) /* late: rows after it move up (in order: none) */
+		memmove(tl->rows + i + 1, tl->rows + i,
+			(tl->nrows - i) * sizeof *tl->rows);
 	tl->rows[i] = row;
 	tl->nrows++;
 	row->timeline = tl;
