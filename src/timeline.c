@@ -41,15 +41,6 @@ uint64_t keel_timeline_hash(enum keel_row_kind kind, struct keel_str tenant,
 	    kind, keel_subject_hash(keel_tenant_hash(tenant), subject), name, object);
 }
 
-bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kind,
-			  struct keel_str tenant, struct keel_str subject,
-			  struct keel_str name, struct keel_str object)
-{
-	return tl->kind == kind && keel_str_eq(tl->subject, subject) &&
-	       keel_str_eq(tl->name, name) && keel_str_eq(tl->tenant, tenant) &&
-	       (kind == KEEL_ROW_FACT || keel_str_eq(tl->object, object));
-}
-
 /* Index of the first row with valid_from > t. */
 static size_t keel_timeline_upper(const struct keel_timeline *tl, int64_t t)
 {
