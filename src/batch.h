@@ -70,6 +70,24 @@ static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
 	return ev->key_hash;
 }
 
+/* keel_batch_event_key_hash of events ev[0..n) at once: a batch's events
+ * mostly share a tenant, whose name is then hashed once for a run of
+ * them instead of once an event. */
+static inline void keel_batch_key_hashes(struct keel_batch_event **ev, size_t n)
+{
+	struct keel_str tenant = KEEL_STR_NULL;
+	uint64_t seed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i]->key_hash)
+			continue;
+		if (!tenant.ptr || !keel_str_eq(ev[i]->tenant, tenant)) {
+			tenant = ev[i]->tenant;
+			seed = keel_hash64(tenant.ptr, tenant.len, 3);
+		}
+		ev[i]->key_hash = keel_hash64(ev[i]->id.ptr, ev[i]->id.len, seed) | 1;
+	}
+}
+
 /* keel_hash64 of the event's envelope, seed 0. An ingester whose store
  * hashes on demand (keel_store_ops.hashes_on_demand) leaves it to be
  * computed here on first use - most events never need it there - and

@@ -149,6 +149,7 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 				size_t n)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	keel_batch_key_hashes(ev, n);
 	/* The log's map outgrows the caches: ask for every event's slot
 	 * first, so that the misses overlap instead of coming one by one. */
 	if (m->event_map.cap)
