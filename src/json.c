@@ -671,8 +671,9 @@ value_here: /* s < end is at the value's first byte, not a blank */
 	} else {
 		root = v;
 	}
-	switch (*s) {
-	case '"': {
+	/* Strings first, outside the switch: most values are strings, and
+	 * the switch's compare tree reaches '"' only after several tests. */
+	if (*s == '"') {
 		const char *q = s;
 		v->type = KEEL_JSON_STRING;
 		v->str = d;
@@ -680,8 +681,9 @@ value_here: /* s < end is at the value's first byte, not a blank */
 			return -1;
 		v->len = (size_t)(d - v->str) - 1;
 		v->raw_len = (size_t)(s - q);
-		break;
+		goto after;
 	}
+	switch (*s) {
 	case '-':
 	case '0':
 	case '1':
