@@ -33,7 +33,8 @@ struct keel_str keel_str_cstr(const char *s);
 
 /* Equal bytes, for the short strings keys are made of: up to 16 bytes
  * compare as two overlapping words (first and last bytes; nothing past
- * either string is read), longer ones through memcmp. */
+ * either string is read), up to 32 as four (event types are about 30
+ * bytes), longer ones through memcmp. */
 static inline bool keel_bytes_eq(const char *a, const char *b, size_t n)
 {
 	uint64_t x0, x1, y0, y1;
@@ -44,6 +45,18 @@ static inline bool keel_bytes_eq(const char *a, const char *b, size_t n)
 		memcpy(&x1, a + n - 8, 8);
 		memcpy(&y1, b + n - 8, 8);
 		return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+	}
+	if (n > 16 && n <= 32) {
+		uint64_t x2, x3, y2, y3;
+		memcpy(&x0, a, 8);
+		memcpy(&y0, b, 8);
+		memcpy(&x1, a + 8, 8);
+		memcpy(&y1, b + 8, 8);
+		memcpy(&x2, a + n - 16, 8);
+		memcpy(&y2, b + n - 16, 8);
+		memcpy(&x3, a + n - 8, 8);
+		memcpy(&y3, b + n - 8, 8);
+		return ((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2) | (x3 ^ y3)) == 0;
 	}
 	if (n >= 4 && n < 8) {
 		memcpy(&u0, a, 4);
