@@ -64,9 +64,10 @@ static bool keel_row_empty(const struct keel_row *r)
 	return r->valid_from == r->valid_to;
 }
 
-struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t)
+/* keel_timeline_containing with i = keel_timeline_upper(tl, t). */
+static struct keel_row *keel_timeline_containing_at(const struct keel_timeline *tl,
+						    size_t i, int64_t t)
 {
-	size_t i = keel_timeline_upper(tl, t);
 	while (i > 0) {
 		struct keel_row *r = tl->rows[--i];
 		if (keel_row_empty(r))
@@ -76,15 +77,28 @@ struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_
 	return NULL;
 }
 
-struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_t t)
+struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t)
 {
-	for (size_t i = keel_timeline_upper(tl, t); i < tl->nrows; i++)
+	return keel_timeline_containing_at(tl, keel_timeline_upper(tl, t), t);
+}
+
+/* keel_timeline_next_after with i = keel_timeline_upper(tl, t). */
+static struct keel_row *keel_timeline_next_at(const struct keel_timeline *tl, size_t i)
+{
+	for (; i < tl->nrows; i++)
 		if (!keel_row_empty(tl->rows[i]))
 			return tl->rows[i];
 	return NULL;
 }
 
-void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
+struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_t t)
+{
+	return keel_timeline_next_at(tl, keel_timeline_upper(tl, t));
+}
+
+/* Inserts row at index i, keel_timeline_upper(tl, row->valid_from). */
+static void keel_timeline_insert_at(struct keel_timeline *tl, struct keel_row *row,
+				    size_t i)
 {
 	if (tl->nrows == tl->cap) {
 		if (!tl->cap) {
@@ -99,7 +113,6 @@ void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 			tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
 		}
 	}
-	size_t i = keel_timeline_upper(tl, row->valid_from);
 	if (i < tl->nrows) /* late: rows after it move up (in order: none) */
 		memmove(tl->rows + i + 1, tl->rows + i,
 			(tl->nrows - i) * sizeof *tl->rows);
@@ -108,10 +121,18 @@ void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
 	row->timeline = tl;
 }
 
+void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
+{
+	keel_timeline_insert_at(tl, row, keel_timeline_upper(tl, row->valid_from));
+}
+
 bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *row,
 			 const struct keel_place_sink *sink)
 {
-	struct keel_row *c = keel_timeline_containing(tl, t);
+	/* One search serves the lookups and the insertion: placing changes no
+	 * row's valid_from, so the row goes where t would. */
+	size_t i = keel_timeline_upper(tl, t);
+	struct keel_row *c = keel_timeline_containing_at(tl, i, t);
 	row->valid_from = t;
 	row->flags |= KEEL_ROW_NEW;
 	if (c) {
@@ -127,11 +148,11 @@ bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *r
 		c->closed_by = row->asserted_by;
 	} else {
 		/* Step 3: before the first row, or the timeline is new. */
-		struct keel_row *next = keel_timeline_next_after(tl, t);
+		struct keel_row *next = keel_timeline_next_at(tl, i);
 		row->valid_to = next ? next->valid_from : KEEL_TIME_INF;
 		row->closed_by = next ? next->asserted_by : KEEL_STR_NULL;
 	}
-	keel_timeline_insert_row(tl, row);
+	keel_timeline_insert_at(tl, row, i);
 	if (sink && sink->created)
 		sink->created(sink->ud, row);
 	return c != NULL;
