@@ -148,35 +148,58 @@ static inline int64_t days_from_civil_ad(uint32_t y, uint32_t m, uint32_t d)
  * for anything else, valid or not, and for values out of range, so that the
  * general scan decides and names the rule broken; the instant is the one
  * the general scan computes. */
+/* The day the usual form read last, per thread: a stream's consecutive
+ * events mostly share their day, whose checks and calendar arithmetic are
+ * then skipped. Only a valid date is kept (set). */
+static _Thread_local struct {
+	uint64_t date; /* "YYYY-MM-" as word_at reads it */
+	uint16_t day;  /* "DD" */
+	bool set;
+	int64_t days; /* days_from_civil of the date */
+} last_day;
+
 static bool time_parse_usual(const char *s, size_t len, int64_t *out)
 {
-	uint64_t date, clock, frac = 0;
+	uint64_t clock, frac = 0;
 	if ((len != 20 && len != 27) || !s || s[len - 1] != 'Z' || s[10] != 'T')
 		return false;
-	/* "YYYY-MM-", "HH:MM:SS" and ".ffffffZ" */
-	if (!word_digits(word_at(s), UINT64_C(0xff0000ff00000000),
-			 ((uint64_t)'-' << 56) | ((uint64_t)'-' << 32), &date) ||
-	    !word_digits(word_at(s + 11), UINT64_C(0x0000ff0000ff0000),
+	/* "HH:MM:SS" and ".ffffffZ" */
+	if (!word_digits(word_at(s + 11), UINT64_C(0x0000ff0000ff0000),
 			 ((uint64_t)':' << 40) | ((uint64_t)':' << 16), &clock))
 		return false;
 	if (len == 27 && !word_digits(word_at(s + 19), UINT64_C(0xff000000000000ff),
 				      ((uint64_t)'Z' << 56) | (uint64_t)'.', &frac))
 		return false;
-	uint32_t d0 = (uint32_t)(unsigned char)s[8] - '0',
-		 d1 = (uint32_t)(unsigned char)s[9] - '0';
-	if (d0 > 9 || d1 > 9)
-		return false;
-	uint32_t year = two_digits(date, 0) * 100 + two_digits(date, 2);
-	uint32_t mon = two_digits(date, 5), day = d0 * 10 + d1;
 	uint32_t hour = two_digits(clock, 0), min = two_digits(clock, 3),
 		 sec = two_digits(clock, 6);
 	uint32_t usec = ((two_digits(frac, 1) * 100) + two_digits(frac, 3)) * 100 +
 			two_digits(frac, 5);
-	if (year < 1 || mon < 1 || mon > 12 || day < 1 ||
-	    day > (uint32_t)days_in_month(year, mon) || hour > 23 || min > 59 || sec > 59)
+	if (hour > 23 || min > 59 || sec > 59)
 		return false;
+	/* "YYYY-MM-" then "DD": the last day again, or checked in full */
+	uint64_t word = word_at(s), date;
+	uint16_t dd;
+	memcpy(&dd, s + 8, 2);
+	if (!last_day.set || word != last_day.date || dd != last_day.day) {
+		if (!word_digits(word, UINT64_C(0xff0000ff00000000),
+				 ((uint64_t)'-' << 56) | ((uint64_t)'-' << 32), &date))
+			return false;
+		uint32_t d0 = (uint32_t)(unsigned char)s[8] - '0',
+			 d1 = (uint32_t)(unsigned char)s[9] - '0';
+		if (d0 > 9 || d1 > 9)
+			return false;
+		uint32_t year = two_digits(date, 0) * 100 + two_digits(date, 2);
+		uint32_t mon = two_digits(date, 5), day = d0 * 10 + d1;
+		if (year < 1 || mon < 1 || mon > 12 || day < 1 ||
+		    day > (uint32_t)days_in_month(year, mon))
+			return false;
+		last_day.date = word;
+		last_day.day = dd;
+		last_day.days = days_from_civil_ad(year, mon, day);
+		last_day.set = true;
+	}
 	/* years 1-9999 in UTC: always in range */
-	*out = days_from_civil_ad(year, mon, day) * USEC_PER_DAY +
+	*out = last_day.days * USEC_PER_DAY +
 	       (int64_t)((hour * 60 + min) * 60 + sec) * USEC_PER_SEC + usec;
 	return true;
 }
