@@ -45,7 +45,7 @@ struct keel_batch_event {
 	struct keel_str type;
 	int64_t time;
 	struct keel_str envelope; /* compacted */
-	uint64_t hash;		  /* keel_hash64 of envelope, seed 0 */
+	uint64_t hash;		  /* keel_batch_event_hash: read it through that */
 	uint64_t position;	  /* input line or index */
 	uint64_t key_hash;	  /* keel_batch_event_key_hash; 0 until asked */
 	enum keel_event_status status;
@@ -68,6 +68,36 @@ static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
 				keel_hash64(ev->tenant.ptr, ev->tenant.len, 3)) |
 		    1;
 	return ev->key_hash;
+}
+
+/* keel_batch_event_key_hash of events ev[0..n) at once: a batch's events
+ * mostly share a tenant, whose name is then hashed once for a run of
+ * them instead of once an event. */
+static inline void keel_batch_key_hashes(struct keel_batch_event **ev, size_t n)
+{
+	struct keel_str tenant = KEEL_STR_NULL;
+	uint64_t seed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i]->key_hash)
+			continue;
+		if (!tenant.ptr || !keel_str_eq(ev[i]->tenant, tenant)) {
+			tenant = ev[i]->tenant;
+			seed = keel_hash64(tenant.ptr, tenant.len, 3);
+		}
+		ev[i]->key_hash = keel_hash64(ev[i]->id.ptr, ev[i]->id.len, seed) | 1;
+	}
+}
+
+/* keel_hash64 of the event's envelope, seed 0. An ingester whose store
+ * hashes on demand (keel_store_ops.hashes_on_demand) leaves it to be
+ * computed here on first use - most events never need it there - and
+ * 0 means not yet computed (a hash that is 0 is computed again, to the
+ * same value). Others have it from prepare. */
+static inline uint64_t keel_batch_event_hash(struct keel_batch_event *ev)
+{
+	if (!ev->hash)
+		ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+	return ev->hash;
 }
 
 #endif

@@ -66,6 +66,10 @@ struct keel_ctx {
 	 * the operations already (in the arena, or in the envelope's copy,
 	 * keel_envelope.copy): it is not copied again. */
 	bool value_kept;
+	/* The same for the name (kind, predicate, relation): set by a plan
+	 * handing over a literal of its own, which lives as long as the
+	 * cartridge. */
+	bool name_kept;
 };
 
 static const char *const op_names[] = {
@@ -167,12 +171,13 @@ static const struct keel_json *ptr_eval(const struct ptr *p,
 		const struct keel_json *m = NULL;
 		if (v->type == KEEL_JSON_OBJECT) {
 			/* Keys of one length mostly differ in their first
-			 * byte: test it before calling memcmp (a parsed key is
-			 * NUL-terminated, so key[0] is readable when empty). */
+			 * byte: test it before comparing the rest (a parsed key
+			 * is NUL-terminated, so key[0] is readable when empty);
+			 * keys are short, compared inline, not by memcmp. */
 			char t0 = t->len ? t->s[0] : 0;
 			for (m = v->child; m; m = m->next)
 				if (m->key_len == t->len && m->key[0] == t0 &&
-				    (t->len <= 1 || memcmp(m->key, t->s, t->len) == 0))
+				    keel_bytes_eq(m->key, t->s, t->len))
 					break;
 		} else if (v->type == KEEL_JSON_ARRAY && t->is_index) {
 			size_t i = t->index;
@@ -364,6 +369,15 @@ static struct keel_str subject_copy(struct keel_ctx *ctx, const char *s, size_t 
 	return arena_copy(ctx, s, len);
 }
 
+/* The name of the operation just pushed: the plan's literal itself
+ * (name_kept), else a copy. */
+static struct keel_str name_copy(struct keel_ctx *ctx, const char *s, size_t len)
+{
+	if (ctx->name_kept)
+		return keel_str_make(s, len);
+	return arena_copy(ctx, s, len);
+}
+
 /* Every operation starts here: a rejected context takes no more. */
 static int ctx_begin(struct keel_ctx *ctx)
 {
@@ -389,7 +403,7 @@ int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_le
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
 	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = kind ? arena_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
+	op->name = kind ? name_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
 	return 0;
 }
 
@@ -443,7 +457,7 @@ int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 				   KEEL_VALUE_MAX);
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
 	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = arena_copy(ctx, predicate, predicate_len);
+	op->name = name_copy(ctx, predicate, predicate_len);
 	op->value = value;
 	return 0;
 }
@@ -461,7 +475,7 @@ int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len
 		return rc;
 	struct keel_op *op = ctx_push(ctx, KEEL_OP_UNSET);
 	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = arena_copy(ctx, predicate, predicate_len);
+	op->name = name_copy(ctx, predicate, predicate_len);
 	return 0;
 }
 
@@ -480,7 +494,7 @@ static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char
 		return rc;
 	struct keel_op *op = ctx_push(ctx, kind);
 	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = arena_copy(ctx, relation, relation_len);
+	op->name = name_copy(ctx, relation, relation_len);
 	op->object = arena_copy(ctx, object, object_len);
 	return 0;
 }
@@ -700,6 +714,7 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		    !op->name.pieces[0].ptr) {
 			np = op->name.pieces[0].lit;
 			nl = op->name.pieces[0].lit_len;
+			ctx->name_kept = true;
 		} else if (!rc && op->name.present) {
 			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
 					 &op->name, name, sizeof name, &nl);
@@ -731,6 +746,7 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		}
 		ctx->share_subject = false;
 		ctx->value_kept = false;
+		ctx->name_kept = false;
 		if (rc)
 			return rc;
 	}
@@ -778,7 +794,7 @@ static const struct handler *handler_find(const struct keel_cartridge *c,
 	for (size_t i = keel_map_first(&c->handlers, h); i != SIZE_MAX;
 	     i = keel_map_next(&c->handlers, h, i)) {
 		const struct handler *hd = c->handlers.values[i];
-		if (hd->type.len == len && memcmp(hd->type.ptr, type, len) == 0)
+		if (hd->type.len == len && keel_bytes_eq(hd->type.ptr, type, len))
 			return hd;
 	}
 	return NULL;

@@ -77,6 +77,28 @@ static bool tenant_char_ok(unsigned char c)
 	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
+/* The last tenant that passed the character check, per thread: a stream's
+ * events mostly share their tenant, whose check is then one compare. Only
+ * a tenant that passed is kept (len 0: none yet; a tenant has 1-64 bytes). */
+static _Thread_local struct {
+	char name[KEEL_TENANT_MAX];
+	size_t len;
+} last_tenant;
+
+static bool tenant_ok(struct keel_str t)
+{
+	if (t.len == last_tenant.len && keel_bytes_eq(t.ptr, last_tenant.name, t.len))
+		return true;
+	for (size_t i = 0; i < t.len; i++)
+		if (!tenant_char_ok((unsigned char)t.ptr[i]))
+			return false;
+	if (t.len <= sizeof last_tenant.name) {
+		memcpy(last_tenant.name, t.ptr, t.len);
+		last_tenant.len = t.len;
+	}
+	return true;
+}
+
 int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *env,
 		       struct keel_buf *msg)
 {
@@ -134,10 +156,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 	if (env_string(f[F_TENANT], F_TENANT, KEEL_TENANT_MAX, false, &tenant, &tenant_at,
 		       msg))
 		return -1;
-	for (size_t i = 0; i < tenant.len; i++)
-		if (!tenant_char_ok((unsigned char)tenant.ptr[i]))
-			return env_fail(msg, F_TENANT,
-					"must be 1-64 bytes of [A-Za-z0-9._-]");
+	if (!tenant_ok(tenant))
+		return env_fail(msg, F_TENANT, "must be 1-64 bytes of [A-Za-z0-9._-]");
 
 	struct keel_str type;
 	if (env_string(f[F_TYPE], F_TYPE, KEEL_TYPE_MAX, true, &type, &type_at, msg))

@@ -55,6 +55,7 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 	ing->prep.max_line = ing->opt.max_line;
 	ing->prep.on_reject = ing->opt.on_reject;
 	ing->prep.reject_userdata = ing->opt.reject_userdata;
+	ing->prep.defer_hash = s->ops->hashes_on_demand;
 	keel_arena_init(&ing->arena);
 	keel_map_init(&ing->batch_ids);
 	keel_overlay_init(&ing->overlay);
@@ -135,7 +136,7 @@ static void keel_ingest_mark_repeats(struct keel_ingest *ing)
 		}
 		if (first) {
 			ev->status = KEEL_EV_DUPLICATE;
-			ev->stored_hash = first->hash;
+			ev->stored_hash = keel_batch_event_hash(first);
 		} else {
 			keel_map_put(m, h, ev);
 		}
@@ -209,7 +210,7 @@ int keel_ingest_flush(struct keel_ingest *ing)
 		struct keel_batch_event *ev = events[i];
 		if (ev->status == KEEL_EV_DUPLICATE) {
 			duplicates++;
-			if (ev->stored_hash != ev->hash) {
+			if (ev->stored_hash != keel_batch_event_hash(ev)) {
 				ev->status = KEEL_EV_CONFLICT;
 				conflicting++;
 			}

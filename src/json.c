@@ -74,7 +74,7 @@ struct json_scratch {
 
 struct frame {
 	struct keel_json *node;
-	struct keel_json *last; /* last member so far, for appending */
+	struct keel_json **tail; /* where the next member is linked in */
 	size_t count;
 	bool is_object;
 	bool hashed;   /* keys live in the level's keytab */
@@ -632,7 +632,7 @@ int keel_json_parse(struct keel_json_doc *doc, const char *text, size_t len,
 	size_t key_len = 0;
 	struct keel_json *root = NULL;
 	struct keel_json *v;
-	struct frame *f;
+	struct frame *f = st; /* the innermost open container, while depth > 0 */
 
 	if (!text)
 		text = s = ""; /* (NULL, 0): no arithmetic on a null pointer */
@@ -664,18 +664,16 @@ value_here: /* s < end is at the value's first byte, not a blank */
 	key = NULL;
 	key_len = 0;
 	if (depth) {
-		f = &st[depth - 1];
-		if (f->last)
-			f->last->next = v;
-		else
-			f->node->child = v;
-		f->last = v;
+		/* f is the innermost open container's frame */
+		*f->tail = v;
+		f->tail = &v->next;
 		f->count++;
 	} else {
 		root = v;
 	}
-	switch (*s) {
-	case '"': {
+	/* Strings first, outside the switch: most values are strings, and
+	 * the switch's compare tree reaches '"' only after several tests. */
+	if (*s == '"') {
 		const char *q = s;
 		v->type = KEEL_JSON_STRING;
 		v->str = d;
@@ -683,8 +681,9 @@ value_here: /* s < end is at the value's first byte, not a blank */
 			return -1;
 		v->len = (size_t)(d - v->str) - 1;
 		v->raw_len = (size_t)(s - q);
-		break;
+		goto after;
 	}
+	switch (*s) {
 	case '-':
 	case '0':
 	case '1':
@@ -773,7 +772,7 @@ value_here: /* s < end is at the value's first byte, not a blank */
 		v->len = 0;
 		f = &st[depth++];
 		f->node = v;
-		f->last = NULL;
+		f->tail = &v->child;
 		f->count = 0;
 		f->hashed = false;
 		f->seen = 0;
@@ -804,7 +803,6 @@ after:
 	 * pass. */
 	if (end - s >= 2 && s[0] == ',' && (unsigned char)s[1] > ' ') {
 		s++;
-		f = &st[depth - 1];
 		if (f->is_object)
 			goto key;
 		goto value_here;
@@ -812,7 +810,6 @@ after:
 	s = skip_inner_ws(s, end, &spaced);
 	if (s == end)
 		return fail(&p, s, "unexpected end of input");
-	f = &st[depth - 1];
 	if (*s == ',') {
 		s = skip_inner_ws(s + 1, end, &spaced);
 		if (s == end)
@@ -829,6 +826,8 @@ close:
 	f->node->len = f->count;
 	f->node->raw_len = (size_t)(s + 1 - text) - f->node->raw_off;
 	depth--;
+	if (depth)
+		f = &st[depth - 1];
 	s++;
 	goto after;
 

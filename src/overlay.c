@@ -141,6 +141,12 @@ static bool keel_str_same(struct keel_str a, struct keel_str b)
 	return a.len == b.len && (a.ptr == b.ptr || keel_str_eq(a, b));
 }
 
+/* What a lookup compares: an entry and the key strings copied right after
+ * it (keel_overlay_timeline_h, keel_overlay_entity_h), for the usual short
+ * keys. Prefetching only the entry's first line left the strings to miss. */
+#define KEEL_TIMELINE_KEY_BYTES (sizeof(struct keel_timeline) + 64)
+#define KEEL_ENTITY_KEY_BYTES (sizeof(struct keel_entity) + 40)
+
 /* The hashes of one operation's keys (0 where it has none). */
 struct keel_key_hashes {
 	uint64_t subject, object, timeline;
@@ -160,14 +166,14 @@ static struct keel_key_hashes *keel_overlay_hash_space(struct keel_overlay *o, s
 	return o->key_hashes;
 }
 
-/* Hashes the keys of an event's operations into hs. The hashes are chained
- * (timeline.h): the tenant is hashed once per event, and a subject once
- * for a run of operations on it (a handler's operations mostly share
- * theirs). */
-static void keel_overlay_hash_keys(const struct keel_batch_event *ev,
+/* Hashes the keys of an event's operations into hs, th being the hash of
+ * its tenant. The hashes are chained (timeline.h): the tenant is hashed
+ * once for a run of events of one tenant (keel_overlay_resolve), and a
+ * subject once for a run of operations on it (a handler's operations
+ * mostly share theirs). */
+static void keel_overlay_hash_keys(const struct keel_batch_event *ev, uint64_t th,
 				   struct keel_key_hashes *hs)
 {
-	uint64_t th = keel_tenant_hash(ev->tenant);
 	uint64_t sh = 0;
 	for (size_t i = 0; i < ev->nops; i++) {
 		const struct keel_op *op = &ev->ops[i];
@@ -238,8 +244,15 @@ void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event **ev, 
 		nops += ev[i]->nops;
 	struct keel_key_hashes *hs = keel_overlay_hash_space(o, nops);
 	struct keel_key_hashes *h = hs;
-	for (size_t i = 0; i < n; h += ev[i++]->nops)
-		keel_overlay_hash_keys(ev[i], h);
+	struct keel_str tenant = KEEL_STR_NULL;
+	uint64_t th = 0;
+	for (size_t i = 0; i < n; h += ev[i++]->nops) {
+		if (!tenant.ptr || !keel_str_same(ev[i]->tenant, tenant)) {
+			tenant = ev[i]->tenant;
+			th = keel_tenant_hash(tenant);
+		}
+		keel_overlay_hash_keys(ev[i], th, h);
+	}
 	/* In a large state (the memory store's) nearly every lookup misses
 	 * the caches, twice over: the map slot, then the entry it points to.
 	 * Asking for all slots, then all entries, lets those misses overlap;
@@ -253,11 +266,14 @@ void keel_overlay_resolve(struct keel_overlay *o, struct keel_batch_event **ev, 
 		}
 	}
 	for (size_t k = 0; k < nops; k++) {
-		keel_map_prefetch_value(&o->entity_map, hs[k].subject);
+		keel_map_prefetch_value(&o->entity_map, hs[k].subject,
+					KEEL_ENTITY_KEY_BYTES);
 		if (hs[k].timeline) {
-			keel_map_prefetch_value(&o->timeline_map, hs[k].timeline);
+			keel_map_prefetch_value(&o->timeline_map, hs[k].timeline,
+						KEEL_TIMELINE_KEY_BYTES);
 			if (hs[k].object)
-				keel_map_prefetch_value(&o->entity_map, hs[k].object);
+				keel_map_prefetch_value(&o->entity_map, hs[k].object,
+							KEEL_ENTITY_KEY_BYTES);
 		}
 	}
 	h = hs;

@@ -126,6 +126,7 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	ev->type = keel_prep_field(&p->doc, ev->envelope, env.type, env.type_at, a);
 	ev->time = env.time;
 	ev->position = position;
-	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
+	if (!p->defer_hash)
+		ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
 	return ev;
 }

@@ -19,6 +19,7 @@ struct keel_prep {
 	keel_reject_fn on_reject;		/* may be NULL */
 	void *reject_userdata;
 	struct keel_report *report; /* read and rejected are counted here */
+	bool defer_hash; /* leave ev->hash to keel_batch_event_hash (batch.h) */
 	struct keel_json_doc doc;
 	struct keel_buf msg;
 };

@@ -152,6 +152,10 @@ struct keel_store_ops {
 	int (*worker_init)(struct keel_store *s);
 	/* Several connections may write at once (tenants run in parallel). */
 	bool concurrent_writers;
+	/* The store keeps every logged envelope and hashes it when it needs
+	 * the hash (a repeated id, a scan): ingesters then leave each event's
+	 * hash to keel_batch_event_hash instead of hashing every envelope. */
+	bool hashes_on_demand;
 };
 
 struct keel_store {

@@ -41,15 +41,6 @@ uint64_t keel_timeline_hash(enum keel_row_kind kind, struct keel_str tenant,
 	    kind, keel_subject_hash(keel_tenant_hash(tenant), subject), name, object);
 }
 
-bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kind,
-			  struct keel_str tenant, struct keel_str subject,
-			  struct keel_str name, struct keel_str object)
-{
-	return tl->kind == kind && keel_str_eq(tl->subject, subject) &&
-	       keel_str_eq(tl->name, name) && keel_str_eq(tl->tenant, tenant) &&
-	       (kind == KEEL_ROW_FACT || keel_str_eq(tl->object, object));
-}
-
 /* Index of the first row with valid_from > t. */
 static size_t keel_timeline_upper(const struct keel_timeline *tl, int64_t t)
 {
@@ -73,9 +64,10 @@ static bool keel_row_empty(const struct keel_row *r)
 	return r->valid_from == r->valid_to;
 }
 
-struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t)
+/* keel_timeline_containing with i = keel_timeline_upper(tl, t). */
+static struct keel_row *keel_timeline_containing_at(const struct keel_timeline *tl,
+						    size_t i, int64_t t)
 {
-	size_t i = keel_timeline_upper(tl, t);
 	while (i > 0) {
 		struct keel_row *r = tl->rows[--i];
 		if (keel_row_empty(r))
@@ -85,31 +77,62 @@ struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_
 	return NULL;
 }
 
-struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_t t)
+struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t)
 {
-	for (size_t i = keel_timeline_upper(tl, t); i < tl->nrows; i++)
+	return keel_timeline_containing_at(tl, keel_timeline_upper(tl, t), t);
+}
+
+/* keel_timeline_next_after with i = keel_timeline_upper(tl, t). */
+static struct keel_row *keel_timeline_next_at(const struct keel_timeline *tl, size_t i)
+{
+	for (; i < tl->nrows; i++)
 		if (!keel_row_empty(tl->rows[i]))
 			return tl->rows[i];
 	return NULL;
 }
 
-void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
+struct keel_row *keel_timeline_next_after(const struct keel_timeline *tl, int64_t t)
+{
+	return keel_timeline_next_at(tl, keel_timeline_upper(tl, t));
+}
+
+/* Inserts row at index i, keel_timeline_upper(tl, row->valid_from). */
+static void keel_timeline_insert_at(struct keel_timeline *tl, struct keel_row *row,
+				    size_t i)
 {
 	if (tl->nrows == tl->cap) {
-		tl->cap = tl->cap ? tl->cap * 2 : 4;
-		tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
+		if (!tl->cap) {
+			tl->rows = tl->first_rows;
+			tl->cap = KEEL_ARRAY_LEN(tl->first_rows);
+		} else if (tl->rows == tl->first_rows) {
+			tl->rows = keel_xmalloc(4 * tl->cap * sizeof *tl->rows);
+			memcpy(tl->rows, tl->first_rows, sizeof tl->first_rows);
+			tl->cap *= 4;
+		} else {
+			tl->cap *= 2;
+			tl->rows = keel_xrealloc(tl->rows, tl->cap * sizeof *tl->rows);
+		}
 	}
-	size_t i = keel_timeline_upper(tl, row->valid_from);
-	memmove(tl->rows + i + 1, tl->rows + i, (tl->nrows - i) * sizeof *tl->rows);
+	if (i < tl->nrows) /* late: rows after it move up (in order: none) */
+		memmove(tl->rows + i + 1, tl->rows + i,
+			(tl->nrows - i) * sizeof *tl->rows);
 	tl->rows[i] = row;
 	tl->nrows++;
 	row->timeline = tl;
 }
 
+void keel_timeline_insert_row(struct keel_timeline *tl, struct keel_row *row)
+{
+	keel_timeline_insert_at(tl, row, keel_timeline_upper(tl, row->valid_from));
+}
+
 bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *row,
 			 const struct keel_place_sink *sink)
 {
-	struct keel_row *c = keel_timeline_containing(tl, t);
+	/* One search serves the lookups and the insertion: placing changes no
+	 * row's valid_from, so the row goes where t would. */
+	size_t i = keel_timeline_upper(tl, t);
+	struct keel_row *c = keel_timeline_containing_at(tl, i, t);
 	row->valid_from = t;
 	row->flags |= KEEL_ROW_NEW;
 	if (c) {
@@ -125,11 +148,11 @@ bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *r
 		c->closed_by = row->asserted_by;
 	} else {
 		/* Step 3: before the first row, or the timeline is new. */
-		struct keel_row *next = keel_timeline_next_after(tl, t);
+		struct keel_row *next = keel_timeline_next_at(tl, i);
 		row->valid_to = next ? next->valid_from : KEEL_TIME_INF;
 		row->closed_by = next ? next->asserted_by : KEEL_STR_NULL;
 	}
-	keel_timeline_insert_row(tl, row);
+	keel_timeline_insert_at(tl, row, i);
 	if (sink && sink->created)
 		sink->created(sink->ud, row);
 	return c != NULL;
@@ -162,7 +185,8 @@ int keel_row_cmp_canonical(const void *pa, const void *pb)
 
 void keel_timeline_free_rows(struct keel_timeline *tl)
 {
-	free(tl->rows);
+	if (tl->rows != tl->first_rows)
+		free(tl->rows);
 	free(tl->times);
 	tl->rows = NULL;
 	tl->times = NULL;

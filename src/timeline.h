@@ -43,9 +43,12 @@ struct keel_timeline {
 	struct keel_str name;   /* predicate or relation */
 	struct keel_str object; /* relations only */
 	uint64_t hash;
-	struct keel_row **rows;
+	struct keel_row **rows; /* first_rows, then malloc'd once they outgrow it */
 	size_t nrows;
 	size_t cap;
+	/* Most timelines keep one or two rows: their array is this, which
+	 * spares a malloc per key (insert_row starts here when cap is 0). */
+	struct keel_row *first_rows[2];
 	void *store_ref; /* free for the store's own use */
 	/* Event times this batch asserts on the timeline (overlay use). */
 	int64_t *times;
@@ -64,9 +67,16 @@ uint64_t keel_tenant_hash(struct keel_str tenant);
 uint64_t keel_subject_hash(uint64_t tenant_hash, struct keel_str subject);
 uint64_t keel_timeline_hash_from(enum keel_row_kind kind, uint64_t subject_hash,
 				 struct keel_str name, struct keel_str object);
-bool keel_timeline_key_eq(const struct keel_timeline *tl, enum keel_row_kind kind,
-			  struct keel_str tenant, struct keel_str subject,
-			  struct keel_str name, struct keel_str object);
+/* Inline: every operation of a batch looks its timeline up. */
+static inline bool keel_timeline_key_eq(const struct keel_timeline *tl,
+					enum keel_row_kind kind, struct keel_str tenant,
+					struct keel_str subject, struct keel_str name,
+					struct keel_str object)
+{
+	return tl->kind == kind && keel_str_eq(tl->subject, subject) &&
+	       keel_str_eq(tl->name, name) && keel_str_eq(tl->tenant, tenant) &&
+	       (kind == KEEL_ROW_FACT || keel_str_eq(tl->object, object));
+}
 
 /* The non-empty row containing t (valid_from <= t < valid_to), or NULL. */
 struct keel_row *keel_timeline_containing(const struct keel_timeline *tl, int64_t t);

@@ -367,10 +367,39 @@ static inline uint64_t keel_read64(const unsigned char *p)
 /* A multiply-fold hash over 8-byte little-endian words. The constants are
  * arbitrary odd 64-bit numbers (digits of pi and e); the value is part of
  * the stored format, so this function must never change. */
+/* The last n < 8 bytes at p as a little-endian number (byte i at bits
+ * 8i), read with two overlapping loads instead of a loop; `whole` says
+ * the 8 bytes before p + n belong to the input, so one load ending there
+ * will do. The value is the loop's, which the hash must keep. */
+static inline uint64_t keel_read_tail(const unsigned char *p, size_t n, bool whole)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n == 0)
+		return 0;
+	if (whole)
+		return keel_read64(p + n - 8) >> (64 - 8 * n);
+	if (n >= 4) {
+		uint32_t lo, hi;
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + n - 4, 4);
+		return (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+	}
+	return (uint64_t)p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) |
+	       (uint64_t)p[n - 1] << (8 * (n - 1));
+#else
+	(void)whole;
+	uint64_t tail = 0;
+	for (size_t i = 0; i < n; i++)
+		tail |= (uint64_t)p[i] << (8 * i);
+	return tail;
+#endif
+}
+
 uint64_t keel_hash64(const void *data, size_t n, uint64_t seed)
 {
 	const uint64_t k0 = 0x243f6a8885a308d3ull, k1 = 0xb7e151628aed2a6bull;
 	const unsigned char *p = data;
+	const bool whole = n >= 8;
 	uint64_t h = seed ^ k0 ^ (uint64_t)n * k1;
 	while (n >= 16) {
 		h = keel_mix(h ^ keel_read64(p), k1) ^ keel_mix(keel_read64(p + 8) ^ k0, h | 1);
@@ -382,10 +411,7 @@ uint64_t keel_hash64(const void *data, size_t n, uint64_t seed)
 		p += 8;
 		n -= 8;
 	}
-	uint64_t tail = 0;
-	for (size_t i = 0; i < n; i++)
-		tail |= (uint64_t)p[i] << (8 * i);
-	h = keel_mix(h ^ tail, k0 ^ (uint64_t)n);
+	h = keel_mix(h ^ keel_read_tail(p, n, whole), k0 ^ (uint64_t)n);
 	return keel_mix(h, k1) ^ (h >> 29);
 }
 
@@ -416,24 +442,6 @@ void keel_map_clear(struct keel_map *m)
 static inline uint64_t keel_map_key(uint64_t h)
 {
 	return h ? h : 1;
-}
-
-void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash)
-{
-	if (!m->cap)
-		return;
-	size_t i = (size_t)keel_map_key(hash) & (m->cap - 1);
-	__builtin_prefetch(&m->hashes[i]);
-	__builtin_prefetch(&m->values[i]);
-}
-
-void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash)
-{
-	if (!m->cap)
-		return;
-	size_t i = (size_t)keel_map_key(hash) & (m->cap - 1);
-	if (m->hashes[i] == keel_map_key(hash))
-		__builtin_prefetch(m->values[i]);
 }
 
 size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot)

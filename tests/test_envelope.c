@@ -221,6 +221,23 @@ static void test_tenant_alphabet(void **state)
 			       "[A-Za-z0-9._-]");
 		expect_field("tenant", json, want);
 	}
+	/* Every byte value inside a tenant of the same length right after that
+	 * tenant passed (the reader keeps the last tenant that passed: it must
+	 * compare all its bytes, not the length). */
+	char inner[32];
+	for (int c = 1; c < 256; c++) {
+		bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+		if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
+			snprintf(inner, sizeof inner, "\"ab\\u%04xcd\"", c);
+		else
+			snprintf(inner, sizeof inner, "\"ab%ccd\"", c);
+		expect_field("tenant", "\"ab-cd\"", "ok 2024-01-01T00:00:00Z");
+		expect_field("tenant", inner,
+			     allowed ? "ok 2024-01-01T00:00:00Z"
+				     : "event \"e-1\": field \"tenant\": must be 1-64 "
+				       "bytes of [A-Za-z0-9._-]");
+	}
 }
 
 static void test_views_into_document(void **state)

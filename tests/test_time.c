@@ -234,6 +234,42 @@ static void test_parse_uses_len_only(void **state)
 	assert_string_equal(why, "not an RFC 3339 timestamp");
 }
 
+/* The usual forms (YYYY-MM-DDTHH:MM:SSZ, with no or six fraction digits)
+ * are read by a shortcut: the same instants as the other ways of writing
+ * them, and anything of their length that is not valid gets the general
+ * scan's verdict. */
+static void test_parse_usual_form(void **state)
+{
+	(void)state;
+	int64_t t = parse_ok("2026-01-05T06:00:00.079558Z");
+	assert_int_equal(t, oracle(2026, 1, 5, 6, 0, 0) + 79558);
+	assert_int_equal(t, parse_ok("2026-01-05T06:00:00.0795580Z"));
+	assert_int_equal(t, parse_ok("2026-01-05t06:00:00.079558Z"));
+	assert_int_equal(t, parse_ok("2026-01-05T07:00:00.079558+01:00"));
+	assert_int_equal(parse_ok("2024-02-29T23:59:59Z"),
+			 oracle(2024, 2, 29, 23, 59, 59));
+	assert_int_equal(parse_ok("2024-02-29T23:59:59.999999Z"),
+			 oracle(2024, 2, 29, 23, 59, 59) + 999999);
+	assert_int_equal(parse_ok("0001-01-01T00:00:00.000000Z"),
+			 parse_ok("0001-01-01T00:00:00Z"));
+	assert_int_equal(parse_ok("9999-12-31T23:59:59.999999Z"),
+			 INT64_C(253402300799999999));
+	parse_fails("0000-01-01T00:00:00Z", "year out of range 0001-9999");
+	parse_fails("2023-02-29T00:00:00Z", "day out of range for the month");
+	parse_fails("2026-00-05T06:00:00.079558Z", "month out of range 01-12");
+	parse_fails("2026-01-00T06:00:00Z", "day out of range for the month");
+	parse_fails("2026-01-05T24:00:00.000000Z", "hour out of range 00-23");
+	parse_fails("2026-01-05T06:60:00Z", "minute out of range 00-59");
+	parse_fails("2026-01-05T06:00:60.000000Z", "leap seconds are not supported");
+	parse_fails("2026-01-05T06:00:00.07955xZ", "missing zone offset");
+	parse_fails("2026-01-05T06:00:00.079558z0",
+		    "unexpected characters after the zone offset");
+	parse_fails("2026-01-05T06:00:0/Z", "not an RFC 3339 timestamp");
+	parse_fails("2026-01-05T06:00:00:079558Z", "missing zone offset");
+	parse_fails("2026/01-05T06:00:00Z", "not an RFC 3339 timestamp");
+	parse_fails("2026-01-0:T06:00:00Z", "not an RFC 3339 timestamp");
+}
+
 static void test_format_canonical(void **state)
 {
 	(void)state;
@@ -361,6 +397,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_calendar),
     cmocka_unit_test(test_parse_shape),
     cmocka_unit_test(test_parse_uses_len_only),
+    cmocka_unit_test(test_parse_usual_form),
     cmocka_unit_test(test_format_canonical),
     cmocka_unit_test(test_format_negative),
     cmocka_unit_test(test_format_out_of_range),

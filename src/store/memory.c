@@ -24,7 +24,7 @@
 struct keel_mem_event {
 	struct keel_str tenant, id, type, envelope;
 	int64_t time;
-	uint64_t hash;
+	uint64_t hash; /* keel_memory_event_hash: 0 until asked */
 	int64_t seq;
 };
 
@@ -120,6 +120,16 @@ static int keel_memory_rollback(struct keel_store *s)
 
 /* ------------------------------------------------------------- the log */
 
+/* The hash of a logged envelope. The store hashes on demand
+ * (hashes_on_demand): an event ingested into it comes unhashed, and only a
+ * repeat of its id or a scan needs the hash, computed then and kept. */
+static uint64_t keel_memory_event_hash(struct keel_mem_event *e)
+{
+	if (!e->hash)
+		e->hash = keel_hash64(e->envelope.ptr, e->envelope.len, 0);
+	return e->hash;
+}
+
 /* The log is keyed by keel_batch_event_key_hash: every lookup and every
  * insertion comes with a batch event, whose hash is computed once. */
 static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m,
@@ -139,6 +149,7 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 				size_t n)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	keel_batch_key_hashes(ev, n);
 	/* The log's map outgrows the caches: ask for every event's slot
 	 * first, so that the misses overlap instead of coming one by one. */
 	if (m->event_map.cap)
@@ -150,7 +161,7 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
-			ev[i]->stored_hash = e->hash;
+			ev[i]->stored_hash = keel_memory_event_hash(e);
 		}
 	}
 	return 0;
@@ -266,6 +277,25 @@ static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_s
 	return NULL;
 }
 
+/* keel_memory_fwd_find for a new row's event, looked for first at *j
+ * and the few entries after it: new rows come in the order of their
+ * events, so from one row to the next the walk takes a step or none (an
+ * event without rows is skipped over, a longer gap asks the map). *j is
+ * left at the entry found. */
+static const struct keel_id_fwd *keel_memory_fwd_near(const struct keel_memory_store *m,
+						      size_t n, size_t *j, const char *p)
+{
+	for (size_t k = *j; k < n && k < *j + 4; k++)
+		if (m->fwd[k].from == p) {
+			*j = k;
+			return &m->fwd[k];
+		}
+	const struct keel_id_fwd *f = keel_memory_fwd_find(m, p);
+	if (f)
+		*j = (size_t)(f - m->fwd);
+	return f;
+}
+
 /* The store's copy of an event id a row of the batch holds. Every
  * asserted_by and closed_by is an event id: this batch's (applied, so
  * accepted and copied by keel_memory_copy_events), or already the store's
@@ -293,12 +323,14 @@ static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_ev
 	struct keel_overlay *o = &m->state;
 	struct keel_arena *a = &o->arena;
 	keel_memory_copy_events(m, ev, n);
+	size_t j = 0;
 	for (size_t i = 0; i < o->new_rows.len; i++) {
 		struct keel_row *r = o->new_rows.items[i];
 		/* A new row's event is this batch's; its value is mostly a view
 		 * into the event's envelope (cartridge.c), and so becomes one
 		 * into the store's copy of it. */
-		const struct keel_id_fwd *f = keel_memory_fwd_find(m, r->asserted_by.ptr);
+		const struct keel_id_fwd *f =
+		    keel_memory_fwd_near(m, n, &j, r->asserted_by.ptr);
 		if (f) {
 			r->value =
 			    keel_memory_field(a, r->value, f->envelope, f->to->envelope);
@@ -439,7 +471,7 @@ static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 			r.event_type = e->type;
 			r.time = e->time;
 			r.envelope = e->envelope;
-			r.hash = e->hash;
+			r.hash = keel_memory_event_hash(e);
 			r.seq = e->seq;
 			rc = fn(ud, &r);
 		}
@@ -608,4 +640,5 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
 	.replace_tenant = keel_memory_replace_tenant,
+	.hashes_on_demand = true,
 };
