@@ -2665,6 +2665,69 @@ static void keel_mysql_record(const struct keel_scan *q, MYSQL_ROW row,
 	}
 }
 
+/* Rows of one timeline that share a valid_from, copied until the next
+ * row shows the group is complete; then sorted by (valid_to, asserted_by,
+ * seq), the rest of the canonical order, and handed on. Nearly every
+ * group is one row. */
+struct keel_mysql_group {
+	struct keel_record *rows;
+	size_t n, cap;
+	struct keel_arena arena;
+};
+
+static int keel_mysql_cmp_group(const void *pa, const void *pb)
+{
+	const struct keel_record *a = pa, *b = pb;
+	if (a->valid_to != b->valid_to)
+		return a->valid_to < b->valid_to ? -1 : 1;
+	int c = keel_str_cmp(a->asserted_by, b->asserted_by);
+	if (c)
+		return c;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int keel_mysql_group_flush(struct keel_mysql_group *g, keel_scan_fn fn, void *ud)
+{
+	if (g->n > 1)
+		qsort(g->rows, g->n, sizeof *g->rows, keel_mysql_cmp_group);
+	int rc = 0;
+	for (size_t i = 0; i < g->n && rc == 0; i++)
+		rc = fn(ud, &g->rows[i]);
+	g->n = 0;
+	keel_arena_reset(&g->arena);
+	return rc;
+}
+
+/* Takes row r (views into the result) into the group, handing on the
+ * group before it when r starts another. */
+static int keel_mysql_group_add(struct keel_mysql_group *g, const struct keel_record *r,
+				keel_scan_fn fn, void *ud)
+{
+	int rc = 0;
+	if (g->n) {
+		const struct keel_record *p = &g->rows[0];
+		if (p->valid_from != r->valid_from ||
+		    !keel_str_eq(p->subject, r->subject) ||
+		    !keel_str_eq(p->name, r->name) || !keel_str_eq(p->object, r->object))
+			rc = keel_mysql_group_flush(g, fn, ud);
+	}
+	if (rc)
+		return rc;
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 8;
+		g->rows = keel_xrealloc(g->rows, g->cap * sizeof *g->rows);
+	}
+	struct keel_record *c = &g->rows[g->n++];
+	*c = *r;
+	c->subject = keel_arena_str(&g->arena, r->subject);
+	c->name = keel_arena_str(&g->arena, r->name);
+	c->object = keel_arena_str(&g->arena, r->object);
+	c->value = keel_arena_str(&g->arena, r->value);
+	c->asserted_by = keel_arena_str(&g->arena, r->asserted_by);
+	c->closed_by = keel_arena_str(&g->arena, r->closed_by);
+	return 0;
+}
+
 /* Records in canonical dump order (SPEC 8): the ORDER BY compares the
  * VARBINARY columns bytewise, shorter first on a common prefix, exactly as
  * keel_str_cmp; seq breaks the remaining ties in insertion order, as the
@@ -2713,11 +2776,15 @@ static int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q,
 			    b, " AND IF(c.seq IS NULL, f.valid_to, c.valid_to) > ");
 			keel_buf_addi64(b, q->at);
 		}
-		keel_buf_adds(
-		    b, fact ? " ORDER BY f.subject, f.predicate, f.valid_from, vt, "
-			      "f.asserted_by, f.seq"
-			    : " ORDER BY f.subject, f.relation, f.object, f.valid_from, "
-			      "vt, f.asserted_by, f.seq");
+		/* ordered by the row's columns only: the server sorts the
+		 * rows and then joins, where an order on the joined end
+		 * would need a temporary table (on disk, with the value's
+		 * BLOB); rows that share a valid_from are put in order by
+		 * the rest of the key here (keel_mysql_scan_group) */
+		keel_buf_adds(b, fact ? " ORDER BY f.subject, f.predicate, f.valid_from, "
+					"f.seq"
+				      : " ORDER BY f.subject, f.relation, f.object, "
+					"f.valid_from, f.seq");
 		break;
 	}
 	case KEEL_REC_EVENT:
@@ -2739,10 +2806,17 @@ static int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q,
 	m->streaming = !narrow;
 	MYSQL_ROW row;
 	struct keel_record r;
+	bool rows = q->type == KEEL_REC_FACT || q->type == KEEL_REC_RELATION;
+	struct keel_mysql_group g = {0};
+	keel_arena_init(&g.arena);
 	while (rc == 0 && (row = mysql_fetch_row(res))) {
 		keel_mysql_record(q, row, mysql_fetch_lengths(res), &r);
-		rc = fn(ud, &r);
+		rc = rows ? keel_mysql_group_add(&g, &r, fn, ud) : fn(ud, &r);
 	}
+	if (rc == 0 && g.n && !mysql_errno(m->db))
+		rc = keel_mysql_group_flush(&g, fn, ud);
+	free(g.rows);
+	keel_arena_free(&g.arena);
 	/* mysql_fetch_row ends with NULL on the last row and on an error. */
 	int err = rc == 0 && mysql_errno(m->db) ? keel_mysql_fail(m, "scan") : 0;
 	mysql_free_result(res);
