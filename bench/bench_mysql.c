@@ -236,30 +236,16 @@ static struct keel_store *open_store(const char *url)
 
 /* --------------------------------------------------------- LOAD DATA */
 
-/* The final rows: a row closed after it was written has its end in the
- * closures table (schema version 4); the limit loads each row whole. */
 static const struct {
-	const char *table, *cols, *select;
+	const char *table, *cols;
 } tables[] = {
-    {"keel_events", "tenant, id, type, time, hash, envelope",
-     "SELECT tenant, id, type, time, hash, envelope FROM keel_events ORDER BY seq"},
-    {"keel_entities", "tenant, subject, kind, kind_time, first_seen, last_seen",
-     "SELECT tenant, subject, kind, kind_time, first_seen, last_seen FROM "
-     "keel_entities"},
+    {"keel_events", "tenant, id, type, time, hash, envelope"},
+    {"keel_entities", "tenant, subject, kind, kind_time, first_seen, last_seen"},
     {"keel_facts",
      "tenant, subject, predicate, value, valid_from, valid_to, asserted_by, "
-     "closed_by",
-     "SELECT f.tenant, f.subject, f.predicate, f.value, f.valid_from, IF(c.seq IS "
-     "NULL, f.valid_to, c.valid_to), f.asserted_by, IF(c.seq IS NULL, f.closed_by, "
-     "c.closed_by) FROM keel_facts f LEFT JOIN keel_fact_closures c ON c.seq = f.seq "
-     "ORDER BY f.seq"},
-    {"keel_relations",
-     "tenant, subject, relation, object, linked, valid_from, valid_to, "
-     "asserted_by, closed_by",
-     "SELECT f.tenant, f.subject, f.relation, f.object, f.linked, f.valid_from, "
-     "IF(c.seq IS NULL, f.valid_to, c.valid_to), f.asserted_by, IF(c.seq IS NULL, "
-     "f.closed_by, c.closed_by) FROM keel_relations f LEFT JOIN "
-     "keel_relation_closures c ON c.seq = f.seq ORDER BY f.seq"},
+     "closed_by"},
+    {"keel_relations", "tenant, subject, relation, object, linked, valid_from, valid_to, "
+		       "asserted_by, closed_by"},
 };
 
 /* A field in LOAD DATA's default text format. */
@@ -298,12 +284,15 @@ static uint64_t export_rows(MYSQL *m, const char *dir)
 {
 	uint64_t rows = 0;
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-		char path[4096];
+		char path[4096], q[1024];
 		snprintf(path, sizeof path, "%s/%s.tsv", dir, tables[i].table);
 		FILE *f = fopen(path, "wb");
 		if (!f)
 			die("cannot write %s", path);
-		if (mysql_query(m, tables[i].select))
+		snprintf(q, sizeof q, "SELECT %s FROM %s%s", tables[i].cols,
+			 tables[i].table,
+			 strcmp(tables[i].table, "keel_entities") ? " ORDER BY seq" : "");
+		if (mysql_query(m, q))
 			die("%s", mysql_error(m));
 		MYSQL_RES *r = mysql_use_result(m);
 		unsigned nf = mysql_num_fields(r);

@@ -586,30 +586,6 @@ static void credentials_are_percent_decoded_and_sockets_work(void **state)
 
 /* ---------------------------------------------------------------- schema */
 
-/* Open rows (schema version 4): valid_to open and not closed since. */
-#define OPEN_FACTS                                                                       \
-	"keel_facts f LEFT JOIN keel_fact_closures c ON c.seq = f.seq WHERE "            \
-	"f.valid_to = 9223372036854775807 AND c.seq IS NULL"
-#define OPEN_RELATIONS                                                                   \
-	"keel_relations f LEFT JOIN keel_relation_closures c ON c.seq = f.seq WHERE "    \
-	"f.valid_to = 9223372036854775807 AND c.seq IS NULL"
-
-/* Turns the store in database db into a version 3 store: closures written
- * into the rows themselves, no closures tables. */
-static void make_version_3(const char *dir, const char *db)
-{
-	char sql[2048];
-	snprintf(sql, sizeof sql,
-		 "UPDATE %s.keel_facts f JOIN %s.keel_fact_closures c ON c.seq = f.seq "
-		 "SET f.valid_to = c.valid_to, f.closed_by = c.closed_by; "
-		 "UPDATE %s.keel_relations f JOIN %s.keel_relation_closures c ON c.seq "
-		 "= f.seq SET f.valid_to = c.valid_to, f.closed_by = c.closed_by; "
-		 "DROP TABLE %s.keel_fact_closures, %s.keel_relation_closures; "
-		 "UPDATE %s.keel_meta SET value = 3 WHERE name = 'schema_version'",
-		 db, db, db, db, db, db, db);
-	root_sql(dir, sql);
-}
-
 static void schema_is_created_versioned_and_newer_refused(void **state)
 {
 	(void)state;
@@ -619,14 +595,13 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 4);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
 				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
 				   "TABLE_NAME IN ('keel_entities', 'keel_facts', "
-				   "'keel_relations', 'keel_events', 'keel_meta', "
-				   "'keel_fact_closures', 'keel_relation_closures')"),
-			 7);
+				   "'keel_relations', 'keel_events', 'keel_meta')"),
+			 5);
 	/* the timeline indexes end in valid_from: a closure moves no entry */
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.STATISTICS "
@@ -664,7 +639,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	snprintf(
 	    msg, sizeof msg,
 	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-	    "(4): upgrade keel",
+	    "(3): upgrade keel",
 	    (int)(colon - shown), shown, at);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);
@@ -950,22 +925,9 @@ static void closures_are_one_statement_per_table(void **state)
 	assert_true(sb->max_statement <= 16384);
 	char *da = keel_test_dump(a, NULL), *db = keel_test_dump(b, NULL);
 	assert_string_equal(da, db);
-	/* the scans join the closures without a temporary table (one with
-	 * the value's BLOB goes to disk, in the server's tmpdir) */
-	const char *tmp = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
-			  "WHERE VARIABLE_NAME = 'CREATED_TMP_TABLES'";
-	uint64_t tmp_before = query_u64(a, tmp);
-	char *again = keel_test_dump(a, NULL);
-	assert_int_equal(query_u64(a, tmp), tmp_before + 1); /* the query's own */
-	assert_string_equal(again, da);
-	free(again);
-	/* the closures are in the closures table, the rows unchanged */
-	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_fact_closures WHERE "
-				      "closed_by LIKE 'r1-%'"),
-			 1000);
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_facts WHERE valid_to < "
-				      "9223372036854775807"),
-			 0);
+				      "9223372036854775807 AND closed_by LIKE 'r1-%'"),
+			 1000);
 	free(da);
 	free(db);
 	keel_store_close(a);
@@ -975,12 +937,10 @@ static void closures_are_one_statement_per_table(void **state)
 }
 
 /* A closure whose row is gone (deleted behind the store's back between
- * the read and the write) adds no row and changes no other row, on the
- * bulk and the text path: since schema version 4 a closure is an entry in
- * the closures table, which no reader joins to a row that is gone (until
- * version 3 the closure was an upsert into the rows, which would have
- * inserted the row again, so the batch failed). */
-static void closing_a_row_that_is_gone_adds_no_row(void **state)
+ * the read and the write) fails the batch with a clear error and leaves
+ * nothing of it, on the bulk path (where the closure is an upsert that
+ * would otherwise insert the row) and on the text path (UPDATE ... CASE). */
+static void closing_a_row_that_is_gone_fails_the_batch(void **state)
 {
 	(void)state;
 	const char *dir = fixture_dir();
@@ -1004,17 +964,12 @@ static void closing_a_row_that_is_gone_adds_no_row(void **state)
 		char sql[256];
 		snprintf(sql, sizeof sql, "DELETE FROM %s.keel_facts", db);
 		root_sql(dir, sql);
-		assert_int_equal(hb_finish(s, &b), 0);
+		assert_int_equal(hb_finish(s, &b), KEEL_ESTORE);
 		hb_free(&b);
-		/* the gone row's closure names a seq no row has or will have
-		 * (seq is never reused) and is read by no one: the store holds
-		 * the batch's new row alone */
-		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts"), 1);
-		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_fact_closures c "
-					      "JOIN keel_facts f ON f.seq = c.seq"),
-				 0);
-		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM " OPEN_FACTS), 1);
-		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), 2);
+		const char *msg = keel_store_errmsg(s);
+		assert_true(strncmp(msg, "closing facts: ", 15) == 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_facts"), 0);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), 1);
 		keel_store_close(s);
 		free(url);
 	}
@@ -1176,7 +1131,9 @@ static void open_row_cache_yields_to_another_writer(void **state)
 	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
 	assert_string_equal(da, dr);
 	/* one open row per timeline */
-	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM " OPEN_FACTS), 200);
+	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_facts WHERE valid_to = "
+				      "9223372036854775807"),
+			 200);
 	free(da);
 	free(dr);
 	keel_store_close(a);
@@ -1348,10 +1305,8 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	free(d);
 	keel_store_close(s);
 
-	/* make it a version 1 store: closures in the rows, NULL in open rows,
-	 * version 1 */
+	/* make it a version 1 store: NULL in open rows, version 1 */
 	const char *db = strrchr(url, '/') + 1;
-	make_version_3(dir, db);
 	snprintf(sql, sizeof sql,
 		 "UPDATE %s.keel_facts SET closed_by = NULL WHERE valid_to = %s; "
 		 "UPDATE %s.keel_relations SET closed_by = NULL WHERE valid_to = %s; "
@@ -1360,7 +1315,7 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	root_sql(dir, sql);
 	s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 4);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
 	d = keel_test_dump(s, NULL);
 	assert_string_equal(d, ref);
 	free(d);
@@ -1388,19 +1343,21 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 static void check_open_rows_last(struct keel_store *s)
 {
 	static const char *const sql[2][3] = {
-	    {"SELECT COUNT(*) FROM " OPEN_FACTS,
+	    {"SELECT COUNT(*) FROM keel_facts WHERE valid_to = 9223372036854775807",
 	     "SELECT COUNT(*) FROM (SELECT DISTINCT tenant, subject, predicate FROM "
 	     "keel_facts) d",
-	     "SELECT COUNT(*) FROM " OPEN_FACTS " AND f.seq = (SELECT x.seq FROM "
-	     "keel_facts x WHERE x.tenant = f.tenant AND x.subject = f.subject AND "
-	     "x.predicate = f.predicate ORDER BY x.valid_from DESC, x.seq DESC LIMIT 1)"},
-	    {"SELECT COUNT(*) FROM " OPEN_RELATIONS,
+	     "SELECT COUNT(*) FROM keel_facts f WHERE f.valid_to = 9223372036854775807 "
+	     "AND f.seq = (SELECT x.seq FROM keel_facts x WHERE x.tenant = f.tenant "
+	     "AND x.subject = f.subject AND x.predicate = f.predicate ORDER BY "
+	     "x.valid_from DESC, x.seq DESC LIMIT 1)"},
+	    {"SELECT COUNT(*) FROM keel_relations WHERE valid_to = 9223372036854775807",
 	     "SELECT COUNT(*) FROM (SELECT DISTINCT tenant, subject, relation, object "
 	     "FROM keel_relations) d",
-	     "SELECT COUNT(*) FROM " OPEN_RELATIONS " AND f.seq = (SELECT x.seq FROM "
-	     "keel_relations x WHERE x.tenant = f.tenant AND x.subject = f.subject AND "
-	     "x.relation = f.relation AND x.object = f.object ORDER BY x.valid_from "
-	     "DESC, x.seq DESC LIMIT 1)"},
+	     "SELECT COUNT(*) FROM keel_relations f WHERE f.valid_to = "
+	     "9223372036854775807 AND f.seq = (SELECT x.seq FROM keel_relations x "
+	     "WHERE x.tenant = f.tenant AND x.subject = f.subject AND x.relation = "
+	     "f.relation AND x.object = f.object ORDER BY x.valid_from DESC, x.seq "
+	     "DESC LIMIT 1)"},
 	};
 	for (int k = 0; k < 2; k++) {
 		uint64_t open = query_u64(s, sql[k][0]);
@@ -1433,7 +1390,6 @@ static void version_2_stores_migrate(void **state)
 	struct keel_store *s = open_url(url);
 	ingest_all(s, t, 500, NULL);
 	keel_store_close(s);
-	make_version_3(dir, db); /* closures in the rows */
 
 	char sql[2048];
 	for (int half = 0; half < 2; half++) {
@@ -1462,7 +1418,7 @@ static void version_2_stores_migrate(void **state)
 		assert_int_equal(
 		    query_u64(
 			s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"),
-		    4);
+		    3);
 		assert_int_equal(query_u64(s,
 					   "SELECT COUNT(*) FROM information_schema."
 					   "STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
@@ -1837,7 +1793,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
     cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),
     cmocka_unit_test(closures_are_one_statement_per_table),
-    cmocka_unit_test(closing_a_row_that_is_gone_adds_no_row),
+    cmocka_unit_test(closing_a_row_that_is_gone_fails_the_batch),
     cmocka_unit_test(memory_is_bounded_by_the_batch),
     cmocka_unit_test(open_row_cache_yields_to_another_writer),
     cmocka_unit_test(open_row_cache_keeps_recent_batches),
