@@ -22,6 +22,7 @@
  *    every accepted time prints in the canonical form and parses back.
  */
 #include "keel.h"
+#include "util.h"
 
 #include <string.h>
 #include <time.h>
@@ -95,17 +96,6 @@ static int fail(const char **why, const char *rule)
 	return KEEL_EINVAL;
 }
 
-/* The eight bytes at p as a little-endian word. */
-static inline uint64_t word_at(const char *p)
-{
-	uint64_t w;
-	memcpy(&w, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	return w;
-}
-
 #define BYTES(c) (UINT64_C(0x0101010101010101) * (c))
 
 /* Are the bytes of w inside mask equal to seps and all others ASCII
@@ -164,10 +154,10 @@ static bool time_parse_usual(const char *s, size_t len, int64_t *out)
 	if ((len != 20 && len != 27) || !s || s[len - 1] != 'Z' || s[10] != 'T')
 		return false;
 	/* "HH:MM:SS" and ".ffffffZ" */
-	if (!word_digits(word_at(s + 11), UINT64_C(0x0000ff0000ff0000),
+	if (!word_digits(keel_le64(s + 11), UINT64_C(0x0000ff0000ff0000),
 			 ((uint64_t)':' << 40) | ((uint64_t)':' << 16), &clock))
 		return false;
-	if (len == 27 && !word_digits(word_at(s + 19), UINT64_C(0xff000000000000ff),
+	if (len == 27 && !word_digits(keel_le64(s + 19), UINT64_C(0xff000000000000ff),
 				      ((uint64_t)'Z' << 56) | (uint64_t)'.', &frac))
 		return false;
 	uint32_t hour = two_digits(clock, 0), min = two_digits(clock, 3),
@@ -177,7 +167,7 @@ static bool time_parse_usual(const char *s, size_t len, int64_t *out)
 	if (hour > 23 || min > 59 || sec > 59)
 		return false;
 	/* "YYYY-MM-" then "DD": the last day again, or checked in full */
-	uint64_t word = word_at(s), date;
+	uint64_t word = keel_le64(s), date;
 	uint16_t dd;
 	memcpy(&dd, s + 8, 2);
 	if (!last_day.set || word != last_day.date || dd != last_day.day) {

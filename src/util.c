@@ -354,16 +354,6 @@ static inline uint64_t keel_mix(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
-static inline uint64_t keel_read64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
 /* A multiply-fold hash over 8-byte little-endian words. The constants are
  * arbitrary odd 64-bit numbers (digits of pi and e); the value is part of
  * the stored format, so this function must never change. */
@@ -377,7 +367,7 @@ static inline uint64_t keel_read_tail(const unsigned char *p, size_t n, bool who
 	if (n == 0)
 		return 0;
 	if (whole)
-		return keel_read64(p + n - 8) >> (64 - 8 * n);
+		return keel_le64(p + n - 8) >> (64 - 8 * n);
 	if (n >= 4) {
 		uint32_t lo, hi;
 		memcpy(&lo, p, 4);
@@ -402,12 +392,12 @@ uint64_t keel_hash64(const void *data, size_t n, uint64_t seed)
 	const bool whole = n >= 8;
 	uint64_t h = seed ^ k0 ^ (uint64_t)n * k1;
 	while (n >= 16) {
-		h = keel_mix(h ^ keel_read64(p), k1) ^ keel_mix(keel_read64(p + 8) ^ k0, h | 1);
+		h = keel_mix(h ^ keel_le64(p), k1) ^ keel_mix(keel_le64(p + 8) ^ k0, h | 1);
 		p += 16;
 		n -= 16;
 	}
 	if (n >= 8) {
-		h = keel_mix(h ^ keel_read64(p), k1);
+		h = keel_mix(h ^ keel_le64(p), k1);
 		p += 8;
 		n -= 8;
 	}

@@ -31,6 +31,17 @@ static inline struct keel_str keel_str_make(const char *p, size_t n)
 }
 struct keel_str keel_str_cstr(const char *s);
 
+/* The eight bytes at p as a little-endian word, on any host. */
+static inline uint64_t keel_le64(const void *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 /* Equal bytes, for the short strings keys are made of: up to 16 bytes
  * compare as two overlapping words (first and last bytes; nothing past
  * either string is read), up to 32 as four (event types are about 30
