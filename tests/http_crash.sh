@@ -46,13 +46,7 @@ start_server() {
 	: > "$dir/log"
 	"$KEEL" serve --listen 127.0.0.1:0 --store "$db" --threads 2 2> "$dir/log" &
 	pid=$!
-	port=
-	for _ in $(seq 200); do
-		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$dir/log")
-		[ -n "$port" ] && break
-		sleep 0.05
-	done
-	[ -n "$port" ] || fail "server did not start: $(cat "$dir/log")"
+	wait_port "$dir/log"
 	# the killer: one SIGKILL at a random moment of this server's life
 	( sleep "0.$(printf '%03d' $((RANDOM % 250)))"; kill -KILL "$pid" 2>/dev/null ) &
 }

@@ -30,13 +30,7 @@ db="sqlite:$dir/keel.db"
 "$KEEL" serve --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
 	2> "$dir/log" &
 pid=$!
-port=
-for _ in $(seq 100); do
-	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$dir/log")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-[ -n "$port" ] || fail "server did not start: $(cat "$dir/log")"
+wait_port "$dir/log"
 url=http://127.0.0.1:$port
 
 post() { # token content-type file -> "status body"
