@@ -254,6 +254,7 @@ static uint64_t handler_reads(struct keel_store *s)
 
 /* A batch built without JSON, to drive the store's operations one by one. */
 struct hbatch {
+	const char *tenant; /* of the events hb_fact adds; "t" when NULL */
 	struct keel_arena arena;
 	struct keel_ptrvec events;
 	struct keel_overlay o;
@@ -285,7 +286,7 @@ static struct keel_batch_event *hb_fact(struct hbatch *b, const char *id, int64_
 {
 	struct keel_batch_event *ev = keel_arena_alloc(&b->arena, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
-	ev->tenant = hb_str(b, "t");
+	ev->tenant = hb_str(b, b->tenant ? b->tenant : "t");
 	ev->id = hb_str(b, id);
 	ev->type = hb_str(b, "test.fact");
 	ev->time = t;
@@ -595,13 +596,14 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 4);
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
 				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
 				   "TABLE_NAME IN ('keel_entities', 'keel_facts', "
-				   "'keel_relations', 'keel_events', 'keel_meta')"),
-			 5);
+				   "'keel_relations', 'keel_events', 'keel_meta', "
+				   "'keel_writers')"),
+			 6);
 	/* the timeline indexes end in valid_from: a closure moves no entry */
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.STATISTICS "
@@ -639,7 +641,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	snprintf(
 	    msg, sizeof msg,
 	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-	    "(3): upgrade keel",
+	    "(4): upgrade keel",
 	    (int)(colon - shown), shown, at);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);
@@ -735,9 +737,9 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	if (!u1)
 		skip();
 	char *u2 = fresh_url(), *u3 = fresh_url(), *u4 = fresh_url();
-	/* In time order: every batch after the first needs the same ten:
+	/* In time order: every batch after the first needs the same eleven:
 	 * begin, ids, open rows, events, entities, facts, relations, closures
-	 * of facts and of relations, commit. */
+	 * of facts and of relations, the tenants' writer, commit. */
 	struct text *t = generate(20000, 3, 5, 0.0, 0.05);
 	struct keel_store *a = open_url(u1), *b = open_url(u2);
 	uint64_t max500, n500, max5000, n5000;
@@ -745,8 +747,8 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	batch_statements(b, t, 5000, &max5000, &n5000);
 	assert_int_equal(n500, 40);
 	assert_int_equal(n5000, 4);
-	assert_int_equal(max500, 10);
-	assert_int_equal(max5000, 10);
+	assert_int_equal(max500, 11);
+	assert_int_equal(max5000, 11);
 	char *da = keel_test_dump(a, NULL), *db = keel_test_dump(b, NULL);
 	assert_string_equal(da, db);
 	free(da);
@@ -761,8 +763,8 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	b = open_url(u4);
 	batch_statements(a, t, 500, &max500, &n500);
 	batch_statements(b, t, 5000, &max5000, &n5000);
-	assert_true(max500 <= 11);
-	assert_true(max5000 <= 11);
+	assert_true(max500 <= 12);
+	assert_true(max5000 <= 12);
 	keel_store_close(a);
 	keel_store_close(b);
 	text_free(t);
@@ -978,12 +980,14 @@ static void closing_a_row_that_is_gone_fails_the_batch(void **state)
 /* What the store reads and sends per batch depends on the batch, not on
  * what the store holds: forty batches over the same 200 timelines read no
  * more rows per batch, and send no longer statements, than two. */
-/* Batch k of a cycle: 500 facts on the same 200 timelines. */
-static void ingest_cycle(struct keel_store *s, int k)
+/* Batch k of a cycle: 500 facts on the same 200 timelines of tenant
+ * "t", or of `tenant`. */
+static void ingest_cycle_of(struct keel_store *s, const char *tenant, int k)
 {
 	char id[64], subject[64], value[32];
 	struct hbatch b;
 	hb_init(&b);
+	b.tenant = tenant;
 	for (int i = 0; i < 500; i++) {
 		int n = k * 500 + i;
 		snprintf(id, sizeof id, "m%d", n);
@@ -993,6 +997,11 @@ static void ingest_cycle(struct keel_store *s, int k)
 	}
 	hb_run(s, &b);
 	hb_free(&b);
+}
+
+static void ingest_cycle(struct keel_store *s, int k)
+{
+	ingest_cycle_of(s, NULL, k);
 }
 
 static void ingest_cycles(struct keel_store *s, int batches)
@@ -1141,6 +1150,160 @@ static void open_row_cache_yields_to_another_writer(void **state)
 	keel_store_close(ref);
 	free(u1);
 	free(u2);
+}
+
+/* Another connection writing other tenants leaves the cache alone: each
+ * tenant's last writer (keel_writers) is what the cache checks. */
+static void open_row_cache_holds_while_others_write_other_tenants(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u2 = fresh_url();
+	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
+	keel_store_mysql_set_cache(ref, false);
+	ingest_cycle(a, 0);
+	ingest_cycle(a, 1);
+	ingest_cycle_of(other, "u", 2);
+	ingest_cycle_of(other, "u", 3);
+	keel_store_mysql_reset_stats(a);
+	ingest_cycle(a, 4);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 0);
+	/* and a writing u after other does read u's rows */
+	keel_store_mysql_reset_stats(a);
+	ingest_cycle_of(a, "u", 5);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
+	ingest_cycle(ref, 0);
+	ingest_cycle(ref, 1);
+	ingest_cycle_of(ref, "u", 2);
+	ingest_cycle_of(ref, "u", 3);
+	ingest_cycle(ref, 4);
+	ingest_cycle_of(ref, "u", 5);
+	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
+	assert_string_equal(da, dr);
+	free(da);
+	free(dr);
+	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_writers"), 2);
+	keel_store_close(a);
+	keel_store_close(other);
+	keel_store_close(ref);
+	free(u1);
+	free(u2);
+}
+
+/* A batch of one event of tenant "t" that no handler takes. */
+static void ingest_unhandled(struct keel_store *s)
+{
+	struct hbatch b;
+	hb_init(&b);
+	struct keel_batch_event *ev = hb_fact(&b, "lonely", 5000, "vehicle:M-000", "x", "1");
+	ev->nops = 0;
+	ev->unhandled = true;
+	hb_run(s, &b);
+	hb_free(&b);
+}
+
+/* A batch that writes a tenant someone else wrote last, without reading
+ * any of its timelines (an event no handler takes), forgets the cache:
+ * the batch after it reads again. */
+static void open_row_cache_forgets_after_an_event_only_batch(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u2 = fresh_url();
+	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
+	keel_store_mysql_set_cache(ref, false);
+	ingest_cycle(a, 0);
+	ingest_cycle(a, 1);
+	ingest_cycle(other, 2); /* closes the open rows a holds */
+	ingest_unhandled(a);
+	keel_store_mysql_reset_stats(a);
+	ingest_cycle(a, 3);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
+	for (int k = 0; k < 3; k++)
+		ingest_cycle(ref, k);
+	ingest_unhandled(ref);
+	ingest_cycle(ref, 3);
+	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
+	assert_string_equal(da, dr);
+	free(da);
+	free(dr);
+	keel_store_close(a);
+	keel_store_close(other);
+	keel_store_close(ref);
+	free(u1);
+	free(u2);
+}
+
+/* The fleet cartridge with "status" facts named "state". */
+static struct keel_cartridge *fleet_renamed(void)
+{
+	size_t len;
+	char *json = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
+	assert_non_null(json);
+	const char *from = "\"predicate\": \"status\"", *to = "\"predicate\": \"state\"";
+	char *p = strstr(json, from);
+	assert_non_null(p);
+	for (; p; p = strstr(p, from)) {
+		memcpy(p, to, strlen(to));
+		memmove(p + strlen(to), p + strlen(from), strlen(p + strlen(from)) + 1);
+	}
+	struct keel_cartridge *c = NULL;
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(json, strlen(json), &c, &err), 0);
+	free(json);
+	return c;
+}
+
+/* Ingests half of t, replays tenant-00 through another connection (or
+ * store) with "status" renamed, then ingests the rest: the dump. */
+static char *ingest_replay_ingest(struct keel_store *s, struct keel_store *other,
+				  const struct text *t)
+{
+	if (ingest_range(s, t, NULL, 0, t->n / 2, 500, NULL))
+		fail_msg("ingest: %s", keel_store_errmsg(s));
+	struct keel_cartridge *c = fleet_renamed();
+	struct keel_replay_options o = {.cartridge = c};
+	struct keel_replay_report *r = NULL;
+	if (keel_replay(other, "tenant-00", &o, &r))
+		fail_msg("replay: %s", keel_store_errmsg(other));
+	assert_true(r->removed > 0); /* the status facts went */
+	keel_replay_report_free(r);
+	keel_cartridge_free(c);
+	if (ingest_range(s, t, NULL, t->n / 2, t->n, 500, NULL))
+		fail_msg("ingest after the replay: %s", keel_store_errmsg(s));
+	return keel_test_dump(s, NULL);
+}
+
+/* A replay through another connection deletes and rewrites rows of the
+ * tenant; the connection that ingested before it must not take its
+ * remembered rows for them: it reads again, and the store ends as a
+ * memory store does. */
+static void open_row_cache_yields_to_a_replay(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	struct text *t = generate(4000, 1, 41, 0.0, 0.0);
+	struct keel_store *mem = open_url("memory:");
+	char *ref = ingest_replay_ingest(mem, mem, t);
+	keel_store_close(mem);
+	struct keel_store *a = open_url(u1), *other = open_url(u1);
+	char *d = ingest_replay_ingest(a, other, t);
+	assert_string_equal(d, ref);
+	free(d);
+	free(ref);
+	text_free(t);
+	keel_store_close(a);
+	keel_store_close(other);
+	free(u1);
 }
 
 /* Rows are given seq in insertion order: the seq of the event behind each
@@ -1310,12 +1473,13 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	snprintf(sql, sizeof sql,
 		 "UPDATE %s.keel_facts SET closed_by = NULL WHERE valid_to = %s; "
 		 "UPDATE %s.keel_relations SET closed_by = NULL WHERE valid_to = %s; "
+		 "DROP TABLE %s.keel_writers; "
 		 "UPDATE %s.keel_meta SET value = 1 WHERE name = 'schema_version'",
-		 db, inf, db, inf, db);
+		 db, inf, db, inf, db, db);
 	root_sql(dir, sql);
 	s = open_url(url);
 	assert_int_equal(
-	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 3);
+	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"), 4);
 	d = keel_test_dump(s, NULL);
 	assert_string_equal(d, ref);
 	free(d);
@@ -1367,10 +1531,10 @@ static void check_open_rows_last(struct keel_store *s)
 	}
 }
 
-/* A version 2 store (timeline indexes ending in valid_to) is migrated to
- * version 3 when opened, and so is one whose migration stopped halfway
- * (DDL is not transactional): same dump, and ingesting on it gives the
- * memory store's dump. */
+/* A version 2 store (timeline indexes ending in valid_to, no keel_writers)
+ * is migrated to version 4 when opened, and so is one whose migration
+ * stopped halfway (DDL is not transactional): same dump, and ingesting on
+ * it gives the memory store's dump. */
 static void version_2_stores_migrate(void **state)
 {
 	(void)state;
@@ -1400,9 +1564,10 @@ static void version_2_stores_migrate(void **state)
 				 "ALTER TABLE %s.keel_relations DROP INDEX "
 				 "keel_relations_from, ADD INDEX keel_relations_timeline "
 				 "(tenant, subject, relation, object, valid_to); "
+				 "DROP TABLE %s.keel_writers; "
 				 "UPDATE %s.keel_meta SET value = 2 WHERE name = "
 				 "'schema_version'",
-				 db, db);
+				 db, db, db);
 		else
 			snprintf(sql, sizeof sql,
 				 "ALTER TABLE %s.keel_facts DROP INDEX keel_facts_from, "
@@ -1410,15 +1575,20 @@ static void version_2_stores_migrate(void **state)
 				 "predicate, valid_to); ALTER TABLE %s.keel_relations "
 				 "DROP INDEX keel_relations_from, ADD INDEX "
 				 "keel_relations_timeline (tenant, subject, relation, "
-				 "object, valid_to); UPDATE %s.keel_meta SET value = 2 "
-				 "WHERE name = 'schema_version'",
-				 db, db, db);
+				 "object, valid_to); DROP TABLE %s.keel_writers; "
+				 "UPDATE %s.keel_meta SET value = 2 WHERE name = "
+				 "'schema_version'",
+				 db, db, db, db);
 		root_sql(dir, sql);
 		s = open_url(url);
 		assert_int_equal(
 		    query_u64(
 			s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"),
-		    3);
+		    4);
+		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM information_schema."
+					      "TABLES WHERE TABLE_SCHEMA = DATABASE() "
+					      "AND TABLE_NAME = 'keel_writers'"),
+				 1);
 		assert_int_equal(query_u64(s,
 					   "SELECT COUNT(*) FROM information_schema."
 					   "STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
@@ -1800,6 +1970,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(seq_follows_insertion_order),
     cmocka_unit_test(text_and_bulk_paths_give_the_same_dumps),
     cmocka_unit_test(open_rows_placeholder_and_version_1_stores),
+    cmocka_unit_test(open_row_cache_holds_while_others_write_other_tenants),
+    cmocka_unit_test(open_row_cache_forgets_after_an_event_only_batch),
+    cmocka_unit_test(open_row_cache_yields_to_a_replay),
     cmocka_unit_test(version_2_stores_migrate),
     cmocka_unit_test(permutations_give_same_timelines),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),

@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -74,7 +75,7 @@
 #define KEEL_MYSQL_CACHE_MIN_BATCHES 4
 #define KEEL_MYSQL_CACHE_MAX 65536
 
-#define KEEL_MYSQL_SCHEMA_VERSION 3
+#define KEEL_MYSQL_SCHEMA_VERSION 4
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -112,6 +113,12 @@ struct keel_mysql_col {
 	int64_t *num;
 };
 
+/* One tenant of the open batch: is this connection its last writer? */
+struct keel_mysql_mark {
+	struct keel_str tenant; /* the batch's own copy */
+	bool mine;
+};
+
 struct keel_mysql_store {
 	struct keel_store base;
 	MYSQL *db;
@@ -147,15 +154,14 @@ struct keel_mysql_store {
 	bool worker; /* keel_mysql_worker_init: other connections write too */
 	/* Open rows of recent batches (see "The open-row cache" below). */
 	bool cache_on;
-	bool cache_valid;      /* for the open batch */
-	bool expect_known;     /* expect[] holds what this connection left */
-	int64_t expect[3];     /* MAX(seq) of events, facts, relations */
-	int64_t seen_max[3];   /* the same, read with the batch's ids */
-	int seen_reads;	       /* seen_max[] readings in the open batch */
-	bool seen_differ;      /* two of them disagreed */
 	struct keel_open_rows cache; /* open rows (open_rows.h) */
-	int64_t pending_max[3];
-	bool pending_known;
+	/* This connection's mark in keel_writers, random at open, and the
+	 * batch's tenants with whether their last writer was this connection
+	 * (read with the ids; sorted by tenant). */
+	uint64_t writer;
+	char writer_tail[64]; /* " ON DUPLICATE KEY UPDATE writer = <mark>" */
+	struct keel_mysql_mark *marks;
+	size_t nmarks, marks_cap;
 	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
 	const struct keel_row **hit_rows; /* and their rows */
 	size_t hit_rows_cap;
@@ -173,7 +179,6 @@ static void keel_mysql_infile_setup(struct keel_mysql_store *m);
 static void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
 static int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
 static void keel_mysql_cache_drop(struct keel_mysql_store *m);
-static void keel_mysql_cache_commit(struct keel_mysql_store *m);
 
 static struct keel_mysql_store *keel_mysql_downcast(struct keel_store *s)
 {
@@ -713,6 +718,17 @@ static int keel_mysql_run_list(struct keel_mysql_list *l)
 
 /* --------------------------------------------------------------- schema */
 
+/* Each tenant's last writer: every write of a tenant sets its row to the
+ * writing connection's random mark in the same transaction, so a
+ * connection that finds its own mark there knows nobody else has written
+ * the tenant since (see "The open-row cache"). */
+#define KEEL_MYSQL_WRITERS_TABLE                                                         \
+	"CREATE TABLE IF NOT EXISTS keel_writers ("                                      \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"writer BIGINT UNSIGNED NOT NULL,"                                               \
+	"PRIMARY KEY (tenant)"                                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entities ("
     "tenant VARBINARY(64) NOT NULL,"
@@ -765,7 +781,9 @@ static const char *const keel_mysql_tables[] = {
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 3)",
+    KEEL_MYSQL_WRITERS_TABLE,
+
+    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 4)",
 };
 
 /* Steps from schema version v to v + 1, indexed by v: statements run in
@@ -781,7 +799,13 @@ static const char *const keel_mysql_tables[] = {
  * 2 -> 3: the timeline indexes end in valid_from instead of valid_to, so
  * that closing a row no longer moves its index entry; the open row is then
  * a timeline's last entry by (valid_from, seq). Each ALTER swaps one
- * table's index in one statement. */
+ * table's index in one statement.
+ *
+ * 3 -> 4: keel_writers, each tenant's last writer, which lets the open-row
+ * cache hold while other connections write other tenants. A tenant without
+ * a row has no known writer, so a store written by version 3 needs no
+ * rows; a keel that knows only version 3 would not set them and must
+ * refuse the store. */
 struct keel_mysql_migration {
 	const char *sql;
 	const char *table, *index; /* run only while this index exists */
@@ -797,11 +821,17 @@ static const struct keel_mysql_migration keel_mysql_to_3[] = {
     {NULL, NULL, NULL},
 };
 
+static const struct keel_mysql_migration keel_mysql_to_4[] = {
+    {KEEL_MYSQL_WRITERS_TABLE, NULL, NULL},
+    {NULL, NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL,
 	NULL,
 	keel_mysql_to_3,
+	keel_mysql_to_4,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -1123,9 +1153,26 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	keel_buf_free(&m->part);
 	keel_ptrvec_free(&m->rows);
 	keel_map_free(&m->ids);
+	free(m->marks);
 	free(m->times);
 	keel_store_base_free(&m->base);
 	free(m);
+}
+
+/* A connection's mark in keel_writers: 64 random bits, so that two
+ * connections, in this process or any other, never share one. */
+static uint64_t keel_mysql_new_writer(void)
+{
+	uint64_t w = 0;
+	if (getrandom(&w, sizeof w, 0) != (ssize_t)sizeof w) {
+		/* no getrandom (old kernel): time, process and address */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+			     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&w;
+		w = keel_hash64(&x, sizeof x, (uint64_t)clock());
+	}
+	return w;
 }
 
 static int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *err)
@@ -1139,6 +1186,9 @@ static int keel_mysql_open(const char *url, struct keel_store **out, struct keel
 	keel_open_rows_init(&m->cache, KEEL_MYSQL_CACHE_MAX, KEEL_MYSQL_CACHE_BATCHES, true);
 	const char *cache = getenv("KEEL_MYSQL_CACHE");
 	m->cache_on = !(cache && !strcmp(cache, "0"));
+	m->writer = keel_mysql_new_writer();
+	snprintf(m->writer_tail, sizeof m->writer_tail,
+		 " ON DUPLICATE KEY UPDATE writer = %llu", (unsigned long long)m->writer);
 	m->packet = 1024 * 1024;
 	m->autoinc_step = 1;
 	m->profile = getenv("KEEL_MYSQL_PROFILE") != NULL;
@@ -1201,9 +1251,7 @@ static int keel_mysql_begin(struct keel_store *s)
 	}
 	m->batch_rows = 0;
 	m->tx_open = false;
-	m->cache_valid = false;
-	m->seen_reads = 0;
-	m->pending_known = false;
+	m->nmarks = 0;
 	return 0;
 }
 
@@ -1226,13 +1274,10 @@ static int keel_mysql_commit(struct keel_store *s)
 	if (!m->tx_open)
 		return 0;
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
-	if (rc == 0) {
+	if (rc == 0)
 		m->tx_open = false;
-		if (m->cache_on)
-			keel_mysql_cache_commit(m);
-	} else {
+	else
 		keel_mysql_cache_drop(m);
-	}
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(
@@ -1262,57 +1307,174 @@ static int keel_mysql_rollback(struct keel_store *s)
 /*
  * The open row of each timeline the last few batches on this connection
  * wrote or read, so that the next batch on the same timeline need not read
- * it again (src/store/open_rows.c, shared with the SQLite store). Valid
- * only while nobody else has written: every id lookup also reads MAX(seq)
- * of the three tables (each one index dive), and the cache is used only
- * when they are what this connection's last commit left; otherwise it is
- * dropped. Another writer, a replay, a lost connection or a rolled-back
- * batch drop it as well. It holds the timelines of the last
- * KEEL_MYSQL_CACHE_BATCHES batches at most, fewer when batches are large
- * (as many as fill half of KEEL_MYSQL_CACHE_MAX, at least
- * KEEL_MYSQL_CACHE_MIN_BATCHES): memory stays bounded by the batch and by
- * KEEL_MYSQL_CACHE_MAX. docs/store-mysql.md has the measurements.
+ * it again (src/store/open_rows.c, shared with the SQLite store).
+ *
+ * A remembered row is right only if nobody else has written its tenant
+ * since. keel_writers says who did last: every write of a tenant, by any
+ * connection, sets the tenant's row to the writer's random mark in the
+ * batch's transaction. The id lookup reads the marks of the batch's
+ * tenants (one primary-key read each, in the same statement); the cache
+ * serves a batch only if all of them are this connection's, and a batch
+ * that writes a tenant last written by someone else first forgets
+ * everything. So by induction every remembered row of a tenant whose mark
+ * is ours is what this connection's last commit left, and workers (each
+ * its own tenants) and servers keep their caches while others write other
+ * tenants. Two connections writing one tenant at the same time are not
+ * supported by design A at all (each prefetches before the other
+ * commits); the marks do not change that.
+ *
+ * A lost connection or a rolled-back batch drops the cache too. It holds
+ * the timelines of the last KEEL_MYSQL_CACHE_BATCHES batches at most,
+ * fewer when batches are large (as many as fill half of
+ * KEEL_MYSQL_CACHE_MAX, at least KEEL_MYSQL_CACHE_MIN_BATCHES): memory
+ * stays bounded by the batch and by KEEL_MYSQL_CACHE_MAX.
+ * docs/store-mysql.md has the measurements.
  */
 
 /* Forgets everything: the next batch reads every open row. */
 static void keel_mysql_cache_drop(struct keel_mysql_store *m)
 {
 	keel_open_rows_clear(&m->cache);
-	m->expect_known = false;
-	m->cache_valid = false;
 }
 
-/* After a commit: the MAX(seq) this connection left are what the next
- * batch must find for the cache to hold. */
-static void keel_mysql_cache_commit(struct keel_mysql_store *m)
+static int keel_mysql_cmp_mark(const void *pa, const void *pb)
 {
-	if (m->cache.entries.len > m->stats.max_cache_entries)
-		m->stats.max_cache_entries = m->cache.entries.len;
-	memcpy(m->expect, m->pending_max, sizeof m->expect);
-	/* A batch without a read of MAX(seq) (no timelines) leaves the cache
-	 * unusable until a batch reads them again. */
-	m->expect_known = m->pending_known;
+	const struct keel_mysql_mark *a = pa, *b = pb;
+	return keel_str_cmp(a->tenant, b->tenant);
 }
 
-/* In write_back, once everything is written: each timeline's open row as
- * it will stand after the commit goes into the cache (a rollback or a
- * failed commit drops it all), and the tables' MAX(seq) then. */
-static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overlay *o,
+/* Adds a tenant of the open batch (its string outlives the batch's
+ * statements); the caller keeps m->marks sorted. */
+static struct keel_mysql_mark *keel_mysql_mark_add(struct keel_mysql_store *m,
+						   struct keel_str tenant)
+{
+	if (m->nmarks == m->marks_cap) {
+		m->marks_cap = m->marks_cap ? 2 * m->marks_cap : 8;
+		m->marks = keel_xrealloc(m->marks, m->marks_cap * sizeof *m->marks);
+	}
+	struct keel_mysql_mark *k = &m->marks[m->nmarks++];
+	k->tenant = tenant;
+	k->mine = false;
+	return k;
+}
+
+static struct keel_mysql_mark *keel_mysql_mark_find(struct keel_mysql_store *m,
+						    struct keel_str tenant)
+{
+	struct keel_mysql_mark key = {.tenant = tenant};
+	if (m->nmarks && keel_str_eq(m->marks[m->nmarks - 1].tenant, tenant))
+		return &m->marks[m->nmarks - 1];
+	return bsearch(&key, m->marks, m->nmarks, sizeof key, keel_mysql_cmp_mark);
+}
+
+static int keel_mysql_cmp_str_ptr(const void *pa, const void *pb)
+{
+	return keel_str_cmp(**(const struct keel_str *const *)pa,
+			    **(const struct keel_str *const *)pb);
+}
+
+static bool keel_mysql_mine(struct keel_mysql_store *m, struct keel_str tenant)
+{
+	const struct keel_mysql_mark *k = keel_mysql_mark_find(m, tenant);
+	return k && k->mine;
+}
+
+/* Were all the overlay's tenants last written by this connection? */
+static bool keel_mysql_overlay_mine(struct keel_mysql_store *m,
+				    const struct keel_overlay *o)
+{
+	const struct keel_str *prev = NULL;
+	for (size_t i = 0; i < o->timelines.len; i++) {
+		const struct keel_timeline *tl = o->timelines.items[i];
+		if (prev && keel_str_eq(*prev, tl->tenant))
+			continue;
+		if (!keel_mysql_mine(m, tl->tenant))
+			return false;
+		prev = &tl->tenant;
+	}
+	prev = NULL;
+	for (size_t i = 0; i < o->entities.len; i++) {
+		const struct keel_entity *e = o->entities.items[i];
+		if (prev && keel_str_eq(*prev, e->tenant))
+			continue;
+		if (!keel_mysql_mine(m, e->tenant))
+			return false;
+		prev = &e->tenant;
+	}
+	return true;
+}
+
+/* Makes this connection the last writer of the tenants in v (pointers to
+ * keel_str, in any order, repeats allowed): one INSERT ... ON DUPLICATE
+ * KEY UPDATE, cut only at the packet limit. */
+static int keel_mysql_mark_tenants(struct keel_mysql_store *m, struct keel_ptrvec *v)
+{
+	if (v->len > 1)
+		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_str_ptr);
+	struct keel_mysql_list l = {
+	    .m = m,
+	    .what = "marking the batch's tenants",
+	    .head = "INSERT INTO keel_writers (tenant, writer) VALUES ",
+	    .open = "",
+	    .sep = ",",
+	    .close = "",
+	    .join = "",
+	    .tail = m->writer_tail,
+	    .part_max = SIZE_MAX,
+	    .run = keel_mysql_run_list,
+	};
+	int rc = 0;
+	for (size_t i = 0; i < v->len && rc == 0; i++) {
+		const struct keel_str *t = v->items[i];
+		if (i && keel_str_eq(*(const struct keel_str *)v->items[i - 1], *t))
+			continue;
+		rc = keel_mysql_list_item(&l, keel_mysql_str_size(*t) + 32);
+		if (rc)
+			break;
+		keel_buf_addc(&m->sql, '(');
+		keel_mysql_add_str(m, &m->sql, *t);
+		keel_buf_addf(&m->sql, ",%llu)", (unsigned long long)m->writer);
+	}
+	if (rc == 0)
+		rc = keel_mysql_list_flush(&l);
+	return rc;
+}
+
+/* In write_back, once everything else is written: this connection becomes
+ * the last writer of every tenant the batch wrote (one statement), and
+ * each timeline's open row as it will stand after the commit goes into the
+ * cache (a rollback or a failed commit drops it all). If the batch wrote a
+ * tenant someone else wrote last, older rows are forgotten first. */
+static int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overlay *o,
 				   struct keel_batch_event **ev, size_t n)
 {
-	m->pending_known = m->cache_on && m->seen_reads >= 3 && !m->seen_differ;
-	if (!m->pending_known)
-		return;
-	memcpy(m->pending_max, m->seen_max, sizeof m->pending_max);
-	for (size_t i = 0; i < n; i++)
-		if (ev[i]->seq > m->pending_max[0])
-			m->pending_max[0] = ev[i]->seq;
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		const struct keel_row *r = o->new_rows.items[i];
-		int t = r->timeline->kind == KEEL_ROW_FACT ? 1 : 2;
-		if (r->seq > m->pending_max[t])
-			m->pending_max[t] = r->seq;
+	bool fresh = keel_mysql_overlay_mine(m, o);
+	/* the batch's tenants, each once: the events' (the overlay's are
+	 * among them) and any the marks do not know */
+	struct keel_ptrvec *v = &m->rows;
+	v->len = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct keel_str *t = &ev[i]->tenant;
+		if (v->len && keel_str_eq(*(const struct keel_str *)v->items[v->len - 1], *t))
+			continue;
+		fresh = fresh && keel_mysql_mine(m, *t);
+		keel_ptrvec_push(v, t);
 	}
+	const struct keel_str *prev = NULL;
+	for (size_t i = 0; i < o->timelines.len; i++) {
+		struct keel_timeline *tl = o->timelines.items[i];
+		if (prev && keel_str_eq(*prev, tl->tenant))
+			continue;
+		if (!keel_mysql_mark_find(m, tl->tenant))
+			keel_ptrvec_push(v, &tl->tenant);
+		prev = &tl->tenant;
+	}
+	int rc = keel_mysql_mark_tenants(m, v);
+	v->len = 0;
+	if (rc || !m->cache_on)
+		return rc;
+	if (!fresh)
+		keel_mysql_cache_drop(m);
 	/* Keep the timelines of as many recent batches as half the cache
 	 * holds, up to KEEL_MYSQL_CACHE_BATCHES: a fleet's active timelines
 	 * come back within a few dozen batches of 500, while batches of
@@ -1322,6 +1484,9 @@ static void keel_mysql_cache_stage(struct keel_mysql_store *m, struct keel_overl
 		       : fit < KEEL_MYSQL_CACHE_MIN_BATCHES ? KEEL_MYSQL_CACHE_MIN_BATCHES
 							    : fit;
 	keel_open_rows_learn(&m->cache, &o->timelines);
+	if (m->cache.entries.len > m->stats.max_cache_entries)
+		m->stats.max_cache_entries = m->cache.entries.len;
+	return 0;
 }
 
 /* ------------------------------------------------------------- seen ids */
@@ -1337,6 +1502,13 @@ static int keel_mysql_seen_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	(void)ud;
 	(void)ncols;
 	struct keel_str tenant = keel_mysql_col(row, len, 0);
+	if (!row[1]) {
+		/* the tenant's last writer (keel_writers) */
+		struct keel_mysql_mark *k = keel_mysql_mark_find(m, tenant);
+		if (k)
+			k->mine = keel_mysql_u64(row[2], len[2]) == m->writer;
+		return 0;
+	}
 	struct keel_str id = keel_mysql_col(row, len, 1);
 	uint64_t stored = keel_mysql_u64(row[2], len[2]);
 	uint64_t h = keel_mysql_id_hash(tenant, id);
@@ -1366,28 +1538,19 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
 	return c ? c : keel_str_cmp(a->id, b->id);
 }
 
-/* The prefix of one tenant's part of a lookup: head, the tenant as a
- * literal, tail; kept in m->part until the next tenant's. */
-static const char *keel_mysql_tenant_part(struct keel_mysql_store *m, const char *head,
-					  struct keel_str tenant, const char *tail)
-{
-	keel_buf_reset(&m->part);
-	keel_buf_adds(&m->part, head);
-	keel_mysql_add_str(m, &m->part, tenant);
-	keel_buf_adds(&m->part, tail);
-	return m->part.data;
-}
-
 /* The ids of each tenant as one scalar IN list on the primary key's second
  * column (tenant = .. AND id IN (..)): half the literals of (tenant, id)
  * row constructors, and a cheaper range analysis (measured 25-30% less
  * server time per lookup). Parts of at most KEEL_MYSQL_IN_MAX ids, one per
- * tenant at least, joined by UNION ALL in one statement. */
+ * tenant at least, joined by UNION ALL in one statement. With the open-row
+ * cache on, each tenant's part first reads the tenant's last writer (a row
+ * with a NULL id; see "The open-row cache"). */
 static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 			       size_t n)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	keel_map_clear(&m->ids);
+	m->nmarks = 0;
 	struct keel_ptrvec *v = &m->rows;
 	v->len = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -1422,12 +1585,23 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_batch_event *e = v->items[i];
 		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
-		if (!prev || !keel_str_eq(prev->tenant, e->tenant))
-			keel_mysql_list_part(
-			    &l, keel_mysql_tenant_part(m,
-						       "SELECT tenant, id, hash FROM "
-						       "keel_events WHERE tenant = ",
-						       e->tenant, " AND id IN ("));
+		if (!prev || !keel_str_eq(prev->tenant, e->tenant)) {
+			if (m->cache_on) {
+				keel_mysql_mark_add(m, e->tenant);
+				keel_buf_reset(&m->part);
+				keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
+							"keel_writers WHERE tenant = ");
+				keel_mysql_add_str(m, &m->part, e->tenant);
+				keel_buf_adds(&m->part, " UNION ALL ");
+			} else {
+				keel_buf_reset(&m->part);
+			}
+			keel_buf_adds(&m->part,
+				      "SELECT tenant, id, hash FROM keel_events WHERE tenant = ");
+			keel_mysql_add_str(m, &m->part, e->tenant);
+			keel_buf_adds(&m->part, " AND id IN (");
+			keel_mysql_list_part(&l, m->part.data);
+		}
 		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->id) + 2);
 		if (rc)
 			break;
@@ -1460,16 +1634,6 @@ static int keel_mysql_row_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW ro
 {
 	(void)ncols;
 	struct keel_overlay *o = ud;
-	if (row[0][0] >= '2') {
-		/* 2, 3, 4: MAX(seq) of events, facts, relations (the cache) */
-		int t = row[0][0] - '2';
-		int64_t v = row[1] ? keel_mysql_i64(row[1], len[1]) : 0;
-		if (m->seen_reads >= 3 && m->seen_max[t] != v)
-			m->seen_differ = true;
-		m->seen_max[t] = v;
-		m->seen_reads++;
-		return 0;
-	}
 	m->stats.prefetch_rows++;
 	m->batch_rows++;
 	if (m->batch_rows > m->stats.max_batch_rows)
@@ -1566,18 +1730,10 @@ static int keel_mysql_cmp_timeline(const void *pa, const void *pb)
 	"STRAIGHT_JOIN keel_relations f ON f.seq = q.seq WHERE f.valid_to "              \
 	"= " KEEL_MYSQL_INF
 
-/* The tables' MAX(seq), read with the open rows to validate the cache;
- * the same columns as KEEL_MYSQL_FACT_COLS. */
-#define KEEL_MYSQL_MAX_SEQS                                                              \
-	"SELECT 2, MAX(seq), NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL FROM "    \
-	"keel_events UNION ALL SELECT 3, MAX(seq), NULL, NULL, NULL, NULL, NULL, 0, "    \
-	"0, 0, NULL, NULL FROM keel_facts UNION ALL SELECT 4, MAX(seq), NULL, NULL, "    \
-	"NULL, NULL, NULL, 0, 0, 0, NULL, NULL FROM keel_relations"
-
 /* Runs the statement built so far: the constructors in m->sql, then the
  * bodies of the kinds they hold and the tail. */
 static int keel_mysql_open_run(struct keel_mysql_store *m, struct keel_overlay *o,
-			       bool kinds[2], bool seqs)
+			       bool kinds[2])
 {
 	const char *close = m->mariadb || m->row_alias ? ")" : "";
 	keel_buf_adds(&m->sql, close);
@@ -1588,19 +1744,17 @@ static int keel_mysql_open_run(struct keel_mysql_store *m, struct keel_overlay *
 		keel_buf_adds(&m->sql, kinds[0]
 					   ? " UNION ALL " KEEL_MYSQL_OPEN_RELATIONS_BODY
 					   : KEEL_MYSQL_OPEN_RELATIONS_BODY);
-	if (seqs)
-		keel_buf_adds(&m->sql, " UNION ALL " KEEL_MYSQL_MAX_SEQS);
 	kinds[0] = kinds[1] = false;
 	m->stats.prefetch_statements++;
 	return keel_mysql_select(m, "prefetch of open rows", keel_mysql_row_row, o);
 }
 
 /* One read of the open rows of the timelines in v (sorted: facts first),
- * as described above; with `seqs` the tables' MAX(seq) ride along. Cut
- * into several statements only at the packet limit. Rows are (..) on
+ * as described above. Cut into several statements only at the packet
+ * limit. Rows are (..) on
  * MariaDB, ROW(..) on MySQL 8.0.19+, SELECT .. UNION ALL before that. */
 static int keel_mysql_read_open(struct keel_mysql_store *m, struct keel_overlay *o,
-				struct keel_ptrvec *v, bool seqs)
+				struct keel_ptrvec *v)
 {
 	const char *row_open = m->mariadb ? "(" : m->row_alias ? "ROW(" : "SELECT ";
 	const char *row_close = m->mariadb || m->row_alias ? ")" : "";
@@ -1615,7 +1769,7 @@ static int keel_mysql_read_open(struct keel_mysql_store *m, struct keel_overlay 
 		bool fact = tl->kind == KEEL_ROW_FACT;
 		size_t size = keel_mysql_key_size(tl) + 16;
 		if (items && b->len + size + 2048 > m->packet) {
-			rc = keel_mysql_open_run(m, o, kinds, seqs);
+			rc = keel_mysql_open_run(m, o, kinds);
 			items = 0;
 			if (rc)
 				break;
@@ -1648,29 +1802,21 @@ static int keel_mysql_read_open(struct keel_mysql_store *m, struct keel_overlay 
 		items++;
 	}
 	if (rc == 0 && items)
-		return keel_mysql_open_run(m, o, kinds, seqs);
-	if (rc == 0 && seqs) {
-		/* every open row is in the cache: the check alone */
-		keel_buf_reset(b);
-		keel_buf_adds(b, KEEL_MYSQL_MAX_SEQS);
-		m->stats.prefetch_statements++;
-		return keel_mysql_select(m, "prefetch of open rows", keel_mysql_row_row,
-					 o);
-	}
+		return keel_mysql_open_run(m, o, kinds);
 	return rc;
 }
 
-/* Open rows. With the open-row cache on, the timelines it holds are left
- * out of the read, which brings the tables' MAX(seq) along; only if they
- * are what this connection's last commit left does the cache supply those
- * rows. Otherwise someone else has written: the cache is dropped and its
- * timelines are read in a second statement (only then). */
+/* Open rows. The timelines whose open row the open-row cache holds are
+ * left out of the read, if this connection wrote the batch's tenants last;
+ * otherwise the cache is dropped and every open row read. */
 static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_overlay *o)
 {
 	struct keel_ptrvec *v = &m->rows, *hits = &m->hits;
 	v->len = 0;
 	hits->len = 0;
-	bool usable = m->cache_on && m->expect_known;
+	bool usable = m->cache_on && keel_mysql_overlay_mine(m, o);
+	if (!usable)
+		keel_mysql_cache_drop(m);
 	for (size_t i = 0; i < o->timelines.len; i++) {
 		struct keel_timeline *tl = o->timelines.items[i];
 		const struct keel_row *r = usable ? keel_open_rows_get(&m->cache, tl) : NULL;
@@ -1688,35 +1834,16 @@ static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_over
 	}
 	if (v->len > 1)
 		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_timeline);
-	m->seen_reads = 0;
-	m->seen_differ = false;
-	bool seqs = m->cache_on && o->timelines.len;
-	int rc = keel_mysql_read_open(m, o, v, seqs);
+	int rc = keel_mysql_read_open(m, o, v);
 	v->len = 0;
-	if (rc)
-		return rc;
-	m->cache_valid = seqs && m->expect_known && m->seen_reads >= 3 &&
-			 !m->seen_differ &&
-			 !memcmp(m->seen_max, m->expect, sizeof m->expect);
-	if (!m->cache_valid) {
-		bool known = seqs && m->seen_reads >= 3 && !m->seen_differ;
-		keel_mysql_cache_drop(m); /* someone else wrote: all suspect */
-		m->seen_reads = known ? 3 : 0;
-		if (hits->len > 1)
-			qsort(hits->items, hits->len, sizeof(void *),
-			      keel_mysql_cmp_timeline);
-		rc = keel_mysql_read_open(m, o, hits, false);
-		hits->len = 0;
-		return rc;
-	}
-	for (size_t i = 0; i < hits->len; i++) {
+	for (size_t i = 0; rc == 0 && i < hits->len; i++) {
 		keel_overlay_add_fetched_row(o, hits->items[i], m->hit_rows[i]);
 		m->stats.cached_rows++;
 		if (++m->batch_rows > m->stats.max_batch_rows)
 			m->stats.max_batch_rows = m->batch_rows;
 	}
 	hits->len = 0;
-	return 0;
+	return rc;
 }
 
 /* Late times: for each time the fetched rows do not cover, the row
@@ -2590,7 +2717,7 @@ static int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 		rc = keel_mysql_write_closures(m, o, KEEL_ROW_RELATION);
 	m->rows.len = 0;
 	if (rc == 0)
-		keel_mysql_cache_stage(m, o, ev, n);
+		rc = keel_mysql_mark_written(m, o, ev, n);
 	return rc;
 }
 
@@ -3075,6 +3202,14 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 		    "events read, %llu logged now): run it again",
 		    (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
 		    (unsigned long long)logged);
+	/* Other connections' caches of the tenant are stale from now on. */
+	struct keel_str *mark = &tenant;
+	m->rows.len = 0;
+	keel_ptrvec_push(&m->rows, mark);
+	rc = keel_mysql_mark_tenants(m, &m->rows);
+	m->rows.len = 0;
+	if (rc)
+		return rc;
 	/* The rows the scope covers (all of the tenant's without one): the
 	 * entities, then each predicate's facts and relation's relations. */
 	static const char *const tables[] = {"keel_entities", "keel_facts",
@@ -3115,6 +3250,7 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 		return rc;
 	}
 	rc = keel_mysql_write_back(s, o, ev, n);
+	keel_mysql_cache_drop(m); /* learned from the replay's rows: not kept */
 	if (rc == 0)
 		keel_buf_adds(
 		    note, "mysql: local_infile is off on the server: multi-row INSERTs "
@@ -3135,9 +3271,6 @@ static int keel_mysql_worker_init(struct keel_store *s)
 	 * once, and keep the bulk path for entities and closures. */
 	m->worker = true;
 	m->bulk_ids = false;
-	/* Other writers insert all the time: the cache would never hold. */
-	m->cache_on = false;
-	keel_mysql_cache_drop(m);
 	return keel_mysql_runs(m,
 			       "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 			       "setting READ COMMITTED");
