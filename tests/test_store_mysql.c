@@ -1153,7 +1153,11 @@ static void open_row_cache_yields_to_another_writer(void **state)
 }
 
 /* Another connection writing other tenants leaves the cache alone: each
- * tenant's last writer (keel_writers) is what the cache checks. */
+ * tenant's last writer (keel_writers) is what the cache checks. On the
+ * bulk path the first batch after another's insert reads once more (the
+ * ids its bulk executions handed back may be wrong when others insert at
+ * the same moment) and the connection stops taking ids from bulk
+ * executions. */
 static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 {
 	(void)state;
@@ -1165,15 +1169,23 @@ static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 	keel_store_mysql_set_cache(ref, false);
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
+	bool bulk = keel_store_mysql_stats(a)->bulk_statements > 0;
 	ingest_cycle_of(other, "u", 2);
 	ingest_cycle_of(other, "u", 3);
 	keel_store_mysql_reset_stats(a);
 	ingest_cycle(a, 4);
+	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, bulk ? 0 : 200);
+	assert_int_equal(keel_store_mysql_stats(a)->other_writers, bulk ? 1 : 0);
+	ingest_cycle_of(other, "u", 5);
+	keel_store_mysql_reset_stats(a);
+	ingest_cycle(a, 6);
 	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
 	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->other_writers, 0);
+	assert_int_equal(keel_store_mysql_stats(a)->bulk_statements > 0, bulk);
 	/* and a writing u after other does read u's rows */
 	keel_store_mysql_reset_stats(a);
-	ingest_cycle_of(a, "u", 5);
+	ingest_cycle_of(a, "u", 7);
 	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 0);
 	assert_int_equal(keel_store_mysql_stats(a)->prefetch_rows, 200);
 	ingest_cycle(ref, 0);
@@ -1182,6 +1194,8 @@ static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 	ingest_cycle_of(ref, "u", 3);
 	ingest_cycle(ref, 4);
 	ingest_cycle_of(ref, "u", 5);
+	ingest_cycle(ref, 6);
+	ingest_cycle_of(ref, "u", 7);
 	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
 	assert_string_equal(da, dr);
 	free(da);

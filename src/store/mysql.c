@@ -151,7 +151,9 @@ struct keel_mysql_store {
 	bool bulk;
 	bool bulk_ids;
 	bool bulk_close; /* closures as bulk upserts (KEEL_MYSQL_BULK_CLOSE=0: CASE) */
-	bool worker; /* keel_mysql_worker_init: other connections write too */
+	/* Other connections write too: keel_mysql_worker_init, or seen by
+	 * the tables' MAX(seq) (see "The open-row cache"). */
+	bool worker;
 	/* Open rows of recent batches (see "The open-row cache" below). */
 	bool cache_on;
 	struct keel_open_rows cache; /* open rows (open_rows.h) */
@@ -162,6 +164,16 @@ struct keel_mysql_store {
 	char writer_tail[64]; /* " ON DUPLICATE KEY UPDATE writer = <mark>" */
 	struct keel_mysql_mark *marks;
 	size_t nmarks, marks_cap;
+	/* While bulk executions hand back ids (bulk_ids): the MAX(seq) of
+	 * events, facts and relations this connection's last commit left,
+	 * and those read with the open batch's ids. */
+	bool expect_known;
+	int64_t expect[3];
+	int64_t pending[3]; /* what this batch's commit will leave */
+	bool pending_known;
+	int64_t seen_max[3];
+	int seen_reads;	  /* MAX(seq) readings in the open batch */
+	bool seen_differ; /* two readings of one table disagreed */
 	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
 	const struct keel_row **hit_rows; /* and their rows */
 	size_t hit_rows_cap;
@@ -1252,6 +1264,9 @@ static int keel_mysql_begin(struct keel_store *s)
 	m->batch_rows = 0;
 	m->tx_open = false;
 	m->nmarks = 0;
+	m->seen_reads = 0;
+	m->seen_differ = false;
+	m->pending_known = false;
 	return 0;
 }
 
@@ -1274,10 +1289,13 @@ static int keel_mysql_commit(struct keel_store *s)
 	if (!m->tx_open)
 		return 0;
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
-	if (rc == 0)
+	if (rc == 0) {
 		m->tx_open = false;
-	else
+		memcpy(m->expect, m->pending, sizeof m->expect);
+		m->expect_known = m->pending_known;
+	} else {
 		keel_mysql_cache_drop(m);
+	}
 	if (rc && m->broken) {
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(
@@ -1335,6 +1353,7 @@ static int keel_mysql_rollback(struct keel_store *s)
 static void keel_mysql_cache_drop(struct keel_mysql_store *m)
 {
 	keel_open_rows_clear(&m->cache);
+	m->expect_known = false;
 }
 
 static int keel_mysql_cmp_mark(const void *pa, const void *pb)
@@ -1475,6 +1494,18 @@ static int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overl
 		return rc;
 	if (!fresh)
 		keel_mysql_cache_drop(m);
+	/* what the tables' MAX(seq) will be after the commit */
+	m->pending_known = m->bulk_ids && m->seen_reads >= 3 && !m->seen_differ;
+	memcpy(m->pending, m->seen_max, sizeof m->pending);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i]->seq > m->pending[0])
+			m->pending[0] = ev[i]->seq;
+	for (size_t i = 0; i < o->new_rows.len; i++) {
+		const struct keel_row *r = o->new_rows.items[i];
+		int t = r->timeline->kind == KEEL_ROW_FACT ? 1 : 2;
+		if (r->seq > m->pending[t])
+			m->pending[t] = r->seq;
+	}
 	/* Keep the timelines of as many recent batches as half the cache
 	 * holds, up to KEEL_MYSQL_CACHE_BATCHES: a fleet's active timelines
 	 * come back within a few dozen batches of 500, while batches of
@@ -1502,6 +1533,16 @@ static int keel_mysql_seen_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	(void)ud;
 	(void)ncols;
 	struct keel_str tenant = keel_mysql_col(row, len, 0);
+	if (!row[0]) {
+		/* MAX(seq) of the table named by the second column */
+		int t = row[1][0] == 'e' ? 0 : row[1][0] == 'f' ? 1 : 2;
+		int64_t v = row[2] ? (int64_t)keel_mysql_u64(row[2], len[2]) : 0;
+		if (m->seen_reads >= 3 && m->seen_max[t] != v)
+			m->seen_differ = true;
+		m->seen_max[t] = v;
+		m->seen_reads++;
+		return 0;
+	}
 	if (!row[1]) {
 		/* the tenant's last writer (keel_writers) */
 		struct keel_mysql_mark *k = keel_mysql_mark_find(m, tenant);
@@ -1538,13 +1579,20 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
 	return c ? c : keel_str_cmp(a->id, b->id);
 }
 
+/* The tables' MAX(seq), read with the ids while bulk executions hand back
+ * ids (see "The open-row cache"): rows with a NULL tenant. */
+#define KEEL_MYSQL_MAX_SEQS                                                              \
+	" UNION ALL SELECT NULL, 'e', MAX(seq) FROM keel_events UNION ALL SELECT "       \
+	"NULL, 'f', MAX(seq) FROM keel_facts UNION ALL SELECT NULL, 'r', MAX(seq) FROM " \
+	"keel_relations"
+
 /* The ids of each tenant as one scalar IN list on the primary key's second
  * column (tenant = .. AND id IN (..)): half the literals of (tenant, id)
  * row constructors, and a cheaper range analysis (measured 25-30% less
  * server time per lookup). Parts of at most KEEL_MYSQL_IN_MAX ids, one per
  * tenant at least, joined by UNION ALL in one statement. With the open-row
  * cache on, each tenant's part first reads the tenant's last writer (a row
- * with a NULL id; see "The open-row cache"). */
+ * with a NULL id), and the tables' MAX(seq) may follow. */
 static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 			       size_t n)
 {
@@ -1576,7 +1624,7 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 	    .sep = ",",
 	    .close = ")",
 	    .join = " UNION ALL ",
-	    .tail = "",
+	    .tail = m->cache_on && m->bulk_ids ? KEEL_MYSQL_MAX_SEQS : "",
 	    .part_max = KEEL_MYSQL_IN_MAX,
 	    .in_list = true,
 	    .run = keel_mysql_run_seen,
@@ -1806,15 +1854,36 @@ static int keel_mysql_read_open(struct keel_mysql_store *m, struct keel_overlay 
 	return rc;
 }
 
+/* Has anyone else inserted since this connection's last commit? Only known
+ * while bulk executions hand back ids; once it has happened they stop (the
+ * connection is one writer of several from then on). */
+static bool keel_mysql_others_inserted(struct keel_mysql_store *m)
+{
+	if (!m->bulk_ids)
+		return false;
+	bool read = m->seen_reads >= 3 && !m->seen_differ;
+	if (!read || !m->expect_known || memcmp(m->seen_max, m->expect, sizeof m->expect)) {
+		if (read && m->expect_known) {
+			m->worker = true;
+			m->bulk_ids = false;
+			m->stats.other_writers++;
+		}
+		return true;
+	}
+	return false;
+}
+
 /* Open rows. The timelines whose open row the open-row cache holds are
- * left out of the read, if this connection wrote the batch's tenants last;
- * otherwise the cache is dropped and every open row read. */
+ * left out of the read if this connection wrote the batch's tenants last
+ * (and, while bulk executions hand back ids, nobody else has inserted at
+ * all); otherwise the cache is dropped and every open row read. */
 static int keel_mysql_prefetch_open(struct keel_mysql_store *m, struct keel_overlay *o)
 {
 	struct keel_ptrvec *v = &m->rows, *hits = &m->hits;
 	v->len = 0;
 	hits->len = 0;
-	bool usable = m->cache_on && keel_mysql_overlay_mine(m, o);
+	bool usable = m->cache_on && !keel_mysql_others_inserted(m) &&
+		      keel_mysql_overlay_mine(m, o);
 	if (!usable)
 		keel_mysql_cache_drop(m);
 	for (size_t i = 0; i < o->timelines.len; i++) {

@@ -36,6 +36,7 @@ struct keel_mysql_stats {
 	uint64_t warnings;	      /* warnings after reads (SHOW WARNINGS) */
 	unsigned last_warning;	      /* code of the last one, 0 if none */
 	uint64_t reconnects;
+	uint64_t other_writers; /* inserts by others seen while bulk ids were on */
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
