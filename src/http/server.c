@@ -1610,8 +1610,11 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)so->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)so->idle_timeout,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+		/* No MHD_OPTION_LISTENING_ADDRESS_REUSE: set, it means
+		 * SO_REUSEPORT, and a second server on a port in use would
+		 * start and share its connections. libmicrohttpd's default,
+		 * SO_REUSEADDR, still restarts at once past TIME_WAIT. */
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv,
