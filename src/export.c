@@ -361,27 +361,30 @@ static int export_ndjson(struct keel_store *s, const struct keel_export_options 
 
 /* --------------------------------------------------------------- graphml */
 
+/* Length of the character at p (n bytes left) when XML 1.0 can carry it:
+ * valid UTF-8 of tab, LF, CR or U+0020 up; else 0. */
+static size_t xml_char_len(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return c >= 0x20 || c == '\t' || c == '\n' || c == '\r' ? 1 : 0;
+	size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+	if (!len || c > 0xf4 || len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
 /* Whether XML 1.0 can carry s exactly: valid UTF-8 without the control
  * characters it forbids (all of C0 but tab, LF and CR). */
 static bool xml_representable(struct keel_str s)
 {
 	const unsigned char *p = (const unsigned char *)s.ptr;
-	for (size_t i = 0; i < s.len;) {
-		unsigned c = p[i];
-		if (c < 0x80) {
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-				return false;
-			i++;
-			continue;
-		}
-		size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-		if (!n || c > 0xf4 || i + n > s.len)
+	for (size_t i = 0, k; i < s.len; i += k)
+		if (!(k = xml_char_len(p + i, s.len - i)))
 			return false;
-		for (size_t k = 1; k < n; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += n;
-	}
 	return true;
 }
 
@@ -390,15 +393,16 @@ static bool xml_representable(struct keel_str s)
 static void xml_text(struct keel_buf *b, struct keel_str s)
 {
 	if (!xml_representable(s)) {
-		/* Byte by byte: ASCII kept (escaped), the rest replaced. */
-		for (size_t i = 0; i < s.len; i++) {
-			unsigned char c = (unsigned char)s.ptr[i];
-			if (c >= 0x20 && c < 0x80)
-				xml_text(b, keel_str_make(s.ptr + i, 1));
-			else if (c == '\t' || c == '\n' || c == '\r')
-				keel_buf_addf(b, "&#%u;", c);
+		/* Character by character: each one XML cannot carry (or
+		 * each byte that is not UTF-8) replaced, the rest kept. */
+		const unsigned char *p = (const unsigned char *)s.ptr;
+		for (size_t i = 0; i < s.len;) {
+			size_t k = xml_char_len(p + i, s.len - i);
+			if (k)
+				xml_text(b, keel_str_make(s.ptr + i, k));
 			else
 				keel_buf_adds(b, "\xef\xbf\xbd");
+			i += k ? k : 1;
 		}
 		return;
 	}
