@@ -407,7 +407,8 @@ static void graphml_replaces_only_what_xml_cannot_carry(void **state)
 	};
 	char *xml = graphml_of(events, KEEL_ARRAY_LEN(events));
 	/* The subject: U+0001 replaced, the é after it kept. */
-	assert_non_null(strstr(xml, "<data key=\"subject\">vehicle:A\xef\xbf\xbd\xc3\xa9</data>"));
+	assert_non_null(
+	    strstr(xml, "<data key=\"subject\">vehicle:A\xef\xbf\xbd\xc3\xa9</data>"));
 	/* A value: U+0002 replaced; ü and U+2028 kept. */
 	assert_non_null(strstr(xml, ">m\xef\xbf\xbd\xc3\xbc\xe2\x80\xa8z</data>"));
 	/* A value XML carries as it is. */
@@ -418,10 +419,34 @@ static void graphml_replaces_only_what_xml_cannot_carry(void **state)
 	free(xml);
 }
 
+/* U+FFFE and U+FFFF are valid UTF-8 but not XML characters: left in,
+ * the file is not well-formed (xmllint: "Char 0xFFFF out of allowed
+ * range"). They are replaced like C0 controls. */
+static void graphml_replaces_the_noncharacters_xml_forbids(void **state)
+{
+	(void)state;
+	static const char *const events[] = {
+	    "{\"specversion\":\"1.0\",\"id\":\"e1\",\"tenant\":\"x\",\"type\":"
+	    "\"fleet.vehicle.registered\",\"time\":\"2026-01-05T06:00:00Z\",\"data\":{"
+	    "\"vehicle_id\":\"B\\uffff\",\"depot_id\":\"D\",\"make\":\"\\ufffeq\","
+	    "\"model\":\"\\ufffd\\ud7ff\\ue000\",\"year\":2020}}",
+	};
+	char *xml = graphml_of(events, KEEL_ARRAY_LEN(events));
+	assert_null(strstr(xml, "\xef\xbf\xbf")); /* U+FFFF */
+	assert_null(strstr(xml, "\xef\xbf\xbe")); /* U+FFFE */
+	assert_non_null(strstr(xml, ">vehicle:B\xef\xbf\xbd</data>"));
+	assert_non_null(strstr(xml, ">\xef\xbf\xbdq</data>"));
+	assert_null(strstr(xml, "id=\"vehicle:B"));
+	/* Their neighbours U+FFFD, U+D7FF and U+E000 are XML characters. */
+	assert_non_null(strstr(xml, ">\xef\xbf\xbd\xed\x9f\xbf\xee\x80\x80</data>"));
+	free(xml);
+}
+
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(csv_parses_back_to_the_dump),
     cmocka_unit_test(ndjson_is_the_dump_and_at_filters),
     cmocka_unit_test(options_the_format_cannot_take_fail),
     cmocka_unit_test(graphml_replaces_only_what_xml_cannot_carry),
+    cmocka_unit_test(graphml_replaces_the_noncharacters_xml_forbids),
 };
 KEEL_TEST_MAIN(tests)
