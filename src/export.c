@@ -361,27 +361,53 @@ static int export_ndjson(struct keel_store *s, const struct keel_export_options 
 
 /* --------------------------------------------------------------- graphml */
 
-/* Whether XML 1.0 can carry s exactly: valid UTF-8 without the control
- * characters it forbids (all of C0 but tab, LF and CR). */
+/* Length of the valid UTF-8 sequence at p (n bytes left), its code point
+ * in *cp; 0 if the bytes are not UTF-8. */
+static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	unsigned c = p[0];
+	size_t len;
+	uint32_t min;
+	if (c < 0x80)
+		len = 1, *cp = c, min = 0;
+	else if (c >= 0xc2 && c <= 0xdf)
+		len = 2, *cp = c & 0x1f, min = 0x80;
+	else if ((c & 0xf0) == 0xe0)
+		len = 3, *cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, *cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (p[k] & 0x3f);
+	}
+	if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* XML 1.0's Char: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and U+10000
+ * up. Not the rest of C0, and not U+FFFE and U+FFFF, which are valid
+ * UTF-8 (and so may be in a subject or value). */
+static bool xml_char(uint32_t cp)
+{
+	if (cp < 0x20)
+		return cp == '\t' || cp == '\n' || cp == '\r';
+	return cp != 0xfffe && cp != 0xffff;
+}
+
+/* Whether XML 1.0 can carry s exactly: valid UTF-8 of XML characters. */
 static bool xml_representable(struct keel_str s)
 {
 	const unsigned char *p = (const unsigned char *)s.ptr;
-	for (size_t i = 0; i < s.len;) {
-		unsigned c = p[i];
-		if (c < 0x80) {
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-				return false;
-			i++;
-			continue;
-		}
-		size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-		if (!n || c > 0xf4 || i + n > s.len)
+	uint32_t cp;
+	for (size_t i = 0, k; i < s.len; i += k)
+		if (!(k = utf8_seq(p + i, s.len - i, &cp)) || !xml_char(cp))
 			return false;
-		for (size_t k = 1; k < n; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += n;
-	}
 	return true;
 }
 
@@ -390,15 +416,18 @@ static bool xml_representable(struct keel_str s)
 static void xml_text(struct keel_buf *b, struct keel_str s)
 {
 	if (!xml_representable(s)) {
-		/* Byte by byte: ASCII kept (escaped), the rest replaced. */
-		for (size_t i = 0; i < s.len; i++) {
-			unsigned char c = (unsigned char)s.ptr[i];
-			if (c >= 0x20 && c < 0x80)
-				xml_text(b, keel_str_make(s.ptr + i, 1));
-			else if (c == '\t' || c == '\n' || c == '\r')
-				keel_buf_addf(b, "&#%u;", c);
+		/* Character by character: each one XML cannot carry, and
+		 * each byte that is not UTF-8, becomes one U+FFFD; the rest
+		 * is kept. */
+		const unsigned char *p = (const unsigned char *)s.ptr;
+		uint32_t cp;
+		for (size_t i = 0; i < s.len;) {
+			size_t k = utf8_seq(p + i, s.len - i, &cp);
+			if (k && xml_char(cp))
+				xml_text(b, keel_str_make(s.ptr + i, k));
 			else
 				keel_buf_adds(b, "\xef\xbf\xbd");
+			i += k ? k : 1;
 		}
 		return;
 	}

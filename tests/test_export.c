@@ -368,9 +368,85 @@ static void options_the_format_cannot_take_fail(void **state)
 	keel_store_close(s);
 }
 
+/* The graphml of tenant "x" after ingesting events (fleet cartridge). */
+static char *graphml_of(const char *const *events, size_t n)
+{
+	struct keel_store *s = NULL;
+	assert_int_equal(keel_store_open("memory:", &s, NULL), 0);
+	struct keel_cartridge *c = NULL;
+	assert_int_equal(keel_cartridge_load("fleet", &c, NULL), 0);
+	struct keel_ingest_options io = {.cartridge = c};
+	struct keel_ingest *ing = NULL;
+	assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(keel_ingest_add(ing, events[i], strlen(events[i]), i + 1), 0);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	assert_int_equal(keel_ingest_report(ing)->rejected, 0);
+	keel_ingest_free(ing);
+	keel_cartridge_free(c);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct keel_export_options o = {.format = KEEL_EXPORT_GRAPHML, .tenant = "x", .out = f};
+	assert_int_equal(keel_export(s, &o), 0);
+	fclose(f);
+	keel_store_close(s);
+	return text;
+}
+
+/* docs/export.md: a character XML 1.0 cannot carry is written as U+FFFD
+ * in its place; the rest of the string, non-ASCII included, stays. */
+static void graphml_replaces_only_what_xml_cannot_carry(void **state)
+{
+	(void)state;
+	static const char *const events[] = {
+	    "{\"specversion\":\"1.0\",\"id\":\"e1\",\"tenant\":\"x\",\"type\":"
+	    "\"fleet.vehicle.registered\",\"time\":\"2026-01-05T06:00:00Z\",\"data\":{"
+	    "\"vehicle_id\":\"A\\u0001\\u00e9\",\"depot_id\":\"D\",\"make\":"
+	    "\"m\\u0002\\u00fc\\u2028z\",\"model\":\"\\u00e9t\\u00e9\",\"year\":2020}}",
+	};
+	char *xml = graphml_of(events, KEEL_ARRAY_LEN(events));
+	/* The subject: U+0001 replaced, the é after it kept. */
+	assert_non_null(
+	    strstr(xml, "<data key=\"subject\">vehicle:A\xef\xbf\xbd\xc3\xa9</data>"));
+	/* A value: U+0002 replaced; ü and U+2028 kept. */
+	assert_non_null(strstr(xml, ">m\xef\xbf\xbd\xc3\xbc\xe2\x80\xa8z</data>"));
+	/* A value XML carries as it is. */
+	assert_non_null(strstr(xml, ">\xc3\xa9t\xc3\xa9</data>"));
+	/* Such a node's id is n<index>, its subject is not an id. */
+	assert_null(strstr(xml, "id=\"vehicle:A"));
+	assert_non_null(strstr(xml, "<node id=\"n"));
+	free(xml);
+}
+
+/* U+FFFE and U+FFFF are valid UTF-8 but not XML characters: left in,
+ * the file is not well-formed (xmllint: "Char 0xFFFF out of allowed
+ * range"). They are replaced like C0 controls. */
+static void graphml_replaces_the_noncharacters_xml_forbids(void **state)
+{
+	(void)state;
+	static const char *const events[] = {
+	    "{\"specversion\":\"1.0\",\"id\":\"e1\",\"tenant\":\"x\",\"type\":"
+	    "\"fleet.vehicle.registered\",\"time\":\"2026-01-05T06:00:00Z\",\"data\":{"
+	    "\"vehicle_id\":\"B\\uffff\",\"depot_id\":\"D\",\"make\":\"\\ufffeq\","
+	    "\"model\":\"\\ufffd\\ud7ff\\ue000\",\"year\":2020}}",
+	};
+	char *xml = graphml_of(events, KEEL_ARRAY_LEN(events));
+	assert_null(strstr(xml, "\xef\xbf\xbf")); /* U+FFFF */
+	assert_null(strstr(xml, "\xef\xbf\xbe")); /* U+FFFE */
+	assert_non_null(strstr(xml, ">vehicle:B\xef\xbf\xbd</data>"));
+	assert_non_null(strstr(xml, ">\xef\xbf\xbdq</data>"));
+	assert_null(strstr(xml, "id=\"vehicle:B"));
+	/* Their neighbours U+FFFD, U+D7FF and U+E000 are XML characters. */
+	assert_non_null(strstr(xml, ">\xef\xbf\xbd\xed\x9f\xbf\xee\x80\x80</data>"));
+	free(xml);
+}
+
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(csv_parses_back_to_the_dump),
     cmocka_unit_test(ndjson_is_the_dump_and_at_filters),
     cmocka_unit_test(options_the_format_cannot_take_fail),
+    cmocka_unit_test(graphml_replaces_only_what_xml_cannot_carry),
+    cmocka_unit_test(graphml_replaces_the_noncharacters_xml_forbids),
 };
 KEEL_TEST_MAIN(tests)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -324,6 +325,82 @@ static void healthz_and_routing(void **state)
 			 400);
 	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/a%2/stats", NULL, NULL, NULL),
 			 400);
+	fx_stop(&f);
+}
+
+/* The value of header name in r's head ("" if absent), into buf. */
+static const char *header_value(const struct resp *r, const char *name, char *buf,
+				size_t n)
+{
+	buf[0] = 0;
+	size_t nl = strlen(name);
+	const char *p = strstr(r->raw, "\r\n");
+	for (; p && p + 2 < r->body; p = strstr(p + 2, "\r\n")) {
+		const char *h = p + 2;
+		if (strncasecmp(h, name, nl) == 0 && h[nl] == ':') {
+			h += nl + 1;
+			while (*h == ' ')
+				h++;
+			size_t len = strcspn(h, "\r\n");
+			if (len >= n)
+				len = n - 1;
+			memcpy(buf, h, len);
+			buf[len] = 0;
+			break;
+		}
+	}
+	return buf;
+}
+
+/* A 405 names in Allow the methods its path does take (RFC 9110 15.5.6),
+ * and only a known path answers 405: an unknown one is 404 whatever the
+ * method (docs/http.md, "Endpoints"). */
+static void method_not_allowed_names_the_path_methods(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "memory", false);
+	fx_start(&f);
+	static const struct {
+		const char *method, *path, *allow;
+	} cases[] = {
+		{"GET", "/v1/events", "POST"},
+		{"PUT", "/v1/events", "POST"},
+		{"POST", "/healthz", "GET, HEAD"},
+		{"POST", "/metrics", "GET, HEAD"},
+		{"DELETE", "/v1/tenants/a/stats", "GET, HEAD"},
+		{"POST", "/v1/tenants/a/entities/x", "GET, HEAD"},
+		{"PUT", "/v1/tenants/a/entities/x/history", "GET, HEAD"},
+		{"POST", "/v1/tenants/a/entities/x/why", "GET, HEAD"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct resp r;
+		char allow[64];
+		http(f.port, cases[i].method, cases[i].path, NULL, NULL, NULL, &r);
+		assert_status(r, 405);
+		header_value(&r, "Allow", allow, sizeof allow);
+		if (strcmp(allow, cases[i].allow) != 0)
+			fprintf(stderr, "%s %s: Allow \"%s\"\n", cases[i].method,
+				cases[i].path, allow);
+		assert_string_equal(allow, cases[i].allow);
+		assert_non_null(strstr(r.body, "not allowed here"));
+		resp_free(&r);
+	}
+	static const char *const unknown[][2] = {
+		{"DELETE", "/v1/nothing"},
+		{"POST", "/v1/tenants/a/nope"},
+		{"PUT", "/v1/tenants/a/entities/x/y"},
+		{"POST", "/v1/tenants/a/entities/x/history/more"},
+		{"POST", "/nope"},
+	};
+	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+		struct resp r;
+		http(f.port, unknown[i][0], unknown[i][1], NULL, NULL, NULL, &r);
+		if (r.status != 404)
+			fprintf(stderr, "%s %s\n", unknown[i][0], unknown[i][1]);
+		assert_status(r, 404);
+		resp_free(&r);
+	}
 	fx_stop(&f);
 }
 
@@ -1541,6 +1618,7 @@ static void graceful_stop_answers_queued_posts(void **state)
 
 const struct CMUnitTest tests[] = {
 	cmocka_unit_test(healthz_and_routing),
+	cmocka_unit_test(method_not_allowed_names_the_path_methods),
 	cmocka_unit_test(post_and_read_memory),
 	cmocka_unit_test(post_and_read_sqlite),
 	cmocka_unit_test(reads_match_library_sqlite),

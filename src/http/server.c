@@ -254,10 +254,11 @@ static void add_json_cstr(struct keel_buf *b, const char *s)
 	add_json_text(b, s, strlen(s));
 }
 
-/* Queues an answer; takes the body (malloc'd or NULL). */
-static enum MHD_Result answer(struct keel_server *srv, struct MHD_Connection *c,
-			      unsigned status, char *body, size_t len,
-			      const char *content_type)
+/* Queues an answer; takes the body (malloc'd or NULL). allow: for a 405,
+ * the methods the path does take (the Allow header), else NULL. */
+static enum MHD_Result answer_allow(struct keel_server *srv, struct MHD_Connection *c,
+				    unsigned status, char *body, size_t len,
+				    const char *content_type, const char *allow)
 {
 	static char empty[1];
 	struct MHD_Response *r = MHD_create_response_from_buffer(
@@ -270,9 +271,8 @@ static enum MHD_Result answer(struct keel_server *srv, struct MHD_Connection *c,
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"keel\"");
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
-					"GET, HEAD, POST");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	/* While stopping, keep-alive connections are told to go away. */
 	if (atomic_load(&srv->stopping))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -280,6 +280,13 @@ static enum MHD_Result answer(struct keel_server *srv, struct MHD_Connection *c,
 	MHD_destroy_response(r);
 	keel_metrics_status(&srv->metrics, status);
 	return ret;
+}
+
+static enum MHD_Result answer(struct keel_server *srv, struct MHD_Connection *c,
+			      unsigned status, char *body, size_t len,
+			      const char *content_type)
+{
+	return answer_allow(srv, c, status, body, len, content_type, NULL);
 }
 
 static enum MHD_Result answer_json(struct keel_server *srv, struct MHD_Connection *c,
@@ -320,6 +327,23 @@ static enum MHD_Result answer_error(struct keel_server *srv, struct MHD_Connecti
 	keel_buf_addc(&b, '}');
 	keel_buf_free(&msg);
 	return answer_json(srv, c, status, &b);
+}
+
+/* 405 on a known path, with the methods it takes in Allow (RFC 9110). */
+static enum MHD_Result answer_not_allowed(struct keel_server *srv,
+					  struct MHD_Connection *c, const char *method,
+					  const char *allow)
+{
+	struct keel_buf msg, b;
+	keel_buf_init(&msg);
+	keel_buf_init(&b);
+	keel_buf_addf(&msg, "method %s: not allowed here", method);
+	keel_buf_adds(&b, "{\"error\":");
+	add_json_text(&b, msg.data, msg.len);
+	keel_buf_adds(&b, "}\n");
+	keel_buf_free(&msg);
+	return answer_allow(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, b.data, b.len,
+			    "application/json", allow);
 }
 
 static int hexdig(char c)
@@ -1155,39 +1179,44 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 	return MHD_YES;
 }
 
+/* Whether url is one of the read endpoints (its segments in seg, len,
+ * *n, still percent-encoded), and which. */
+static bool read_route(const char *url, const char **seg, size_t *len, size_t *n,
+		       enum read_kind *kind)
+{
+	*n = split_path(url, seg, len, 6);
+	if (*n < 4 || *n > 6 || !seg_is(seg[0], len[0], "v1") ||
+	    !seg_is(seg[1], len[1], "tenants"))
+		return false;
+	if (*n == 4 && seg_is(seg[3], len[3], "stats")) {
+		*kind = READ_STATS;
+		return true;
+	}
+	if (*n < 5 || !seg_is(seg[3], len[3], "entities") || len[4] == 0)
+		return false;
+	if (*n == 5)
+		*kind = READ_SHOW;
+	else if (seg_is(seg[5], len[5], "history"))
+		*kind = READ_HISTORY;
+	else if (seg_is(seg[5], len[5], "why"))
+		*kind = READ_WHY;
+	else
+		return false;
+	return true;
+}
+
 static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection *c,
 				 const char *url, const struct keel_token_entry *tok)
 {
 	const char *seg[7];
-	size_t len[7];
-	size_t n = split_path(url, seg, len, 6);
-	if (n < 4 || n > 6 || !seg_is(seg[0], len[0], "v1") ||
-	    !seg_is(seg[1], len[1], "tenants"))
+	size_t len[7], n;
+	enum read_kind kind;
+	if (!read_route(url, seg, len, &n, &kind))
 		return answer_error(srv, c, MHD_HTTP_NOT_FOUND, "no such endpoint");
 	struct keel_buf tenant, subject;
 	keel_buf_init(&tenant);
 	keel_buf_init(&subject);
 	enum MHD_Result ret;
-	enum read_kind kind;
-	bool shape = false;
-	if (n == 4 && seg_is(seg[3], len[3], "stats")) {
-		kind = READ_STATS;
-		shape = true;
-	} else if (n >= 5 && seg_is(seg[3], len[3], "entities") && len[4] > 0) {
-		shape = true;
-		if (n == 5)
-			kind = READ_SHOW;
-		else if (seg_is(seg[5], len[5], "history"))
-			kind = READ_HISTORY;
-		else if (seg_is(seg[5], len[5], "why"))
-			kind = READ_WHY;
-		else
-			shape = false;
-	}
-	if (!shape) {
-		ret = answer_error(srv, c, MHD_HTTP_NOT_FOUND, "no such endpoint");
-		goto out;
-	}
 	if (!percent_decode(seg[2], len[2], &tenant) ||
 	    (n >= 5 && !percent_decode(seg[4], len[4], &subject))) {
 		ret = answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "path: invalid percent-escape");
@@ -1274,8 +1303,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (strcmp(url, "/healthz") == 0) {
 			rq->route = ROUTE_DONE;
 			if (!get)
-				return answer_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED,
-						    "method %s: not allowed here", method);
+				return answer_not_allowed(srv, c, method, "GET, HEAD");
 			return answer_const(srv, c, "{\"status\":\"ok\"}\n");
 		}
 		enum MHD_Result ret = MHD_YES;
@@ -1286,18 +1314,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (strcmp(url, "/v1/events") == 0) {
 			if (!post) {
 				rq->route = ROUTE_DONE;
-				return answer_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED,
-						    "method %s: not allowed here", method);
+				return answer_not_allowed(srv, c, method, "POST");
 			}
 			rq->route = srv->o.null_mode ? ROUTE_NULL_EVENTS : ROUTE_EVENTS;
 			return start_events(srv, c, rq);
 		}
 		if (!get) {
 			rq->route = ROUTE_DONE;
-			bool known = strcmp(url, "/metrics") == 0 || strncmp(url, "/v1/", 4) == 0;
-			if (known)
-				return answer_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED,
-						    "method %s: not allowed here", method);
+			const char *seg[7];
+			size_t len[7], n;
+			enum read_kind kind;
+			if (strcmp(url, "/metrics") == 0 ||
+			    read_route(url, seg, len, &n, &kind))
+				return answer_not_allowed(srv, c, method, "GET, HEAD");
 			return answer_error(srv, c, MHD_HTTP_NOT_FOUND, "no such endpoint");
 		}
 		rq->route = ROUTE_READ;
@@ -1610,8 +1639,11 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)so->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)so->idle_timeout,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+		/* No MHD_OPTION_LISTENING_ADDRESS_REUSE: set, it means
+		 * SO_REUSEPORT, and a second server on a port in use would
+		 * start and share its connections. libmicrohttpd's default,
+		 * SO_REUSEADDR, still restarts at once past TIME_WAIT. */
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv,

@@ -21,11 +21,12 @@ fail() {
 }
 
 # wait_port LOG: waits up to 10 s for keel serve's "(port N)" line in LOG
-# and sets $port; fails the test if the server never says it.
+# and sets $port; fails the test if the server never says it. LOG may not
+# exist yet: the shell that opens it for the server may not have run.
 wait_port() {
 	port=
 	for _ in $(seq 200); do
-		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1")
+		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1" 2>/dev/null || true)
 		[ -n "$port" ] && return 0
 		sleep 0.05
 	done
