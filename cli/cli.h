@@ -48,6 +48,12 @@ int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
 /* Opens the store (url NULL: KEEL_STORE or the default); prints the
  * reason and returns NULL on failure. */
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
+/* The same for commands that only read (or rewrite what is there): a
+ * SQLite file that does not exist is an error, not created. */
+struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url);
+/* The URL keel_store_open takes for url (NULL or "": KEEL_STORE, else
+ * sqlite:keel.db). */
+const char *cli_store_url(const char *url);
 
 /* Option values. Each returns false on a malformed value. */
 bool cli_parse_u64(const char *s, uint64_t *out);

@@ -74,7 +74,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 		    cmd, "--format graphml writes one file per tenant: give "
 			 "--output DIR, or --tenant T for standard output");
 
-	struct keel_store *s = cli_open_store(cmd, url);
+	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
 	int rc = keel_export(s, &o);

@@ -497,17 +497,6 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	return 0;
 }
 
-/* The store URL keel_store_open will use (keel.h). */
-static const char *store_url(const char *url)
-{
-	if (!url || !*url) {
-		url = getenv("KEEL_STORE");
-		if (!url || !*url)
-			url = "sqlite:keel.db";
-	}
-	return url;
-}
-
 /* Whether to take the pipeline of --workers 2 without being asked: on a
  * SQLite file with two or more cores, for exactly one input that is a
  * named regular file and no mode of its own. Not live input (it commits
@@ -520,7 +509,7 @@ static bool pipeline_by_default(const struct ingest_args *a, int ninputs,
 	if (a->workers || a->replay || a->follow || a->linger_set || ninputs != 1 ||
 	    strcmp(inputs[0], "-") == 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return false;
-	const char *url = store_url(a->url);
+	const char *url = cli_store_url(a->url);
 	if (strncmp(url, "sqlite:", 7) != 0 || strcmp(url, "sqlite::memory:") == 0)
 		return false;
 	struct stat sb;

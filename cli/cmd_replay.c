@@ -126,7 +126,7 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 		free(err);
 		return rc;
 	}
-	struct keel_store *s = cli_open_store(cmd, url);
+	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s) {
 		keel_cartridge_free(cart);
 		return CLI_FATAL;

@@ -35,7 +35,7 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
 
-	struct keel_store *s = cli_open_store(cmd, url);
+	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void cli_help(const struct keel_cmd *cmd, FILE *f)
@@ -58,6 +59,38 @@ int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
 	cli_vmsg(cmd, fmt, ap);
 	va_end(ap);
 	return CLI_FATAL;
+}
+
+const char *cli_store_url(const char *url)
+{
+	if (!url || !*url) {
+		url = getenv("KEEL_STORE");
+		if (!url || !*url)
+			url = "sqlite:keel.db";
+	}
+	return url;
+}
+
+struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url)
+{
+	/* Opening a SQLite path creates the file; a mistyped path on a read
+	 * would leave an empty database behind and answer "nothing". */
+	const char *u = cli_store_url(url);
+	if (strncmp(u, "sqlite:", 7) == 0 && strcmp(u, "sqlite::memory:") != 0 && u[7]) {
+		struct stat sb;
+		if (stat(u + 7, &sb) != 0) {
+			if (errno == ENOENT)
+				cli_error(cmd,
+					  "store \"%s\": no such file (nothing to read; "
+					  "ingest or load creates it)",
+					  u);
+			else
+				cli_error(cmd, "store \"%s\": cannot read it: %s", u,
+					  strerror(errno));
+			return NULL;
+		}
+	}
+	return cli_open_store(cmd, url);
 }
 
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
@@ -208,7 +241,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	if (n < r->min_args || n > r->max_args)
 		return cli_usage_error(cmd, "%s", r->arity);
 
-	struct keel_store *s = cli_open_store(cmd, url);
+	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;

@@ -108,4 +108,18 @@ is_out '{"tenants":[],"total":{"entities":0,"facts":0,"relations":0,"events":0}}
 expect 1 "$KEEL" load "$dir/missing.dump" --store "sqlite:$dir/d.db"
 contains err "keel load: cannot open \"$dir/missing.dump\""
 
+# Reading a SQLite file that is not there is an error and creates nothing
+# (a mistyped path would otherwise leave an empty database behind).
+for cmd in "stats" "dump" "show acme vehicle:V-1" "history acme vehicle:V-1" \
+	"why acme vehicle:V-1 status" "export --format ndjson --output $dir/exp" \
+	"replay --tenant acme"; do
+	# shellcheck disable=SC2086
+	expect 1 "$KEEL" $cmd --store "sqlite:$dir/typo.db"
+	contains err "store \"sqlite:$dir/typo.db\": no such file (nothing to read; ingest or load creates it)"
+	[ ! -e "$dir/typo.db" ] || fail "keel $cmd created $dir/typo.db"
+done
+run env KEEL_STORE="sqlite:$dir/typo.db" "$KEEL" stats
+[ "$status" -eq 1 ] || fail "stats on a missing KEEL_STORE: exit $status"
+[ ! -e "$dir/typo.db" ] || fail "stats with KEEL_STORE created $dir/typo.db"
+
 finish
