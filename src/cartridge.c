@@ -56,20 +56,23 @@ struct keel_ctx {
 	size_t calls; /* operations requested so far: numbers them in messages */
 	struct keel_buf *msg;
 	bool rejected;
-	/* Set while a plan runs: its strings and values come from validated
-	 * JSON, so UTF-8 and JSON syntax need no second check. */
-	bool trusted;
-	/* Set by a plan for an operation whose subject template is the
-	 * previous operation's: the subject (the same text) shares its copy. */
-	bool share_subject;
-	/* Set by a plan when the value it hands keel_ctx_fact lives as long as
-	 * the operations already (in the arena, or in the envelope's copy,
-	 * keel_envelope.copy): it is not copied again. */
-	bool value_kept;
-	/* The same for the name (kind, predicate, relation): set by a plan
-	 * handing over a literal of its own, which lives as long as the
-	 * cartridge. */
-	bool name_kept;
+};
+
+/* One operation as a handler asks for it: keel_ctx_* (C handlers) and
+ * plans (declarative cartridges) both hand one to ctx_add. */
+struct op_request {
+	enum keel_op_kind kind;
+	const char *subject, *name, *object; /* name: kind, predicate, relation */
+	size_t subject_len, name_len, object_len;
+	const char *value; /* a fact's JSON text; NULL: none */
+	size_t value_len;
+	/* What a plan knows and a C handler does not. trusted: the texts come
+	 * from validated JSON, so UTF-8 and JSON syntax need no second check.
+	 * same_subject: the subject is the previous operation's text, and
+	 * shares its copy. name_kept, value_kept: the text lives as long as
+	 * the operations already (the plan's own literal; the arena or the
+	 * envelope's copy, keel_envelope.copy), so it is not copied again. */
+	bool trusted, same_subject, name_kept, value_kept;
 };
 
 static const char *const op_names[] = {
@@ -308,9 +311,10 @@ static bool utf8_valid(const char *str, size_t n)
 }
 
 /* Checks one rendered string against its limit (SPEC 4). */
-static int ctx_check(struct keel_ctx *ctx, enum keel_op_kind kind, const char *field,
+static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const char *field,
 		     const char *s, size_t len, size_t max)
 {
+	enum keel_op_kind kind = r->kind;
 	if (!s)
 		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": missing", field);
 	if (len == 0)
@@ -318,7 +322,7 @@ static int ctx_check(struct keel_ctx *ctx, enum keel_op_kind kind, const char *f
 	if (len > max)
 		return ctx_op_fail(ctx, ctx->calls, kind,
 				   "field \"%s\": longer than %zu bytes", field, max);
-	if (!ctx->trusted && !utf8_valid(s, len))
+	if (!r->trusted && !utf8_valid(s, len))
 		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": invalid UTF-8",
 				   field);
 	return 0;
@@ -359,25 +363,6 @@ static struct keel_str arena_copy(struct keel_ctx *ctx, const char *s, size_t le
 	return keel_arena_str(ctx->arena, keel_str_make(s, len));
 }
 
-/* The subject of the operation just pushed: a copy, or the previous
- * operation's when the plan says it is the same text (share_subject). One
- * copy also tells the overlay, by pointer, that one entity is meant. */
-static struct keel_str subject_copy(struct keel_ctx *ctx, const char *s, size_t len)
-{
-	if (ctx->share_subject && ctx->nops >= 2)
-		return ctx->ops[ctx->nops - 2].subject;
-	return arena_copy(ctx, s, len);
-}
-
-/* The name of the operation just pushed: the plan's literal itself
- * (name_kept), else a copy. */
-static struct keel_str name_copy(struct keel_ctx *ctx, const char *s, size_t len)
-{
-	if (ctx->name_kept)
-		return keel_str_make(s, len);
-	return arena_copy(ctx, s, len);
-}
-
 /* Every operation starts here: a rejected context takes no more. */
 static int ctx_begin(struct keel_ctx *ctx)
 {
@@ -386,24 +371,6 @@ static int ctx_begin(struct keel_ctx *ctx)
 	if (ctx->rejected)
 		return KEEL_EREJECTED;
 	ctx->calls++;
-	return 0;
-}
-
-int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		    const char *kind, size_t kind_len)
-{
-	int rc = ctx_begin(ctx);
-	if (rc)
-		return rc;
-	if ((rc = ctx_check(ctx, KEEL_OP_ENTITY, "subject", subject, subject_len,
-			    KEEL_SUBJECT_MAX)))
-		return rc;
-	if (kind &&
-	    (rc = ctx_check(ctx, KEEL_OP_ENTITY, "kind", kind, kind_len, KEEL_NAME_MAX)))
-		return rc;
-	struct keel_op *op = ctx_push(ctx, KEEL_OP_ENTITY);
-	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = kind ? name_copy(ctx, kind, kind_len) : KEEL_STR_NULL;
 	return 0;
 }
 
@@ -426,93 +393,125 @@ static int ctx_untrusted_value(struct keel_ctx *ctx, const char *json, size_t le
 	return 0;
 }
 
-int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		  const char *predicate, size_t predicate_len, const char *value_json,
-		  size_t value_len)
+/* The fact's value as the operation keeps it: a plan's as it is or copied,
+ * a C handler's parsed and compacted; then its limit. */
+static int ctx_value(struct keel_ctx *ctx, const struct op_request *r, struct keel_str *out)
+{
+	*out = KEEL_STR_NULL;
+	if (r->value && r->trusted) {
+		if (r->value_len > KEEL_VALUE_MAX)
+			out->len = r->value_len; /* fails below, uncopied */
+		else if (r->value_kept)
+			*out = keel_str_make(r->value, r->value_len);
+		else
+			*out = arena_copy(ctx, r->value, r->value_len);
+	} else if (r->value) {
+		int rc = ctx_untrusted_value(ctx, r->value, r->value_len, out);
+		if (rc)
+			return rc;
+	}
+	if (out->len > KEEL_VALUE_MAX)
+		return ctx_op_fail(ctx, ctx->calls, KEEL_OP_FACT,
+				   "field \"value\": longer than %d bytes",
+				   KEEL_VALUE_MAX);
+	return 0;
+}
+
+/* Checks an operation's fields in the order of its arguments and adds it.
+ * One copy of a subject shared with the previous operation also tells the
+ * overlay, by pointer, that one entity is meant. */
+static int ctx_add(struct keel_ctx *ctx, const struct op_request *r)
 {
 	int rc = ctx_begin(ctx);
 	if (rc)
 		return rc;
-	if ((rc = ctx_check(ctx, KEEL_OP_FACT, "subject", subject, subject_len,
-			    KEEL_SUBJECT_MAX)) ||
-	    (rc = ctx_check(ctx, KEEL_OP_FACT, "predicate", predicate, predicate_len,
-			    KEEL_NAME_MAX)))
-		return rc;
+	bool relation = r->kind == KEEL_OP_LINK || r->kind == KEEL_OP_UNLINK;
+	bool name = r->kind != KEEL_OP_ENTITY || r->name;
 	struct keel_str value = KEEL_STR_NULL;
-	if (value_json && ctx->trusted) {
-		if (value_len > KEEL_VALUE_MAX)
-			value.len = value_len; /* fails below, uncopied */
-		else if (ctx->value_kept)
-			value = keel_str_make(value_json, value_len);
-		else
-			value = arena_copy(ctx, value_json, value_len);
-	} else if (value_json) {
-		rc = ctx_untrusted_value(ctx, value_json, value_len, &value);
-		if (rc)
-			return rc;
-	}
-	if (value.len > KEEL_VALUE_MAX)
-		return ctx_op_fail(ctx, ctx->calls, KEEL_OP_FACT,
-				   "field \"value\": longer than %d bytes",
-				   KEEL_VALUE_MAX);
-	struct keel_op *op = ctx_push(ctx, KEEL_OP_FACT);
-	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = name_copy(ctx, predicate, predicate_len);
+	if ((rc = ctx_check(ctx, r, "subject", r->subject, r->subject_len,
+			    KEEL_SUBJECT_MAX)) ||
+	    (name && (rc = ctx_check(ctx, r, name_fields[r->kind], r->name, r->name_len,
+				     KEEL_NAME_MAX))) ||
+	    (relation && (rc = ctx_check(ctx, r, "object", r->object, r->object_len,
+					 KEEL_SUBJECT_MAX))) ||
+	    (r->kind == KEEL_OP_FACT && (rc = ctx_value(ctx, r, &value))))
+		return rc;
+	struct keel_op *op = ctx_push(ctx, r->kind);
+	if (r->same_subject && ctx->nops >= 2)
+		op->subject = ctx->ops[ctx->nops - 2].subject;
+	else
+		op->subject = arena_copy(ctx, r->subject, r->subject_len);
+	if (name)
+		op->name = r->name_kept ? keel_str_make(r->name, r->name_len)
+					: arena_copy(ctx, r->name, r->name_len);
+	if (relation)
+		op->object = arena_copy(ctx, r->object, r->object_len);
 	op->value = value;
 	return 0;
+}
+
+int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		    const char *kind, size_t kind_len)
+{
+	const struct op_request r = {.kind = KEEL_OP_ENTITY,
+				     .subject = subject,
+				     .subject_len = subject_len,
+				     .name = kind,
+				     .name_len = kind_len};
+	return ctx_add(ctx, &r);
+}
+
+int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *predicate, size_t predicate_len, const char *value_json,
+		  size_t value_len)
+{
+	const struct op_request r = {.kind = KEEL_OP_FACT,
+				     .subject = subject,
+				     .subject_len = subject_len,
+				     .name = predicate,
+				     .name_len = predicate_len,
+				     .value = value_json,
+				     .value_len = value_len};
+	return ctx_add(ctx, &r);
 }
 
 int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		   const char *predicate, size_t predicate_len)
 {
-	int rc = ctx_begin(ctx);
-	if (rc)
-		return rc;
-	if ((rc = ctx_check(ctx, KEEL_OP_UNSET, "subject", subject, subject_len,
-			    KEEL_SUBJECT_MAX)) ||
-	    (rc = ctx_check(ctx, KEEL_OP_UNSET, "predicate", predicate, predicate_len,
-			    KEEL_NAME_MAX)))
-		return rc;
-	struct keel_op *op = ctx_push(ctx, KEEL_OP_UNSET);
-	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = name_copy(ctx, predicate, predicate_len);
-	return 0;
-}
-
-static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char *subject,
-			size_t subject_len, const char *relation, size_t relation_len,
-			const char *object, size_t object_len)
-{
-	int rc = ctx_begin(ctx);
-	if (rc)
-		return rc;
-	if ((rc = ctx_check(ctx, kind, "subject", subject, subject_len,
-			    KEEL_SUBJECT_MAX)) ||
-	    (rc = ctx_check(ctx, kind, "relation", relation, relation_len,
-			    KEEL_NAME_MAX)) ||
-	    (rc = ctx_check(ctx, kind, "object", object, object_len, KEEL_SUBJECT_MAX)))
-		return rc;
-	struct keel_op *op = ctx_push(ctx, kind);
-	op->subject = subject_copy(ctx, subject, subject_len);
-	op->name = name_copy(ctx, relation, relation_len);
-	op->object = arena_copy(ctx, object, object_len);
-	return 0;
+	const struct op_request r = {.kind = KEEL_OP_UNSET,
+				     .subject = subject,
+				     .subject_len = subject_len,
+				     .name = predicate,
+				     .name_len = predicate_len};
+	return ctx_add(ctx, &r);
 }
 
 int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		  const char *relation, size_t relation_len, const char *object,
 		  size_t object_len)
 {
-	return ctx_relation(ctx, KEEL_OP_LINK, subject, subject_len, relation,
-			    relation_len, object, object_len);
+	const struct op_request r = {.kind = KEEL_OP_LINK,
+				     .subject = subject,
+				     .subject_len = subject_len,
+				     .name = relation,
+				     .name_len = relation_len,
+				     .object = object,
+				     .object_len = object_len};
+	return ctx_add(ctx, &r);
 }
 
 int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		    const char *relation, size_t relation_len, const char *object,
 		    size_t object_len)
 {
-	return ctx_relation(ctx, KEEL_OP_UNLINK, subject, subject_len, relation,
-			    relation_len, object, object_len);
+	const struct op_request r = {.kind = KEEL_OP_UNLINK,
+				     .subject = subject,
+				     .subject_len = subject_len,
+				     .name = relation,
+				     .name_len = relation_len,
+				     .object = object,
+				     .object_len = object_len};
+	return ctx_add(ctx, &r);
 }
 
 /* --------------------------------------------------------------- events */
@@ -655,9 +654,9 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 }
 
 static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_src *src,
-			const char **json, size_t *len)
+			const char **json, size_t *len, bool *kept)
 {
-	ctx->value_kept = false;
+	*kept = false;
 	if (!src->from) {
 		*json = src->json;
 		*len = src->json_len;
@@ -676,14 +675,14 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 		struct keel_str c = compact_into_arena(ctx->arena, text, v->raw_len);
 		*json = c.ptr;
 		*len = c.len;
-		ctx->value_kept = true;
+		*kept = true;
 	} else { /* a scalar's source text is compact, and so is all of a
 		  * document written without blanks (doc->compact) */
 		const char *copy = ctx->ev->env->copy;
 		*json = copy && doc->compact ? copy + (v->raw_off - doc->root->raw_off)
 					     : text;
 		*len = v->raw_len;
-		ctx->value_kept = copy && doc->compact;
+		*kept = copy && doc->compact;
 	}
 	return 0;
 }
@@ -694,11 +693,10 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
 	size_t sl = 0;
 	(void)ev;
-	ctx->trusted = true;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
-		size_t opno = i + 1, nl = 0, ol = 0, vl = 0;
-		const char *value = NULL, *np = name;
+		size_t opno = i + 1;
+		struct op_request r = {.kind = op->kind, .trusted = true};
 		int rc = 0;
 		/* The same template renders the same text: subject[] still
 		 * holds it, and the operation shares the previous one's copy
@@ -706,48 +704,31 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		if (!op->same_subject)
 			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
 					 subject, sizeof subject, &sl);
-		ctx->share_subject = op->same_subject;
+		r.subject = subject;
+		r.subject_len = sl;
+		r.same_subject = op->same_subject;
 		/* A name without pointers (most predicates, relations and
 		 * kinds) is its literal, checked against the limit at compile
 		 * time: handed over as it is, not rendered. */
 		if (!rc && op->name.present && op->name.npieces == 1 &&
 		    !op->name.pieces[0].ptr) {
-			np = op->name.pieces[0].lit;
-			nl = op->name.pieces[0].lit_len;
-			ctx->name_kept = true;
+			r.name = op->name.pieces[0].lit;
+			r.name_len = op->name.pieces[0].lit_len;
+			r.name_kept = true;
 		} else if (!rc && op->name.present) {
 			rc = tmpl_render(ctx, opno, op->kind, name_fields[op->kind],
-					 &op->name, name, sizeof name, &nl);
+					 &op->name, name, sizeof name, &r.name_len);
+			r.name = name;
 		}
-		if (!rc && op->object.present)
+		if (!rc && op->object.present) {
 			rc = tmpl_render(ctx, opno, op->kind, "object", &op->object,
-					 object, sizeof object, &ol);
-		if (!rc && op->kind == KEEL_OP_FACT)
-			rc = value_render(ctx, opno, &op->value, &value, &vl);
-		if (rc)
-			return rc;
-		switch (op->kind) {
-		case KEEL_OP_ENTITY:
-			rc = keel_ctx_entity(ctx, subject, sl,
-					     op->name.present ? np : NULL, nl);
-			break;
-		case KEEL_OP_FACT:
-			rc = keel_ctx_fact(ctx, subject, sl, np, nl, value, vl);
-			break;
-		case KEEL_OP_UNSET:
-			rc = keel_ctx_unset(ctx, subject, sl, np, nl);
-			break;
-		case KEEL_OP_LINK:
-			rc = keel_ctx_link(ctx, subject, sl, np, nl, object, ol);
-			break;
-		case KEEL_OP_UNLINK:
-			rc = keel_ctx_unlink(ctx, subject, sl, np, nl, object, ol);
-			break;
+					 object, sizeof object, &r.object_len);
+			r.object = object;
 		}
-		ctx->share_subject = false;
-		ctx->value_kept = false;
-		ctx->name_kept = false;
-		if (rc)
+		if (!rc && op->kind == KEEL_OP_FACT)
+			rc = value_render(ctx, opno, &op->value, &r.value, &r.value_len,
+					  &r.value_kept);
+		if (rc || (rc = ctx_add(ctx, &r)))
 			return rc;
 	}
 	return 0;
