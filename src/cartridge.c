@@ -486,11 +486,11 @@ int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len
 	return ctx_add(ctx, &r);
 }
 
-int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		  const char *relation, size_t relation_len, const char *object,
-		  size_t object_len)
+static int ctx_relation(struct keel_ctx *ctx, enum keel_op_kind kind, const char *subject,
+			size_t subject_len, const char *relation, size_t relation_len,
+			const char *object, size_t object_len)
 {
-	const struct op_request r = {.kind = KEEL_OP_LINK,
+	const struct op_request r = {.kind = kind,
 				     .subject = subject,
 				     .subject_len = subject_len,
 				     .name = relation,
@@ -500,18 +500,20 @@ int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 	return ctx_add(ctx, &r);
 }
 
+int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+		  const char *relation, size_t relation_len, const char *object,
+		  size_t object_len)
+{
+	return ctx_relation(ctx, KEEL_OP_LINK, subject, subject_len, relation,
+			    relation_len, object, object_len);
+}
+
 int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject, size_t subject_len,
 		    const char *relation, size_t relation_len, const char *object,
 		    size_t object_len)
 {
-	const struct op_request r = {.kind = KEEL_OP_UNLINK,
-				     .subject = subject,
-				     .subject_len = subject_len,
-				     .name = relation,
-				     .name_len = relation_len,
-				     .object = object,
-				     .object_len = object_len};
-	return ctx_add(ctx, &r);
+	return ctx_relation(ctx, KEEL_OP_UNLINK, subject, subject_len, relation,
+			    relation_len, object, object_len);
 }
 
 /* --------------------------------------------------------------- events */

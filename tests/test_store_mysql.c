@@ -250,6 +250,15 @@ static uint64_t handler_reads(struct keel_store *s)
 	return sum;
 }
 
+/* Both stores dump the same bytes. */
+static void assert_same_dumps(struct keel_store *a, struct keel_store *b)
+{
+	char *da = keel_test_dump(a, NULL), *db = keel_test_dump(b, NULL);
+	assert_string_equal(da, db);
+	free(da);
+	free(db);
+}
+
 /* ---------------------------------------------------- hand-made batches */
 
 /* A batch built without JSON, to drive the store's operations one by one. */
@@ -1102,10 +1111,7 @@ static void open_row_cache_keeps_recent_batches(void **state)
 	for (int k = 22; k < 60; k++)
 		ingest_set(ref, k, k);
 	ingest_set(ref, 0, 60);
-	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
-	assert_string_equal(da, dr);
-	free(da);
-	free(dr);
+	assert_same_dumps(a, ref);
 	keel_store_close(a);
 	keel_store_close(ref);
 	free(u1);
@@ -1137,14 +1143,11 @@ static void open_row_cache_yields_to_another_writer(void **state)
 	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
 	for (int k = 0; k < 5; k++)
 		ingest_cycle(ref, k);
-	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
-	assert_string_equal(da, dr);
+	assert_same_dumps(a, ref);
 	/* one open row per timeline */
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_facts WHERE valid_to = "
 				      "9223372036854775807"),
 			 200);
-	free(da);
-	free(dr);
 	keel_store_close(a);
 	keel_store_close(other);
 	keel_store_close(ref);
@@ -1196,10 +1199,7 @@ static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 	ingest_cycle_of(ref, "u", 5);
 	ingest_cycle(ref, 6);
 	ingest_cycle_of(ref, "u", 7);
-	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
-	assert_string_equal(da, dr);
-	free(da);
-	free(dr);
+	assert_same_dumps(a, ref);
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_writers"), 2);
 	keel_store_close(a);
 	keel_store_close(other);
@@ -1244,10 +1244,7 @@ static void open_row_cache_forgets_after_an_event_only_batch(void **state)
 		ingest_cycle(ref, k);
 	ingest_unhandled(ref);
 	ingest_cycle(ref, 3);
-	char *da = keel_test_dump(a, NULL), *dr = keel_test_dump(ref, NULL);
-	assert_string_equal(da, dr);
-	free(da);
-	free(dr);
+	assert_same_dumps(a, ref);
 	keel_store_close(a);
 	keel_store_close(other);
 	keel_store_close(ref);
