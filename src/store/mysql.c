@@ -113,9 +113,11 @@ struct keel_mysql_col {
 	int64_t *num;
 };
 
-/* One tenant of the open batch: is this connection its last writer? */
+/* One tenant of the open batch: does keel_writers have its row, and is
+ * this connection its last writer? */
 struct keel_mysql_mark {
 	struct keel_str tenant; /* the batch's own copy */
+	bool present;
 	bool mine;
 };
 
@@ -1270,16 +1272,57 @@ static int keel_mysql_begin(struct keel_store *s)
 	return 0;
 }
 
-/* The transaction starts with the batch's first write: the reads before it
- * (ids, prefetch) need no snapshot of their own, and a batch of nothing but
- * duplicates then costs its one lookup and no transaction at all. */
+static int keel_mysql_lock_tenants(struct keel_mysql_store *m);
+
+/* The transaction starts when the batch is known to write (prefetch, or a
+ * write-back without one): a batch of nothing but duplicates costs its one
+ * lookup and no transaction at all. It starts by locking the batch's
+ * tenants (keel_mysql_lock_tenants), so that the reads after it see what
+ * any other writer of them committed. */
 static int keel_mysql_tx(struct keel_mysql_store *m)
 {
 	if (m->tx_open)
 		return 0;
-	int rc = keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
+	int rc = 0;
+	/* keel_writers rows first, outside the transaction: a locking read
+	 * of a row that is not there would lock a gap, and two writers of
+	 * new tenants inserting into the same gap deadlock */
+	bool missing = false;
+	for (size_t i = 0; i < m->nmarks && !missing; i++)
+		missing = !m->marks[i].present;
+	if (missing) {
+		struct keel_mysql_list l = {
+		    .m = m,
+		    .what = "adding the batch's tenants",
+		    .head = "INSERT IGNORE INTO keel_writers (tenant, writer) VALUES ",
+		    .open = "",
+		    .sep = ",",
+		    .close = "",
+		    .join = "",
+		    .tail = "",
+		    .part_max = SIZE_MAX,
+		    .run = keel_mysql_run_list,
+		};
+		for (size_t i = 0; i < m->nmarks && rc == 0; i++) {
+			if (m->marks[i].present)
+				continue;
+			rc = keel_mysql_list_item(&l, keel_mysql_str_size(m->marks[i].tenant) + 8);
+			if (rc)
+				break;
+			keel_buf_addc(&m->sql, '(');
+			keel_mysql_add_str(m, &m->sql, m->marks[i].tenant);
+			keel_buf_adds(&m->sql, ",0)");
+		}
+		if (rc == 0)
+			rc = keel_mysql_list_flush(&l);
+		if (rc)
+			return rc;
+	}
+	rc = keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
 	if (rc == 0)
 		m->tx_open = true;
+	if (rc == 0 && m->nmarks)
+		rc = keel_mysql_lock_tenants(m);
 	return rc;
 }
 
@@ -1373,6 +1416,7 @@ static struct keel_mysql_mark *keel_mysql_mark_add(struct keel_mysql_store *m,
 	}
 	struct keel_mysql_mark *k = &m->marks[m->nmarks++];
 	k->tenant = tenant;
+	k->present = false;
 	k->mine = false;
 	return k;
 }
@@ -1381,7 +1425,9 @@ static struct keel_mysql_mark *keel_mysql_mark_find(struct keel_mysql_store *m,
 						    struct keel_str tenant)
 {
 	struct keel_mysql_mark key = {.tenant = tenant};
-	if (m->nmarks && keel_str_eq(m->marks[m->nmarks - 1].tenant, tenant))
+	if (!m->nmarks)
+		return NULL; /* bsearch takes no NULL array, even an empty one */
+	if (keel_str_eq(m->marks[m->nmarks - 1].tenant, tenant))
 		return &m->marks[m->nmarks - 1];
 	return bsearch(&key, m->marks, m->nmarks, sizeof key, keel_mysql_cmp_mark);
 }
@@ -1421,6 +1467,54 @@ static bool keel_mysql_overlay_mine(struct keel_mysql_store *m,
 		prev = &e->tenant;
 	}
 	return true;
+}
+
+static int keel_mysql_lock_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
+			       const unsigned long *len, unsigned ncols)
+{
+	(void)ud;
+	(void)ncols;
+	struct keel_mysql_mark *k = keel_mysql_mark_find(m, keel_mysql_col(row, len, 0));
+	if (k)
+		k->mine = row[1] && keel_mysql_u64(row[1], len[1]) == m->writer;
+	return 0;
+}
+
+static int keel_mysql_run_lock(struct keel_mysql_list *l)
+{
+	return keel_mysql_select(l->m, l->what, keel_mysql_lock_row, NULL);
+}
+
+/* The batch's first statement in its transaction: locks the rows of its
+ * tenants in keel_writers until the commit. A second connection writing
+ * one of them waits here until the first commits, and its reads, which
+ * come after, see what the first wrote: writers of one tenant take turns
+ * batch by batch instead of reading state the other is changing. The rows
+ * are locked in key order by one statement (cut only at the packet limit),
+ * so two writers never wait for each other in a circle. What they hold
+ * says whether this connection wrote each tenant last (the open-row
+ * cache). */
+static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
+{
+	struct keel_mysql_list l = {
+	    .m = m,
+	    .what = "locking the batch's tenants",
+	    .head = "SELECT tenant, writer FROM keel_writers WHERE tenant IN (",
+	    .open = "",
+	    .sep = ",",
+	    .close = ")",
+	    .join = " OR tenant IN (",
+	    .tail = " FOR UPDATE",
+	    .part_max = KEEL_MYSQL_IN_MAX,
+	    .run = keel_mysql_run_lock,
+	};
+	int rc = 0;
+	for (size_t i = 0; i < m->nmarks && rc == 0; i++) {
+		rc = keel_mysql_list_item(&l, keel_mysql_str_size(m->marks[i].tenant) + 2);
+		if (rc == 0)
+			keel_mysql_add_str(m, &m->sql, m->marks[i].tenant);
+	}
+	return rc ? rc : keel_mysql_list_flush(&l);
 }
 
 /* Makes this connection the last writer of the tenants in v (pointers to
@@ -1468,15 +1562,18 @@ static int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overl
 				   struct keel_batch_event **ev, size_t n)
 {
 	bool fresh = keel_mysql_overlay_mine(m, o);
-	/* the batch's tenants, each once: the events' (the overlay's are
-	 * among them) and any the marks do not know */
+	/* the batch's tenants whose row does not name this connection yet:
+	 * the events' (the overlay's are among them) and any the marks do not
+	 * know */
 	struct keel_ptrvec *v = &m->rows;
 	v->len = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct keel_str *t = &ev[i]->tenant;
-		if (v->len && keel_str_eq(*(const struct keel_str *)v->items[v->len - 1], *t))
+		if (i && keel_str_eq(ev[i - 1]->tenant, *t))
 			continue;
-		fresh = fresh && keel_mysql_mine(m, *t);
+		if (keel_mysql_mine(m, *t))
+			continue; /* its row says so already, and is locked */
+		fresh = false;
 		keel_ptrvec_push(v, t);
 	}
 	const struct keel_str *prev = NULL;
@@ -1488,7 +1585,7 @@ static int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overl
 			keel_ptrvec_push(v, &tl->tenant);
 		prev = &tl->tenant;
 	}
-	int rc = keel_mysql_mark_tenants(m, v);
+	int rc = v->len ? keel_mysql_mark_tenants(m, v) : 0;
 	v->len = 0;
 	if (rc || !m->cache_on)
 		return rc;
@@ -1547,7 +1644,7 @@ static int keel_mysql_seen_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 		/* the tenant's last writer (keel_writers) */
 		struct keel_mysql_mark *k = keel_mysql_mark_find(m, tenant);
 		if (k)
-			k->mine = keel_mysql_u64(row[2], len[2]) == m->writer;
+			k->present = true;
 		return 0;
 	}
 	struct keel_str id = keel_mysql_col(row, len, 1);
@@ -1634,16 +1731,12 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		const struct keel_batch_event *e = v->items[i];
 		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
 		if (!prev || !keel_str_eq(prev->tenant, e->tenant)) {
-			if (m->cache_on) {
-				keel_mysql_mark_add(m, e->tenant);
-				keel_buf_reset(&m->part);
-				keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
-							"keel_writers WHERE tenant = ");
-				keel_mysql_add_str(m, &m->part, e->tenant);
-				keel_buf_adds(&m->part, " UNION ALL ");
-			} else {
-				keel_buf_reset(&m->part);
-			}
+			keel_mysql_mark_add(m, e->tenant);
+			keel_buf_reset(&m->part);
+			keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
+						"keel_writers WHERE tenant = ");
+			keel_mysql_add_str(m, &m->part, e->tenant);
+			keel_buf_adds(&m->part, " UNION ALL ");
 			keel_buf_adds(&m->part,
 				      "SELECT tenant, id, hash FROM keel_events WHERE tenant = ");
 			keel_mysql_add_str(m, &m->part, e->tenant);
@@ -2001,7 +2094,9 @@ static int keel_mysql_prefetch(struct keel_store *s, struct keel_overlay *o)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	/* Entities are not read: the write-back's upsert merges them. */
-	int rc = keel_mysql_prefetch_open(m, o);
+	int rc = keel_mysql_tx(m);
+	if (rc == 0)
+		rc = keel_mysql_prefetch_open(m, o);
 	if (rc == 0)
 		rc = keel_mysql_prefetch_late(m, o);
 	return rc;
