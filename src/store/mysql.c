@@ -4,24 +4,27 @@
  *
  * A batch costs a handful of statements whatever its size (SPEC section 6):
  *
- *   seen ids      SELECT ... FROM keel_events WHERE tenant = .. AND id IN
- *                 (...) UNION ALL the next tenant's
+ *   seen ids      SELECT ... FROM keel_writers WHERE tenant = .. UNION ALL
+ *                 SELECT ... FROM keel_events WHERE tenant = .. AND id IN
+ *                 (...) UNION ALL the next tenant's (and, while bulk
+ *                 executions hand back ids, the tables' MAX(seq))
+ *   START TRANSACTION, then SELECT ... FROM keel_writers WHERE tenant IN
+ *                 (...) FOR UPDATE: writers of one tenant take turns
  *   open rows     WITH k(t, s, p) AS (VALUES (...), ...), r(...) AS (...)
  *                 SELECT ... the row whose seq is each key's last on the
  *                 timeline index by (valid_from, seq), if open, UNION ALL
- *                 the same on relations, UNION ALL the tables' MAX(seq);
- *                 timelines whose open row the open-row cache holds are
- *                 left out
+ *                 the same on relations; timelines whose open row the
+ *                 open-row cache holds are left out
  *   late rows     (SELECT ... WHERE seq = COALESCE(the last row starting at
  *                 or before t, the first non-empty row after it)) UNION ALL
  *                 ...   -- only when events are late
- *   START TRANSACTION
  *   events, entities, facts, relations:
  *                 one multi-row INSERT each, or on MariaDB one bulk
  *                 execution each (array binding); the entities' ON
  *                 DUPLICATE KEY UPDATE merges the batch into the stored row,
  *                 so entities need no read
- *   closures      one UPDATE ... CASE seq per table
+ *   closures      one UPDATE ... CASE seq per table, or one bulk upsert
+ *   keel_writers  this connection's mark, for tenants it did not write last
  *   COMMIT
  *
  * A batch of nothing but duplicates costs the id lookup alone.
