@@ -1376,16 +1376,15 @@ static int keel_mysql_rollback(struct keel_store *s)
  * A remembered row is right only if nobody else has written its tenant
  * since. keel_writers says who did last: every write of a tenant, by any
  * connection, sets the tenant's row to the writer's random mark in the
- * batch's transaction. The id lookup reads the marks of the batch's
- * tenants (one primary-key read each, in the same statement); the cache
- * serves a batch only if all of them are this connection's, and a batch
- * that writes a tenant last written by someone else first forgets
+ * batch's transaction. The batch's first statement in its transaction
+ * locks and reads the rows of its tenants (keel_mysql_lock_tenants); the
+ * cache serves a batch only if all of them carry this connection's mark,
+ * and a batch that writes a tenant someone else wrote last first forgets
  * everything. So by induction every remembered row of a tenant whose mark
  * is ours is what this connection's last commit left, and workers (each
  * its own tenants) and servers keep their caches while others write other
- * tenants. Two connections writing one tenant at the same time are not
- * supported by design A at all (each prefetches before the other
- * commits); the marks do not change that.
+ * tenants. While bulk executions hand back ids, the tables' MAX(seq) are
+ * checked too (keel_mysql_others_inserted).
  *
  * A lost connection or a rolled-back batch drops the cache too. It holds
  * the timelines of the last KEEL_MYSQL_CACHE_BATCHES batches at most,
