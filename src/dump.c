@@ -188,6 +188,12 @@ struct load_ctx {
 	struct keel_buf msg;
 	struct keel_buf why;
 	struct load_prev prev;
+	/* The hashes of the current tenant's entity subjects: every fact's
+	 * and relation's subject, and every relation's object, must be one
+	 * (SPEC 5.2 upserts an entity for each). 16 bytes an entity; a
+	 * collision can only let a missing entity pass, never fail a good
+	 * dump. */
+	struct keel_map entities;
 	size_t records;	     /* records in the open batch */
 	uint64_t first_line; /* first line of the open batch */
 	uint64_t line;
@@ -345,6 +351,7 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 					 (int)tenant.len, tenant.ptr);
 		prev_set(&p->tenant, tenant);
 		p->type = -1;
+		keel_map_clear(&L->entities);
 	}
 	bool same_key = false;
 	if (type < p->type) {
@@ -401,6 +408,21 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 	return 0;
 }
 
+static uint64_t load_entity_hash(struct keel_str subject)
+{
+	return keel_hash64(subject.ptr, subject.len, 0x656e74);
+}
+
+/* Fails unless the tenant's entity records named subject. */
+static int load_check_entity(struct load_ctx *L, const char *record, const char *field,
+			     struct keel_str subject)
+{
+	if (keel_map_first(&L->entities, load_entity_hash(subject)) != SIZE_MAX)
+		return 0;
+	return load_fail(L, "%s %s \"%.*s\" has no entity record", record, field,
+			 (int)subject.len, subject.ptr);
+}
+
 static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 		       struct keel_str tenant)
 {
@@ -421,6 +443,7 @@ static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 				   KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
 		return rc;
 
+	keel_map_put(&L->entities, load_entity_hash(subject), NULL);
 	struct keel_entity *e = keel_overlay_entity(&L->ov, tenant, subject);
 	if (e->flags & KEEL_ENTITY_NEW)
 		return load_fail(L, "duplicate entity \"%.*s\"", (int)subject.len,
@@ -498,7 +521,9 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 		return load_fail(L, "field \"closed_by\": must be null exactly when "
 				    "valid_to is null");
 	if ((rc = load_check_order(L, fact ? KEEL_REC_FACT : KEEL_REC_RELATION, tenant,
-				   subject, name, object, from, to, asserted_by)))
+				   subject, name, object, from, to, asserted_by)) ||
+	    (rc = load_check_entity(L, fact ? "fact" : "relation", "subject", subject)) ||
+	    (!fact && (rc = load_check_entity(L, "relation", "object", object))))
 		return rc;
 
 	struct keel_timeline *tl =
@@ -663,6 +688,7 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_json_doc_init(&L.edoc);
 	keel_overlay_init(&L.ov);
 	keel_map_init(&L.event_ids);
+	keel_map_init(&L.entities);
 	keel_buf_init(&L.tmp);
 	keel_buf_init(&L.msg);
 	keel_buf_init(&L.why);
@@ -712,6 +738,7 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&L.msg);
 	keel_buf_free(&L.why);
 	keel_map_free(&L.event_ids);
+	keel_map_free(&L.entities);
 	keel_overlay_free(&L.ov);
 	keel_json_doc_free(&L.doc);
 	keel_json_doc_free(&L.edoc);

@@ -139,6 +139,8 @@ static void build_sample(struct keel_store *s)
 		 "2026-01-05T07:00:00.5Z");
 	b_entity(&b, "alpha", "Zed", NULL, "2026-01-05T05:00:00Z",
 		 "2026-01-05T05:00:00Z");
+	b_entity(&b, "alpha", "driver:D-1", "driver", "2026-01-05T05:00:00Z",
+		 "2026-01-05T05:30:00Z");
 	b_entity(&b, "alpha", "q\"b\\n\n\x01\xc3\xa9", "k\x1f", "2026-01-05T05:00:00Z",
 		 "2026-01-05T05:00:00.000001Z");
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"in_service\"",
@@ -162,6 +164,9 @@ static void build_sample(struct keel_store *s)
 static const char sample_dump[] =
     "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"Zed\",\"kind\":null,"
     "\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":\"2026-01-05T05:00:00Z\"}\n"
+    "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"kind\":"
+    "\"driver\",\"first_seen\":\"2026-01-05T05:00:00Z\",\"last_seen\":"
+    "\"2026-01-05T05:30:00Z\"}\n"
     "{\"type\":\"entity\",\"tenant\":\"alpha\",\"subject\":"
     "\"q\\\"b\\\\n\\n\\u0001\xc3\xa9\","
     "\"kind\":\"k\\u001f\",\"first_seen\":\"2026-01-05T05:00:00Z\","
@@ -470,7 +475,7 @@ static const struct bad_case bad_cases[] = {
      "\"first_seen\":" D2 ",\"last_seen\":" D1 "}\n",
      "line 1: field \"last_seen\": earlier than first_seen"},
     {E1 E1, "line 2: entity record out of order (duplicate subject)"},
-    {F(D1, "null", "\"e\"", "null") E1, "line 2: entity record after fact records"},
+    {E1 F(D1, "null", "\"e\"", "null") E1, "line 3: entity record after fact records"},
     {"{\"type\":\"entity\",\"tenant\":\"u\",\"subject\":\"s\",\"kind\":null,\"first_"
      "seen\":" D1 ",\"last_seen\":" D1 "}\n" E1,
      "line 2: tenant \"t\" out of order"},
@@ -479,12 +484,21 @@ static const struct bad_case bad_cases[] = {
      "line 1: field \"closed_by\": must be null exactly when"},
     {F(D1, D2, "\"e\"", "null"),
      "line 1: field \"closed_by\": must be null exactly when"},
-    {F(D1, D2, "\"e\"", "\"f\"") F(D3, "null", "\"f\"", "null"),
-     "line 2: row does not start where the previous row of its timeline ends"},
-    {F(D1, D2, "\"e\"", "\"f\""), "the timeline of line 1 ends with a closed row"},
-    {F(D1, D2, "\"e\"", "\"f\"") EV("e", "t"), "line 2: the timeline of line 1 ends"},
-    {F(D2, "null", "\"e\"", "null") F(D1, D2, "\"e\"", "\"f\""),
-     "line 2: fact record out of order"},
+    {E1 F(D1, D2, "\"e\"", "\"f\"") F(D3, "null", "\"f\"", "null"),
+     "line 3: row does not start where the previous row of its timeline ends"},
+    {E1 F(D1, D2, "\"e\"", "\"f\""), "the timeline of line 2 ends with a closed row"},
+    {E1 F(D1, D2, "\"e\"", "\"f\"") EV("e", "t"), "line 3: the timeline of line 2 ends"},
+    {E1 F(D2, "null", "\"e\"", "null") F(D1, D2, "\"e\"", "\"f\""),
+     "line 3: fact record out of order"},
+    {F(D1, "null", "\"e\"", "null"), "line 1: fact subject \"s\" has no entity record"},
+    {E1 "{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\","
+     "\"object\":\"o\",\"linked\":true,\"valid_from\":" D1
+     ",\"valid_to\":null,\"asserted_by\":\"e\",\"closed_by\":null}\n",
+     "line 2: relation object \"o\" has no entity record"},
+    /* an entity of another tenant does not count */
+    {"{\"type\":\"entity\",\"tenant\":\"a\",\"subject\":\"s\",\"kind\":null,"
+     "\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n" F(D1, "null", "\"e\"", "null"),
+     "line 2: fact subject \"s\" has no entity record"},
     {"{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\","
      "\"object\":\"o\","
      "\"linked\":1,\"valid_from\":" D1
