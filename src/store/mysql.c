@@ -3350,6 +3350,17 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 	int rc = keel_mysql_tx(m);
 	if (rc)
 		return rc;
+	/* The tenant's keel_writers row first, as a batch takes it (so the
+	 * two never wait for each other's locks in a circle): batches of the
+	 * tenant wait for the replay, and other connections' caches of it
+	 * are stale from now on. */
+	struct keel_str *mark = &tenant;
+	m->rows.len = 0;
+	keel_ptrvec_push(&m->rows, mark);
+	rc = keel_mysql_mark_tenants(m, &m->rows);
+	m->rows.len = 0;
+	if (rc)
+		return rc;
 	/* The log was read outside this transaction: lock the tenant's
 	 * events (in REPEATABLE READ the gap too, so none can be added until
 	 * commit) and check that none came or went meanwhile. */
@@ -3368,14 +3379,6 @@ static int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenan
 		    "events read, %llu logged now): run it again",
 		    (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
 		    (unsigned long long)logged);
-	/* Other connections' caches of the tenant are stale from now on. */
-	struct keel_str *mark = &tenant;
-	m->rows.len = 0;
-	keel_ptrvec_push(&m->rows, mark);
-	rc = keel_mysql_mark_tenants(m, &m->rows);
-	m->rows.len = 0;
-	if (rc)
-		return rc;
 	/* The rows the scope covers (all of the tenant's without one): the
 	 * entities, then each predicate's facts and relation's relations. */
 	static const char *const tables[] = {"keel_entities", "keel_facts",
