@@ -1493,7 +1493,10 @@ static int keel_mysql_run_lock(struct keel_mysql_list *l)
  * come after, see what the first wrote: writers of one tenant take turns
  * batch by batch instead of reading state the other is changing. The rows
  * are locked in key order by one statement (cut only at the packet limit),
- * so two writers never wait for each other in a circle. What they hold
+ * so two writers never wait for each other in a circle. The key is forced:
+ * on a table of a few rows the optimizer prefers a scan, and a locking scan
+ * waits for every row another writer holds, so workers of different
+ * tenants would take turns too (measured: two workers 0.88x one). What they hold
  * says whether this connection wrote each tenant last (the open-row
  * cache). */
 static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
@@ -1501,7 +1504,8 @@ static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "locking the batch's tenants",
-	    .head = "SELECT tenant, writer FROM keel_writers WHERE tenant IN (",
+	    .head = "SELECT tenant, writer FROM keel_writers FORCE INDEX (PRIMARY) "
+		    "WHERE tenant IN (",
 	    .open = "",
 	    .sep = ",",
 	    .close = ")",
