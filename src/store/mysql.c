@@ -461,6 +461,13 @@ static int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
 		    "%u: %s); nothing of the batch was committed",
 		    what, e, mysql_error(m->db));
 	}
+	if (e == ER_LOCK_WAIT_TIMEOUT)
+		return keel_store_fail(&m->base, KEEL_ESTORE,
+				       "%s: mysql error %u: %s (another connection held "
+				       "the rows longer than innodb_lock_wait_timeout; "
+				       "writers of one tenant take turns, see "
+				       "docs/store-mysql.md)",
+				       what, e, mysql_error(m->db));
 	return keel_store_fail(&m->base, KEEL_ESTORE, "%s: mysql error %u: %s", what, e,
 			       mysql_error(m->db));
 }
