@@ -15,6 +15,11 @@
 
 #include "../../include/keel.h"
 
+/* Unused entries are swept out every this many batches (or at once when
+ * the cache holds more than its max): a sweep walks every entry and builds
+ * the map anew, which every batch was too often for a cache of 65 536. */
+#define KEEL_OPEN_ROWS_SWEEP 8
+
 struct keel_open_entry {
 	enum keel_row_kind kind;
 	uint64_t hash;
@@ -23,7 +28,8 @@ struct keel_open_entry {
 	bool known;	     /* row is the timeline's last row */
 	struct keel_row row; /* its strings in vals */
 	char *vals;
-	uint64_t used; /* batch number */
+	size_t vals_cap; /* bytes vals holds: reused while the row's fit */
+	uint64_t used;	 /* batch number */
 };
 
 void keel_open_rows_init(struct keel_open_rows *c, size_t max, uint64_t age,
@@ -58,14 +64,21 @@ void keel_open_rows_free(struct keel_open_rows *c)
 	keel_map_free(&c->map);
 }
 
-/* Copies strings into one block: each view in `in` becomes a view of the
- * block in `out` (absent stays absent). */
-static char *keel_open_rows_pack(const struct keel_str *in, struct keel_str *out, size_t n)
+/* The bytes keel_open_rows_pack needs for strings in. */
+static size_t keel_open_rows_size(const struct keel_str *in, size_t n)
 {
 	size_t size = 1;
 	for (size_t i = 0; i < n; i++)
 		size += in[i].len + 1;
-	char *block = keel_xmalloc(size), *p = block;
+	return size;
+}
+
+/* Copies strings into block, which holds keel_open_rows_size of them: each
+ * view in `in` becomes a view of the block in `out` (absent stays absent). */
+static void keel_open_rows_pack(const struct keel_str *in, struct keel_str *out, size_t n,
+				char *block)
+{
+	char *p = block;
 	for (size_t i = 0; i < n; i++) {
 		if (!in[i].ptr) {
 			out[i] = KEEL_STR_NULL;
@@ -76,7 +89,6 @@ static char *keel_open_rows_pack(const struct keel_str *in, struct keel_str *out
 		out[i] = keel_str_make(p, in[i].len);
 		p += in[i].len + 1;
 	}
-	return block;
 }
 
 static struct keel_open_entry *keel_open_rows_find(const struct keel_open_rows *c,
@@ -136,7 +148,8 @@ static void keel_open_rows_set(struct keel_open_rows *c, const struct keel_timel
 						tl->kind == KEEL_ROW_RELATION ? tl->object
 									      : KEEL_STR_NULL};
 		struct keel_str views[4];
-		e->keys = keel_open_rows_pack(keys, views, 4);
+		e->keys = keel_xmalloc(keel_open_rows_size(keys, 4));
+		keel_open_rows_pack(keys, views, 4, e->keys);
 		e->tenant = views[0];
 		e->subject = views[1];
 		e->name = views[2];
@@ -145,15 +158,19 @@ static void keel_open_rows_set(struct keel_open_rows *c, const struct keel_timel
 		keel_ptrvec_push(&c->entries, e);
 	}
 	e->used = c->batch;
-	free(e->vals);
-	e->vals = NULL;
 	e->known = r != NULL;
 	if (!r)
 		return;
 	e->row = *r;
 	const struct keel_str vals[] = {r->value, r->asserted_by, r->closed_by};
 	struct keel_str views[3];
-	e->vals = keel_open_rows_pack(vals, views, 3);
+	size_t size = keel_open_rows_size(vals, 3);
+	if (size > e->vals_cap) {
+		free(e->vals);
+		e->vals_cap = size < 64 ? 64 : size;
+		e->vals = keel_xmalloc(e->vals_cap);
+	}
+	keel_open_rows_pack(vals, views, 3, e->vals);
 	e->row.value = views[0];
 	e->row.asserted_by = views[1];
 	e->row.closed_by = views[2];
@@ -163,7 +180,9 @@ static void keel_open_rows_set(struct keel_open_rows *c, const struct keel_timel
 }
 
 /* Drops the entries not used in the last `age` batches, and if that is not
- * enough, everything (a batch that touched more than max timelines). */
+ * enough, everything (a batch that touched more than max timelines). Run
+ * every KEEL_OPEN_ROWS_SWEEP batches, so an unused entry may stay that
+ * many batches longer than `age`. */
 static void keel_open_rows_evict(struct keel_open_rows *c)
 {
 	size_t kept = 0;
@@ -199,5 +218,6 @@ void keel_open_rows_learn(struct keel_open_rows *c, const struct keel_ptrvec *ti
 		keel_open_rows_set(c, tl, last);
 	}
 	c->batch++;
-	keel_open_rows_evict(c);
+	if (c->batch % KEEL_OPEN_ROWS_SWEEP == 0 || c->entries.len > c->max)
+		keel_open_rows_evict(c);
 }

@@ -7,8 +7,9 @@
  * writer: the store checks that at the start of every transaction (SQLite:
  * PRAGMA data_version) and clears the cache when anyone else has written,
  * when a transaction rolls back, and when rows change outside a batch
- * (replay). Memory is bounded: entries not used for `age` batches go, and
- * the cache never holds more than `max`.
+ * (replay). Memory is bounded: entries not used for `age` batches go (at
+ * the next sweep, every few batches), and the cache never holds more than
+ * `max` after a batch.
  *
  * Both SQL stores use it: SQLite's open-row read returns a timeline's last
  * row, open or not; MySQL's returns open rows only (open_only), so a
