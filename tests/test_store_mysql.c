@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -1700,6 +1701,75 @@ static void permutations_give_same_timelines(void **state)
 	free(url);
 }
 
+/* A replay on its own connection and thread (see below). */
+struct replay_thread {
+	const char *url;
+	struct keel_cartridge *cartridge;
+	int rc;
+	char err[512];
+};
+
+static void *replay_thread_main(void *arg)
+{
+	struct replay_thread *r = arg;
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	r->rc = keel_store_open(r->url, &s, &err);
+	if (r->rc) {
+		snprintf(r->err, sizeof r->err, "open: %s", err ? err : "?");
+		free(err);
+		return NULL;
+	}
+	struct keel_replay_options o = {.cartridge = r->cartridge};
+	struct keel_replay_report *rep = NULL;
+	r->rc = keel_replay(s, "tenant-00", &o, &rep);
+	if (r->rc)
+		snprintf(r->err, sizeof r->err, "%s", keel_store_errmsg(s));
+	keel_replay_report_free(rep);
+	keel_store_close(s);
+	return NULL;
+}
+
+/* A replay that comes while a batch of its tenant holds the tenant's lock
+ * waits for the batch, and the batch is not held up by the replay: the
+ * replay takes the tenant's keel_writers row before it locks the log, as
+ * batches do. (Locking the log first, the replay held the gap the batch's
+ * event goes into while it waited for the batch's row: a deadlock, which
+ * the server broke by failing one of the two.) The replay then finds the
+ * log grown and asks to be run again. */
+static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
+{
+	(void)state;
+	char *url = fresh_url();
+	if (!url)
+		skip();
+	struct text *t = generate(3000, 1, 45, 0.0, 0.0);
+	struct keel_store *a = open_url(url);
+	assert_int_equal(ingest_range(a, t, NULL, 0, t->n, 500, NULL), 0);
+	struct hbatch held;
+	hb_init(&held);
+	held.tenant = "tenant-00";
+	hb_fact(&held, "held-1", 4102444800000000, "vehicle:V-0001", "odometer_km", "1");
+	assert_int_equal(hb_begin_prefetch(a, &held), 0); /* a holds tenant-00 */
+
+	struct replay_thread r = {.url = url, .cartridge = fleet_renamed()};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, replay_thread_main, &r), 0);
+	struct timespec pause = {1, 0}; /* the replay reads, builds, then waits */
+	nanosleep(&pause, NULL);
+	if (hb_finish(a, &held))
+		fail_msg("the batch behind the replay failed: %s", keel_store_errmsg(a));
+	hb_free(&held);
+	pthread_join(th, NULL);
+	assert_int_equal(r.rc, KEEL_ESTORE);
+	assert_non_null(strstr(r.err, "the log changed during the replay"));
+	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_events"), t->n + 1);
+	keel_cartridge_free(r.cartridge);
+	keel_store_close(a);
+	text_free(t);
+	free(url);
+}
+
 /* One fact for each of the tenants listed ("t0,t2"): ids prefix-N. */
 static void hb_tenants(struct hbatch *b, char *const *tenants, size_t n, const char *prefix,
 		       int64_t t)
@@ -2143,6 +2213,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(permutations_give_same_timelines),
     cmocka_unit_test(concurrent_writers_of_one_tenant_take_turns),
     cmocka_unit_test(writers_of_different_tenants_do_not_wait),
+    cmocka_unit_test(a_replay_waits_for_a_batch_of_its_tenant),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
     cmocka_unit_test(queries_match_the_memory_store),
     cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
