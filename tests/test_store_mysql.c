@@ -1701,6 +1701,21 @@ static void permutations_give_same_timelines(void **state)
 	free(url);
 }
 
+/* A store opened off the main thread, where cmocka's asserts must not run:
+ * NULL with *rc and err set on failure. */
+static struct keel_store *thread_store(const char *url, int *rc, char *err, size_t size)
+{
+	struct keel_store *s = NULL;
+	char *why = NULL;
+	*rc = keel_store_open(url, &s, &why);
+	if (*rc) {
+		snprintf(err, size, "open: %s", why ? why : "?");
+		free(why);
+		return NULL;
+	}
+	return s;
+}
+
 /* A replay on its own connection and thread (see below). */
 struct replay_thread {
 	const char *url;
@@ -1712,14 +1727,9 @@ struct replay_thread {
 static void *replay_thread_main(void *arg)
 {
 	struct replay_thread *r = arg;
-	struct keel_store *s = NULL;
-	char *err = NULL;
-	r->rc = keel_store_open(r->url, &s, &err);
-	if (r->rc) {
-		snprintf(r->err, sizeof r->err, "open: %s", err ? err : "?");
-		free(err);
+	struct keel_store *s = thread_store(r->url, &r->rc, r->err, sizeof r->err);
+	if (!s)
 		return NULL;
-	}
 	struct keel_replay_options o = {.cartridge = r->cartridge};
 	struct keel_replay_report *rep = NULL;
 	r->rc = keel_replay(s, "tenant-00", &o, &rep);
@@ -1850,14 +1860,9 @@ struct turn_writer {
 static void *turn_writer_main(void *arg)
 {
 	struct turn_writer *w = arg;
-	struct keel_store *s = NULL;
-	char *err = NULL;
-	w->rc = keel_store_open(w->url, &s, &err);
-	if (w->rc) {
-		snprintf(w->err, sizeof w->err, "open: %s", err ? err : "?");
-		free(err);
+	struct keel_store *s = thread_store(w->url, &w->rc, w->err, sizeof w->err);
+	if (!s)
 		return NULL;
-	}
 	struct keel_ingest *ing;
 	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 100};
 	w->rc = keel_ingest_new(s, &o, &ing);
