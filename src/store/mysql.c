@@ -1196,7 +1196,7 @@ static uint64_t keel_mysql_new_writer(void)
 			     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&w;
 		w = keel_hash64(&x, sizeof x, (uint64_t)clock());
 	}
-	return w;
+	return w ? w : 1; /* 0 marks a tenant's row before its first writer */
 }
 
 static int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *err)
