@@ -1,0 +1,284 @@
+/*
+ * mysql_store.h - what the files of the MySQL/MariaDB store share: the
+ * store's state, the statement helpers and each file's entry points. Not
+ * part of the library's API (mysql_internal.h is what tests see).
+ *
+ *   mysql.c          transactions, the open-row cache and the tenants'
+ *                    marks, seen ids, prefetch, write-back, the ops table
+ *   mysql_url.c      parsing mysql:// URLs
+ *   mysql_sql.c      running statements, escaping, lists of values
+ *   mysql_schema.c   the versioned schema and its migrations
+ *   mysql_connect.c  connecting, opening and closing the store
+ *   mysql_bulk.c     MariaDB's bulk protocol (array binding)
+ *   mysql_read.c     tenants, scans and counts
+ *   mysql_replay.c   replacing a tenant: LOAD DATA LOCAL INFILE
+ */
+#ifndef KEEL_STORE_MYSQL_STORE_H
+#define KEEL_STORE_MYSQL_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mysql.h>
+
+#include "../store.h"
+#include "mysql_internal.h"
+#include "open_rows.h"
+
+/* The open-row cache (mysql.c): batches an open row may go unused (at most
+ * and at least: as many as fit in half the cache, see
+ * keel_mysql_mark_written), open rows kept at most. */
+#define KEEL_MYSQL_CACHE_BATCHES 32
+#define KEEL_MYSQL_CACHE_MIN_BATCHES 4
+#define KEEL_MYSQL_CACHE_MAX 65536
+
+#define KEEL_MYSQL_SCHEMA_VERSION 4
+#define KEEL_MYSQL_INF "9223372036854775807"
+#define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
+
+struct keel_mysql_url {
+	char *user;	/* NULL: the connector's default */
+	char *password; /* NULL: none */
+	char *host;	/* NULL: localhost */
+	char *db;
+	char *socket; /* NULL: TCP, or the default socket for localhost */
+	unsigned port;
+	unsigned connect_timeout;
+	unsigned read_timeout;
+	struct keel_buf shown; /* the URL with the password masked */
+};
+
+/* The statements of the bulk path, prepared once per connection. */
+enum keel_mysql_bulk_kind {
+	KEEL_MYSQL_BULK_EVENTS,
+	KEEL_MYSQL_BULK_ENTITIES,
+	KEEL_MYSQL_BULK_FACTS,
+	KEEL_MYSQL_BULK_RELATIONS,
+	KEEL_MYSQL_BULK_CLOSE_FACTS,
+	KEEL_MYSQL_BULK_CLOSE_RELATIONS,
+	KEEL_MYSQL_BULK_KINDS
+};
+
+#define KEEL_MYSQL_BULK_MAX_COLS 10
+
+/* One parameter column of a bulk execution: strings as pointers and
+ * lengths (NULL marked in ind), numbers in num. */
+struct keel_mysql_col {
+	const char **ptr;
+	unsigned long *len;
+	char *ind;
+	int64_t *num;
+};
+
+/* One tenant of the open batch: does keel_writers have its row, and is
+ * this connection its last writer? */
+struct keel_mysql_mark {
+	struct keel_str tenant; /* the batch's own copy */
+	bool present;
+	bool mine;
+};
+
+struct keel_mysql_store {
+	struct keel_store base;
+	MYSQL *db;
+	struct keel_mysql_url url;
+	bool mariadb;
+	unsigned long version;
+	bool row_alias;	      /* MySQL 8.0.19+: INSERT ... AS new (VALUES() deprecated) */
+	size_t packet;	      /* statements are cut at this many bytes */
+	int64_t autoinc_step; /* auto_increment_increment */
+	bool broken;	      /* connection lost: reconnect at the next begin */
+	bool streaming;	      /* an unbuffered scan result is open */
+	bool tx_open;	      /* START TRANSACTION sent for the open batch */
+	struct keel_buf sql;
+	struct keel_buf part;	 /* the current part's prefix (one tenant's list) */
+	struct keel_ptrvec rows; /* write-back scratch */
+	int64_t *times;		 /* prefetch scratch */
+	size_t times_cap;
+	struct keel_map ids; /* seen_ids: batch events by (tenant, id) */
+	struct keel_mysql_stats stats;
+	uint64_t batch_rows;   /* rows prefetched in the open batch */
+	const char *bulk_file; /* the file LOAD DATA LOCAL may send (replay) */
+	/* KEEL_MYSQL_PROFILE set: wall time per kind of statement ("what"),
+	 * printed to stderr at close; a developer's tool, off by default. */
+	bool profile;
+	/* MariaDB's bulk protocol (array binding, one COM_STMT_BULK_EXECUTE
+	 * per table per batch): see "The bulk path" in docs/store-mysql.md.
+	 * bulk: the writes that need no ids (entities, closures) use it;
+	 * bulk_ids: the inserts that hand back seq do too (only while this
+	 * connection is the tables' one writer, see keel_mysql_worker_init). */
+	bool bulk;
+	bool bulk_ids;
+	bool bulk_close; /* closures as bulk upserts (KEEL_MYSQL_BULK_CLOSE=0: CASE) */
+	/* Other connections write too: keel_mysql_worker_init, or seen by
+	 * the tables' MAX(seq) (see "The open-row cache"). */
+	bool worker;
+	/* Open rows of recent batches (see "The open-row cache" below). */
+	bool cache_on;
+	struct keel_open_rows cache; /* open rows (open_rows.h) */
+	/* This connection's mark in keel_writers, random at open, and the
+	 * batch's tenants with whether their last writer was this connection
+	 * (read with the ids; sorted by tenant). */
+	uint64_t writer;
+	char writer_tail[64]; /* " ON DUPLICATE KEY UPDATE writer = <mark>" */
+	struct keel_mysql_mark *marks;
+	size_t nmarks, marks_cap;
+	/* While bulk executions hand back ids (bulk_ids): the MAX(seq) of
+	 * events, facts and relations this connection's last commit left,
+	 * and those read with the open batch's ids. */
+	bool expect_known;
+	int64_t expect[3];
+	int64_t pending[3]; /* what this batch's commit will leave */
+	bool pending_known;
+	int64_t seen_max[3];
+	int seen_reads;		 /* MAX(seq) readings in the open batch */
+	bool seen_differ;	 /* two readings of one table disagreed */
+	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
+	const struct keel_row **hit_rows; /* and their rows */
+	size_t hit_rows_cap;
+	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
+	struct keel_mysql_col *cols; /* column-wise parameter arrays */
+	size_t cols_cap;	     /* rows each column array holds */
+	struct {
+		const char *what;
+		double seconds;
+		uint64_t count;
+	} prof[24];
+};
+
+/* The merge, with the new row as VALUES(col) (MariaDB, MySQL before
+ * 8.0.19) or through the row alias n (MySQL 8.0.19+, where VALUES() is
+ * deprecated). */
+#define KEEL_MYSQL_MERGE(n_kind, n_kind_time, n_first, n_last)                           \
+	" ON DUPLICATE KEY UPDATE first_seen = LEAST(first_seen, " n_first               \
+	"), last_seen = GREATEST(last_seen, " n_last "), kind_time = IF(" n_kind         \
+	" IS NOT NULL AND (kind IS NULL OR " n_kind_time " <= kind_time), " n_kind_time  \
+	", kind_time), kind = IF(" n_kind " IS NOT NULL AND (kind "                      \
+	"IS NULL OR " n_kind_time " <= kind_time), " n_kind ", kind)"
+#define KEEL_MYSQL_ENTITY_MERGE_ALIAS                                                    \
+	" AS n" KEEL_MYSQL_MERGE("n.kind", "n.kind_time", "n.first_seen", "n.last_seen")
+#define KEEL_MYSQL_ENTITY_MERGE                                                          \
+	KEEL_MYSQL_MERGE("VALUES(kind)", "VALUES(kind_time)", "VALUES(first_seen)",      \
+			 "VALUES(last_seen)")
+
+/* Called for each row of a statement's result. */
+typedef int (*keel_mysql_rows_fn)(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
+				  const unsigned long *len, unsigned ncols);
+
+/*
+ * A statement built from many items, cut where it would pass the packet
+ * limit:
+ *
+ *   head open item sep item ... close join open item ... close tail
+ *
+ * A part (open ... close) holds at most part_max items; parts are joined by
+ * `join`. For row-constructor lookups a part is "SELECT ... IN (" ... ")"
+ * and parts are joined by UNION ALL; for INSERTs there is one part.
+ */
+struct keel_mysql_list {
+	struct keel_mysql_store *m;
+	const char *what;
+	const char *head, *open, *sep, *close, *join, *tail;
+	size_t part_max;
+	bool in_list;	   /* parts are row-constructor IN lists (stats) */
+	size_t items;	   /* in the current statement */
+	size_t part_items; /* in the current part */
+	bool new_part;	   /* the next item starts a part (open changed) */
+	size_t done;	   /* items of earlier statements */
+	int (*run)(struct keel_mysql_list *l);
+	void *ud;
+};
+
+static inline struct keel_mysql_store *keel_mysql_downcast(struct keel_store *s)
+{
+	if (s->ops != &keel_store_mysql_ops)
+		abort();
+	return (struct keel_mysql_store *)s;
+}
+
+static inline const struct keel_mysql_store *
+keel_mysql_cdowncast(const struct keel_store *s)
+{
+	if (s->ops != &keel_store_mysql_ops)
+		abort();
+	return (const struct keel_mysql_store *)s;
+}
+
+/* Statements (mysql_sql.c) */
+bool keel_mysql_lost(unsigned e);
+int keel_mysql_fail(struct keel_mysql_store *m, const char *what);
+double keel_mysql_now(void);
+void keel_mysql_prof_add(struct keel_mysql_store *m, const char *what, double t0);
+void keel_mysql_prof_print(const struct keel_mysql_store *m);
+int keel_mysql_run(struct keel_mysql_store *m, const char *sql, size_t len,
+		   const char *what);
+int keel_mysql_runs(struct keel_mysql_store *m, const char *sql, const char *what);
+int keel_mysql_select(struct keel_mysql_store *m, const char *what, keel_mysql_rows_fn fn,
+		      void *ud);
+void keel_mysql_add_str(struct keel_mysql_store *m, struct keel_buf *b,
+			struct keel_str s);
+size_t keel_mysql_str_size(struct keel_str s);
+int64_t keel_mysql_i64(const char *p, unsigned long n);
+uint64_t keel_mysql_u64(const char *p, unsigned long n);
+struct keel_str keel_mysql_col(MYSQL_ROW row, const unsigned long *len, unsigned i);
+struct keel_str keel_mysql_stored_closed_by(const struct keel_row *r);
+struct keel_str keel_mysql_read_closed_by(int64_t valid_to, struct keel_str stored);
+int keel_mysql_list_flush(struct keel_mysql_list *l);
+int keel_mysql_list_item(struct keel_mysql_list *l, size_t size);
+void keel_mysql_list_part(struct keel_mysql_list *l, const char *open);
+int keel_mysql_run_list(struct keel_mysql_list *l);
+
+/* URLs (mysql_url.c) */
+void keel_mysql_url_free(struct keel_mysql_url *u);
+int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u, struct keel_buf *err);
+
+/* The schema (mysql_schema.c) */
+int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err);
+
+/* Connecting (mysql_connect.c) */
+int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err);
+int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *err);
+void keel_mysql_close(struct keel_store *s);
+
+/* Batches (mysql.c) */
+void keel_mysql_cache_drop(struct keel_mysql_store *m);
+int keel_mysql_tx(struct keel_mysql_store *m);
+int keel_mysql_mark_tenants(struct keel_mysql_store *m, struct keel_ptrvec *v);
+int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overlay *o,
+			    struct keel_batch_event **ev, size_t n);
+int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
+			    size_t n);
+int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_overlay *o);
+int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay *o,
+			  enum keel_row_kind kind);
+int keel_mysql_write_closures(struct keel_mysql_store *m, struct keel_overlay *o,
+			      enum keel_row_kind kind);
+int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
+			  struct keel_batch_event **ev, size_t n);
+int keel_mysql_worker_init(struct keel_store *s);
+
+/* The bulk path (mysql_bulk.c) */
+void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
+int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
+int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
+			   size_t n);
+int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v);
+int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
+			 enum keel_row_kind kind);
+int keel_mysql_bulk_close(struct keel_mysql_store *m, struct keel_ptrvec *v,
+			  enum keel_row_kind kind);
+
+/* Reading (mysql_read.c) */
+int keel_mysql_tenants(struct keel_store *s, struct keel_ptrvec *out);
+int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
+		    void *ud);
+int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+
+/* Replay (mysql_replay.c) */
+void keel_mysql_infile_setup(struct keel_mysql_store *m);
+int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
+			      const struct keel_replace_scope *scope,
+			      struct keel_overlay *o, struct keel_batch_event **ev,
+			      size_t n, uint64_t log_events, struct keel_buf *note);
+
+#endif
