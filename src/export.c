@@ -763,14 +763,40 @@ static int export_graphml(struct keel_store *s, const struct keel_export_options
 
 /* ------------------------------------------------------------------ entry */
 
+/* Creates dir and any missing parents, as mkdir -p does; 0 or an errno. */
+static int make_dirs(const char *dir)
+{
+	char *path = keel_xstrdup(dir);
+	int err = 0;
+	for (char *p = path + 1; !err; p++) {
+		bool end = *p == '\0';
+		if (*p != '/' && !end)
+			continue;
+		*p = '\0';
+		struct stat sb;
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			err = errno;
+		else if (stat(path, &sb) != 0)
+			err = errno;
+		else if (!S_ISDIR(sb.st_mode))
+			err = ENOTDIR;
+		if (end)
+			break;
+		*p = '/';
+	}
+	free(path);
+	return err;
+}
+
 int keel_export(struct keel_store *s, const struct keel_export_options *opt)
 {
 	if (!s || !opt)
 		return KEEL_EINVAL;
-	if (opt->dir && mkdir(opt->dir, 0777) != 0 && errno != EEXIST)
+	int err = opt->dir && *opt->dir ? make_dirs(opt->dir) : 0;
+	if (err)
 		return keel_store_fail(s, KEEL_EIO,
 				       "cannot create the directory \"%s\": %s", opt->dir,
-				       strerror(errno));
+				       strerror(err));
 	struct keel_ptrvec tenants = {0};
 	int rc = 0;
 	if (opt->tenant)

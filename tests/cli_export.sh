@@ -32,6 +32,12 @@ expect 0 "$KEEL" export --format ndjson "${db[@]}"
 cmp -s "$dir/out" "$dir/dump.ndjson" || fail "ndjson export differs from the dump"
 expect 0 "$KEEL" export --format ndjson --output "$dir/nd" "${db[@]}"
 cmp -s "$dir/nd/export.ndjson" "$dir/dump.ndjson" || fail "ndjson file differs from the dump"
+# --output creates missing parents, as mkdir -p does; a file in the way is an error
+expect 0 "$KEEL" export --format ndjson --output "$dir/deep/er/nd" "${db[@]}"
+cmp -s "$dir/deep/er/nd/export.ndjson" "$dir/dump.ndjson" || fail "nested --output differs"
+: >"$dir/plainfile"
+expect 1 "$KEEL" export --format ndjson --output "$dir/plainfile/nd" "${db[@]}"
+contains err "cannot create the directory \"$dir/plainfile/nd\": Not a directory"
 
 at=2026-01-05T09:00:00Z
 expect 0 "$KEEL" export --format csv --output "$dir/csv" "${db[@]}"
