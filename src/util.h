@@ -42,6 +42,18 @@ static inline uint64_t keel_le64(const void *p)
 	return w;
 }
 
+/* The value of a hexadecimal digit (either case), or -1. */
+static inline int keel_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* Equal bytes, for the short strings keys are made of: up to 16 bytes
  * compare as two overlapping words (first and last bytes; nothing past
  * either string is read), up to 32 as four (event types are about 30

@@ -34,17 +34,6 @@ bool keel_tenant_name_ok(const char *s, size_t len)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void entry_free(struct keel_token_entry *e)
 {
 	for (size_t i = 0; i < e->ntenants; i++)
@@ -83,8 +72,8 @@ static int parse_line(const char *p, const char *end, struct keel_token_entry *e
 	}
 	p += plen;
 	for (size_t i = 0; i < KEEL_SHA256_LEN; i++) {
-		int hi = p + 2 * i + 1 < end ? hexval(p[2 * i]) : -1;
-		int lo = hi >= 0 ? hexval(p[2 * i + 1]) : -1;
+		int hi = p + 2 * i + 1 < end ? keel_hex_digit(p[2 * i]) : -1;
+		int lo = hi >= 0 ? keel_hex_digit(p[2 * i + 1]) : -1;
 		if (hi < 0 || lo < 0) {
 			keel_buf_adds(err, "hash: not 64 hex digits");
 			return -1;

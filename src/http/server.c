@@ -346,17 +346,6 @@ static enum MHD_Result answer_not_allowed(struct keel_server *srv,
 			    "application/json", allow);
 }
 
-static int hexdig(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes %XX escapes of s[0..len) into out. Fails on a bad escape or an
  * escaped NUL (names are C strings further down). */
 static bool percent_decode(const char *s, size_t len, struct keel_buf *out)
@@ -370,7 +359,7 @@ static bool percent_decode(const char *s, size_t len, struct keel_buf *out)
 		}
 		if (i + 2 >= len)
 			return false;
-		int hi = hexdig(s[i + 1]), lo = hexdig(s[i + 2]);
+		int hi = keel_hex_digit(s[i + 1]), lo = keel_hex_digit(s[i + 2]);
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 			return false;
 		keel_buf_addc(out, (char)(hi << 4 | lo));

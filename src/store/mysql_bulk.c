@@ -84,17 +84,7 @@ void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m)
 static int keel_mysql_stmt_fail(struct keel_mysql_store *m, MYSQL_STMT *st,
 				const char *what)
 {
-	unsigned e = mysql_stmt_errno(st);
-	if (keel_mysql_lost(e)) {
-		m->broken = true;
-		return keel_store_fail(
-		    &m->base, KEEL_ESTORE,
-		    "%s: lost the connection to the mysql server (error "
-		    "%u: %s); nothing of the batch was committed",
-		    what, e, mysql_stmt_error(st));
-	}
-	return keel_store_fail(&m->base, KEEL_ESTORE, "%s: mysql error %u: %s", what, e,
-			       mysql_stmt_error(st));
+	return keel_mysql_error(m, what, mysql_stmt_errno(st), mysql_stmt_error(st));
 }
 
 /* Prepares the bulk statements on a new connection (the tables exist). */

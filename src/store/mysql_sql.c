@@ -22,17 +22,18 @@ bool keel_mysql_lost(unsigned e)
 	       e == ER_CONNECTION_KILLED || e == 4031 /* MySQL: client timeout */;
 }
 
-/* Sets the store's message for the failed statement `what`. */
-int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
+/* Sets the store's message for the failed statement `what`: the server's
+ * error e and its text, and what it means for the batch. */
+int keel_mysql_error(struct keel_mysql_store *m, const char *what, unsigned e,
+		     const char *text)
 {
-	unsigned e = mysql_errno(m->db);
 	if (keel_mysql_lost(e)) {
 		m->broken = true;
 		return keel_store_fail(
 		    &m->base, KEEL_ESTORE,
 		    "%s: lost the connection to the mysql server (error "
 		    "%u: %s); nothing of the batch was committed",
-		    what, e, mysql_error(m->db));
+		    what, e, text);
 	}
 	if (e == ER_LOCK_WAIT_TIMEOUT)
 		return keel_store_fail(&m->base, KEEL_ESTORE,
@@ -40,9 +41,15 @@ int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
 				       "the rows longer than innodb_lock_wait_timeout; "
 				       "writers of one tenant take turns, see "
 				       "docs/store-mysql.md)",
-				       what, e, mysql_error(m->db));
+				       what, e, text);
 	return keel_store_fail(&m->base, KEEL_ESTORE, "%s: mysql error %u: %s", what, e,
-			       mysql_error(m->db));
+			       text);
+}
+
+/* The same for the connection's last statement. */
+int keel_mysql_fail(struct keel_mysql_store *m, const char *what)
+{
+	return keel_mysql_error(m, what, mysql_errno(m->db), mysql_error(m->db));
 }
 
 double keel_mysql_now(void)

@@ -206,6 +206,8 @@ keel_mysql_cdowncast(const struct keel_store *s)
 
 /* Statements (mysql_sql.c) */
 bool keel_mysql_lost(unsigned e);
+int keel_mysql_error(struct keel_mysql_store *m, const char *what, unsigned e,
+		     const char *text);
 int keel_mysql_fail(struct keel_mysql_store *m, const char *what);
 double keel_mysql_now(void);
 void keel_mysql_prof_add(struct keel_mysql_store *m, const char *what, double t0);

@@ -13,17 +13,6 @@
 
 /* ------------------------------------------------------------------ URL */
 
-static int keel_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes p[0..n) into a new string; false on a bad escape or %00
  * (a NUL cannot reach the connector's C strings). */
 static bool keel_mysql_pct_decode(const char *p, size_t n, char **out)
@@ -35,8 +24,8 @@ static bool keel_mysql_pct_decode(const char *p, size_t n, char **out)
 			s[k++] = p[i];
 			continue;
 		}
-		int hi = i + 2 < n ? keel_hexval(p[i + 1]) : -1;
-		int lo = i + 2 < n ? keel_hexval(p[i + 2]) : -1;
+		int hi = i + 2 < n ? keel_hex_digit(p[i + 1]) : -1;
+		int lo = i + 2 < n ? keel_hex_digit(p[i + 2]) : -1;
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 			free(s);
 			return false;
