@@ -1,0 +1,192 @@
+/*
+ * http_answer.c - answers of keel serve: JSON text, error documents, the
+ * Allow header, the server's log, and percent-decoding of paths.
+ */
+#include "server.h"
+
+/* ------------------------------------------------------------- helpers */
+
+int64_t keel_http_mono_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void keel_http_log(struct keel_server *srv, const char *fmt, ...)
+{
+	if (!srv->o.log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("keel serve: ", srv->o.log);
+	vfprintf(srv->o.log, fmt, ap);
+	fputc('\n', srv->o.log);
+	fflush(srv->o.log);
+	va_end(ap);
+}
+
+/* Appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so that an
+ * answer quoting bad input is still valid JSON. */
+void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len)
+{
+	keel_buf_addc(b, '"');
+	size_t i = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			keel_buf_addc(b, '\\');
+			keel_buf_addc(b, (char)c);
+			i++;
+		} else if (c < 0x20) {
+			keel_buf_addf(b, "\\u%04x", c);
+			i++;
+		} else if (c < 0x80) {
+			keel_buf_addc(b, (char)c);
+			i++;
+		} else {
+			/* Length of a well-formed sequence starting here, or 0. */
+			size_t n = 0;
+			unsigned char c1 = i + 1 < len ? (unsigned char)s[i + 1] : 0;
+			bool cont1 = (c1 & 0xC0) == 0x80;
+			if (c >= 0xC2 && c <= 0xDF && cont1)
+				n = 2;
+			else if (c >= 0xE0 && c <= 0xEF && cont1 && i + 2 < len &&
+				 ((unsigned char)s[i + 2] & 0xC0) == 0x80 &&
+				 !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F))
+				n = 3;
+			else if (c >= 0xF0 && c <= 0xF4 && cont1 && i + 3 < len &&
+				 ((unsigned char)s[i + 2] & 0xC0) == 0x80 &&
+				 ((unsigned char)s[i + 3] & 0xC0) == 0x80 &&
+				 !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F))
+				n = 4;
+			if (n) {
+				keel_buf_add(b, s + i, n);
+				i += n;
+			} else {
+				keel_buf_adds(b, "\xEF\xBF\xBD");
+				i++;
+			}
+		}
+	}
+	keel_buf_addc(b, '"');
+}
+
+void keel_http_add_json_cstr(struct keel_buf *b, const char *s)
+{
+	keel_http_add_json_text(b, s, strlen(s));
+}
+
+/* Queues an answer; takes the body (malloc'd or NULL). allow: for a 405,
+ * the methods the path does take (the Allow header), else NULL. */
+static enum MHD_Result answer_allow(struct keel_server *srv, struct MHD_Connection *c,
+				    unsigned status, char *body, size_t len,
+				    const char *content_type, const char *allow)
+{
+	static char empty[1];
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    len, body ? body : empty,
+	    body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"keel\"");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	/* While stopping, keep-alive connections are told to go away. */
+	if (atomic_load(&srv->stopping))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	keel_metrics_status(&srv->metrics, status);
+	return ret;
+}
+
+enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection *c,
+				 unsigned status, char *body, size_t len,
+				 const char *content_type)
+{
+	return answer_allow(srv, c, status, body, len, content_type, NULL);
+}
+
+enum MHD_Result keel_http_answer_json(struct keel_server *srv, struct MHD_Connection *c,
+				      unsigned status, struct keel_buf *b)
+{
+	keel_buf_addc(b, '\n');
+	char *data = b->data;
+	size_t len = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return keel_http_answer(srv, c, status, data, len, "application/json");
+}
+
+/* 200 with a constant JSON text. */
+enum MHD_Result keel_http_answer_const(struct keel_server *srv, struct MHD_Connection *c,
+				       const char *json)
+{
+	return keel_http_answer(srv, c, MHD_HTTP_OK, keel_xstrdup(json), strlen(json),
+				"application/json");
+}
+
+/* {"error":"..."} with a printf-style message. */
+enum MHD_Result keel_http_answer_error(struct keel_server *srv, struct MHD_Connection *c,
+				       unsigned status, const char *fmt, ...)
+{
+	struct keel_buf msg, b;
+	keel_buf_init(&msg);
+	keel_buf_init(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	keel_buf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	keel_buf_adds(&b, "{\"error\":");
+	keel_http_add_json_text(&b, msg.data ? msg.data : "", msg.len);
+	keel_buf_addc(&b, '}');
+	keel_buf_free(&msg);
+	return keel_http_answer_json(srv, c, status, &b);
+}
+
+/* 405 on a known path, with the methods it takes in Allow (RFC 9110). */
+enum MHD_Result keel_http_answer_not_allowed(struct keel_server *srv,
+					     struct MHD_Connection *c, const char *method,
+					     const char *allow)
+{
+	struct keel_buf msg, b;
+	keel_buf_init(&msg);
+	keel_buf_init(&b);
+	keel_buf_addf(&msg, "method %s: not allowed here", method);
+	keel_buf_adds(&b, "{\"error\":");
+	keel_http_add_json_text(&b, msg.data, msg.len);
+	keel_buf_adds(&b, "}\n");
+	keel_buf_free(&msg);
+	return answer_allow(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, b.data, b.len,
+			    "application/json", allow);
+}
+
+/* Decodes %XX escapes of s[0..len) into out. Fails on a bad escape or an
+ * escaped NUL (names are C strings further down). */
+bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out)
+{
+	keel_buf_reset(out);
+	keel_buf_reserve(out, len);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			keel_buf_addc(out, s[i]);
+			continue;
+		}
+		if (i + 2 >= len)
+			return false;
+		int hi = keel_hex_digit(s[i + 1]), lo = keel_hex_digit(s[i + 2]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+			return false;
+		keel_buf_addc(out, (char)(hi << 4 | lo));
+		i += 2;
+	}
+	if (!out->data)
+		keel_buf_adds(out, "");
+	return true;
+}

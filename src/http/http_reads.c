@@ -1,0 +1,156 @@
+/*
+ * http_reads.c - the read endpoints of keel serve (entity, history, why,
+ * stats) and the pool of read handles they use (docs/http.md).
+ */
+#include "server.h"
+
+/* ------------------------------------------------------------- stores */
+
+static struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err)
+{
+	if (srv->shared_store) {
+		pthread_mutex_lock(&srv->write_lock);
+		return srv->writer;
+	}
+	struct keel_store *s = NULL;
+	pthread_mutex_lock(&srv->readers_lock);
+	if (srv->readers.len)
+		s = srv->readers.items[--srv->readers.len];
+	pthread_mutex_unlock(&srv->readers_lock);
+	if (!s && keel_store_open(srv->store_url, &s, err) != 0)
+		return NULL;
+	return s;
+}
+
+static void keel_http_reader_put(struct keel_server *srv, struct keel_store *s)
+{
+	if (srv->shared_store) {
+		pthread_mutex_unlock(&srv->write_lock);
+		return;
+	}
+	pthread_mutex_lock(&srv->readers_lock);
+	keel_ptrvec_push(&srv->readers, s);
+	pthread_mutex_unlock(&srv->readers_lock);
+}
+
+/* --------------------------------------------------------------- reads */
+
+/* A query argument, percent-decoded into out; false when absent. */
+static bool get_arg(struct MHD_Connection *c, const char *key, struct keel_buf *out,
+		    bool *bad)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	if (!v)
+		return false;
+	if (!keel_http_percent_decode(v, strlen(v), out))
+		*bad = true;
+	return true;
+}
+
+/* Parses ?at=. MHD has turned '+' into ' ' (form encoding); an offset
+ * such as +02:00 sent unescaped is restored rather than refused. */
+static bool parse_at(const char *s, int64_t *out, const char **why)
+{
+	if (keel_time_parse(s, strlen(s), out, why) == 0)
+		return true;
+	char *copy = keel_xstrdup(s);
+	for (char *p = copy; *p; p++)
+		if (*p == ' ')
+			*p = '+';
+	bool ok = keel_time_parse(copy, strlen(copy), out, NULL) == 0;
+	free(copy);
+	return ok;
+}
+
+enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
+				      enum read_kind kind, const char *tenant,
+				      const char *subject)
+{
+	struct keel_buf predicate, at_text;
+	keel_buf_init(&predicate);
+	keel_buf_init(&at_text);
+	bool bad = false;
+	bool has_pred = get_arg(c, "predicate", &predicate, &bad);
+	bool has_at = get_arg(c, "at", &at_text, &bad);
+	enum MHD_Result ret;
+	int64_t at = 0;
+	if (bad) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "query: invalid percent-escape");
+		goto out;
+	}
+	const char *why = NULL;
+	if (has_at && !parse_at(at_text.data, &at, &why)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"at\": %s",
+					     why ? why : "not an RFC 3339 timestamp");
+		goto out;
+	}
+	if (!has_at)
+		at = keel_time_now();
+	if (kind == READ_WHY && (!has_pred || predicate.len == 0)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"predicate\": required");
+		goto out;
+	}
+	char *err = NULL;
+	struct keel_store *s = keel_http_reader_get(srv, &err);
+	if (!s) {
+		atomic_fetch_add(&srv->metrics.store_errors, 1);
+		keel_http_log(srv, "read failed: %s",
+			      err ? err : "cannot open the store");
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					     "store error (details in the server log)");
+		free(err);
+		goto out;
+	}
+	char *json = NULL;
+	int rc;
+	switch (kind) {
+	case READ_SHOW:
+		rc = keel_show(s, tenant, subject, at, &json);
+		break;
+	case READ_HISTORY:
+		rc = keel_history(s, tenant, subject,
+				  has_pred && predicate.len ? predicate.data : NULL,
+				  &json);
+		break;
+	case READ_WHY:
+		rc = keel_why(s, tenant, subject, predicate.data, at, &json);
+		break;
+	default:
+		rc = keel_stats(s, tenant, &json);
+		break;
+	}
+	char *msg = rc != 0 ? keel_xstrdup(keel_store_errmsg(s)) : NULL;
+	keel_http_reader_put(srv, s);
+	if (rc == KEEL_ENOTFOUND) {
+		free(json);
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s",
+					     msg && *msg ? msg : "not found");
+	} else if (rc == KEEL_EINVAL) {
+		free(json);
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
+					     msg && *msg ? msg : keel_strerror(rc));
+	} else if (rc != 0) {
+		free(json);
+		atomic_fetch_add(&srv->metrics.store_errors, 1);
+		keel_http_log(srv, "read failed: %s",
+			      msg && *msg ? msg : keel_strerror(rc));
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					     "store error (details in the server log)");
+	} else {
+		size_t len = strlen(json);
+		/* A trailing newline, as on the command line. */
+		char *body = keel_xrealloc(json, len + 2);
+		body[len] = '\n';
+		body[len + 1] = 0;
+		ret = keel_http_answer(srv, c, MHD_HTTP_OK, body, len + 1,
+				       "application/json");
+	}
+	free(msg);
+out:
+	keel_buf_free(&predicate);
+	keel_buf_free(&at_text);
+	return ret;
+}

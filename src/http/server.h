@@ -1,0 +1,228 @@
+/*
+ * server.h - what the files of keel serve share: the server's state and
+ * limits, the per-request types, and each file's entry points. Internal to
+ * src/http/ (http.h holds the server's building blocks: tokens, metrics,
+ * SHA-256, bodies).
+ *
+ *   server.c         start and stop, the daemon's options, routing
+ *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
+ *   http_watchdog.c  connections' header and request timeouts
+ *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *   http_reads.c     the read endpoints and the pool of read handles
+ */
+#ifndef KEEL_HTTP_SERVER_H
+#define KEEL_HTTP_SERVER_H
+
+#include "http.h"
+
+#include "keel.h"
+#include "../json.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_THREADS 4
+#define DEFAULT_MAX_BODY (16u << 20)
+#define DEFAULT_MAX_CONNECTIONS 1000
+#define DEFAULT_MAX_PER_IP 64
+#define DEFAULT_IDLE_TIMEOUT 30
+#define DEFAULT_HEADER_TIMEOUT 10
+#define DEFAULT_REQUEST_TIMEOUT 60
+#define DEFAULT_GRACE 10
+#define DEFAULT_MAX_BUFFERED ((size_t)256 << 20)
+/* Per-connection memory for headers and the read buffer: it bounds the
+ * request line and headers a client can send. */
+#define CONNECTION_MEMORY (64u << 10)
+#define WATCHDOG_TICK_MS 100
+/* Small, frequent checkpoints: docs/http.md, "Single-event POSTs on SQLite". */
+#define CHECKPOINT_INTERVAL_MS 10
+/* The writer stops adding POSTs to a batch once it holds this many
+ * events (one POST is never split). */
+#define GROUP_MAX_EVENTS 4096
+/* How long a stop waits for resumed connections to be answered. */
+#define RESUME_WAIT_S 5
+
+/* One TCP connection, for the watchdog (MHD's socket_context). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	/* Monotonic microseconds by which the client must have sent what it
+	 * owes (headers, or a whole request); INT64_MAX while the server
+	 * itself is working on the request. */
+	atomic_int_fast64_t deadline;
+	bool cut;
+};
+
+enum route {
+	ROUTE_EVENTS,
+	ROUTE_EVENTS_QUEUED, /* with the writer; answered when resumed */
+	ROUTE_NULL_EVENTS,
+	ROUTE_READ, /* GET: answered when the (empty) body is done */
+	ROUTE_DONE, /* an answer was queued on the first call */
+};
+
+enum body_kind {
+	BODY_SINGLE,
+	BODY_BATCH,
+	BODY_NDJSON,
+};
+
+/* A POST's events, queued for the writer, and what became of them. The
+ * writer fills in the outcome, then resumes the connection; from then on
+ * only the connection's worker touches it. */
+struct ingest_job {
+	struct ingest_job *next;
+	struct MHD_Connection *connection;
+	const char *base; /* the body */
+	struct keel_http_item *items;
+	size_t nitems;
+	/* The outcome */
+	int rc; /* 0, or the store error that rolled the batch back */
+	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
+	struct keel_buf rejects; /* the "rejected" array's members */
+};
+
+/* One HTTP request (MHD's con_cls). */
+struct request {
+	enum route route;
+	enum body_kind kind;
+	struct conn *conn;
+	const struct keel_token_entry *token; /* NULL when no token file */
+	struct keel_buf body;
+	size_t received;
+	size_t claimed; /* bytes counted against max_buffered */
+	bool too_large;
+	bool suspended; /* queued, not yet back on its worker (inflight_lock) */
+	struct ingest_job job;
+};
+
+/* The batch the writer thread is building: which POST each of its events
+ * came from. */
+struct group {
+	struct ingest_job *cur;	  /* the POST whose events are being added */
+	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
+};
+
+struct keel_server {
+	struct keel_server_options o;
+	char *store_url;
+	bool shared_store; /* memory store: reads go through the writer */
+	struct MHD_Daemon *daemon;
+	uint16_t port;
+
+	struct keel_cartridge *cartridge;
+	bool auth;
+	struct keel_tokens tokens;
+	struct keel_metrics metrics;
+
+	/* The one writer; also the memory store's reader. */
+	pthread_mutex_t write_lock;
+	struct keel_store *writer;
+
+	/* Group commit: POSTs waiting for the writer thread. */
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond;
+	struct ingest_job *queue_head, **queue_tail;
+	bool queue_closed; /* stopping: the writer drains the queue and exits */
+	pthread_t writer_thread;
+	bool writer_running;
+	struct keel_ingest *ing; /* the writer thread's */
+	struct group group;	 /* the batch ing is building */
+
+	/* SQLite: WAL checkpoints off the commit path (checkpoint.c). */
+	struct keel_checkpointer *checkpointer;
+
+	/* Idle read handles (SQL stores). */
+	pthread_mutex_t readers_lock;
+	struct keel_ptrvec readers;
+
+	/* Connections, for the watchdog thread. */
+	pthread_mutex_t conns_lock;
+	struct conn *conns;
+	pthread_t watchdog;
+	bool watchdog_running;
+	pthread_cond_t watchdog_cond;
+	bool watchdog_stop;
+
+	/* Requests under way, for a graceful stop. */
+	pthread_mutex_t inflight_lock;
+	pthread_cond_t inflight_cond;
+	unsigned inflight;
+	unsigned suspended; /* connections queued for the writer */
+	atomic_bool stopping;
+
+	/* Request bodies held in memory, all requests together. */
+	atomic_size_t buffered;
+};
+
+/* The read endpoints (http_reads.c). */
+enum read_kind {
+	READ_SHOW,
+	READ_HISTORY,
+	READ_WHY,
+	READ_STATS,
+};
+
+/* Answers (http_answer.c) */
+bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
+enum MHD_Result keel_http_answer_not_allowed(struct keel_server *srv,
+					     struct MHD_Connection *c, const char *method,
+					     const char *allow);
+enum MHD_Result keel_http_answer_error(struct keel_server *srv, struct MHD_Connection *c,
+				       unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+enum MHD_Result keel_http_answer_const(struct keel_server *srv, struct MHD_Connection *c,
+				       const char *json);
+enum MHD_Result keel_http_answer_json(struct keel_server *srv, struct MHD_Connection *c,
+				      unsigned status, struct keel_buf *b);
+enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection *c,
+				 unsigned status, char *body, size_t len,
+				 const char *content_type);
+void keel_http_add_json_cstr(struct keel_buf *b, const char *s);
+void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len);
+void keel_http_log(struct keel_server *srv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int64_t keel_http_mono_usec(void);
+
+/* The watchdog (http_watchdog.c) */
+void keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+size_t keel_http_no_unescape(void *cls, struct MHD_Connection *c, char *s);
+void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+			    enum MHD_RequestTerminationCode toe);
+void keel_http_on_connection(void *cls, struct MHD_Connection *connection,
+			     void **socket_context,
+			     enum MHD_ConnectionNotificationCode toe);
+void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
+void *keel_http_watchdog_main(void *arg);
+
+/* Events (http_events.c) */
+enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Connection *c,
+					struct request *rq);
+enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Connection *c,
+					struct request *rq);
+void *keel_http_writer_main(void *arg);
+void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
+			  enum keel_ingest_outcome o);
+void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
+			 const char *input, size_t input_len);
+
+/* Reads (http_reads.c) */
+enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
+				      enum read_kind kind, const char *tenant,
+				      const char *subject);
+
+#endif
