@@ -1,11 +1,10 @@
 /*
  * server.c - keel serve: the HTTP API of SPEC section 10 on libmicrohttpd.
  *
- * Organisation: start/stop and the daemon's options first; then the
- * per-connection watchdog (header and request timeouts, which
- * libmicrohttpd 0.9.75 lacks); then the access handler, which routes a
- * request to POST /v1/events (ingest), the read endpoints, /healthz and
- * /metrics.
+ * This file holds the access handler, which routes a request to POST
+ * /v1/events (http_events.c), the read endpoints (http_reads.c), /healthz
+ * and /metrics, and starting and stopping the daemon; server.h lists the
+ * other files (answers, the per-connection watchdog).
  *
  * Concurrency model (docs/http.md): libmicrohttpd's thread pool, each
  * worker running its own epoll loop, so a slow or idle client costs a
