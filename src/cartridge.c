@@ -114,8 +114,9 @@ static const char *ptr_compile(struct keel_arena *a, const char *text, size_t le
 	p->text_len = len;
 	p->toks = NULL;
 	p->ntoks = 0;
+	p->in_data = false;
 	if (len == 0)
-		return NULL;
+		return NULL; /* the whole envelope */
 	if (text[0] != '/')
 		return "must be empty or start with \"/\"";
 	size_t n = 0;

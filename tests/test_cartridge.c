@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cartridge.h"
+#include "json.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -486,6 +487,31 @@ static void test_render_scalars(void **state)
 	expect_run(c, "r.empty", "{}", "ok\n");
 	expect_run(c, "r.nope", "{}", "unhandled\n");
 	keel_cartridge_free(c);
+}
+
+/* "" points at the whole envelope (RFC 6901), not at its data: the value
+ * is the envelope itself, compacted. The pointer's in_data flag was once
+ * left unset for "", and read whatever the arena held: under ASan, whose
+ * fill byte makes fresh memory non-zero, the value was the data object. */
+static void test_empty_pointer_is_the_envelope(void **state)
+{
+	(void)state;
+	char *json = one_type("{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+			      "\"value\":{\"from\":\"\"}}");
+	struct keel_cartridge *c = compile_ok(json);
+	char *env = envelope("e", "{\"a\": 1}");
+	struct keel_buf want;
+	keel_buf_init(&want);
+	keel_buf_adds(&want, "ok\n  fact \"s\" \"p\" = ");
+	keel_json_compact_text(env, strlen(env), &want);
+	keel_buf_addc(&want, '\n');
+	char *got = run(c, env);
+	assert_string_equal(got, want.data);
+	free(got);
+	keel_buf_free(&want);
+	free(env);
+	keel_cartridge_free(c);
+	free(json);
 }
 
 static void test_null_values(void **state)
@@ -1152,6 +1178,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_compile_errors_values),
     cmocka_unit_test(test_compile_errors_templates),
     cmocka_unit_test(test_render_scalars),
+    cmocka_unit_test(test_empty_pointer_is_the_envelope),
     cmocka_unit_test(test_null_values),
     cmocka_unit_test(test_pointer_misses),
     cmocka_unit_test(test_subject_runs),
