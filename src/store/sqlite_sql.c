@@ -1,0 +1,290 @@
+/*
+ * sqlite_sql.c - the SQLite store's statements: the padded VALUES-list
+ * queries and multi-row inserts, each prepared once and kept, binding
+ * and running them.
+ */
+#include "sqlite_store.h"
+
+/* ------------------------------------------------------ padded queries */
+
+/*
+ * The open row of timeline k: its last row by (valid_from, seq). Among rows
+ * with equal valid_from the non-empty one has the highest seq (an emptied
+ * row [t, t) was inserted before the row that replaced it, and a dump lists
+ * it first), so the last entry of the key in the index is the open row and
+ * the lookup reads the index alone.
+ */
+#define KEEL_SQ_LAST_ROW(table, key)                                                     \
+	"(SELECT seq FROM " table " WHERE " key                                          \
+	" ORDER BY valid_from DESC, seq DESC LIMIT 1)"
+/* The row containing k.a (the last one starting at or before it, by the
+ * same rule), or else the first non-empty row after it. */
+#define KEEL_SQ_LATE_ROW(table, key)                                                     \
+	"coalesce((SELECT seq FROM " table " WHERE " key " AND valid_from <= k.a "       \
+	"ORDER BY valid_from DESC, seq DESC LIMIT 1), "                                  \
+	"(SELECT seq FROM " table " WHERE " key " AND valid_from > k.a "                 \
+	"AND valid_from < valid_to ORDER BY valid_from LIMIT 1))"
+#define KEEL_SQ_FACT_KEY "tenant = k.t AND subject = k.s AND predicate = k.p"
+#define KEEL_SQ_REL_KEY                                                                  \
+	"tenant = k.t AND subject = k.s AND relation = k.r AND object = k.o"
+#define KEEL_SQ_FACT_COLS                                                                \
+	"SELECT k.i, f.seq, f.value, f.valid_from, f.valid_to, f.asserted_by, "          \
+	"f.closed_by FROM k CROSS JOIN facts AS f ON f.seq = "
+#define KEEL_SQ_REL_COLS                                                                 \
+	"SELECT k.i, r.seq, r.linked, r.valid_from, r.valid_to, r.asserted_by, "         \
+	"r.closed_by FROM k CROSS JOIN relations AS r ON r.seq = "
+
+static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
+    [KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
+		      ") SELECT k.i, e.hash FROM k CROSS JOIN event_ids AS e "
+		      "ON e.tenant = k.t AND e.id = k.d"},
+    [KEEL_SQ_ENTITY] = {"WITH k(i, t, s) AS (VALUES ", 2, true,
+			") SELECT k.i, e.kind, e.kind_time, e.first_seen, "
+			"e.last_seen FROM k CROSS JOIN entities AS e "
+			"ON e.tenant = k.t AND e.subject = k.s"},
+    [KEEL_SQ_FACT_OPEN] = {"WITH k(i, t, s, p) AS (VALUES ", 3, true,
+			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LAST_ROW("facts",
+								   KEEL_SQ_FACT_KEY)},
+    [KEEL_SQ_REL_OPEN] = {"WITH k(i, t, s, r, o) AS (VALUES ", 4, true,
+			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LAST_ROW("relations",
+								 KEEL_SQ_REL_KEY)},
+    [KEEL_SQ_FACT_LATE] = {"WITH k(i, t, s, p, a) AS (VALUES ", 4, true,
+			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LATE_ROW("facts",
+								   KEEL_SQ_FACT_KEY)},
+    [KEEL_SQ_REL_LATE] = {"WITH k(i, t, s, r, o, a) AS (VALUES ", 5, true,
+			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LATE_ROW("relations",
+								 KEEL_SQ_REL_KEY)},
+    /* UPDATE ... FROM a VALUES list is SQLite's form of the note's
+     * "UPDATE ... CASE": one statement per chunk, but each row is found by
+     * a rowid seek where a CASE with n arms costs n comparisons per row. */
+    [KEEL_SQ_FACT_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
+			    ") UPDATE facts SET valid_to = v.vt, closed_by = v.cb "
+			    "FROM v WHERE facts.seq = v.q"},
+    [KEEL_SQ_REL_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
+			   ") UPDATE relations SET valid_to = v.vt, closed_by = v.cb "
+			   "FROM v WHERE relations.seq = v.q"},
+};
+
+/* ------------------------------------------------------ multi-row inserts */
+
+const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
+    [KEEL_SI_FACT] = {"INSERT INTO facts (seq, tenant, subject, predicate, value, "
+		      "valid_from, valid_to, asserted_by, closed_by) VALUES ",
+		      9, false, ""},
+    [KEEL_SI_REL] = {"INSERT INTO relations (seq, tenant, subject, relation, object, "
+		     "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
+		     10, false, ""},
+    [KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
+		       "envelope) VALUES ",
+		       7, false, ""},
+    [KEEL_SI_EVENT_ID] = {"INSERT INTO event_ids (tenant, id, hash, seq) VALUES ", 4,
+			  false, ""},
+    [KEEL_SI_ENTITY] = {"INSERT INTO entities (tenant, subject, kind, kind_time, "
+			"first_seen, last_seen) VALUES ",
+			6, false,
+			" ON CONFLICT (tenant, subject) DO UPDATE SET "
+			"kind = excluded.kind, kind_time = excluded.kind_time, "
+			"first_seen = excluded.first_seen, "
+			"last_seen = excluded.last_seen"},
+};
+
+/* --------------------------------------------------------- statements */
+
+int keel_sqlite_prepare(struct keel_sqlite_store *s, const char *sql, size_t len,
+			sqlite3_stmt **out)
+{
+	if (sqlite3_prepare_v3(s->db, sql, (int)len, SQLITE_PREPARE_PERSISTENT, out,
+			       NULL) != SQLITE_OK) {
+		*out = NULL;
+		return keel_sqlite_fail(s);
+	}
+	return 0;
+}
+
+/* Builds head, n tuples of def->nparams parameters, tail. */
+static void keel_sqlite_build(struct keel_buf *b,
+			      const struct keel_sqlite_padded_def *def, unsigned n)
+{
+	keel_buf_adds(b, def->head);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			keel_buf_addc(b, ',');
+		keel_buf_addc(b, '(');
+		if (def->slot)
+			keel_buf_addf(b, "%u,", i);
+		for (unsigned k = 0; k < def->nparams; k++)
+			keel_buf_adds(b, k ? ",?" : "?");
+		keel_buf_addc(b, ')');
+	}
+	keel_buf_adds(b, def->tail);
+}
+
+static int keel_sqlite_prepare_built(struct keel_sqlite_store *s,
+				     const struct keel_sqlite_padded_def *def, unsigned n,
+				     sqlite3_stmt **out)
+{
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_sqlite_build(&b, def, n);
+	int rc = keel_sqlite_prepare(s, b.data, b.len, out);
+	keel_buf_free(&b);
+	return rc;
+}
+
+static int keel_sqlite_padded_stmt(struct keel_sqlite_store *s, enum keel_sqlite_padded q,
+				   size_t rung, sqlite3_stmt **out)
+{
+	if (!s->padded[q][rung]) {
+		int rc = keel_sqlite_prepare_built(s, &keel_sqlite_padded_defs[q],
+						   keel_sqlite_ladder[rung],
+						   &s->padded[q][rung]);
+		if (rc)
+			return rc;
+	}
+	*out = s->padded[q][rung];
+	return 0;
+}
+
+int keel_sqlite_insert_stmt(struct keel_sqlite_store *s, enum keel_sqlite_insert t,
+			    unsigned log2, sqlite3_stmt **out)
+{
+	if (!s->insert[t][log2]) {
+		int rc = keel_sqlite_prepare_built(s, &keel_sqlite_insert_defs[t],
+						   1u << log2, &s->insert[t][log2]);
+		if (rc)
+			return rc;
+	}
+	*out = s->insert[t][log2];
+	return 0;
+}
+
+int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
+			   const char *sql)
+{
+	if (*slot)
+		return 0;
+	return keel_sqlite_prepare(s, sql, strlen(sql), slot);
+}
+
+/* Binding. Values are bound SQLITE_STATIC: they live in the overlay or the
+ * batch until the statement has run. A failure is kept and reported when
+ * the statement is about to run. */
+static void keel_sqlite_bind_rc(struct keel_sqlite_store *s, int rc)
+{
+	if (rc != SQLITE_OK && !s->bind_rc) {
+		s->bind_rc = rc;
+		keel_store_fail(&s->base, KEEL_ESTORE, "sqlite \"%s\": %s", s->path,
+				sqlite3_errstr(rc));
+	}
+}
+
+void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
+			  struct keel_str v)
+{
+	keel_sqlite_bind_rc(s, v.ptr ? sqlite3_bind_text64(st, i, v.ptr, v.len,
+							   SQLITE_STATIC, SQLITE_UTF8)
+				     : sqlite3_bind_null(st, i));
+}
+
+void keel_sqlite_bind_i64(struct keel_sqlite_store *s, sqlite3_stmt *st, int i, int64_t v)
+{
+	keel_sqlite_bind_rc(s, sqlite3_bind_int64(st, i, v));
+}
+
+static void keel_sqlite_bind_null(struct keel_sqlite_store *s, sqlite3_stmt *st, int i)
+{
+	keel_sqlite_bind_rc(s, sqlite3_bind_null(st, i));
+}
+
+/* Starts running st: counts it and reports a pending bind failure. */
+int keel_sqlite_start(struct keel_sqlite_store *s, sqlite3_stmt *st)
+{
+	s->base.statements++;
+	if (s->bind_rc) {
+		s->bind_rc = 0;
+		sqlite3_reset(st);
+		return KEEL_ESTORE;
+	}
+	return 0;
+}
+
+/* Ends a statement's run: rc is the last sqlite3_step result. */
+int keel_sqlite_finish(struct keel_sqlite_store *s, sqlite3_stmt *st, int rc)
+{
+	int ret = 0;
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		ret = keel_sqlite_fail(s);
+	sqlite3_reset(st);
+	return ret;
+}
+
+/* Runs a statement that returns no rows (or whose rows are not needed). */
+int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st)
+{
+	int rc = keel_sqlite_start(s, st);
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	return keel_sqlite_finish(s, st, rc);
+}
+
+struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return KEEL_STR_NULL;
+	const char *p = (const char *)sqlite3_column_text(st, i);
+	return keel_str_make(p ? p : "", (size_t)sqlite3_column_bytes(st, i));
+}
+
+/* ------------------------------------------------------ padded running */
+
+void keel_sqlite_keys_reset(struct keel_sqlite_store *s)
+{
+	s->nkeys = 0;
+}
+
+void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr, int64_t at)
+{
+	if (s->nkeys == s->keys_cap) {
+		s->keys_cap = s->keys_cap ? 2 * s->keys_cap : 1024;
+		s->keys = keel_xrealloc(s->keys, s->keys_cap * sizeof *s->keys);
+	}
+	s->keys[s->nkeys++] = (struct keel_sqlite_key){ptr, at};
+}
+
+/* Runs q over s->keys in chunks of at most 1000; the last chunk goes to
+ * the smallest ladder size that holds it, padded with NULL keys. */
+int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded q,
+			   keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud)
+{
+	const unsigned np = keel_sqlite_padded_defs[q].nparams;
+	for (size_t base = 0; base < s->nkeys; base += KEEL_SQLITE_CHUNK) {
+		size_t m = s->nkeys - base;
+		if (m > KEEL_SQLITE_CHUNK)
+			m = KEEL_SQLITE_CHUNK;
+		size_t rung = 0;
+		while (keel_sqlite_ladder[rung] < m)
+			rung++;
+		sqlite3_stmt *st;
+		int rc = keel_sqlite_padded_stmt(s, q, rung, &st);
+		if (rc)
+			return rc;
+		int p = 1;
+		for (size_t i = 0; i < m; i++, p += (int)np)
+			bind(s, st, p, &s->keys[base + i]);
+		for (size_t i = m; i < keel_sqlite_ladder[rung]; i++)
+			for (unsigned k = 0; k < np; k++)
+				keel_sqlite_bind_null(s, st, p++);
+		if ((rc = keel_sqlite_start(s, st)))
+			return rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t slot = sqlite3_column_int64(st, 0);
+			if (slot >= 0 && (size_t)slot < m)
+				row(s, st, &s->keys[base + (size_t)slot], ud);
+		}
+		if ((rc = keel_sqlite_finish(s, st, rc)))
+			return rc;
+	}
+	return 0;
+}

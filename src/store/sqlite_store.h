@@ -1,0 +1,204 @@
+/*
+ * sqlite_store.h - what the files of the SQLite store share: its limits,
+ * the kinds of statements it prepares, the store's state, and each file's
+ * entry points. Not part of the library's API (sqlite_internal.h is what
+ * tests see).
+ *
+ *   sqlite.c         open and close, transactions, seen ids, prefetch,
+ *                    write-back, the ops table
+ *   sqlite_schema.c  the versioned schema and its migrations
+ *   sqlite_sql.c     the statements: padded VALUES lists, multi-row
+ *                    inserts, preparing, binding and running them
+ *   sqlite_read.c    tenants, scans and counts
+ *   sqlite_replay.c  replacing a tenant's rows in one transaction
+ */
+#ifndef KEEL_STORE_SQLITE_STORE_H
+#define KEEL_STORE_SQLITE_STORE_H
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store.h"
+#include "../timeline.h"
+#include "open_rows.h"
+#include "sqlite_internal.h"
+
+/* ------------------------------------------------------------ constants */
+
+#define KEEL_SQLITE_BUSY_MS 5000
+/* Page cache per connection, in KiB (negative cache_size): the hot index
+ * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
+#define KEEL_SQLITE_CACHE_KIB 32768
+/* Timelines whose last row the store remembers between batches (about
+ * 200 bytes each), and for how many batches one may go unused. */
+#define KEEL_SQLITE_OPEN_ROWS 16384
+#define KEEL_SQLITE_OPEN_ROWS_AGE 32
+/* WAL pages before an automatic checkpoint: fewer, larger checkpoints
+ * write a page touched by many batches once (docs/store-sqlite.md). */
+#define KEEL_SQLITE_AUTOCHECKPOINT 8192
+
+/* Keys per padded statement: the smallest size that holds what is left is
+ * used, the largest for full chunks. At most 1000 keys per statement. */
+static const unsigned keel_sqlite_ladder[] = {1,  2,   4,   8,	 16,  32,
+					      64, 128, 256, 512, 1000};
+#define KEEL_SQLITE_NLADDER KEEL_ARRAY_LEN(keel_sqlite_ladder)
+#define KEEL_SQLITE_CHUNK 1000
+
+/* Rows per multi-row INSERT: powers of two up to this. */
+#define KEEL_SQLITE_INSERT_LOG2 7
+#define KEEL_SQLITE_INSERT_MAX (1u << KEEL_SQLITE_INSERT_LOG2)
+
+/* ----------------------------------------------------------------- scans */
+
+/* Filters a scan statement was built for. */
+enum {
+	KEEL_SF_SUBJECT = 1u << 0,
+	KEEL_SF_NAME = 1u << 1,
+	KEEL_SF_OBJECT = 1u << 2,
+	KEEL_SF_AT = 1u << 3,
+	KEEL_SF_EVENT_ID = 1u << 4,
+	KEEL_SF_N = 1u << 5,
+};
+
+/* Parameters of every scan statement, by number. */
+enum {
+	KEEL_SP_TENANT = 1,
+	KEEL_SP_SUBJECT,
+	KEEL_SP_NAME,
+	KEEL_SP_OBJECT,
+	KEEL_SP_AT,
+	KEEL_SP_EVENT_ID
+};
+
+/* ------------------------------------------------------------- the store */
+
+enum keel_sqlite_padded {
+	KEEL_SQ_SEEN,
+	KEEL_SQ_ENTITY,
+	KEEL_SQ_FACT_OPEN,
+	KEEL_SQ_REL_OPEN,
+	KEEL_SQ_FACT_LATE,
+	KEEL_SQ_REL_LATE,
+	KEEL_SQ_FACT_CLOSE,
+	KEEL_SQ_REL_CLOSE,
+	KEEL_SQ_NPADDED
+};
+
+/* A statement over a VALUES list: head, then the tuples, then tail. A
+ * tuple with slot=true starts with its position (a literal) so that result
+ * rows say which key they belong to. */
+struct keel_sqlite_padded_def {
+	const char *head;
+	unsigned nparams; /* '?' per tuple */
+	bool slot;
+	const char *tail;
+};
+
+enum keel_sqlite_insert {
+	KEEL_SI_FACT,
+	KEEL_SI_REL,
+	KEEL_SI_EVENT,
+	KEEL_SI_EVENT_ID,
+	KEEL_SI_ENTITY,
+	KEEL_SI_N
+};
+
+/* One key of a padded query: an overlay object and, for late lookups, the
+ * time to look up. */
+struct keel_sqlite_key {
+	void *ptr;
+	int64_t at;
+};
+
+struct keel_sqlite_store {
+	struct keel_store base;
+	sqlite3 *db;
+	char *url;  /* as given, for schema messages */
+	char *path; /* for "sqlite \"PATH\": ..." messages */
+	sqlite3_stmt *padded[KEEL_SQ_NPADDED][KEEL_SQLITE_NLADDER];
+	sqlite3_stmt *insert[KEEL_SI_N][KEEL_SQLITE_INSERT_LOG2 + 1];
+	sqlite3_stmt *scan[4][KEEL_SF_N];
+	bool scan_busy[4][KEEL_SF_N];
+	sqlite3_stmt *begin, *commit, *rollback, *max_seq, *counts, *tenants;
+	/* The last rows of recently touched timelines (open_rows.h), valid
+	 * while the file's data version is the one this connection's last
+	 * commit left. */
+	struct keel_open_rows open_rows;
+	unsigned data_version;
+	int bind_rc; /* first bind failure since the last statement ran */
+	int64_t fact_seq, rel_seq, event_seq; /* last seq used, per table */
+	/* scratch reused by every batch */
+	struct keel_sqlite_key *keys;
+	size_t nkeys, keys_cap;
+	int64_t *times;
+	size_t times_cap;
+	struct keel_ptrvec rows;
+};
+
+static inline struct keel_sqlite_store *keel_sqlite_downcast(struct keel_store *s)
+{
+	if (s->ops != &keel_store_sqlite_ops)
+		abort();
+	return (struct keel_sqlite_store *)s;
+}
+
+/* Sets the store's message from the connection's last error. */
+static inline int keel_sqlite_fail(struct keel_sqlite_store *s)
+{
+	return keel_store_fail(&s->base, KEEL_ESTORE, "sqlite \"%s\": %s", s->path,
+			       sqlite3_errmsg(s->db));
+}
+
+/* The multi-row INSERTs' definitions, by enum keel_sqlite_insert (sqlite_sql.c). */
+extern const struct keel_sqlite_padded_def keel_sqlite_insert_defs[];
+
+/* Binds the parameters of one key of query q. */
+typedef void (*keel_sqlite_bind_fn)(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
+				    const struct keel_sqlite_key *k);
+
+/* Handles one result row of query q for key k. */
+typedef void (*keel_sqlite_row_fn)(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				   const struct keel_sqlite_key *k, void *ud);
+
+/* Statements (sqlite_sql.c) */
+int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded q,
+			   keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud);
+void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr, int64_t at);
+void keel_sqlite_keys_reset(struct keel_sqlite_store *s);
+struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i);
+int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st);
+int keel_sqlite_finish(struct keel_sqlite_store *s, sqlite3_stmt *st, int rc);
+int keel_sqlite_start(struct keel_sqlite_store *s, sqlite3_stmt *st);
+void keel_sqlite_bind_i64(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
+			  int64_t v);
+void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
+			  struct keel_str v);
+int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
+			   const char *sql);
+int keel_sqlite_insert_stmt(struct keel_sqlite_store *s, enum keel_sqlite_insert t,
+			    unsigned log2, sqlite3_stmt **out);
+int keel_sqlite_prepare(struct keel_sqlite_store *s, const char *sql, size_t len,
+			sqlite3_stmt **out);
+
+/* The schema (sqlite_schema.c) */
+int keel_sqlite_migrate(struct keel_sqlite_store *s);
+int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql);
+
+/* Batches (sqlite.c) */
+int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
+			   struct keel_batch_event **ev, size_t n);
+
+/* Reading (sqlite_read.c) */
+int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, uint64_t out[4]);
+int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
+int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
+		     void *ud);
+
+/* Replay (sqlite_replay.c) */
+int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
+			       const struct keel_replace_scope *scope,
+			       struct keel_overlay *o, struct keel_batch_event **ev,
+			       size_t n, uint64_t log_events, struct keel_buf *note);
+
+#endif
