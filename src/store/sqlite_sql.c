@@ -169,31 +169,20 @@ int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
 /* Binding. Values are bound SQLITE_STATIC: they live in the overlay or the
  * batch until the statement has run. A failure is kept and reported when
  * the statement is about to run. */
-static void keel_sqlite_bind_rc(struct keel_sqlite_store *s, int rc)
+void keel_sqlite_bind_failed(struct keel_sqlite_store *s, int rc)
 {
-	if (rc != SQLITE_OK && !s->bind_rc) {
+	if (!s->bind_rc) {
 		s->bind_rc = rc;
 		keel_store_fail(&s->base, KEEL_ESTORE, "sqlite \"%s\": %s", s->path,
 				sqlite3_errstr(rc));
 	}
 }
 
-void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
-			  struct keel_str v)
-{
-	keel_sqlite_bind_rc(s, v.ptr ? sqlite3_bind_text64(st, i, v.ptr, v.len,
-							   SQLITE_STATIC, SQLITE_UTF8)
-				     : sqlite3_bind_null(st, i));
-}
-
-void keel_sqlite_bind_i64(struct keel_sqlite_store *s, sqlite3_stmt *st, int i, int64_t v)
-{
-	keel_sqlite_bind_rc(s, sqlite3_bind_int64(st, i, v));
-}
-
 static void keel_sqlite_bind_null(struct keel_sqlite_store *s, sqlite3_stmt *st, int i)
 {
-	keel_sqlite_bind_rc(s, sqlite3_bind_null(st, i));
+	int rc = sqlite3_bind_null(st, i);
+	if (rc != SQLITE_OK)
+		keel_sqlite_bind_failed(s, rc);
 }
 
 /* Starts running st: counts it and reports a pending bind failure. */
@@ -229,28 +218,11 @@ int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st)
 	return keel_sqlite_finish(s, st, rc);
 }
 
-struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return KEEL_STR_NULL;
-	const char *p = (const char *)sqlite3_column_text(st, i);
-	return keel_str_make(p ? p : "", (size_t)sqlite3_column_bytes(st, i));
-}
-
 /* ------------------------------------------------------ padded running */
 
 void keel_sqlite_keys_reset(struct keel_sqlite_store *s)
 {
 	s->nkeys = 0;
-}
-
-void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr, int64_t at)
-{
-	if (s->nkeys == s->keys_cap) {
-		s->keys_cap = s->keys_cap ? 2 * s->keys_cap : 1024;
-		s->keys = keel_xrealloc(s->keys, s->keys_cap * sizeof *s->keys);
-	}
-	s->keys[s->nkeys++] = (struct keel_sqlite_key){ptr, at};
 }
 
 /* Runs q over s->keys in chunks of at most 1000; the last chunk goes to

@@ -161,19 +161,54 @@ typedef void (*keel_sqlite_bind_fn)(struct keel_sqlite_store *s, sqlite3_stmt *s
 typedef void (*keel_sqlite_row_fn)(struct keel_sqlite_store *s, sqlite3_stmt *st,
 				   const struct keel_sqlite_key *k, void *ud);
 
+/* Hot helpers, inline: binding a batch's values and reading result
+ * columns happen for every row. A failed bind is kept and reported when
+ * the statement is about to run (keel_sqlite_bind_failed, sqlite_sql.c). */
+void keel_sqlite_bind_failed(struct keel_sqlite_store *s, int rc);
+
+static inline void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st,
+					int i, struct keel_str v)
+{
+	int rc =
+	    v.ptr ? sqlite3_bind_text64(st, i, v.ptr, v.len, SQLITE_STATIC, SQLITE_UTF8)
+		  : sqlite3_bind_null(st, i);
+	if (rc != SQLITE_OK)
+		keel_sqlite_bind_failed(s, rc);
+}
+
+static inline void keel_sqlite_bind_i64(struct keel_sqlite_store *s, sqlite3_stmt *st,
+					int i, int64_t v)
+{
+	int rc = sqlite3_bind_int64(st, i, v);
+	if (rc != SQLITE_OK)
+		keel_sqlite_bind_failed(s, rc);
+}
+
+static inline struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return KEEL_STR_NULL;
+	const char *p = (const char *)sqlite3_column_text(st, i);
+	return keel_str_make(p ? p : "", (size_t)sqlite3_column_bytes(st, i));
+}
+
+static inline void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr,
+					 int64_t at)
+{
+	if (s->nkeys == s->keys_cap) {
+		s->keys_cap = s->keys_cap ? 2 * s->keys_cap : 1024;
+		s->keys = keel_xrealloc(s->keys, s->keys_cap * sizeof *s->keys);
+	}
+	s->keys[s->nkeys++] = (struct keel_sqlite_key){ptr, at};
+}
+
 /* Statements (sqlite_sql.c) */
 int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded q,
 			   keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud);
-void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr, int64_t at);
 void keel_sqlite_keys_reset(struct keel_sqlite_store *s);
-struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i);
 int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st);
 int keel_sqlite_finish(struct keel_sqlite_store *s, sqlite3_stmt *st, int rc);
 int keel_sqlite_start(struct keel_sqlite_store *s, sqlite3_stmt *st);
-void keel_sqlite_bind_i64(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
-			  int64_t v);
-void keel_sqlite_bind_str(struct keel_sqlite_store *s, sqlite3_stmt *st, int i,
-			  struct keel_str v);
 int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
 			   const char *sql);
 int keel_sqlite_insert_stmt(struct keel_sqlite_store *s, enum keel_sqlite_insert t,
