@@ -75,3 +75,35 @@ char *keel_test_dump(struct keel_store *s, const char *tenant)
 	fclose(f);
 	return buf;
 }
+
+/* See support.h. */
+struct keel_cartridge *keel_test_fleet_cartridge(const char *from, const char *to)
+{
+	size_t len;
+	char *json = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
+	assert_non_null(json);
+	if (from) {
+		/* Every occurrence of from becomes to (same length or shorter). */
+		size_t fl = strlen(from), tl = strlen(to);
+		assert_true(tl <= fl);
+		char *out = malloc(len + 1), *o = out;
+		for (char *p = json; *p;) {
+			if (!strncmp(p, from, fl)) {
+				memcpy(o, to, tl);
+				o += tl;
+				p += fl;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		*o = 0;
+		free(json);
+		json = out;
+		len = strlen(json);
+	}
+	struct keel_cartridge *c = NULL;
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(json, len, &c, &err), 0);
+	free(json);
+	return c;
+}

@@ -14,12 +14,12 @@
 #include "keel.h"
 
 /* main() for a test binary: with an argument, runs only that case. */
-#define KEEL_TEST_MAIN(tests)                                              \
-	int main(int argc, char **argv)                                    \
-	{                                                                  \
-		if (argc > 1)                                              \
-			cmocka_set_test_filter(argv[1]);                   \
-		return cmocka_run_group_tests(tests, NULL, NULL);          \
+#define KEEL_TEST_MAIN(tests)                                                            \
+	int main(int argc, char **argv)                                                  \
+	{                                                                                \
+		if (argc > 1)                                                            \
+			cmocka_set_test_filter(argv[1]);                                 \
+		return cmocka_run_group_tests(tests, NULL, NULL);                        \
 	}
 
 /* A fresh empty directory under $TMPDIR (malloc'd path); removed by
@@ -33,5 +33,9 @@ void keel_test_write_file(const char *path, const char *text, size_t len);
 int keel_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The canonical dump of a store as a malloc'd string. */
 char *keel_test_dump(struct keel_store *s, const char *tenant);
+
+/* cartridges/fleet.json compiled, with every occurrence of from replaced by
+ * to (no longer than from) when from is not NULL. */
+struct keel_cartridge *keel_test_fleet_cartridge(const char *from, const char *to);
 
 #endif

@@ -56,37 +56,6 @@ static void lines_free(struct lines *l)
 	free(l);
 }
 
-static struct keel_cartridge *cartridge(const char *from, const char *to)
-{
-	size_t len;
-	char *json = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
-	assert_non_null(json);
-	if (from) {
-		/* Every occurrence of from becomes to (same length or shorter). */
-		size_t fl = strlen(from), tl = strlen(to);
-		assert_true(tl <= fl);
-		char *out = malloc(len + 1), *o = out;
-		for (char *p = json; *p;) {
-			if (!strncmp(p, from, fl)) {
-				memcpy(o, to, tl);
-				o += tl;
-				p += fl;
-			} else {
-				*o++ = *p++;
-			}
-		}
-		*o = 0;
-		free(json);
-		json = out;
-		len = strlen(json);
-	}
-	struct keel_cartridge *c = NULL;
-	char *err = NULL;
-	assert_int_equal(keel_cartridge_compile(json, len, &c, &err), 0);
-	free(json);
-	return c;
-}
-
 static struct keel_store *open_store(const char *url)
 {
 	struct keel_store *s = NULL;
@@ -141,7 +110,7 @@ static void replay_memory_keeps_dump(void **state)
 {
 	(void)state;
 	struct lines *l = lines_generate(3, 5);
-	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *s = open_store("memory:");
 	ingest_all(s, c, l, 37);
 	char *before = keel_test_dump(s, NULL);
@@ -194,9 +163,9 @@ static char *fact_seqs(struct keel_store *s, const char *tenant, const char *pre
 static void changed_cartridge_on(const char *url)
 {
 	struct lines *l = lines_generate(2, 8);
-	struct keel_cartridge *c1 = cartridge(NULL, NULL);
-	struct keel_cartridge *c2 =
-	    cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_cartridge *c1 = keel_test_fleet_cartridge(NULL, NULL);
+	struct keel_cartridge *c2 = keel_test_fleet_cartridge("\"predicate\": \"status\"",
+							      "\"predicate\": \"state\"");
 	struct keel_store *s = open_store(url);
 	struct keel_store *fresh = open_store("memory:");
 	ingest_all(s, c1, l, 500);
@@ -270,7 +239,7 @@ static void replay_changed_cartridge_equals_fresh_ingest(void **state)
 static void replay_unknown_tenant_is_not_found(void **state)
 {
 	(void)state;
-	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *s = open_store("memory:");
 	struct keel_replay_options o = {.cartridge = c};
 	struct keel_replay_report *r = NULL;
@@ -291,9 +260,9 @@ static void replay_failing_midway_changes_nothing(void **state)
 	char url[4200];
 	snprintf(url, sizeof url, "sqlite:%s/r.db", dir);
 	struct lines *l = lines_generate(2, 13);
-	struct keel_cartridge *c = cartridge(NULL, NULL);
-	struct keel_cartridge *c2 =
-	    cartridge("\"predicate\": \"status\"", "\"predicate\": \"state\"");
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
+	struct keel_cartridge *c2 = keel_test_fleet_cartridge("\"predicate\": \"status\"",
+							      "\"predicate\": \"state\"");
 	struct keel_store *s = open_store(url);
 	ingest_all(s, c, l, 500);
 	char *before = keel_test_dump(s, NULL);
@@ -337,7 +306,7 @@ static void bulk_equals_ingest(void **state)
 {
 	(void)state;
 	struct lines *l = lines_generate(3, 17);
-	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *a = open_store("memory:");
 	ingest_all(a, c, l, 500);
 	struct keel_store *b = open_store("memory:");
@@ -422,7 +391,7 @@ static void workers_pipeline_equals_one_worker(void **state)
 	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
 	snprintf(u3, sizeof u3, "sqlite:%s/three.db", dir);
 	struct lines *l = lines_generate(4, 23);
-	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *s = open_store(u1);
 	ingest_all(s, c, l, 500);
 	char *want = keel_test_dump(s, NULL);
@@ -449,7 +418,7 @@ static void workers_tenants_never_share_a_tenant(void **state)
 	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
 	snprintf(u4, sizeof u4, "sqlite:%s/four.db", dir);
 	struct lines *l = lines_generate(8, 29);
-	struct keel_cartridge *c = cartridge(NULL, NULL);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *s = open_store(u1);
 	ingest_all(s, c, l, 500);
 	char *want = keel_test_dump(s, NULL);

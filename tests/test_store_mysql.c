@@ -1218,7 +1218,8 @@ static void ingest_unhandled(struct keel_store *s)
 {
 	struct hbatch b;
 	hb_init(&b);
-	struct keel_batch_event *ev = hb_fact(&b, "lonely", 5000, "vehicle:M-000", "x", "1");
+	struct keel_batch_event *ev =
+	    hb_fact(&b, "lonely", 5000, "vehicle:M-000", "x", "1");
 	ev->nops = 0;
 	ev->unhandled = true;
 	hb_run(s, &b);
@@ -1260,21 +1261,8 @@ static void open_row_cache_forgets_after_an_event_only_batch(void **state)
 /* The fleet cartridge with "status" facts named "state". */
 static struct keel_cartridge *fleet_renamed(void)
 {
-	size_t len;
-	char *json = keel_test_read_file(KEEL_SOURCE_DIR "/cartridges/fleet.json", &len);
-	assert_non_null(json);
-	const char *from = "\"predicate\": \"status\"", *to = "\"predicate\": \"state\"";
-	char *p = strstr(json, from);
-	assert_non_null(p);
-	for (; p; p = strstr(p, from)) {
-		memcpy(p, to, strlen(to));
-		memmove(p + strlen(to), p + strlen(from), strlen(p + strlen(from)) + 1);
-	}
-	struct keel_cartridge *c = NULL;
-	char *err = NULL;
-	assert_int_equal(keel_cartridge_compile(json, strlen(json), &c, &err), 0);
-	free(json);
-	return c;
+	return keel_test_fleet_cartridge("\"predicate\": \"status\"",
+					 "\"predicate\": \"state\"");
 }
 
 /* Ingests half of t, replays tenant-00 through another connection (or
@@ -1781,8 +1769,8 @@ static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
 }
 
 /* One fact for each of the tenants listed ("t0,t2"): ids prefix-N. */
-static void hb_tenants(struct hbatch *b, char *const *tenants, size_t n, const char *prefix,
-		       int64_t t)
+static void hb_tenants(struct hbatch *b, char *const *tenants, size_t n,
+		       const char *prefix, int64_t t)
 {
 	char id[64];
 	for (size_t i = 0; i < n; i++) {
@@ -1816,8 +1804,8 @@ static void writers_of_different_tenants_do_not_wait(void **state)
 	hb_run(a, &setup);
 	hb_free(&setup);
 	assert_int_equal(query_u64(b, "SELECT COUNT(*) FROM keel_writers"), 8);
-	assert_int_equal(keel_store_mysql_exec(b, "SET SESSION innodb_lock_wait_timeout = 1",
-					       NULL, NULL),
+	assert_int_equal(keel_store_mysql_exec(
+			     b, "SET SESSION innodb_lock_wait_timeout = 1", NULL, NULL),
 			 0);
 	hb_init(&held);
 	hb_tenants(&held, even, 4, "held", 2000);
@@ -1868,8 +1856,8 @@ static void *turn_writer_main(void *arg)
 	w->rc = keel_ingest_new(s, &o, &ing);
 	for (size_t i = w->first * 100; w->rc == 0 && i < w->t->n; i += 200)
 		for (size_t k = i; w->rc == 0 && k < i + 100 && k < w->t->n; k++)
-			w->rc = keel_ingest_add(ing, w->t->lines[k], strlen(w->t->lines[k]),
-						k + 1);
+			w->rc = keel_ingest_add(ing, w->t->lines[k],
+						strlen(w->t->lines[k]), k + 1);
 	if (w->rc == 0)
 		w->rc = keel_ingest_flush(ing);
 	if (w->rc)
@@ -1898,7 +1886,8 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 					   {.url = u, .t = t, .first = 1}};
 		pthread_t th[2];
 		for (int i = 0; i < 2; i++)
-			assert_int_equal(pthread_create(&th[i], NULL, turn_writer_main, &w[i]), 0);
+			assert_int_equal(
+			    pthread_create(&th[i], NULL, turn_writer_main, &w[i]), 0);
 		for (int i = 0; i < 2; i++)
 			pthread_join(th[i], NULL);
 		for (int i = 0; i < 2; i++)
