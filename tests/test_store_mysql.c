@@ -659,6 +659,81 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	free(url);
 }
 
+/* A fuel report of vehicle V at second sec, as one NDJSON line. */
+static void fuel_line(struct keel_buf *b, const char *id, const char *tenant, int sec,
+		      const char *vehicle, int fuel)
+{
+	keel_buf_addf(b,
+		      "{\"id\":\"%s\",\"tenant\":\"%s\",\"type\":"
+		      "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:%02d:%02dZ\","
+		      "\"data\":{\"vehicle_id\":\"%s\",\"fuel_pct\":%d}}\n",
+		      id, tenant, sec / 60, sec % 60, vehicle, fuel);
+}
+
+/* A batch after one whose lookup found nothing logs its events before any
+ * lookup; when that meets a logged id (a duplicate, a conflicting one) it
+ * looks the ids up in the same transaction, and when a tenant is new (no
+ * keel_writers row to lock) it rolls back and takes the lookup's way.
+ * Either way every event is counted as the memory store counts it and the
+ * dump is the memory store's. */
+static void logging_first_falls_back_to_the_lookup(void **state)
+{
+	(void)state;
+	char *url = fresh_url();
+	if (!url)
+		skip();
+	struct keel_buf in;
+	keel_buf_init(&in);
+	char id[32];
+	int sec = 0;
+	for (int i = 1; i <= 12; i++) { /* batches 1, 2 and the first two of 3 */
+		snprintf(id, sizeof id, "a%d", i);
+		fuel_line(&in, id, "t1", sec++, i % 2 ? "V1" : "V2", i);
+	}
+	fuel_line(&in, "a3", "t1", 2, "V1", 3);	  /* logged: a duplicate */
+	fuel_line(&in, "a4", "t1", 3, "V2", 99);  /* logged, other content */
+	fuel_line(&in, "a13", "t1", sec++, "V1", 13);
+	for (int i = 14; i <= 23; i++) { /* batches 4 and 5 */
+		snprintf(id, sizeof id, "a%d", i);
+		fuel_line(&in, id, "t1", sec++, i % 2 ? "V1" : "V2", i);
+	}
+	fuel_line(&in, "b1", "t2", sec++, "V1", 1); /* batch 6: a new tenant */
+	for (int i = 24; i <= 27; i++) {
+		snprintf(id, sizeof id, "a%d", i);
+		fuel_line(&in, id, "t1", sec++, "V1", i);
+	}
+	fuel_line(&in, "a28", "t1", sec++, "V2", 28); /* batch 7: both tenants */
+	fuel_line(&in, "b2", "t2", sec++, "V1", 2);
+	for (int i = 29; i <= 31; i++) {
+		snprintf(id, sizeof id, "a%d", i);
+		fuel_line(&in, id, "t1", sec++, "V2", i);
+	}
+	struct text *t = text_split(strdup(in.data));
+	keel_buf_free(&in);
+	assert_int_equal(t->n, 35);
+
+	struct keel_store *s = open_url(url);
+	struct keel_report rep;
+	ingest_all(s, t, 5, &rep);
+	assert_int_equal(rep.batches, 7);
+	assert_int_equal(rep.accepted, 33);
+	assert_int_equal(rep.duplicates, 2);
+	assert_int_equal(rep.conflicting, 1);
+	const struct keel_mysql_stats *st = keel_store_mysql_stats(s);
+	assert_int_equal(st->logged_first, 3);	/* batches 2, 5 and 7 */
+	assert_int_equal(st->log_fallbacks, 2); /* batches 3 and 6 */
+	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), 33);
+	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_writers"), 2);
+	char *mine = keel_test_dump(s, NULL);
+	char *mem = memory_dump(t, NULL, t->n, 5);
+	assert_string_equal(mine, mem);
+	free(mine);
+	free(mem);
+	keel_store_close(s);
+	text_free(t);
+	free(url);
+}
+
 /* Strings that differ only by trailing spaces, a NUL byte or case are
  * different keys, and sort bytewise, exactly as in the memory store. */
 static void strings_compare_bytewise(void **state)
@@ -712,15 +787,17 @@ static void strings_compare_bytewise(void **state)
 
 /* ------------------------------------------------------- design A caveats */
 
-/* Counts the statements of each batch of an ingest. */
+/* Counts the statements of each batch of an ingest: the most any batch
+ * took, and the most any batch after the first took. */
 static void batch_statements(struct keel_store *s, const struct text *t, size_t batch,
-			     uint64_t *max, uint64_t *batches)
+			     uint64_t *max, uint64_t *later, uint64_t *batches)
 {
 	struct keel_ingest *ing;
 	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = batch};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	uint64_t before = keel_store_statements(s);
 	*max = 0;
+	*later = 0;
 	*batches = 0;
 	for (size_t i = 0; i <= t->n; i++) {
 		if (i < t->n)
@@ -733,6 +810,8 @@ static void batch_statements(struct keel_store *s, const struct text *t, size_t 
 		if (now != before) {
 			if (now - before > *max)
 				*max = now - before;
+			if (*batches && now - before > *later)
+				*later = now - before;
 			(*batches)++;
 			before = now;
 		}
@@ -748,18 +827,27 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	if (!u1)
 		skip();
 	char *u2 = fresh_url(), *u3 = fresh_url(), *u4 = fresh_url();
-	/* In time order: every batch after the first needs the same eleven:
-	 * begin, ids, open rows, events, entities, facts, relations, closures
-	 * of facts and of relations, the tenants' writer, commit. */
-	struct text *t = generate(20000, 3, 5, 0.0, 0.05);
+	/* New events in time order: the first batch looks its ids up and
+	 * creates its tenants' keel_writers rows (11: that, begin, the lock,
+	 * open rows, events, entities, facts, relations, the tenants' writer,
+	 * commit; nothing stored to close yet); every batch after it logs its
+	 * events first and needs the same ten (begin, the lock, open rows,
+	 * events, entities, facts, relations, closures of facts and of
+	 * relations, commit: no lookup, and the writer is this connection
+	 * already). */
+	struct text *t = generate(20000, 3, 5, 0.0, 0.0);
 	struct keel_store *a = open_url(u1), *b = open_url(u2);
-	uint64_t max500, n500, max5000, n5000;
-	batch_statements(a, t, 500, &max500, &n500);
-	batch_statements(b, t, 5000, &max5000, &n5000);
+	uint64_t max500, later500, n500, max5000, later5000, n5000;
+	batch_statements(a, t, 500, &max500, &later500, &n500);
+	batch_statements(b, t, 5000, &max5000, &later5000, &n5000);
 	assert_int_equal(n500, 40);
 	assert_int_equal(n5000, 4);
 	assert_int_equal(max500, 11);
 	assert_int_equal(max5000, 11);
+	assert_int_equal(later500, 10);
+	assert_int_equal(later5000, 10);
+	assert_int_equal(keel_store_mysql_stats(a)->logged_first, 39);
+	assert_int_equal(keel_store_mysql_stats(b)->logged_first, 3);
 	char *da = keel_test_dump(a, NULL), *db = keel_test_dump(b, NULL);
 	assert_string_equal(da, db);
 	free(da);
@@ -768,14 +856,16 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	keel_store_close(b);
 	text_free(t);
 
-	/* With late events a batch may need one more read: rows around them. */
+	/* Duplicates: a batch after one without them logs first, meets a
+	 * logged id, and looks up after all (one statement more); late
+	 * events may need one more read, rows around them. */
 	t = generate(20000, 3, 5, 0.05, 0.05);
 	a = open_url(u3);
 	b = open_url(u4);
-	batch_statements(a, t, 500, &max500, &n500);
-	batch_statements(b, t, 5000, &max5000, &n5000);
-	assert_true(max500 <= 12);
-	assert_true(max5000 <= 12);
+	batch_statements(a, t, 500, &max500, &later500, &n500);
+	batch_statements(b, t, 5000, &max5000, &later5000, &n5000);
+	assert_true(max500 <= 13);
+	assert_true(max5000 <= 13);
 	keel_store_close(a);
 	keel_store_close(b);
 	text_free(t);
@@ -831,7 +921,10 @@ static void in_lists_are_short_and_reads_leave_no_warnings(void **state)
 	}
 	st = keel_store_mysql_stats(s);
 	assert_int_equal(st->late_lookups, 3000);
-	assert_int_equal(st->prefetch_statements, 3); /* ids, open rows, late rows */
+	/* open rows, late rows: round 0 found no logged id, so round 1
+	 * logged its events first, without the lookup */
+	assert_int_equal(st->prefetch_statements, 2);
+	assert_int_equal(st->logged_first, 1);
 	assert_int_equal(st->prefetch_rows, 6000);    /* each open row, twice */
 	assert_int_equal(st->warnings, 0);
 	assert_true(st->max_in_tuples <= KEEL_MYSQL_IN_MAX);
@@ -2189,6 +2282,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(credentials_are_percent_decoded_and_sockets_work),
     cmocka_unit_test(schema_is_created_versioned_and_newer_refused),
     cmocka_unit_test(strings_compare_bytewise),
+    cmocka_unit_test(logging_first_falls_back_to_the_lookup),
     cmocka_unit_test(statements_per_batch_do_not_grow_with_the_batch),
     cmocka_unit_test(in_lists_are_short_and_reads_leave_no_warnings),
     cmocka_unit_test(prefetch_touches_only_the_rows_it_returns),

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include <mysql.h>
+#include <mysqld_error.h>
 
 #include "mysql_store.h"
 
@@ -96,6 +97,7 @@ static int keel_mysql_begin(struct keel_store *s)
 	m->seen_reads = 0;
 	m->seen_differ = false;
 	m->pending_known = false;
+	m->events_logged = false;
 	return 0;
 }
 
@@ -244,6 +246,7 @@ static struct keel_mysql_mark *keel_mysql_mark_add(struct keel_mysql_store *m,
 	struct keel_mysql_mark *k = &m->marks[m->nmarks++];
 	k->tenant = tenant;
 	k->present = false;
+	k->locked = false;
 	k->mine = false;
 	return k;
 }
@@ -296,14 +299,33 @@ static bool keel_mysql_overlay_mine(struct keel_mysql_store *m,
 	return true;
 }
 
+/* The tables' MAX(seq), read with the lock while bulk executions hand back
+ * ids (see "The open-row cache"): rows with a NULL tenant, the table's
+ * initial third. */
+#define KEEL_MYSQL_MAX_SEQS                                                              \
+	" UNION ALL SELECT NULL, MAX(seq), 'e' FROM keel_events UNION ALL SELECT "       \
+	"NULL, MAX(seq), 'f' FROM keel_facts UNION ALL SELECT NULL, MAX(seq), 'r' FROM " \
+	"keel_relations"
+
 static int keel_mysql_lock_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
 			       const unsigned long *len, unsigned ncols)
 {
 	(void)ud;
 	(void)ncols;
+	if (!row[0]) {
+		int t = row[2][0] == 'e' ? 0 : row[2][0] == 'f' ? 1 : 2;
+		int64_t v = row[1] ? (int64_t)keel_mysql_u64(row[1], len[1]) : 0;
+		if (m->seen_reads >= 3 && m->seen_max[t] != v)
+			m->seen_differ = true;
+		m->seen_max[t] = v;
+		m->seen_reads++;
+		return 0;
+	}
 	struct keel_mysql_mark *k = keel_mysql_mark_find(m, keel_mysql_col(row, len, 0));
-	if (k)
+	if (k) {
+		k->locked = true;
 		k->mine = row[1] && keel_mysql_u64(row[1], len[1]) == m->writer;
+	}
 	return 0;
 }
 
@@ -323,19 +345,20 @@ static int keel_mysql_run_lock(struct keel_mysql_list *l)
  * waits for every row another writer holds, so workers of different
  * tenants would take turns too (measured: two workers 0.88x one). What they hold
  * says whether this connection wrote each tenant last (the open-row
- * cache). */
+ * cache), and that each row exists (keel_mysql_log_first). */
 static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
 {
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "locking the batch's tenants",
-	    .head = "SELECT tenant, writer FROM keel_writers FORCE INDEX (PRIMARY) "
+	    .head = "(SELECT tenant, writer, NULL FROM keel_writers FORCE INDEX (PRIMARY) "
 		    "WHERE tenant IN (",
 	    .open = "",
 	    .sep = ",",
 	    .close = ")",
 	    .join = " OR tenant IN (",
-	    .tail = " FOR UPDATE",
+	    .tail = m->cache_on && m->bulk_ids ? " FOR UPDATE)" KEEL_MYSQL_MAX_SEQS
+					       : " FOR UPDATE)",
 	    .part_max = KEEL_MYSQL_IN_MAX,
 	    .run = keel_mysql_run_lock,
 	};
@@ -462,16 +485,6 @@ static int keel_mysql_seen_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	(void)ud;
 	(void)ncols;
 	struct keel_str tenant = keel_mysql_col(row, len, 0);
-	if (!row[0]) {
-		/* MAX(seq) of the table named by the second column */
-		int t = row[1][0] == 'e' ? 0 : row[1][0] == 'f' ? 1 : 2;
-		int64_t v = row[2] ? (int64_t)keel_mysql_u64(row[2], len[2]) : 0;
-		if (m->seen_reads >= 3 && m->seen_max[t] != v)
-			m->seen_differ = true;
-		m->seen_max[t] = v;
-		m->seen_reads++;
-		return 0;
-	}
 	if (!row[1]) {
 		/* the tenant's last writer (keel_writers) */
 		struct keel_mysql_mark *k = keel_mysql_mark_find(m, tenant);
@@ -508,12 +521,66 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
 	return c ? c : keel_str_cmp(a->id, b->id);
 }
 
-/* The tables' MAX(seq), read with the ids while bulk executions hand back
- * ids (see "The open-row cache"): rows with a NULL tenant. */
-#define KEEL_MYSQL_MAX_SEQS                                                              \
-	" UNION ALL SELECT NULL, 'e', MAX(seq) FROM keel_events UNION ALL SELECT "       \
-	"NULL, 'f', MAX(seq) FROM keel_facts UNION ALL SELECT NULL, 'r', MAX(seq) FROM " \
-	"keel_relations"
+/*
+ * Design A's first statement asks which of the batch's ids are logged
+ * already; in a stream of new events the answer is "none" batch after
+ * batch, and asking cost 8 % of the server's time (docs/store-mysql.md).
+ * So while the last lookup found no duplicate, a batch does not ask: it
+ * starts its transaction, locks its tenants and inserts its events (the
+ * first copy of each id, in order) at once, and the events' primary key
+ * answers the question. A duplicate key error means some were logged: the
+ * server undid the insert, whole (a failed statement, bulk or not, leaves
+ * nothing behind), and the batch looks its ids up in the same transaction
+ * (its tenants locked, so nobody else logs their events meanwhile) and
+ * goes on as always; so do the batches after it until a lookup finds none
+ * again, so re-sent input costs one failed insert and then its lookup a
+ * batch. A tenant whose keel_writers row does not exist yet (the lock
+ * returns none) rolls the attempt back and goes the lookup's way, which
+ * creates the row outside any transaction. Returns 0 with the events in,
+ * 1 if the batch must look its ids up, or an error.
+ */
+static int keel_mysql_log_first(struct keel_mysql_store *m, struct keel_ptrvec *v)
+{
+	struct keel_ptrvec *t = &m->hits;
+	t->len = 0;
+	for (size_t i = 0; i < v->len; i++)
+		keel_ptrvec_push(t, v->items[i]);
+	if (t->len > 1)
+		qsort(t->items, t->len, sizeof(void *), keel_mysql_cmp_event_key);
+	for (size_t i = 0; i < t->len; i++) {
+		const struct keel_batch_event *e = t->items[i];
+		if (i && keel_str_eq(((const struct keel_batch_event *)t->items[i - 1])->tenant,
+				     e->tenant))
+			continue;
+		keel_mysql_mark_add(m, e->tenant)->present = true;
+	}
+	t->len = 0;
+	int rc = keel_mysql_tx(m);
+	if (rc)
+		return rc;
+	m->log_first = false;
+	for (size_t i = 0; i < m->nmarks; i++) {
+		if (m->marks[i].locked)
+			continue;
+		m->tx_open = false;
+		m->nmarks = 0;
+		m->seen_reads = 0;
+		m->seen_differ = false;
+		m->stats.log_fallbacks++;
+		return (rc = keel_mysql_runs(m, "ROLLBACK", "rollback")) != 0 ? rc : 1;
+	}
+	rc = keel_mysql_write_events(m, (struct keel_batch_event **)v->items, v->len);
+	if (rc == 0) {
+		m->events_logged = true;
+		m->log_first = true;
+		m->stats.logged_first++;
+		return 0;
+	}
+	if (m->broken || m->last_errno != ER_DUP_ENTRY)
+		return rc;
+	m->stats.log_fallbacks++;
+	return 1;
+}
 
 /* The ids of each tenant as one scalar IN list on the primary key's second
  * column (tenant = .. AND id IN (..)): half the literals of (tenant, id)
@@ -521,7 +588,7 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
  * server time per lookup). Parts of at most KEEL_MYSQL_IN_MAX ids, one per
  * tenant at least, joined by UNION ALL in one statement. With the open-row
  * cache on, each tenant's part first reads the tenant's last writer (a row
- * with a NULL id), and the tables' MAX(seq) may follow. */
+ * with a NULL id). Skipped while no duplicates come (keel_mysql_log_first). */
 static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 			       size_t n)
 {
@@ -543,6 +610,17 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		if (!repeat)
 			keel_ptrvec_push(v, ev[i]); /* asked once per id */
 	}
+	if (m->log_first && v->len) {
+		int rc = keel_mysql_log_first(m, v);
+		if (rc <= 0) {
+			v->len = 0;
+			keel_map_clear(&m->ids);
+			return rc;
+		}
+	}
+	/* marks and locks of a failed attempt stand: the lookup runs in its
+	 * transaction */
+	bool marked = m->nmarks > 0;
 	if (v->len > 1)
 		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_event_key);
 	struct keel_mysql_list l = {
@@ -553,7 +631,7 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 	    .sep = ",",
 	    .close = ")",
 	    .join = " UNION ALL ",
-	    .tail = m->cache_on && m->bulk_ids ? KEEL_MYSQL_MAX_SEQS : "",
+	    .tail = "",
 	    .part_max = KEEL_MYSQL_IN_MAX,
 	    .in_list = true,
 	    .run = keel_mysql_run_seen,
@@ -563,7 +641,8 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		const struct keel_batch_event *e = v->items[i];
 		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
 		if (!prev || !keel_str_eq(prev->tenant, e->tenant)) {
-			keel_mysql_mark_add(m, e->tenant);
+			if (!marked)
+				keel_mysql_mark_add(m, e->tenant);
 			keel_buf_reset(&m->part);
 			keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
 						"keel_writers WHERE tenant = ");
@@ -583,6 +662,11 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 	}
 	if (rc == 0)
 		rc = keel_mysql_list_flush(&l);
+	/* the next batch logs first if this one found nothing logged */
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = ev[i]->status == KEEL_EV_DUPLICATE;
+	m->log_first = rc == 0 && m->log_first_on && !found;
 	v->len = 0;
 	keel_map_clear(&m->ids);
 	return rc;
@@ -1270,7 +1354,7 @@ int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 	/* Events first: their key claims the ids, so a concurrent writer of
 	 * the same events waits here and then fails cleanly. */
 	int rc = keel_mysql_tx(m);
-	if (rc == 0)
+	if (rc == 0 && !m->events_logged)
 		rc = keel_mysql_write_events(m, ev, n);
 	if (rc == 0)
 		rc = keel_mysql_write_entities(m, o);

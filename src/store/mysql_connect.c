@@ -292,6 +292,8 @@ int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *e
 			    true);
 	const char *cache = getenv("KEEL_MYSQL_CACHE");
 	m->cache_on = !(cache && !strcmp(cache, "0"));
+	const char *log_first = getenv("KEEL_MYSQL_LOG_FIRST");
+	m->log_first_on = !(log_first && !strcmp(log_first, "0"));
 	m->writer = keel_mysql_new_writer();
 	snprintf(m->writer_tail, sizeof m->writer_tail,
 		 " ON DUPLICATE KEY UPDATE writer = %llu", (unsigned long long)m->writer);

@@ -37,6 +37,8 @@ struct keel_mysql_stats {
 	unsigned last_warning;	      /* code of the last one, 0 if none */
 	uint64_t reconnects;
 	uint64_t other_writers; /* inserts by others seen while bulk ids were on */
+	uint64_t logged_first;	 /* batches whose events went in before any lookup */
+	uint64_t log_fallbacks;	 /* of those, found a logged id and looked up after all */
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);

@@ -27,6 +27,7 @@ bool keel_mysql_lost(unsigned e)
 int keel_mysql_error(struct keel_mysql_store *m, const char *what, unsigned e,
 		     const char *text)
 {
+	m->last_errno = e;
 	if (keel_mysql_lost(e)) {
 		m->broken = true;
 		return keel_store_fail(

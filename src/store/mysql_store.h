@@ -75,6 +75,7 @@ struct keel_mysql_col {
 struct keel_mysql_mark {
 	struct keel_str tenant; /* the batch's own copy */
 	bool present;
+	bool locked; /* the lock returned its row */
 	bool mine;
 };
 
@@ -90,6 +91,13 @@ struct keel_mysql_store {
 	bool broken;	      /* connection lost: reconnect at the next begin */
 	bool streaming;	      /* an unbuffered scan result is open */
 	bool tx_open;	      /* START TRANSACTION sent for the open batch */
+	unsigned last_errno;  /* of the last failed statement */
+	/* Events go in before any lookup while no duplicates come (see
+	 * keel_mysql_log_first): allowed unless KEEL_MYSQL_LOG_FIRST=0;
+	 * chosen for the next batch; done in the open batch. */
+	bool log_first_on;
+	bool log_first;
+	bool events_logged;
 	struct keel_buf sql;
 	struct keel_buf part;	 /* the current part's prefix (one tenant's list) */
 	struct keel_ptrvec rows; /* write-back scratch */
