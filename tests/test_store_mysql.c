@@ -2002,6 +2002,76 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 	free(url);
 }
 
+/* One of two writers of the same events: the whole input, in batches of
+ * 100, on a connection of its own; its report goes back. */
+struct same_writer {
+	const char *url;
+	const struct text *t;
+	struct keel_report rep;
+	int rc;
+	char err[512];
+};
+
+static void *same_writer_main(void *arg)
+{
+	struct same_writer *w = arg;
+	struct keel_store *s = thread_store(w->url, &w->rc, w->err, sizeof w->err);
+	if (!s)
+		return NULL;
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 100};
+	w->rc = keel_ingest_new(s, &o, &ing);
+	for (size_t k = 0; w->rc == 0 && k < w->t->n; k++)
+		w->rc = keel_ingest_add(ing, w->t->lines[k], strlen(w->t->lines[k]), k + 1);
+	if (w->rc == 0)
+		w->rc = keel_ingest_flush(ing);
+	if (w->rc)
+		snprintf(w->err, sizeof w->err, "%s", keel_ingest_errmsg(ing));
+	w->rep = *keel_ingest_report(ing);
+	keel_ingest_free(ing);
+	keel_store_close(s);
+	return NULL;
+}
+
+/* Two connections sending the same events at the same time (a producer
+ * that delivers twice): every event is logged once, by one of them, and
+ * counted a duplicate by the other; the state is that of one delivery.
+ * Batches log first while they find nothing logged, so the writer that
+ * comes second learns of each duplicate from the events' key and looks
+ * its ids up in the same transaction (keel_mysql_log_first). */
+static void two_deliveries_at_once_log_each_event_once(void **state)
+{
+	(void)state;
+	char *url = fresh_url();
+	if (!url)
+		skip();
+	struct text *t = generate(6000, 1, 47, 0.0, 0.0);
+	(void)fleet(); /* loaded once, before the threads share it */
+	struct same_writer w[2] = {{.url = url, .t = t}, {.url = url, .t = t}};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, same_writer_main, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (w[i].rc)
+			fail_msg("writer %d: %s", i, w[i].err);
+	assert_int_equal(w[0].rep.accepted + w[1].rep.accepted, t->n);
+	assert_int_equal(w[0].rep.duplicates + w[1].rep.duplicates, t->n);
+	assert_int_equal(w[0].rep.conflicting + w[1].rep.conflicting, 0);
+	struct keel_store *s = open_url(url);
+	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
+	check_open_rows_last(s);
+	char *got = keel_test_dump(s, NULL);
+	char *want = memory_dump(t, NULL, t->n, 500);
+	assert_same_state(got, want);
+	free(got);
+	free(want);
+	keel_store_close(s);
+	text_free(t);
+	free(url);
+}
+
 struct envelopes {
 	struct keel_buf text;
 };
@@ -2300,6 +2370,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(version_2_stores_migrate),
     cmocka_unit_test(permutations_give_same_timelines),
     cmocka_unit_test(concurrent_writers_of_one_tenant_take_turns),
+    cmocka_unit_test(two_deliveries_at_once_log_each_event_once),
     cmocka_unit_test(writers_of_different_tenants_do_not_wait),
     cmocka_unit_test(a_replay_waits_for_a_batch_of_its_tenant),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),

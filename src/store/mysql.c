@@ -6,10 +6,11 @@
  *
  *   seen ids      SELECT ... FROM keel_writers WHERE tenant = .. UNION ALL
  *                 SELECT ... FROM keel_events WHERE tenant = .. AND id IN
- *                 (...) UNION ALL the next tenant's (and, while bulk
- *                 executions hand back ids, the tables' MAX(seq))
+ *                 (...) UNION ALL the next tenant's; not sent while no
+ *                 duplicates come (the events go in first, below the lock)
  *   START TRANSACTION, then SELECT ... FROM keel_writers WHERE tenant IN
- *                 (...) FOR UPDATE: writers of one tenant take turns
+ *                 (...) FOR UPDATE: writers of one tenant take turns (and,
+ *                 while bulk executions hand back ids, the tables' MAX(seq))
  *   open rows     WITH k(t, s, p) AS (VALUES (...), ...), r(...) AS (...)
  *                 SELECT ... the row whose seq is each key's last on the
  *                 timeline index by (valid_from, seq), if open, UNION ALL
@@ -248,6 +249,7 @@ static struct keel_mysql_mark *keel_mysql_mark_add(struct keel_mysql_store *m,
 	k->present = false;
 	k->locked = false;
 	k->mine = false;
+	k->unwritten = false;
 	return k;
 }
 
@@ -323,8 +325,10 @@ static int keel_mysql_lock_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	}
 	struct keel_mysql_mark *k = keel_mysql_mark_find(m, keel_mysql_col(row, len, 0));
 	if (k) {
+		uint64_t writer = row[1] ? keel_mysql_u64(row[1], len[1]) : 0;
 		k->locked = true;
-		k->mine = row[1] && keel_mysql_u64(row[1], len[1]) == m->writer;
+		k->mine = writer == m->writer;
+		k->unwritten = writer == 0;
 	}
 	return 0;
 }
@@ -586,9 +590,67 @@ static int keel_mysql_log_first(struct keel_mysql_store *m, struct keel_ptrvec *
  * column (tenant = .. AND id IN (..)): half the literals of (tenant, id)
  * row constructors, and a cheaper range analysis (measured 25-30% less
  * server time per lookup). Parts of at most KEEL_MYSQL_IN_MAX ids, one per
- * tenant at least, joined by UNION ALL in one statement. With the open-row
- * cache on, each tenant's part first reads the tenant's last writer (a row
- * with a NULL id). Skipped while no duplicates come (keel_mysql_log_first). */
+ * tenant at least, joined by UNION ALL in one statement. Each tenant's part
+ * first reads the tenant's last writer (a row with a NULL id: does its
+ * row exist). v: the batch's distinct ids, sorted by (tenant, id); with
+ * add_marks the batch's tenants become its marks. */
+static int keel_mysql_lookup(struct keel_mysql_store *m, const struct keel_ptrvec *v,
+			     bool add_marks)
+{
+	struct keel_mysql_list l = {
+	    .m = m,
+	    .what = "looking up event ids",
+	    .head = "",
+	    .open = "",
+	    .sep = ",",
+	    .close = ")",
+	    .join = " UNION ALL ",
+	    .tail = "",
+	    .part_max = KEEL_MYSQL_IN_MAX,
+	    .in_list = true,
+	    .run = keel_mysql_run_seen,
+	};
+	int rc = 0;
+	for (size_t i = 0; i < v->len && rc == 0; i++) {
+		const struct keel_batch_event *e = v->items[i];
+		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
+		if (!prev || !keel_str_eq(prev->tenant, e->tenant)) {
+			if (add_marks)
+				keel_mysql_mark_add(m, e->tenant);
+			keel_buf_reset(&m->part);
+			keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
+						"keel_writers WHERE tenant = ");
+			keel_mysql_add_str(m, &m->part, e->tenant);
+			keel_buf_adds(&m->part, " UNION ALL ");
+			keel_buf_adds(
+			    &m->part,
+			    "SELECT tenant, id, hash FROM keel_events WHERE tenant = ");
+			keel_mysql_add_str(m, &m->part, e->tenant);
+			keel_buf_adds(&m->part, " AND id IN (");
+			keel_mysql_list_part(&l, m->part.data);
+		}
+		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->id) + 2);
+		if (rc)
+			break;
+		keel_mysql_add_str(m, &m->sql, e->id);
+	}
+	return rc ? rc : keel_mysql_list_flush(&l);
+}
+
+/*
+ * Which of the batch's events are logged already. The lookup runs before
+ * the transaction, so that a batch of nothing but logged events costs it
+ * alone; a batch that will write then starts its transaction here, before
+ * the cartridge sees the events, and if another connection wrote one of
+ * its tenants since this connection's last commit (the lock says so: the
+ * tenant's mark is another's; 0 means nobody has written it since its row
+ * was created, which every writer does before it writes), it may have
+ * logged some of these very ids after the lookup, so the lookup runs again
+ * under the lock. Without that,
+ * two deliveries of the same events at once both found them new, and the
+ * second one's insert failed the batch. While no duplicates come, batches
+ * log first instead (keel_mysql_log_first).
+ */
 static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 			       size_t n)
 {
@@ -610,63 +672,33 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 		if (!repeat)
 			keel_ptrvec_push(v, ev[i]); /* asked once per id */
 	}
-	if (m->log_first && v->len) {
-		int rc = keel_mysql_log_first(m, v);
-		if (rc <= 0) {
-			v->len = 0;
-			keel_map_clear(&m->ids);
-			return rc;
-		}
-	}
-	/* marks and locks of a failed attempt stand: the lookup runs in its
-	 * transaction */
-	bool marked = m->nmarks > 0;
-	if (v->len > 1)
-		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_event_key);
-	struct keel_mysql_list l = {
-	    .m = m,
-	    .what = "looking up event ids",
-	    .head = "",
-	    .open = "",
-	    .sep = ",",
-	    .close = ")",
-	    .join = " UNION ALL ",
-	    .tail = "",
-	    .part_max = KEEL_MYSQL_IN_MAX,
-	    .in_list = true,
-	    .run = keel_mysql_run_seen,
-	};
 	int rc = 0;
-	for (size_t i = 0; i < v->len && rc == 0; i++) {
-		const struct keel_batch_event *e = v->items[i];
-		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
-		if (!prev || !keel_str_eq(prev->tenant, e->tenant)) {
-			if (!marked)
-				keel_mysql_mark_add(m, e->tenant);
-			keel_buf_reset(&m->part);
-			keel_buf_adds(&m->part, "SELECT tenant, NULL, writer FROM "
-						"keel_writers WHERE tenant = ");
-			keel_mysql_add_str(m, &m->part, e->tenant);
-			keel_buf_adds(&m->part, " UNION ALL ");
-			keel_buf_adds(
-			    &m->part,
-			    "SELECT tenant, id, hash FROM keel_events WHERE tenant = ");
-			keel_mysql_add_str(m, &m->part, e->tenant);
-			keel_buf_adds(&m->part, " AND id IN (");
-			keel_mysql_list_part(&l, m->part.data);
+	if (m->log_first && v->len)
+		rc = keel_mysql_log_first(m, v);
+	if (rc == 1 || (rc == 0 && !m->events_logged)) {
+		/* after a failed attempt to log first, its lock stands */
+		bool locked = m->tx_open;
+		if (v->len > 1)
+			qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_event_key);
+		rc = keel_mysql_lookup(m, v, !locked);
+		bool writes = false;
+		for (size_t i = 0; i < v->len && !writes; i++)
+			writes = ((const struct keel_batch_event *)v->items[i])->status !=
+				 KEEL_EV_DUPLICATE;
+		if (rc == 0 && writes && !locked) {
+			rc = keel_mysql_tx(m);
+			bool others = false;
+			for (size_t i = 0; i < m->nmarks && !others; i++)
+				others = !m->marks[i].mine && !m->marks[i].unwritten;
+			if (rc == 0 && others)
+				rc = keel_mysql_lookup(m, v, false);
 		}
-		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->id) + 2);
-		if (rc)
-			break;
-		keel_mysql_add_str(m, &m->sql, e->id);
+		/* the next batch logs first if this one found nothing logged */
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			found = ev[i]->status == KEEL_EV_DUPLICATE;
+		m->log_first = rc == 0 && m->log_first_on && !found;
 	}
-	if (rc == 0)
-		rc = keel_mysql_list_flush(&l);
-	/* the next batch logs first if this one found nothing logged */
-	bool found = false;
-	for (size_t i = 0; i < n && !found; i++)
-		found = ev[i]->status == KEEL_EV_DUPLICATE;
-	m->log_first = rc == 0 && m->log_first_on && !found;
 	v->len = 0;
 	keel_map_clear(&m->ids);
 	return rc;
@@ -1351,8 +1383,8 @@ int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 			  struct keel_batch_event **ev, size_t n)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
-	/* Events first: their key claims the ids, so a concurrent writer of
-	 * the same events waits here and then fails cleanly. */
+	/* Events first (unless logged first already): their key claims the
+	 * ids. */
 	int rc = keel_mysql_tx(m);
 	if (rc == 0 && !m->events_logged)
 		rc = keel_mysql_write_events(m, ev, n);

@@ -77,6 +77,7 @@ struct keel_mysql_mark {
 	bool present;
 	bool locked; /* the lock returned its row */
 	bool mine;
+	bool unwritten; /* its row names no writer yet (0) */
 };
 
 struct keel_mysql_store {
