@@ -646,10 +646,9 @@ static int keel_mysql_lookup(struct keel_mysql_store *m, const struct keel_ptrve
  * tenant's mark is another's; 0 means nobody has written it since its row
  * was created, which every writer does before it writes), it may have
  * logged some of these very ids after the lookup, so the lookup runs again
- * under the lock. Without that,
- * two deliveries of the same events at once both found them new, and the
- * second one's insert failed the batch. While no duplicates come, batches
- * log first instead (keel_mysql_log_first).
+ * under the lock. Without that, two deliveries of the same events at once
+ * both found them new, and the second one's insert failed the batch. While
+ * no duplicates come, batches log first instead (keel_mysql_log_first).
  */
 static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **ev,
 			       size_t n)
