@@ -1927,27 +1927,29 @@ static void writers_of_different_tenants_do_not_wait(void **state)
 	free(url);
 }
 
-/* One of two writers of one tenant: blocks of 100 lines, every other one,
- * in batches of 100, on a connection of its own (no cmocka asserts off the
- * main thread: the outcome goes back in rc and err). */
-struct turn_writer {
+/* A writer on a thread and a connection of its own: blocks of 100 lines,
+ * from block `first` on, every `every`-th block (1: all of them), in
+ * batches of 100 (no cmocka asserts off the main thread: the outcome goes
+ * back in rc, err and rep). */
+struct writer_thread {
 	const char *url;
 	const struct text *t;
-	size_t first; /* 0 or 1: which blocks */
+	size_t first, every;
+	struct keel_report rep;
 	int rc;
 	char err[512];
 };
 
-static void *turn_writer_main(void *arg)
+static void *writer_thread_main(void *arg)
 {
-	struct turn_writer *w = arg;
+	struct writer_thread *w = arg;
 	struct keel_store *s = thread_store(w->url, &w->rc, w->err, sizeof w->err);
 	if (!s)
 		return NULL;
 	struct keel_ingest *ing;
 	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 100};
 	w->rc = keel_ingest_new(s, &o, &ing);
-	for (size_t i = w->first * 100; w->rc == 0 && i < w->t->n; i += 200)
+	for (size_t i = w->first * 100; w->rc == 0 && i < w->t->n; i += 100 * w->every)
 		for (size_t k = i; w->rc == 0 && k < i + 100 && k < w->t->n; k++)
 			w->rc = keel_ingest_add(ing, w->t->lines[k],
 						strlen(w->t->lines[k]), k + 1);
@@ -1955,9 +1957,24 @@ static void *turn_writer_main(void *arg)
 		w->rc = keel_ingest_flush(ing);
 	if (w->rc)
 		snprintf(w->err, sizeof w->err, "%s", keel_ingest_errmsg(ing));
+	w->rep = *keel_ingest_report(ing);
 	keel_ingest_free(ing);
 	keel_store_close(s);
 	return NULL;
+}
+
+/* Runs two writers at once and waits for both; fails if either did. */
+static void run_two_writers(struct writer_thread w[2])
+{
+	(void)fleet(); /* loaded once, before the threads share it */
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, writer_thread_main, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (w[i].rc)
+			fail_msg("writer %d: %s", i, w[i].err);
 }
 
 /* Two connections writing one tenant at the same time take turns, batch
@@ -1972,20 +1989,11 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 	if (!url)
 		skip();
 	struct text *t = generate(8000, 1, 43, 0.0, 0.0);
-	(void)fleet(); /* loaded once, before the threads share it */
 	for (int round = 0; round < 2; round++) {
 		char *u = round ? fresh_url() : url;
-		struct turn_writer w[2] = {{.url = u, .t = t, .first = 0},
-					   {.url = u, .t = t, .first = 1}};
-		pthread_t th[2];
-		for (int i = 0; i < 2; i++)
-			assert_int_equal(
-			    pthread_create(&th[i], NULL, turn_writer_main, &w[i]), 0);
-		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
-		for (int i = 0; i < 2; i++)
-			if (w[i].rc)
-				fail_msg("writer %d: %s", i, w[i].err);
+		struct writer_thread w[2] = {{.url = u, .t = t, .first = 0, .every = 2},
+					     {.url = u, .t = t, .first = 1, .every = 2}};
+		run_two_writers(w);
 		struct keel_store *s = open_url(u);
 		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
 		check_open_rows_last(s);
@@ -2002,43 +2010,12 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 	free(url);
 }
 
-/* One of two writers of the same events: the whole input, in batches of
- * 100, on a connection of its own; its report goes back. */
-struct same_writer {
-	const char *url;
-	const struct text *t;
-	struct keel_report rep;
-	int rc;
-	char err[512];
-};
-
-static void *same_writer_main(void *arg)
-{
-	struct same_writer *w = arg;
-	struct keel_store *s = thread_store(w->url, &w->rc, w->err, sizeof w->err);
-	if (!s)
-		return NULL;
-	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 100};
-	w->rc = keel_ingest_new(s, &o, &ing);
-	for (size_t k = 0; w->rc == 0 && k < w->t->n; k++)
-		w->rc = keel_ingest_add(ing, w->t->lines[k], strlen(w->t->lines[k]), k + 1);
-	if (w->rc == 0)
-		w->rc = keel_ingest_flush(ing);
-	if (w->rc)
-		snprintf(w->err, sizeof w->err, "%s", keel_ingest_errmsg(ing));
-	w->rep = *keel_ingest_report(ing);
-	keel_ingest_free(ing);
-	keel_store_close(s);
-	return NULL;
-}
-
 /* Two connections sending the same events at the same time (a producer
  * that delivers twice): every event is logged once, by one of them, and
  * counted a duplicate by the other; the state is that of one delivery.
- * Batches log first while they find nothing logged, so the writer that
- * comes second learns of each duplicate from the events' key and looks
- * its ids up in the same transaction (keel_mysql_log_first). */
+ * The writer that comes second learns of the other's events either from
+ * a second lookup under the tenant's lock (the mark says someone else
+ * wrote) or, logging first, from the events' key (keel_mysql_seen_ids). */
 static void two_deliveries_at_once_log_each_event_once(void **state)
 {
 	(void)state;
@@ -2046,16 +2023,9 @@ static void two_deliveries_at_once_log_each_event_once(void **state)
 	if (!url)
 		skip();
 	struct text *t = generate(6000, 1, 47, 0.0, 0.0);
-	(void)fleet(); /* loaded once, before the threads share it */
-	struct same_writer w[2] = {{.url = url, .t = t}, {.url = url, .t = t}};
-	pthread_t th[2];
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&th[i], NULL, same_writer_main, &w[i]), 0);
-	for (int i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	for (int i = 0; i < 2; i++)
-		if (w[i].rc)
-			fail_msg("writer %d: %s", i, w[i].err);
+	struct writer_thread w[2] = {{.url = url, .t = t, .every = 1},
+				     {.url = url, .t = t, .every = 1}};
+	run_two_writers(w);
 	assert_int_equal(w[0].rep.accepted + w[1].rep.accepted, t->n);
 	assert_int_equal(w[0].rep.duplicates + w[1].rep.duplicates, t->n);
 	assert_int_equal(w[0].rep.conflicting + w[1].rep.conflicting, 0);
