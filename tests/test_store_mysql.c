@@ -1977,6 +1977,21 @@ static void run_two_writers(struct writer_thread w[2])
 			fail_msg("writer %d: %s", i, w[i].err);
 }
 
+/* The store at url holds t's events once each, one open row a timeline,
+ * and the memory store's state for t. */
+static void assert_one_delivery(const char *url, const struct text *t)
+{
+	struct keel_store *s = open_url(url);
+	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
+	check_open_rows_last(s);
+	char *got = keel_test_dump(s, NULL);
+	char *want = memory_dump(t, NULL, t->n, 500);
+	assert_same_state(got, want);
+	free(got);
+	free(want);
+	keel_store_close(s);
+}
+
 /* Two connections writing one tenant at the same time take turns, batch
  * by batch (each batch first locks the tenant's row in keel_writers and
  * reads after it): the facts, relations and entities are those of one
@@ -1994,15 +2009,7 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 		struct writer_thread w[2] = {{.url = u, .t = t, .first = 0, .every = 2},
 					     {.url = u, .t = t, .first = 1, .every = 2}};
 		run_two_writers(w);
-		struct keel_store *s = open_url(u);
-		assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
-		check_open_rows_last(s);
-		char *got = keel_test_dump(s, NULL);
-		char *want = memory_dump(t, NULL, t->n, 500);
-		assert_same_state(got, want);
-		free(got);
-		free(want);
-		keel_store_close(s);
+		assert_one_delivery(u, t);
 		if (round)
 			free(u);
 	}
@@ -2029,15 +2036,7 @@ static void two_deliveries_at_once_log_each_event_once(void **state)
 	assert_int_equal(w[0].rep.accepted + w[1].rep.accepted, t->n);
 	assert_int_equal(w[0].rep.duplicates + w[1].rep.duplicates, t->n);
 	assert_int_equal(w[0].rep.conflicting + w[1].rep.conflicting, 0);
-	struct keel_store *s = open_url(url);
-	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
-	check_open_rows_last(s);
-	char *got = keel_test_dump(s, NULL);
-	char *want = memory_dump(t, NULL, t->n, 500);
-	assert_same_state(got, want);
-	free(got);
-	free(want);
-	keel_store_close(s);
+	assert_one_delivery(url, t);
 	text_free(t);
 	free(url);
 }
