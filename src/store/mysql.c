@@ -309,6 +309,10 @@ static bool keel_mysql_overlay_mine(struct keel_mysql_store *m,
 	"NULL, MAX(seq), 'f' FROM keel_facts UNION ALL SELECT NULL, MAX(seq), 'r' FROM " \
 	"keel_relations"
 
+#define KEEL_MYSQL_LOCK_SELECT                                                           \
+	"SELECT tenant, writer, NULL FROM keel_writers FORCE INDEX (PRIMARY) WHERE "     \
+	"tenant IN ("
+
 static int keel_mysql_lock_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
 			       const unsigned long *len, unsigned ncols)
 {
@@ -352,17 +356,17 @@ static int keel_mysql_run_lock(struct keel_mysql_list *l)
  * cache), and that each row exists (keel_mysql_log_first). */
 static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
 {
+	/* parentheses only around a locking read with a UNION after it */
+	bool max_seqs = m->cache_on && m->bulk_ids;
 	struct keel_mysql_list l = {
 	    .m = m,
 	    .what = "locking the batch's tenants",
-	    .head = "(SELECT tenant, writer, NULL FROM keel_writers FORCE INDEX (PRIMARY) "
-		    "WHERE tenant IN (",
+	    .head = max_seqs ? "(" KEEL_MYSQL_LOCK_SELECT : KEEL_MYSQL_LOCK_SELECT,
 	    .open = "",
 	    .sep = ",",
 	    .close = ")",
 	    .join = " OR tenant IN (",
-	    .tail = m->cache_on && m->bulk_ids ? " FOR UPDATE)" KEEL_MYSQL_MAX_SEQS
-					       : " FOR UPDATE)",
+	    .tail = max_seqs ? " FOR UPDATE)" KEEL_MYSQL_MAX_SEQS : " FOR UPDATE",
 	    .part_max = KEEL_MYSQL_IN_MAX,
 	    .run = keel_mysql_run_lock,
 	};
