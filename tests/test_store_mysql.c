@@ -1081,12 +1081,9 @@ static void closing_a_row_that_is_gone_fails_the_batch(void **state)
 	}
 }
 
-/* What the store reads and sends per batch depends on the batch, not on
- * what the store holds: forty batches over the same 200 timelines read no
- * more rows per batch, and send no longer statements, than two. */
-/* Batch k of a cycle: 500 facts on the same 200 timelines of tenant
- * "t", or of `tenant`. */
-static void ingest_cycle_of(struct keel_store *s, const char *tenant, int k)
+/* Batch k on the timelines named `tag`: 500 facts (ids <tag>-<n>) on the
+ * 200 timelines "vehicle:<tag>-NNN" of tenant "t", or of `tenant`. */
+static void ingest_block(struct keel_store *s, const char *tenant, const char *tag, int k)
 {
 	char id[64], subject[64], value[32];
 	struct hbatch b;
@@ -1094,13 +1091,19 @@ static void ingest_cycle_of(struct keel_store *s, const char *tenant, int k)
 	b.tenant = tenant;
 	for (int i = 0; i < 500; i++) {
 		int n = k * 500 + i;
-		snprintf(id, sizeof id, "m%d", n);
-		snprintf(subject, sizeof subject, "vehicle:M-%03d", i % 200);
+		snprintf(id, sizeof id, "%s-%d", tag, n);
+		snprintf(subject, sizeof subject, "vehicle:%s-%03d", tag, i % 200);
 		snprintf(value, sizeof value, "%d", n);
 		hb_fact(&b, id, n, subject, "odometer_km", value);
 	}
 	hb_run(s, &b);
 	hb_free(&b);
+}
+
+/* Batch k of a cycle: the same 200 timelines every time. */
+static void ingest_cycle_of(struct keel_store *s, const char *tenant, int k)
+{
+	ingest_block(s, tenant, "M", k);
 }
 
 static void ingest_cycle(struct keel_store *s, int k)
@@ -1114,6 +1117,9 @@ static void ingest_cycles(struct keel_store *s, int batches)
 		ingest_cycle(s, k);
 }
 
+/* What the store reads and sends per batch depends on the batch, not on
+ * what the store holds: forty batches over the same 200 timelines read no
+ * more rows per batch, and send no longer statements, than two. */
 static void memory_is_bounded_by_the_batch(void **state)
 {
 	(void)state;
@@ -1159,18 +1165,39 @@ static void memory_is_bounded_by_the_batch(void **state)
 /* Batch k on timeline set `set`: 500 facts on 200 timelines of its own. */
 static void ingest_set(struct keel_store *s, int set, int k)
 {
-	char id[64], subject[64], value[32];
-	struct hbatch b;
-	hb_init(&b);
-	for (int i = 0; i < 500; i++) {
-		int n = k * 500 + i;
-		snprintf(id, sizeof id, "s%d-%d", set, n);
-		snprintf(subject, sizeof subject, "vehicle:S%d-%03d", set, i % 200);
-		snprintf(value, sizeof value, "%d", n);
-		hb_fact(&b, id, n, subject, "odometer_km", value);
-	}
-	hb_run(s, &b);
-	hb_free(&b);
+	char tag[16];
+	snprintf(tag, sizeof tag, "S%d", set);
+	ingest_block(s, NULL, tag, k);
+}
+
+/* For the open-row cache tests: connection a to a fresh store, another
+ * connection (other) to the same store, and a reference store with the
+ * cache off (ref). False when there is no server (the test skips). */
+struct cache_stores {
+	char *url, *ref_url;
+	struct keel_store *a, *other, *ref;
+};
+
+static bool cache_stores_open(struct cache_stores *c)
+{
+	memset(c, 0, sizeof *c);
+	if (!(c->url = fresh_url()))
+		return false;
+	c->ref_url = fresh_url();
+	c->a = open_url(c->url);
+	c->other = open_url(c->url);
+	c->ref = open_url(c->ref_url);
+	keel_store_mysql_set_cache(c->ref, false);
+	return true;
+}
+
+static void cache_stores_close(struct cache_stores *c)
+{
+	keel_store_close(c->a);
+	keel_store_close(c->other);
+	keel_store_close(c->ref);
+	free(c->url);
+	free(c->ref_url);
 }
 
 /* Batches of 500 keep the open rows of the last 32 batches: timelines a
@@ -1180,12 +1207,10 @@ static void ingest_set(struct keel_store *s, int set, int k)
 static void open_row_cache_keeps_recent_batches(void **state)
 {
 	(void)state;
-	char *u1 = fresh_url();
-	if (!u1)
+	struct cache_stores c;
+	if (!cache_stores_open(&c))
 		skip();
-	char *u2 = fresh_url();
-	struct keel_store *a = open_url(u1), *ref = open_url(u2);
-	keel_store_mysql_set_cache(ref, false);
+	struct keel_store *a = c.a, *ref = c.ref;
 	ingest_set(a, 0, 0);
 	for (int k = 1; k <= 20; k++)
 		ingest_set(a, k, k);
@@ -1210,10 +1235,7 @@ static void open_row_cache_keeps_recent_batches(void **state)
 		ingest_set(ref, k, k);
 	ingest_set(ref, 0, 60);
 	assert_same_dumps(a, ref);
-	keel_store_close(a);
-	keel_store_close(ref);
-	free(u1);
-	free(u2);
+	cache_stores_close(&c);
 }
 
 /* The open-row cache is used only while this connection is the one
@@ -1223,12 +1245,10 @@ static void open_row_cache_keeps_recent_batches(void **state)
 static void open_row_cache_yields_to_another_writer(void **state)
 {
 	(void)state;
-	char *u1 = fresh_url();
-	if (!u1)
+	struct cache_stores c;
+	if (!cache_stores_open(&c))
 		skip();
-	char *u2 = fresh_url();
-	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
-	keel_store_mysql_set_cache(ref, false);
+	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
 	assert_int_equal(keel_store_mysql_stats(a)->cached_rows, 200);
@@ -1246,11 +1266,7 @@ static void open_row_cache_yields_to_another_writer(void **state)
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_facts WHERE valid_to = "
 				      "9223372036854775807"),
 			 200);
-	keel_store_close(a);
-	keel_store_close(other);
-	keel_store_close(ref);
-	free(u1);
-	free(u2);
+	cache_stores_close(&c);
 }
 
 /* Another connection writing other tenants leaves the cache alone: each
@@ -1262,12 +1278,10 @@ static void open_row_cache_yields_to_another_writer(void **state)
 static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 {
 	(void)state;
-	char *u1 = fresh_url();
-	if (!u1)
+	struct cache_stores c;
+	if (!cache_stores_open(&c))
 		skip();
-	char *u2 = fresh_url();
-	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
-	keel_store_mysql_set_cache(ref, false);
+	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
 	bool bulk = keel_store_mysql_stats(a)->bulk_statements > 0;
@@ -1299,11 +1313,7 @@ static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 	ingest_cycle_of(ref, "u", 7);
 	assert_same_dumps(a, ref);
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_writers"), 2);
-	keel_store_close(a);
-	keel_store_close(other);
-	keel_store_close(ref);
-	free(u1);
-	free(u2);
+	cache_stores_close(&c);
 }
 
 /* A batch of one event of tenant "t" that no handler takes. */
@@ -1325,12 +1335,10 @@ static void ingest_unhandled(struct keel_store *s)
 static void open_row_cache_forgets_after_an_event_only_batch(void **state)
 {
 	(void)state;
-	char *u1 = fresh_url();
-	if (!u1)
+	struct cache_stores c;
+	if (!cache_stores_open(&c))
 		skip();
-	char *u2 = fresh_url();
-	struct keel_store *a = open_url(u1), *other = open_url(u1), *ref = open_url(u2);
-	keel_store_mysql_set_cache(ref, false);
+	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
 	ingest_cycle(other, 2); /* closes the open rows a holds */
@@ -1344,11 +1352,7 @@ static void open_row_cache_forgets_after_an_event_only_batch(void **state)
 	ingest_unhandled(ref);
 	ingest_cycle(ref, 3);
 	assert_same_dumps(a, ref);
-	keel_store_close(a);
-	keel_store_close(other);
-	keel_store_close(ref);
-	free(u1);
-	free(u2);
+	cache_stores_close(&c);
 }
 
 /* The fleet cartridge with "status" facts named "state". */

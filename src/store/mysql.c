@@ -117,38 +117,15 @@ int keel_mysql_tx(struct keel_mysql_store *m)
 	/* keel_writers rows first, outside the transaction: a locking read
 	 * of a row that is not there would lock a gap, and two writers of
 	 * new tenants inserting into the same gap deadlock */
-	bool missing = false;
-	for (size_t i = 0; i < m->nmarks && !missing; i++)
-		missing = !m->marks[i].present;
-	if (missing) {
-		struct keel_mysql_list l = {
-		    .m = m,
-		    .what = "adding the batch's tenants",
-		    .head = "INSERT IGNORE INTO keel_writers (tenant, writer) VALUES ",
-		    .open = "",
-		    .sep = ",",
-		    .close = "",
-		    .join = "",
-		    .tail = "",
-		    .part_max = SIZE_MAX,
-		    .run = keel_mysql_run_list,
-		};
-		for (size_t i = 0; i < m->nmarks && rc == 0; i++) {
-			if (m->marks[i].present)
-				continue;
-			rc = keel_mysql_list_item(
-			    &l, keel_mysql_str_size(m->marks[i].tenant) + 8);
-			if (rc)
-				break;
-			keel_buf_addc(&m->sql, '(');
-			keel_mysql_add_str(m, &m->sql, m->marks[i].tenant);
-			keel_buf_adds(&m->sql, ",0)");
-		}
-		if (rc == 0)
-			rc = keel_mysql_list_flush(&l);
-		if (rc)
-			return rc;
-	}
+	struct keel_ptrvec *missing = &m->tenants;
+	missing->len = 0;
+	for (size_t i = 0; i < m->nmarks; i++)
+		if (!m->marks[i].present)
+			keel_ptrvec_push(missing, &m->marks[i].tenant);
+	rc = missing->len ? keel_mysql_put_writers(m, missing, false) : 0;
+	missing->len = 0;
+	if (rc)
+		return rc;
 	rc = keel_mysql_runs(m, "START TRANSACTION", "starting the batch");
 	if (rc == 0)
 		m->tx_open = true;
@@ -380,22 +357,25 @@ static int keel_mysql_lock_tenants(struct keel_mysql_store *m)
 	return rc ? rc : keel_mysql_list_flush(&l);
 }
 
-/* Makes this connection the last writer of the tenants in v (pointers to
- * keel_str, in any order, repeats allowed): one INSERT ... ON DUPLICATE
- * KEY UPDATE, cut only at the packet limit. */
-int keel_mysql_mark_tenants(struct keel_mysql_store *m, struct keel_ptrvec *v)
+/* Writes the keel_writers rows of the tenants in v (pointers to keel_str,
+ * in any order, repeats allowed), in key order, one statement cut only at
+ * the packet limit: with claim, this connection becomes their last writer
+ * (INSERT ... ON DUPLICATE KEY UPDATE); without, rows that are missing are
+ * created naming nobody (INSERT IGNORE, writer 0). */
+int keel_mysql_put_writers(struct keel_mysql_store *m, struct keel_ptrvec *v, bool claim)
 {
 	if (v->len > 1)
 		qsort(v->items, v->len, sizeof(void *), keel_mysql_cmp_str_ptr);
 	struct keel_mysql_list l = {
 	    .m = m,
-	    .what = "marking the batch's tenants",
-	    .head = "INSERT INTO keel_writers (tenant, writer) VALUES ",
+	    .what = claim ? "marking the batch's tenants" : "adding the batch's tenants",
+	    .head = claim ? "INSERT INTO keel_writers (tenant, writer) VALUES "
+			  : "INSERT IGNORE INTO keel_writers (tenant, writer) VALUES ",
 	    .open = "",
 	    .sep = ",",
 	    .close = "",
 	    .join = "",
-	    .tail = m->writer_tail,
+	    .tail = claim ? m->writer_tail : "",
 	    .part_max = SIZE_MAX,
 	    .run = keel_mysql_run_list,
 	};
@@ -409,7 +389,7 @@ int keel_mysql_mark_tenants(struct keel_mysql_store *m, struct keel_ptrvec *v)
 			break;
 		keel_buf_addc(&m->sql, '(');
 		keel_mysql_add_str(m, &m->sql, *t);
-		keel_buf_addf(&m->sql, ",%llu)", (unsigned long long)m->writer);
+		keel_buf_addf(&m->sql, ",%llu)", (unsigned long long)(claim ? m->writer : 0));
 	}
 	if (rc == 0)
 		rc = keel_mysql_list_flush(&l);
@@ -448,7 +428,7 @@ int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overlay *o,
 			keel_ptrvec_push(v, &tl->tenant);
 		prev = &tl->tenant;
 	}
-	int rc = v->len ? keel_mysql_mark_tenants(m, v) : 0;
+	int rc = v->len ? keel_mysql_put_writers(m, v, true) : 0;
 	v->len = 0;
 	if (rc || !m->cache_on)
 		return rc;
@@ -549,18 +529,22 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
  */
 static int keel_mysql_log_first(struct keel_mysql_store *m, struct keel_ptrvec *v)
 {
-	struct keel_ptrvec *t = &m->hits;
+	/* the batch's tenants, as marks in key order: one per run of events
+	 * of a tenant, then sorted (a batch is mostly one or a few runs) */
+	struct keel_ptrvec *t = &m->tenants;
 	t->len = 0;
-	for (size_t i = 0; i < v->len; i++)
-		keel_ptrvec_push(t, v->items[i]);
+	for (size_t i = 0; i < v->len; i++) {
+		struct keel_batch_event *e = v->items[i];
+		if (!i || !keel_str_eq(((struct keel_batch_event *)v->items[i - 1])->tenant,
+				       e->tenant))
+			keel_ptrvec_push(t, &e->tenant);
+	}
 	if (t->len > 1)
-		qsort(t->items, t->len, sizeof(void *), keel_mysql_cmp_event_key);
+		qsort(t->items, t->len, sizeof(void *), keel_mysql_cmp_str_ptr);
 	for (size_t i = 0; i < t->len; i++) {
-		const struct keel_batch_event *e = t->items[i];
-		if (i && keel_str_eq(((const struct keel_batch_event *)t->items[i - 1])->tenant,
-				     e->tenant))
-			continue;
-		keel_mysql_mark_add(m, e->tenant)->present = true;
+		const struct keel_str *tenant = t->items[i];
+		if (!i || !keel_str_eq(*(const struct keel_str *)t->items[i - 1], *tenant))
+			keel_mysql_mark_add(m, *tenant)->present = true;
 	}
 	t->len = 0;
 	int rc = keel_mysql_tx(m);

@@ -243,6 +243,7 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	keel_mysql_bulk_close_stmts(m);
 	keel_open_rows_free(&m->cache);
 	keel_ptrvec_free(&m->hits);
+	keel_ptrvec_free(&m->tenants);
 	free(m->hit_rows);
 	for (size_t c = 0; m->cols && c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
 		free(m->cols[c].ptr);

@@ -312,7 +312,7 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	struct keel_str *mark = &tenant;
 	m->rows.len = 0;
 	keel_ptrvec_push(&m->rows, mark);
-	rc = keel_mysql_mark_tenants(m, &m->rows);
+	rc = keel_mysql_put_writers(m, &m->rows, true);
 	m->rows.len = 0;
 	if (rc)
 		return rc;

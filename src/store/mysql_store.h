@@ -143,6 +143,7 @@ struct keel_mysql_store {
 	int seen_reads;		 /* MAX(seq) readings in the open batch */
 	bool seen_differ;	 /* two readings of one table disagreed */
 	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
+	struct keel_ptrvec tenants; /* scratch: keel_str pointers of the batch's tenants */
 	const struct keel_row **hit_rows; /* and their rows */
 	size_t hit_rows_cap;
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
@@ -254,7 +255,7 @@ void keel_mysql_close(struct keel_store *s);
 /* Batches (mysql.c) */
 void keel_mysql_cache_drop(struct keel_mysql_store *m);
 int keel_mysql_tx(struct keel_mysql_store *m);
-int keel_mysql_mark_tenants(struct keel_mysql_store *m, struct keel_ptrvec *v);
+int keel_mysql_put_writers(struct keel_mysql_store *m, struct keel_ptrvec *v, bool claim);
 int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overlay *o,
 			    struct keel_batch_event **ev, size_t n);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
