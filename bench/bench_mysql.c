@@ -11,6 +11,9 @@
  *   the limit: LOAD DATA LOCAL INFILE of the same final rows (exported
  *   from the N-event store) into the same schema, in one transaction, and
  *   keel's rows/s as a ratio of it
+ *   where the time goes: the 101 000 events again at the two batch sizes,
+ *   with the store's statement profile on, side by side per kind of
+ *   statement (what the smaller batch pays, and in which statements)
  *
  * The store is driven through the library in this process (the keel
  * binary does the same work around it); times cover ingestion from the
@@ -236,6 +239,76 @@ static struct keel_store *open_store(const char *url)
 	return s;
 }
 
+/* -------------------------------------------------------------- profile */
+
+/* Where a batch size's time goes: the 101 000 events once more, each batch
+ * size on a fresh database with the store's statement profile on (two
+ * clock readings per statement), so that the note can say what batch 500
+ * pays over batch 5000 and in which statements. */
+struct profiled {
+	struct run run;
+	struct keel_mysql_prof kinds[KEEL_MYSQL_PROF_KINDS];
+	size_t n;
+};
+
+static void profile_run(struct keel_store *s, const char *path, size_t batch,
+			struct profiled *p)
+{
+	keel_store_mysql_set_profile(s, true);
+	ingest(s, path, batch, &p->run);
+	const struct keel_mysql_prof *k;
+	p->n = keel_store_mysql_profile(s, &k);
+	memcpy(p->kinds, k, p->n * sizeof *k);
+}
+
+static const struct keel_mysql_prof *prof_find(const struct profiled *p, const char *what)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->kinds[i].what, what))
+			return &p->kinds[i];
+	return NULL;
+}
+
+static void prof_cell(const struct keel_mysql_prof *k)
+{
+	char cell[32];
+	snprintf(cell, sizeof cell, "%.3f s (%llu)", k ? k->seconds : 0.0,
+		 (unsigned long long)(k ? k->count : 0));
+	printf(" %16s", cell);
+}
+
+/* One line per kind of statement of either run, the small batch's first. */
+static void print_profiles(const struct profiled p[2], const size_t batch[2])
+{
+	printf("where 101 000 events spend their time, per kind of statement (wall time, "
+	       "statements; profiled runs)\n");
+	char head[2][32];
+	for (int r = 0; r < 2; r++)
+		snprintf(head[r], sizeof head[r], "batch %zu", batch[r]);
+	printf("  %-34s %16s %16s %11s\n", "", head[0], head[1], "difference");
+	double sums[2] = {0, 0};
+	for (int r = 0; r < 2; r++) {
+		for (size_t i = 0; i < p[r].n; i++) {
+			const char *what = p[r].kinds[i].what;
+			if (r == 1 && prof_find(&p[0], what))
+				continue;
+			const struct keel_mysql_prof *a = prof_find(&p[0], what),
+						     *b = prof_find(&p[1], what);
+			double da = a ? a->seconds : 0, db = b ? b->seconds : 0;
+			sums[0] += da;
+			sums[1] += db;
+			printf("  %-34s", what);
+			prof_cell(a);
+			prof_cell(b);
+			printf(" %+9.3f s\n", da - db);
+		}
+	}
+	printf("  %-34s %14.3f s %14.3f s %+9.3f s\n", "all statements", sums[0], sums[1],
+	       sums[0] - sums[1]);
+	printf("  %-34s %14.3f s %14.3f s %+9.3f s\n", "the whole ingest",
+	       p[0].run.seconds, p[1].run.seconds, p[0].run.seconds - p[1].run.seconds);
+}
+
 /* --------------------------------------------------------- LOAD DATA */
 
 static const struct {
@@ -384,11 +457,11 @@ int main(int argc, char **argv)
 			for (nbig = 0; nbig < 4 && *end; nbig++) {
 				big_batch[nbig] = strtoul(end, &end, 10);
 				if (!big_batch[nbig] || (*end && *end != ','))
-					die("--big-batch: a list of batch sizes, as 500,5000");
+					die("--big-batch: a list of batch sizes, as "
+					    "500,5000");
 				end += *end == ',';
 			}
-		}
-		else if (c == 'n')
+		} else if (c == 'n')
 			big = strtoull(optarg, NULL, 10);
 		else if (c == 'u')
 			url = optarg;
@@ -452,6 +525,19 @@ int main(int argc, char **argv)
 	ingest(s, in_101k, 500, &rre);
 	keel_store_close(s);
 	free(u);
+
+	struct profiled prof[2];
+	for (size_t b = 0; b < 2; b++) {
+		char name[32];
+		snprintf(name, sizeof name, "bprof%zu", b);
+		u = fresh_db(&t, admin, name);
+		s = open_store(u);
+		fprintf(stderr, "101 000 events, batch %zu, profiled ...\n",
+			big_batch[b % nbig]);
+		profile_run(s, in_101k, big_batch[b % nbig], &prof[b]);
+		keel_store_close(s);
+		free(u);
+	}
 
 	uint64_t big_rows[4];
 	char q[1024];
@@ -522,7 +608,8 @@ int main(int argc, char **argv)
 		printf("%-42s %10.0f /s %12s %12s\n", "  limit rows/s", rate_limit, "",
 		       "60 000 /s*");
 	} else {
-		printf("%-42s %12s\n", "limit: LOAD DATA", "unavailable (local_infile off)");
+		printf("%-42s %12s\n", "limit: LOAD DATA",
+		       "unavailable (local_infile off)");
 	}
 	for (size_t b = 0; b < nbig; b++) {
 		const struct run *r = &rbig[b];
@@ -530,7 +617,8 @@ int main(int argc, char **argv)
 		char label[64];
 		snprintf(label, sizeof label, "%llu events, batch %zu",
 			 (unsigned long long)big, big_batch[b]);
-		row_s(label, r->seconds, "~45 min", "~85 s", big == 1000000 ? "<= 30 s" : "",
+		row_s(label, r->seconds, "~45 min", "~85 s",
+		      big == 1000000 ? "<= 30 s" : "",
 		      big == 1000000 ? verdict(r->seconds <= 30.0) : NULL);
 		printf("%-42s %10.0f /s %12s %12s\n", "  events/s",
 		       (double)r->events / r->seconds, "", "12 000 /s");
@@ -539,7 +627,8 @@ int main(int argc, char **argv)
 			printf("%-42s %11.2fx %12s %12s %10s %s\n",
 			       "  keel rows/s / limit rows/s", rate / rate_limit, "", "",
 			       ">= 0.6", verdict(rate / rate_limit >= 0.6));
-		printf("%-42s %6.1f / %llu %12s %12s\n", "  statements per batch (mean / most)",
+		printf("%-42s %6.1f / %llu %12s %12s\n",
+		       "  statements per batch (mean / most)",
 		       (double)r->statements / (double)r->batches,
 		       (unsigned long long)r->max_statements, "~2000", "~8");
 	}
@@ -560,6 +649,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)st[b].logged_first, st[b].max_statement,
 		       st[b].max_in_tuples, (unsigned long long)st[b].warnings);
 	printf(" * the note's multi-row INSERT rate; times exclude opening the store)\n");
+	const size_t prof_batch[2] = {big_batch[0], big_batch[1 % nbig]};
+	print_profiles(prof, prof_batch);
 
 	if (started) {
 		snprintf(cmd, sizeof cmd, "'%s' stop '%s'", script, srv);

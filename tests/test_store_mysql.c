@@ -820,6 +820,31 @@ static void batch_statements(struct keel_store *s, const struct text *t, size_t 
 	keel_ingest_free(ing);
 }
 
+/* The statement profile counts every statement the store sent, each under
+ * its kind: one commit and one events write per batch, closures from the
+ * second batch on. */
+static void assert_profile_counts(const struct keel_store *s, uint64_t statements,
+				  uint64_t batches)
+{
+	const struct keel_mysql_prof *k;
+	size_t n = keel_store_mysql_profile(s, &k);
+	uint64_t sum = 0, commits = 0, events = 0, closures = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += k[i].count;
+		assert_true(k[i].seconds >= 0);
+		if (!strcmp(k[i].what, "commit"))
+			commits = k[i].count;
+		else if (!strcmp(k[i].what, "writing events"))
+			events = k[i].count;
+		else if (!strcmp(k[i].what, "closing facts"))
+			closures = k[i].count;
+	}
+	assert_int_equal(sum, statements);
+	assert_int_equal(commits, batches);
+	assert_int_equal(events, batches);
+	assert_int_equal(closures, batches - 1);
+}
+
 static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 {
 	(void)state;
@@ -838,7 +863,10 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	struct text *t = generate(20000, 3, 5, 0.0, 0.0);
 	struct keel_store *a = open_url(u1), *b = open_url(u2);
 	uint64_t max500, later500, n500, max5000, later5000, n5000;
+	keel_store_mysql_set_profile(a, true); /* bench_mysql's breakdown */
+	uint64_t before = keel_store_statements(a);
 	batch_statements(a, t, 500, &max500, &later500, &n500);
+	assert_profile_counts(a, keel_store_statements(a) - before, 40);
 	batch_statements(b, t, 5000, &max5000, &later5000, &n5000);
 	assert_int_equal(n500, 40);
 	assert_int_equal(n5000, 4);

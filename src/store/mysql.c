@@ -1439,6 +1439,24 @@ void keel_store_mysql_reset_stats(struct keel_store *s)
 	memset(&keel_mysql_downcast(s)->stats, 0, sizeof(struct keel_mysql_stats));
 }
 
+void keel_store_mysql_set_profile(struct keel_store *s, bool on)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	memset(m->prof, 0, sizeof m->prof);
+	m->profile = on;
+}
+
+size_t keel_store_mysql_profile(const struct keel_store *s,
+				const struct keel_mysql_prof **kinds)
+{
+	const struct keel_mysql_store *m = keel_mysql_cdowncast(s);
+	size_t n = 0;
+	while (n < KEEL_ARRAY_LEN(m->prof) && m->prof[n].what)
+		n++;
+	*kinds = m->prof;
+	return n;
+}
+
 void keel_store_mysql_set_cache(struct keel_store *s, bool on)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);

@@ -238,7 +238,7 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 
 static void keel_mysql_free(struct keel_mysql_store *m)
 {
-	if (m->profile)
+	if (m->profile_print)
 		keel_mysql_prof_print(m);
 	keel_mysql_bulk_close_stmts(m);
 	keel_open_rows_free(&m->cache);
@@ -300,7 +300,7 @@ int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *e
 		 " ON DUPLICATE KEY UPDATE writer = %llu", (unsigned long long)m->writer);
 	m->packet = 1024 * 1024;
 	m->autoinc_step = 1;
-	m->profile = getenv("KEEL_MYSQL_PROFILE") != NULL;
+	m->profile = m->profile_print = getenv("KEEL_MYSQL_PROFILE") != NULL;
 	int rc = keel_mysql_url_parse(url, &m->url, err);
 	if (rc) {
 		keel_mysql_free(m);

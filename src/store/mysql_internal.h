@@ -44,6 +44,20 @@ struct keel_mysql_stats {
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
 void keel_store_mysql_reset_stats(struct keel_store *s);
 
+/* The statement profile (KEEL_MYSQL_PROFILE, or switched on here): per kind
+ * of statement ("what", as in the store's errors), how many and the wall
+ * time from sending each to the server's first answer. Switching clears
+ * it. keel_store_mysql_profile returns the kinds in first-seen order. */
+struct keel_mysql_prof {
+	const char *what;
+	double seconds;
+	uint64_t count;
+};
+#define KEEL_MYSQL_PROF_KINDS 24
+void keel_store_mysql_set_profile(struct keel_store *s, bool on);
+size_t keel_store_mysql_profile(const struct keel_store *s,
+				const struct keel_mysql_prof **kinds);
+
 /* Statements are cut at this many bytes; by default the server's
  * max_allowed_packet less a margin. Tests lower it to force chunking. */
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);

@@ -109,8 +109,10 @@ struct keel_mysql_store {
 	uint64_t batch_rows;   /* rows prefetched in the open batch */
 	const char *bulk_file; /* the file LOAD DATA LOCAL may send (replay) */
 	/* KEEL_MYSQL_PROFILE set: wall time per kind of statement ("what"),
-	 * printed to stderr at close; a developer's tool, off by default. */
+	 * printed to stderr at close; a developer's tool, off by default
+	 * (bench_mysql switches it on through mysql_internal.h, unprinted). */
 	bool profile;
+	bool profile_print;
 	/* MariaDB's bulk protocol (array binding, one COM_STMT_BULK_EXECUTE
 	 * per table per batch): see "The bulk path" in docs/store-mysql.md.
 	 * bulk: the writes that need no ids (entities, closures) use it;
@@ -149,11 +151,7 @@ struct keel_mysql_store {
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
 	struct keel_mysql_col *cols; /* column-wise parameter arrays */
 	size_t cols_cap;	     /* rows each column array holds */
-	struct {
-		const char *what;
-		double seconds;
-		uint64_t count;
-	} prof[24];
+	struct keel_mysql_prof prof[KEEL_MYSQL_PROF_KINDS];
 };
 
 /* The merge, with the new row as VALUES(col) (MariaDB, MySQL before
