@@ -53,6 +53,8 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 	keel_prep_init(&ing->prep, o->cartridge, &ing->report);
 	ing->prep.position_word = ing->opt.position_word;
 	ing->prep.max_line = ing->opt.max_line;
+	ing->prep.max_envelope = s->max_envelope;
+	ing->prep.max_envelope_why = s->max_envelope_why;
 	ing->prep.on_reject = ing->opt.on_reject;
 	ing->prep.reject_userdata = ing->opt.reject_userdata;
 	ing->prep.defer_hash = s->ops->hashes_on_demand;

@@ -112,6 +112,15 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	memset(ev, 0, sizeof *ev);
 	/* Compacted first: the operations' values can then point into it. */
 	ev->envelope = keel_prep_compact(&p->doc, a);
+	if (p->max_envelope && ev->envelope.len > p->max_envelope) {
+		keel_buf_addf(&p->msg,
+			      "envelope of %zu bytes (compacted) is longer than the store "
+			      "takes: at most %zu bytes (%s)",
+			      ev->envelope.len, p->max_envelope,
+			      p->max_envelope_why ? p->max_envelope_why : "its limit");
+		keel_prep_reject(p, position, env.id, text, len);
+		return NULL;
+	}
 	if (p->doc.compact)
 		env.copy = ev->envelope.ptr;
 	enum keel_run_result run =

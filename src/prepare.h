@@ -16,6 +16,8 @@ struct keel_prep {
 	const struct keel_cartridge *cartridge; /* borrowed */
 	const char *position_word;		/* "line", "index", "event" */
 	size_t max_line;			/* 0: no limit */
+	size_t max_envelope;	  /* compacted; 0: no limit (the store's) */
+	const char *max_envelope_why; /* the store's reason, for the message */
 	keel_reject_fn on_reject;		/* may be NULL */
 	void *reject_userdata;
 	struct keel_report *report; /* read and rejected are counted here */

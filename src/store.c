@@ -52,6 +52,8 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	keel_buf_init(&s->errmsg);
 	s->statements = 0;
 	s->in_tx = false;
+	s->max_envelope = 0;
+	s->max_envelope_why = NULL;
 }
 
 void keel_store_base_free(struct keel_store *s)

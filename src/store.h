@@ -163,6 +163,13 @@ struct keel_store {
 	struct keel_buf errmsg;
 	uint64_t statements; /* SQL statements executed */
 	bool in_tx;
+	/* The longest compacted envelope the store can write (0: no limit),
+	 * and why, for the message that rejects a longer one: an event the
+	 * store cannot take must be rejected alone, before its batch, not
+	 * fail the batch (docs/store-mysql.md, "Large events"). Set when
+	 * the store opens; ingesters read it when they are created. */
+	size_t max_envelope;
+	const char *max_envelope_why;
 };
 
 /* For backends: initialise the base, set the message. */

@@ -46,6 +46,41 @@ url=$($KEEL_TEST_MYSQL_FRESH)
 "$KEEL" dump --store "$url" >"$dir/loaded.dump"
 cmp "$dir/ref.dump" "$dir/loaded.dump" || fail "load into mysql changed the dump"
 
+# An event too long for one statement on this server (half its
+# max_allowed_packet, less room for the row) is rejected alone, naming its
+# line and the rule; the events around it go in (exit 3: some rejected).
+# Without the rule it failed its batch with mysql error 1153 and the input
+# stopped there.
+packet=$("$KEEL_MYSQL_SCRIPT" sql "$KEEL_TEST_MYSQL_DIR" "SELECT @@max_allowed_packet" | tail -n 1)
+max=$(((packet - 4096 - 4096) / 2))
+big=$dir/big.ndjson
+head -n 300 "$in" >"$big"
+python3 - "$big" "$max" <<'PY'
+import json, sys
+path, size = sys.argv[1], int(sys.argv[2]) + 1
+head = '{"id":"too-long","tenant":"tenant-00","type":"fleet.vehicle.fuel_reported","time":"2026-01-01T00:00:00Z","data":{"vehicle_id":"V-0001","fuel_pct":1,"note":"'
+tail = '"}}'
+line = head + 'x' * (size - len(head) - len(tail)) + tail
+assert len(line) == size and json.loads(line)
+with open(path, "a") as f:
+    f.write(line + "\n")
+PY
+tail -n 20 "$in" >>"$big"
+url=$($KEEL_TEST_MYSQL_FRESH)
+set +e
+"$KEEL" ingest "$big" --max-line 64M --store "$url" --rejects "$dir/rejects" 2>"$dir/report"
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "long event: exit $rc: $(cat "$dir/report")"
+grep -q '^read 321 events' "$dir/report" || fail "long event: $(cat "$dir/report")"
+grep -q ', rejected 1$' "$dir/report" || fail "long event: $(cat "$dir/report")"
+accepted=$(sed -n 's/^accepted \([0-9]*\),.*/\1/p' "$dir/report")
+duplicates=$(sed -n 's/.*duplicates \([0-9]*\) .*/\1/p' "$dir/report")
+[ $((accepted + duplicates)) -eq 320 ] || fail "long event: $(cat "$dir/report")"
+expected="line 301: event \"too-long\": envelope of $((max + 1)) bytes (compacted) is longer than the store takes: at most $max bytes (half the mysql server's max_allowed_packet, less room for the rest of its row)"
+got=$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 1; print(r[0]["position"], r[0]["error"])' "$dir/rejects")
+[ "$got" = "301 $expected" ] || fail "long event rejected as: $got"
+
 # bad stores: exit 1, one line naming the store, the password hidden
 set +e
 "$KEEL" ingest "$in" --store "mysql://keel:secret@127.0.0.1:1/keel" 2>"$dir/err"

@@ -76,6 +76,114 @@ char *keel_test_dump(struct keel_store *s, const char *tenant)
 	return buf;
 }
 
+/* A fuel report of exactly `size` bytes, written compact (so that its
+ * compacted envelope is the line itself), or a short one when size is 0.
+ * The note is \" pairs: two bytes each in the envelope, four once escaped
+ * for an SQL literal, the worst case of escaping. */
+static char *large_line(int i, size_t size)
+{
+	char head[256];
+	int n = snprintf(head, sizeof head,
+			 "{\"id\":\"e%d\",\"tenant\":\"t1\",\"type\":"
+			 "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:%02dZ\","
+			 "\"data\":{\"vehicle_id\":\"V%d\",\"fuel_pct\":%d,\"note\":\"",
+			 i, i, i % 2 + 1, i);
+	static const char tail[] = "\"}}";
+	size_t fixed = (size_t)n + strlen(tail);
+	if (!size)
+		size = fixed;
+	assert_true(fixed <= size);
+	char *line = malloc(size + 1), *p = line;
+	memcpy(p, head, (size_t)n);
+	p += n;
+	size_t fill = size - fixed;
+	for (size_t k = 0; k < fill / 2; k++) {
+		*p++ = '\\';
+		*p++ = '"';
+	}
+	if (fill % 2)
+		*p++ = 'x';
+	memcpy(p, tail, sizeof tail);
+	assert_int_equal(strlen(line), size);
+	return line;
+}
+
+struct large_rejects {
+	size_t n;
+	uint64_t position;
+	char message[512];
+};
+
+static void large_reject(void *ud, uint64_t position, const char *id,
+			 const char *message, const char *input, size_t input_len)
+{
+	(void)id;
+	(void)input;
+	(void)input_len;
+	struct large_rejects *r = ud;
+	if (r->n++ == 0) {
+		r->position = position;
+		snprintf(r->message, sizeof r->message, "%s", message);
+	}
+}
+
+/* Lines [0, n) but skip into s; the report. */
+static struct keel_report large_ingest(struct keel_store *s, char **lines, size_t n,
+				       size_t skip, struct large_rejects *r)
+{
+	static struct keel_cartridge *fleet;
+	char *err = NULL;
+	if (!fleet && keel_cartridge_load("fleet", &fleet, &err))
+		fail_msg("fleet: %s", err);
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {
+	    .cartridge = fleet, .batch = 500, .on_reject = large_reject, .reject_userdata = r};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	for (size_t i = 0; i < n; i++)
+		if (i != skip)
+			assert_int_equal(keel_ingest_add(ing, lines[i], strlen(lines[i]), i + 1),
+					 0);
+	if (keel_ingest_flush(ing))
+		fail_msg("flush: %s", keel_ingest_errmsg(ing));
+	struct keel_report rep = *keel_ingest_report(ing);
+	keel_ingest_free(ing);
+	return rep;
+}
+
+/* See support.h. */
+void keel_test_large_events(struct keel_store *s, size_t max, const char *why)
+{
+	char *lines[30];
+	for (int i = 1; i <= 30; i++)
+		lines[i - 1] = large_line(i, i == 11 ? max : i == 21 ? max + 1 : 0);
+	struct keel_store *mem;
+	char *err = NULL;
+	assert_int_equal(keel_store_open("memory:", &mem, &err), 0);
+	struct large_rejects none = {0}, r = {0};
+	large_ingest(mem, lines, 30, 20, &none);
+	assert_int_equal(none.n, 0);
+	char *ref = keel_test_dump(mem, NULL);
+	keel_store_close(mem);
+
+	struct keel_report rep = large_ingest(s, lines, 30, SIZE_MAX, &r);
+	assert_int_equal(rep.accepted, 29);
+	assert_int_equal(rep.rejected, 1);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.position, 21);
+	char expected[512];
+	snprintf(expected, sizeof expected,
+		 "line 21: event \"e21\": envelope of %zu bytes (compacted) is longer than "
+		 "the store takes: at most %zu bytes (%s)",
+		 max + 1, max, why);
+	assert_string_equal(r.message, expected);
+	char *d = keel_test_dump(s, NULL);
+	assert_string_equal(d, ref);
+	free(d);
+	free(ref);
+	for (int i = 0; i < 30; i++)
+		free(lines[i]);
+}
+
 /* See support.h. */
 struct keel_cartridge *keel_test_fleet_cartridge(const char *from, const char *to)
 {

@@ -34,6 +34,14 @@ int keel_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The canonical dump of a store as a malloc'd string. */
 char *keel_test_dump(struct keel_store *s, const char *tenant);
 
+/* The rule for events a store cannot write (store.h, max_envelope): 30 fuel
+ * reports of one tenant go into s at batch 500, line 11's envelope exactly
+ * max bytes compacted, line 21's one byte more. Asserts that line 21 alone
+ * is rejected, with its line, its id and the rule ("at most MAX bytes
+ * (why)"), and that s then dumps exactly as a memory store given the other
+ * 29 (so line 11 is stored whole). */
+void keel_test_large_events(struct keel_store *s, size_t max, const char *why);
+
 /* cartridges/fleet.json compiled, with every occurrence of from replaced by
  * to (no longer than from) when from is not NULL. */
 struct keel_cartridge *keel_test_fleet_cartridge(const char *from, const char *to);

@@ -1215,6 +1215,22 @@ static void locked_database_names_the_store(void **state)
 	fx_close(&f);
 }
 
+/* An event longer than SQLite takes is rejected alone, with its line and
+ * the rule, and the rest goes in; one at the limit is stored whole (its
+ * row, with the other columns, still fits). Without the rule it failed its
+ * whole batch with SQLITE_TOOBIG. */
+static void large_events_are_rejected_alone(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	const int limit = 65536;
+	keel_store_sqlite_set_length_limit(f.s, limit);
+	keel_test_large_events(f.s, (size_t)limit - 4096,
+			       "SQLite's length limit, less room for the rest of its row");
+	fx_close(&f);
+}
+
 static void failed_write_rolls_back_whole(void **state)
 {
 	(void)state;
@@ -1322,6 +1338,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(write_back_is_a_handful_of_statements),
     cmocka_unit_test(locked_database_names_the_store),
     cmocka_unit_test(failed_write_rolls_back_whole),
+    cmocka_unit_test(large_events_are_rejected_alone),
     cmocka_unit_test(checkpointer_follows_sqlite_files_only),
 };
 KEEL_TEST_MAIN(tests)

@@ -1471,7 +1471,9 @@ size_t keel_store_mysql_packet_limit(const struct keel_store *s)
 
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes)
 {
-	keel_mysql_downcast(s)->packet = bytes;
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	m->packet = bytes;
+	keel_mysql_set_max_envelope(m);
 }
 
 struct keel_mysql_exec_ctx {

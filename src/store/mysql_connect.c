@@ -142,6 +142,18 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 	}
 }
 
+/* An event's row must fit in one statement, on the text path too, where
+ * escaping may double the envelope: half the packet, less room for the
+ * row's other columns (each at most a few hundred bytes). One rule for
+ * both paths, so that a server accepts the same events whichever path a
+ * connection writes by (docs/store-mysql.md, "Large events"). */
+void keel_mysql_set_max_envelope(struct keel_mysql_store *m)
+{
+	m->base.max_envelope = m->packet > 8192 ? (m->packet - 4096) / 2 : 2048;
+	m->base.max_envelope_why = "half the mysql server's max_allowed_packet, less room "
+				   "for the rest of its row";
+}
+
 static int keel_mysql_settings_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
 				   const unsigned long *len, unsigned ncols)
 {
@@ -150,6 +162,7 @@ static int keel_mysql_settings_row(struct keel_mysql_store *m, void *ud, MYSQL_R
 	uint64_t packet = row[0] ? keel_mysql_u64(row[0], len[0]) : 0;
 	/* Leave room for the packet header and our own estimate's slack. */
 	m->packet = packet > 65536 ? (size_t)packet - 4096 : 16384;
+	keel_mysql_set_max_envelope(m);
 	m->autoinc_step = row[1] ? keel_mysql_i64(row[1], len[1]) : 1;
 	if (m->autoinc_step < 1)
 		m->autoinc_step = 1;

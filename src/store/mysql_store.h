@@ -218,6 +218,7 @@ int keel_mysql_error(struct keel_mysql_store *m, const char *what, unsigned e,
 		     const char *text);
 int keel_mysql_fail(struct keel_mysql_store *m, const char *what);
 double keel_mysql_now(void);
+void keel_mysql_set_max_envelope(struct keel_mysql_store *m);
 void keel_mysql_prof_add(struct keel_mysql_store *m, const char *what, double t0);
 void keel_mysql_prof_print(const struct keel_mysql_store *m);
 int keel_mysql_run(struct keel_mysql_store *m, const char *sql, size_t len,

@@ -70,6 +70,18 @@ static void keel_sqlite_close(struct keel_store *bs)
 	free(s);
 }
 
+
+/* The longest envelope the store takes: SQLite refuses any value or row
+ * longer than its length limit (SQLITE_TOOBIG), which would fail the
+ * whole batch; the event's other columns are at most a few hundred bytes. */
+static void keel_sqlite_set_max_envelope(struct keel_sqlite_store *s)
+{
+	int limit = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, -1);
+	s->base.max_envelope = limit > 8192 ? (size_t)limit - 4096 : 4096;
+	s->base.max_envelope_why = "SQLite's length limit, less room for the rest of "
+				   "its row";
+}
+
 static int keel_sqlite_open(const char *url, struct keel_store **out,
 			    struct keel_buf *err)
 {
@@ -105,6 +117,7 @@ static int keel_sqlite_open(const char *url, struct keel_store **out,
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
+	keel_sqlite_set_max_envelope(s);
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
 		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
@@ -551,6 +564,13 @@ const struct keel_store_ops keel_store_sqlite_ops = {
 sqlite3 *keel_store_sqlite_db(struct keel_store *bs)
 {
 	return keel_sqlite_downcast(bs)->db;
+}
+
+void keel_store_sqlite_set_length_limit(struct keel_store *bs, int bytes)
+{
+	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, bytes);
+	keel_sqlite_set_max_envelope(s);
 }
 
 void keel_store_sqlite_open_rows(struct keel_store *bs, bool forget, uint64_t *hits,

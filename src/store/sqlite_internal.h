@@ -17,6 +17,10 @@ struct keel_store;
 /* The store's connection; the store must be a sqlite: store. */
 sqlite3 *keel_store_sqlite_db(struct keel_store *s);
 
+/* Lowers SQLite's length limit (SQLITE_LIMIT_LENGTH) and the longest
+ * envelope the store takes with it; ingesters created afterwards use it. */
+void keel_store_sqlite_set_length_limit(struct keel_store *s, int bytes);
+
 /* The store's memory of recently touched timelines' last rows
  * (open_rows.h): how often a prefetch found a timeline there or not; with
  * forget, it is emptied first, so that the next prefetch reads them all. */
