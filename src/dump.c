@@ -576,6 +576,11 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 		rc = load_fail(L, "field \"envelope\": its id, tenant, type or time "
 				  "differs from the record's");
 	}
+	if (rc == 0 && L->s->max_envelope && L->tmp.len > L->s->max_envelope)
+		rc = load_fail(L,
+			       "field \"envelope\": %zu bytes (compacted), longer than the "
+			       "store takes: at most %zu bytes (%s)",
+			       L->tmp.len, L->s->max_envelope, L->s->max_envelope_why);
 	if (rc)
 		return rc;
 	if ((rc = load_check_order(L, KEEL_REC_EVENT, tenant, KEEL_STR_NULL,

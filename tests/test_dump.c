@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "overlay.h"
 #include "store.h"
+#include "store/sqlite_internal.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -530,6 +531,64 @@ static void load_rejects_bad_records(void **state)
 	}
 }
 
+/* An event record whose envelope is longer than the store can write (see
+ * store.h, max_envelope) fails the load with its line and the rule, as any
+ * bad record does, instead of the store's own error; one under the limit
+ * loads and dumps back byte for byte. */
+static void load_refuses_an_envelope_longer_than_the_store_takes(void **state)
+{
+	(void)state;
+	char *dir = keel_test_tmpdir(), url[4200];
+	snprintf(url, sizeof url, "sqlite:%s/keel.db", dir);
+	struct keel_store *s;
+	char *err = NULL;
+	assert_int_equal(keel_store_open(url, &s, &err), 0);
+	keel_store_sqlite_set_length_limit(s, 65536);
+	const size_t max = 65536 - 4096;
+	for (int over = 0; over < 2; over++) {
+		/* the envelope as the dump writes it: compact, keys in order */
+		size_t note = over ? max : 30000;
+		struct keel_buf b;
+		keel_buf_init(&b);
+		keel_buf_addf(&b,
+			      "{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"e%d\","
+			      "\"event_type\":\"x.y\",\"time\":\"2026-01-01T00:00:00Z\","
+			      "\"envelope\":",
+			      over);
+		size_t env_start = b.len;
+		keel_buf_addf(&b,
+			      "{\"specversion\":\"1.0\",\"id\":\"e%d\",\"tenant\":\"t\","
+			      "\"type\":\"x.y\",\"time\":\"2026-01-01T00:00:00Z\","
+			      "\"data\":{\"note\":\"",
+			      over);
+		for (size_t i = 0; i < note; i++)
+			keel_buf_addc(&b, 'x');
+		keel_buf_adds(&b, "\"}}");
+		size_t env_len = b.len - env_start;
+		keel_buf_adds(&b, "}\n");
+		int rc = load_text(s, b.data);
+		if (over) {
+			assert_int_equal(rc, KEEL_EDUMP);
+			char expected[512];
+			snprintf(expected, sizeof expected,
+				 "line 1: field \"envelope\": %zu bytes (compacted), longer "
+				 "than the store takes: at most %zu bytes (SQLite's length "
+				 "limit, less room for the rest of its row)",
+				 env_len, max);
+			assert_string_equal(keel_store_errmsg(s), expected);
+		} else {
+			assert_int_equal(rc, 0);
+			char *dump = keel_test_dump(s, NULL);
+			assert_string_equal(dump, b.data);
+			free(dump);
+		}
+		keel_buf_free(&b);
+	}
+	keel_store_close(s);
+	keel_test_rmdir(dir);
+	free(dir);
+}
+
 /* The good records of a bad dump's earlier batches stay; the batch that
  * holds the bad record goes. */
 static void load_failure_keeps_earlier_batches(void **state)
@@ -567,6 +626,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(load_of_nothing_is_nothing),
     cmocka_unit_test(load_rejects_bad_records),
     cmocka_unit_test(load_failure_keeps_earlier_batches),
+    cmocka_unit_test(load_refuses_an_envelope_longer_than_the_store_takes),
 };
 
 KEEL_TEST_MAIN(tests)
