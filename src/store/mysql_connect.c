@@ -149,7 +149,7 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
  * connection writes by (docs/store-mysql.md, "Large events"). */
 void keel_mysql_set_max_envelope(struct keel_mysql_store *m)
 {
-	m->base.max_envelope = m->packet > 8192 ? (m->packet - 4096) / 2 : 2048;
+	m->base.max_envelope = m->packet > 8192 ? (m->packet - 4096) / 2 : m->packet / 4;
 	m->base.max_envelope_why = "half the mysql server's max_allowed_packet, less room "
 				   "for the rest of its row";
 }

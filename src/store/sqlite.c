@@ -77,7 +77,7 @@ static void keel_sqlite_close(struct keel_store *bs)
 static void keel_sqlite_set_max_envelope(struct keel_sqlite_store *s)
 {
 	int limit = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, -1);
-	s->base.max_envelope = limit > 8192 ? (size_t)limit - 4096 : 4096;
+	s->base.max_envelope = limit > 8192 ? (size_t)limit - 4096 : (size_t)limit / 2;
 	s->base.max_envelope_why = "SQLite's length limit, less room for the rest of "
 				   "its row";
 }
