@@ -320,6 +320,46 @@ int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v)
 	return rc;
 }
 
+/* One row of a timeline, its columns in the tables' order: seq (with_seq),
+ * tenant, subject, the predicate or relation, then a fact's value
+ * (with_value) or a relation's object and linked, valid_from, valid_to,
+ * asserted_by and closed_by as given. */
+static int keel_mysql_bulk_timeline_row(struct keel_mysql_bulk *b,
+					const struct keel_row *row, bool with_seq,
+					bool with_value, struct keel_str closed_by)
+{
+	const struct keel_timeline *tl = row->timeline;
+	bool fact = tl->kind == KEEL_ROW_FACT;
+	size_t r;
+	int rc = keel_mysql_bulk_row(
+	    b,
+	    keel_mysql_bulk_size(tl->tenant) + keel_mysql_bulk_size(tl->subject) +
+		keel_mysql_bulk_size(tl->name) + keel_mysql_bulk_size(tl->object) +
+		(with_value ? keel_mysql_bulk_size(row->value) : 0) +
+		keel_mysql_bulk_size(row->asserted_by) + keel_mysql_bulk_size(closed_by) +
+		40,
+	    &r);
+	if (rc)
+		return rc;
+	size_t c = 0;
+	if (with_seq)
+		keel_mysql_bulk_num(b, r, c++, row->seq);
+	keel_mysql_bulk_str(b, r, c++, tl->tenant);
+	keel_mysql_bulk_str(b, r, c++, tl->subject);
+	keel_mysql_bulk_str(b, r, c++, tl->name);
+	if (!fact) {
+		keel_mysql_bulk_str(b, r, c++, tl->object);
+		keel_mysql_bulk_num(b, r, c++, row->linked ? 1 : 0);
+	} else if (with_value) {
+		keel_mysql_bulk_str(b, r, c++, row->value);
+	}
+	keel_mysql_bulk_num(b, r, c++, row->valid_from);
+	keel_mysql_bulk_num(b, r, c++, row->valid_to);
+	keel_mysql_bulk_str(b, r, c++, row->asserted_by);
+	keel_mysql_bulk_str(b, r, c, closed_by);
+	return 0;
+}
+
 /* New rows of one kind, in creation order: v holds them. */
 int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
 			 enum keel_row_kind kind)
@@ -335,33 +375,8 @@ int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_row *row = v->items[i];
-		const struct keel_timeline *tl = row->timeline;
-		size_t r;
-		rc = keel_mysql_bulk_row(
-		    &b,
-		    keel_mysql_bulk_size(tl->tenant) + keel_mysql_bulk_size(tl->subject) +
-			keel_mysql_bulk_size(tl->name) +
-			keel_mysql_bulk_size(tl->object) +
-			keel_mysql_bulk_size(row->value) +
-			keel_mysql_bulk_size(row->asserted_by) +
-			keel_mysql_bulk_size(keel_mysql_stored_closed_by(row)) + 30,
-		    &r);
-		if (rc)
-			break;
-		size_t c = 0;
-		keel_mysql_bulk_str(&b, r, c++, tl->tenant);
-		keel_mysql_bulk_str(&b, r, c++, tl->subject);
-		keel_mysql_bulk_str(&b, r, c++, tl->name);
-		if (fact) {
-			keel_mysql_bulk_str(&b, r, c++, row->value);
-		} else {
-			keel_mysql_bulk_str(&b, r, c++, tl->object);
-			keel_mysql_bulk_num(&b, r, c++, row->linked ? 1 : 0);
-		}
-		keel_mysql_bulk_num(&b, r, c++, row->valid_from);
-		keel_mysql_bulk_num(&b, r, c++, row->valid_to);
-		keel_mysql_bulk_str(&b, r, c++, row->asserted_by);
-		keel_mysql_bulk_str(&b, r, c, keel_mysql_stored_closed_by(row));
+		rc = keel_mysql_bulk_timeline_row(&b, row, false, true,
+						  keel_mysql_stored_closed_by(row));
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
@@ -382,31 +397,7 @@ int keel_mysql_bulk_close(struct keel_mysql_store *m, struct keel_ptrvec *v,
 	int rc = 0;
 	for (size_t i = 0; i < v->len && rc == 0; i++) {
 		const struct keel_row *row = v->items[i];
-		const struct keel_timeline *tl = row->timeline;
-		size_t r;
-		rc = keel_mysql_bulk_row(&b,
-					 keel_mysql_bulk_size(tl->tenant) +
-					     keel_mysql_bulk_size(tl->subject) +
-					     keel_mysql_bulk_size(tl->name) +
-					     keel_mysql_bulk_size(tl->object) +
-					     keel_mysql_bulk_size(row->asserted_by) +
-					     keel_mysql_bulk_size(row->closed_by) + 40,
-					 &r);
-		if (rc)
-			break;
-		size_t c = 0;
-		keel_mysql_bulk_num(&b, r, c++, row->seq);
-		keel_mysql_bulk_str(&b, r, c++, tl->tenant);
-		keel_mysql_bulk_str(&b, r, c++, tl->subject);
-		keel_mysql_bulk_str(&b, r, c++, tl->name);
-		if (!fact) {
-			keel_mysql_bulk_str(&b, r, c++, tl->object);
-			keel_mysql_bulk_num(&b, r, c++, row->linked ? 1 : 0);
-		}
-		keel_mysql_bulk_num(&b, r, c++, row->valid_from);
-		keel_mysql_bulk_num(&b, r, c++, row->valid_to);
-		keel_mysql_bulk_str(&b, r, c++, row->asserted_by);
-		keel_mysql_bulk_str(&b, r, c, row->closed_by);
+		rc = keel_mysql_bulk_timeline_row(&b, row, true, false, row->closed_by);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
