@@ -256,22 +256,12 @@ static inline const char *skip_inner_ws(const char *s, const char *end, bool *sp
 	return t;
 }
 
-static inline int hex_val(unsigned char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Reads the four hex digits after "\u"; -1 if they are not all hex. */
 static long hex4(const char *s)
 {
 	long v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hex_val((unsigned char)s[i]);
+		int h = keel_hex_digit(s[i]);
 		if (h < 0)
 			return -1;
 		v = (v << 4) | h;
@@ -382,7 +372,7 @@ static int scan_escape(struct parser *p, const char *q, const char **sp, char **
 		/* Cut short by the end of input, or by a non-hex byte such
 		 * as the closing quote: the latter is a bad escape. */
 		for (const char *t = s + 2; t < end; t++)
-			if (hex_val((unsigned char)*t) < 0)
+			if (keel_hex_digit(*t) < 0)
 				return fail(p, s, "invalid escape");
 		return fail(p, q, "unterminated string");
 	}
