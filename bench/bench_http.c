@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/server_bench.h"
 #include "keel.h"
 #include "util.h"
 
@@ -61,7 +62,7 @@ static void corpus_make(struct corpus *c, uint64_t events, uint64_t seed)
 {
 	size_t size = 0;
 	FILE *f = open_memstream(&c->text, &size);
-	struct keel_generate_options go = {.events = events, .tenants = 4, .seed = seed};
+	struct keel_generate_options go = {.size = sizeof go, .events = events, .tenants = 4, .seed = seed};
 	if (!f || keel_generate_fleet(&go, f) != 0) {
 		fprintf(stderr, "bench_http: cannot generate events\n");
 		exit(1);
@@ -327,15 +328,15 @@ struct opts {
 static struct keel_server *serve(const struct opts *o, const char *url, bool null_mode)
 {
 	struct keel_server_options so = {
+		.size = sizeof so,
 		.listen = "127.0.0.1:0",
 		.store_url = url,
 		.threads = o->threads,
 		.max_per_ip = 1000,
-		.null_mode = null_mode,
 	};
 	struct keel_server *srv = NULL;
 	char *err = NULL;
-	if (keel_server_start(&so, &srv, &err) != 0) {
+	if (keel_server_start_null_mode(&so, null_mode, &srv, &err) != 0) {
 		fprintf(stderr, "bench_http: %s\n", err);
 		exit(1);
 	}
@@ -393,7 +394,7 @@ static void direct(const char *url, const struct corpus *c, struct run *out)
 		fprintf(stderr, "bench_http: %s\n", err ? err : "cannot open");
 		exit(1);
 	}
-	struct keel_ingest_options io = {.cartridge = cart, .batch = 1000,
+	struct keel_ingest_options io = {.size = sizeof io, .cartridge = cart, .batch = 1000,
 					 .position_word = "index"};
 	keel_ingest_new(s, &io, &ing);
 	memset(out, 0, sizeof *out); /* no latencies: lat stays NULL */

@@ -63,6 +63,7 @@ static void generate(const char *path, uint64_t events, double late, double dups
 	if (!f)
 		die("cannot write input");
 	const struct keel_generate_options o = {
+		.size = sizeof o,
 		.events = events, .tenants = 1, .seed = 1, .late = late, .duplicates = dups};
 	if (keel_generate_fleet(&o, f) != 0)
 		die("generate failed");
@@ -153,7 +154,7 @@ static double bench_memory(const char *buf, size_t len, uint64_t *accepted)
 	struct keel_ingest *ing;
 	if (keel_store_open("memory:", &s, NULL) || keel_cartridge_load("fleet", &c, NULL))
 		die("memory store");
-	const struct keel_ingest_options o = {.cartridge = c, .batch = 500};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = 500};
 	keel_ingest_new(s, &o, &ing);
 	double t0 = now();
 	uint64_t lineno = 0;
@@ -179,7 +180,7 @@ static double bench_memory_pipeline(const char *buf, size_t len, uint64_t *accep
 	struct keel_workers *w;
 	if (keel_cartridge_load("fleet", &c, NULL))
 		die("cartridge");
-	const struct keel_ingest_options o = {.cartridge = c, .batch = 500};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = 500};
 	double t0 = now();
 	if (keel_workers_new("memory:", &o, 2, KEEL_WORKERS_PIPELINE, &w, NULL))
 		die("memory workers");

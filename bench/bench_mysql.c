@@ -102,6 +102,7 @@ static void generate(const char *path, uint64_t events)
 	if (!f)
 		die("cannot write %s", path);
 	const struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = events, .tenants = 1, .seed = 1, .late = 0.0, .duplicates = 0.0};
 	if (keel_generate_fleet(&o, f) != 0)
 		die("generate failed");
@@ -191,7 +192,7 @@ static void ingest(struct keel_store *s, const char *path, size_t batch, struct 
 	if (keel_reader_open(path, 0, &rd, &err))
 		die("%s", err);
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet, .batch = batch};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet, .batch = batch};
 	if (keel_ingest_new(s, &o, &ing))
 		die("ingest_new failed");
 	const char *line;

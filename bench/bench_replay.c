@@ -75,6 +75,7 @@ static void input_generate(struct input *in, uint64_t events, uint32_t tenants)
 	memset(in, 0, sizeof *in);
 	FILE *f = open_memstream(&in->text, &in->len);
 	const struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = events, .tenants = tenants, .seed = 1};
 	if (!f || keel_generate_fleet(&o, f) != 0)
 		die("generate failed");
@@ -211,7 +212,7 @@ static void ingest(const char *url, const struct keel_cartridge *cart,
 		   const struct input *in, struct run *r)
 {
 	struct keel_store *s = open_store(url);
-	struct keel_ingest_options o = {.cartridge = cart, .batch = 500};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart, .batch = 500};
 	struct keel_ingest *ing = NULL;
 	if (keel_ingest_new(s, &o, &ing))
 		die("keel_ingest_new");
@@ -232,7 +233,7 @@ static void bulk(const char *url, const struct keel_cartridge *cart,
 		 const struct input *in, struct run *r, char *method, size_t mlen)
 {
 	struct keel_store *s = open_store(url);
-	struct keel_ingest_options o = {.cartridge = cart};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart};
 	struct keel_bulk *b = NULL;
 	if (keel_bulk_new(s, &o, &b))
 		die("keel_bulk_new");
@@ -257,7 +258,7 @@ static struct keel_replay_report *replay(const char *url,
 					 struct run *r)
 {
 	struct keel_store *s = open_store(url);
-	struct keel_replay_options o = {.cartridge = cart};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = cart};
 	struct keel_replay_report *rep = NULL;
 	double t, c, sv;
 	run_begin(r, &t, &c, &sv);
@@ -304,7 +305,7 @@ static void workers(const char *url, const struct keel_cartridge *cart,
 		ingest(url, cart, in, r);
 		return;
 	}
-	struct keel_ingest_options o = {.cartridge = cart, .batch = 500};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart, .batch = 500};
 	struct keel_workers *w = NULL;
 	char *err = NULL;
 	if (keel_workers_new(url, &o, n, KEEL_WORKERS_AUTO, &w, &err))

@@ -19,7 +19,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct keel_export_options o = {.format = KEEL_EXPORT_NDJSON, .out = stdout};
+	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_NDJSON, .out = stdout};
 	const char *url = NULL, *format = NULL;
 	const char *why = NULL;
 	int c;

@@ -21,7 +21,7 @@ static int generate_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct keel_generate_options o = {.tenants = 1, .seed = 1};
+	struct keel_generate_options o = {.size = sizeof o, .tenants = 1, .seed = 1};
 	bool have_events = false;
 	const char *output = NULL;
 	uint64_t v;

@@ -584,6 +584,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		}
 	}
 	struct keel_ingest_options o = {
+	    .size = sizeof o,
 	    .cartridge = cart,
 	    .batch = (size_t)a.batch,
 	    .max_line = (size_t)a.max_line,

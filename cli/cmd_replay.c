@@ -141,6 +141,7 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 		}
 	}
 	struct keel_replay_options o = {
+	    .size = sizeof o,
 	    .cartridge = cart,
 	    .dry_run = dry_run,
 	    .on_reject = replay_on_reject,

@@ -24,7 +24,6 @@ enum {
 	OPT_HEADER,
 	OPT_REQUEST,
 	OPT_GRACE,
-	OPT_NULL,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -53,13 +52,10 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"header-timeout", required_argument, NULL, OPT_HEADER},
 		{"request-timeout", required_argument, NULL, OPT_REQUEST},
 		{"grace", required_argument, NULL, OPT_GRACE},
-		/* Benchmarks only: answer POSTs without ingesting (not in
-		 * --help; docs/http.md, "Benchmarks"). */
-		{"null", no_argument, NULL, OPT_NULL},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct keel_server_options o = {0};
+	struct keel_server_options o = {.size = sizeof o};
 	o.log = stderr;
 	uint64_t size;
 	int c;
@@ -122,9 +118,6 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_GRACE:
 			name = "grace";
 			ok = parse_uint(optarg, 86400, &o.grace);
-			break;
-		case OPT_NULL:
-			o.null_mode = true;
 			break;
 		case 'h':
 			cli_help(cmd, stdout);

@@ -21,7 +21,7 @@ static int version_run(const struct keel_cmd *cmd, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-	printf("keel %s\n", KEEL_VERSION);
+	printf("keel %s\n", keel_version());
 	return cli_finish_stdout(cmd, CLI_OK);
 }
 

@@ -49,6 +49,7 @@ static void run_events(const struct keel_cartridge *cart)
 	CHECK(keel_store_open("memory:", &s, NULL) == 0);
 	uint64_t rejects = 0;
 	struct keel_ingest_options o = {
+	    .size = sizeof o,
 	    .cartridge = cart, .batch = 2, .on_reject = count_reject, .reject_userdata = &rejects};
 	struct keel_ingest *ing;
 	CHECK(keel_ingest_new(s, &o, &ing) == 0);

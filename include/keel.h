@@ -26,7 +26,31 @@
 extern "C" {
 #endif
 
+/* Every function of this header is marked KEEL_API: libkeel.so exports
+ * these and nothing else (it is built with hidden visibility). */
+#if defined(__GNUC__) || defined(__clang__)
+#define KEEL_API __attribute__((visibility("default")))
+#else
+#define KEEL_API
+#endif
+
+/* The version of this header: the one version of Keel (the build takes it
+ * from here). keel_version() answers the version of the library a program
+ * runs with, which can differ from the header it was compiled with. */
 #define KEEL_VERSION "0.1.0"
+KEEL_API const char *keel_version(void);
+
+/* Options structs (keel_ingest_options, keel_replay_options,
+ * keel_export_options, keel_generate_options, keel_server_options) begin
+ * with `size_t size`, which the caller sets to the size of the struct it
+ * was compiled with:
+ *
+ *     struct keel_export_options o = {.size = sizeof o, .format = ...};
+ *
+ * Later versions only add fields at the end, so a program built against an
+ * older header keeps working: the fields it does not know take their
+ * defaults (zero). A size of 0 (the field left unset) or larger than the
+ * library knows is refused with KEEL_EINVAL. */
 
 /* Errors: numbers never change; 0 is success. */
 #define KEEL_ERRNO_MAP(XX)                                                \
@@ -48,8 +72,8 @@ enum keel_error {
 };
 
 /* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
-const char *keel_err_name(int code);
-const char *keel_strerror(int code);
+KEEL_API const char *keel_err_name(int code);
+KEEL_API const char *keel_strerror(int code);
 
 /* ---------------------------------------------------------------- time */
 
@@ -59,16 +83,16 @@ const char *keel_strerror(int code);
  * the sixth are truncated; years outside 0001-9999, impossible dates and
  * leap seconds are rejected. On failure returns KEEL_EINVAL and, if why is
  * not NULL, points it at a static description of the rule broken. */
-int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why);
+KEEL_API int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why);
 
 /* Writes the canonical form (YYYY-MM-DDTHH:MM:SSZ, or with .ffffff when the
  * microseconds are not zero) into buf and returns its length; KEEL_TIME_INF
  * is written as "null". buf must hold KEEL_TIME_BUFSZ bytes. */
 #define KEEL_TIME_BUFSZ 40
-size_t keel_time_format(int64_t t, char *buf);
+KEEL_API size_t keel_time_format(int64_t t, char *buf);
 
 /* The current time. */
-int64_t keel_time_now(void);
+KEEL_API int64_t keel_time_now(void);
 
 /* --------------------------------------------------------------- stores */
 
@@ -78,12 +102,12 @@ struct keel_store;
  * the KEEL_STORE environment variable, or "sqlite:keel.db" without it. The
  * schema is created on first use. On failure *out is NULL and *errmsg (if
  * errmsg is not NULL) holds a one-line message to free(). */
-int keel_store_open(const char *url, struct keel_store **out, char **errmsg);
-void keel_store_close(struct keel_store *s);
+KEEL_API int keel_store_open(const char *url, struct keel_store **out, char **errmsg);
+KEEL_API void keel_store_close(struct keel_store *s);
 /* The message of the last failure on s; never NULL. */
-const char *keel_store_errmsg(const struct keel_store *s);
+KEEL_API const char *keel_store_errmsg(const struct keel_store *s);
 /* The number of SQL statements s has executed (0 for the memory store). */
-uint64_t keel_store_statements(const struct keel_store *s);
+KEEL_API uint64_t keel_store_statements(const struct keel_store *s);
 
 /* ----------------------------------------------------------- cartridges */
 
@@ -95,13 +119,13 @@ struct keel_event; /* the event a handler reads */
  * or a path ending in ".so" to a shared object exporting
  * int keel_cartridge_init(struct keel_cartridge *c). A bad cartridge fails
  * here with a message naming the event type, the operation and the field. */
-int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
-			char **errmsg);
+KEEL_API int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
+				 char **errmsg);
 /* Compiles a declarative JSON cartridge from memory. */
-int keel_cartridge_compile(const char *json, size_t len,
-			   struct keel_cartridge **out, char **errmsg);
-void keel_cartridge_free(struct keel_cartridge *c);
-const char *keel_cartridge_name(const struct keel_cartridge *c);
+KEEL_API int keel_cartridge_compile(const char *json, size_t len,
+				    struct keel_cartridge **out, char **errmsg);
+KEEL_API void keel_cartridge_free(struct keel_cartridge *c);
+KEEL_API const char *keel_cartridge_name(const struct keel_cartridge *c);
 
 /* The C handler API beneath the declarative form. A handler is called once
  * per accepted event of its type; it returns 0, or calls keel_ctx_reject and
@@ -111,11 +135,11 @@ typedef int (*keel_handler_fn)(struct keel_ctx *ctx, const struct keel_event *ev
 			       void *userdata);
 
 /* Creates an empty cartridge to which handlers are added. */
-struct keel_cartridge *keel_cartridge_new(const char *name, const char *version);
+KEEL_API struct keel_cartridge *keel_cartridge_new(const char *name, const char *version);
 /* Registers fn for an event type (copied). KEEL_EINVAL if the type already
  * has a handler. */
-int keel_cartridge_on(struct keel_cartridge *c, const char *event_type,
-		      keel_handler_fn fn, void *userdata);
+KEEL_API int keel_cartridge_on(struct keel_cartridge *c, const char *event_type,
+			       keel_handler_fn fn, void *userdata);
 
 /* What an event field holds, as a template renders it. */
 enum keel_value_type {
@@ -138,31 +162,31 @@ struct keel_value {
 /* Looks up an RFC 6901 pointer in the envelope ("/data/vehicle_id").
  * Returns 0, or KEEL_ENOTFOUND. The texts live as long as the call to the
  * handler. */
-int keel_event_get(const struct keel_event *ev, const char *pointer,
-		   struct keel_value *out);
-const char *keel_event_type(const struct keel_event *ev);
-const char *keel_event_id(const struct keel_event *ev);
-const char *keel_event_tenant(const struct keel_event *ev);
-int64_t keel_event_time(const struct keel_event *ev);
+KEEL_API int keel_event_get(const struct keel_event *ev, const char *pointer,
+			    struct keel_value *out);
+KEEL_API const char *keel_event_type(const struct keel_event *ev);
+KEEL_API const char *keel_event_id(const struct keel_event *ev);
+KEEL_API const char *keel_event_tenant(const struct keel_event *ev);
+KEEL_API int64_t keel_event_time(const struct keel_event *ev);
 
 /* Operations, all at the event's time. Strings carry explicit lengths and
  * are copied. value_json is compact JSON text, or NULL for "no value". */
-int keel_ctx_entity(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		    const char *kind, size_t kind_len);
-int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		  const char *predicate, size_t predicate_len,
-		  const char *value_json, size_t value_len);
-int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		   const char *predicate, size_t predicate_len);
-int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		  const char *relation, size_t relation_len, const char *object,
-		  size_t object_len);
-int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject, size_t subject_len,
-		    const char *relation, size_t relation_len, const char *object,
-		    size_t object_len);
+KEEL_API int keel_ctx_entity(struct keel_ctx *ctx, const char *subject,
+			     size_t subject_len, const char *kind, size_t kind_len);
+KEEL_API int keel_ctx_fact(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+			   const char *predicate, size_t predicate_len,
+			   const char *value_json, size_t value_len);
+KEEL_API int keel_ctx_unset(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+			    const char *predicate, size_t predicate_len);
+KEEL_API int keel_ctx_link(struct keel_ctx *ctx, const char *subject, size_t subject_len,
+			   const char *relation, size_t relation_len, const char *object,
+			   size_t object_len);
+KEEL_API int keel_ctx_unlink(struct keel_ctx *ctx, const char *subject,
+			     size_t subject_len, const char *relation,
+			     size_t relation_len, const char *object, size_t object_len);
 /* Rejects the event with a message; returns KEEL_EREJECTED. */
-int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+KEEL_API int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------ ingestion */
 
@@ -196,6 +220,7 @@ typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 				enum keel_ingest_outcome outcome);
 
 struct keel_ingest_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
 	const struct keel_cartridge *cartridge; /* required, borrowed */
 	size_t batch;			 /* events per transaction; 0 = 500 */
 	size_t max_line;		 /* bytes; 0 = 1 MiB */
@@ -220,26 +245,26 @@ struct keel_report {
 };
 
 /* Creates an ingester writing into s (borrowed; must outlive it). */
-int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
-		    struct keel_ingest **out);
+KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
+			     struct keel_ingest **out);
 /* Offers one envelope (one NDJSON line without its newline) found at
  * position (1-based line or 0-based index). A bad envelope is rejected
  * through on_reject and does not fail the call. When the batch is full it is
  * committed; a store failure returns KEEL_ESTORE, the batch is rolled back
  * whole and keel_ingest_errmsg names its range of positions. */
-int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
-		    uint64_t position);
+KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
+			     uint64_t position);
 /* Rejects an input line that was longer than max_line (not buffered). */
-int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position,
-			     const char *head, size_t head_len);
+KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position,
+				      const char *head, size_t head_len);
 /* Commits the open batch, if any. */
-int keel_ingest_flush(struct keel_ingest *ing);
+KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
 /* Events waiting in the open batch. */
-size_t keel_ingest_pending(const struct keel_ingest *ing);
-const struct keel_report *keel_ingest_report(const struct keel_ingest *ing);
-const char *keel_ingest_errmsg(const struct keel_ingest *ing);
+KEEL_API size_t keel_ingest_pending(const struct keel_ingest *ing);
+KEEL_API const struct keel_report *keel_ingest_report(const struct keel_ingest *ing);
+KEEL_API const char *keel_ingest_errmsg(const struct keel_ingest *ing);
 /* Frees the ingester; an open batch is discarded, not committed. */
-void keel_ingest_free(struct keel_ingest *ing);
+KEEL_API void keel_ingest_free(struct keel_ingest *ing);
 
 /* --------------------------------------------------------------- input */
 
@@ -247,39 +272,39 @@ struct keel_reader;
 
 /* Opens NDJSON input: a path (".gz" and ".zst" are decompressed) or "-"
  * for stdin (compression detected from magic bytes). */
-int keel_reader_open(const char *path, size_t max_line, struct keel_reader **out,
-		     char **errmsg);
+KEEL_API int keel_reader_open(const char *path, size_t max_line, struct keel_reader **out,
+			      char **errmsg);
 /* Next line, without its newline: returns 1 and sets line, len and lineno;
  * 0 at end of input; KEEL_EIO on a read or decompression error (see
  * keel_reader_errmsg). A line longer than max_line is returned with
  * *too_long set, *line holding its first max_line bytes. */
-int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
-		     uint64_t *lineno, bool *too_long);
+KEEL_API int keel_reader_next(struct keel_reader *r, const char **line, size_t *len,
+			      uint64_t *lineno, bool *too_long);
 /* Compressed bytes consumed so far and the input's size (0 if unknown). */
-void keel_reader_progress(const struct keel_reader *r, uint64_t *done,
-			  uint64_t *total);
-const char *keel_reader_errmsg(const struct keel_reader *r);
-void keel_reader_close(struct keel_reader *r);
+KEEL_API void keel_reader_progress(const struct keel_reader *r, uint64_t *done,
+				   uint64_t *total);
+KEEL_API const char *keel_reader_errmsg(const struct keel_reader *r);
+KEEL_API void keel_reader_close(struct keel_reader *r);
 
 /* ------------------------------------------------------ reading the graph */
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
  * KEEL_ENOTFOUND when the entity / value does not exist, or another error
  * with keel_store_errmsg(s) set. */
-int keel_show(struct keel_store *s, const char *tenant, const char *subject,
-	      int64_t at, char **json);
-int keel_history(struct keel_store *s, const char *tenant, const char *subject,
-		 const char *predicate /* NULL: all */, char **json);
-int keel_why(struct keel_store *s, const char *tenant, const char *subject,
-	     const char *predicate, int64_t at, char **json);
-int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
-	       char **json);
+KEEL_API int keel_show(struct keel_store *s, const char *tenant, const char *subject,
+		       int64_t at, char **json);
+KEEL_API int keel_history(struct keel_store *s, const char *tenant, const char *subject,
+			  const char *predicate /* NULL: all */, char **json);
+KEEL_API int keel_why(struct keel_store *s, const char *tenant, const char *subject,
+		      const char *predicate, int64_t at, char **json);
+KEEL_API int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
+			char **json);
 
 /* Writes the canonical dump (SPEC section 8) of one tenant or all. */
-int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
+KEEL_API int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
 /* Restores a dump into s (in batches, one transaction each). Bad records
  * fail with KEEL_EDUMP naming the line. */
-int keel_load(struct keel_store *s, FILE *in);
+KEEL_API int keel_load(struct keel_store *s, FILE *in);
 
 /* ----------------------------------------------- replay and bulk loading */
 
@@ -288,6 +313,7 @@ int keel_load(struct keel_store *s, FILE *in);
  * in one transaction, reading nothing but the log; the log is kept as it
  * is. The tenant is built in memory and written in bulk. */
 struct keel_replay_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
 	const struct keel_cartridge *cartridge; /* required, borrowed */
 	bool dry_run;	      /* build and compare, write nothing */
 	/* Logged events the cartridge now rejects: they stay in the log and
@@ -327,9 +353,10 @@ struct keel_replay_report {
  * keel_replay_report_free. On failure nothing of the tenant has changed
  * and keel_store_errmsg(s) says why. KEEL_ENOTFOUND: the tenant has no
  * events. */
-int keel_replay(struct keel_store *s, const char *tenant,
-		const struct keel_replay_options *o, struct keel_replay_report **out);
-void keel_replay_report_free(struct keel_replay_report *r);
+KEEL_API int keel_replay(struct keel_store *s, const char *tenant,
+			 const struct keel_replay_options *o,
+			 struct keel_replay_report **out);
+KEEL_API void keel_replay_report_free(struct keel_replay_report *r);
 
 /* keel ingest --replay: the replay fast path for tenants new to the store.
  * Envelopes are offered as to keel_ingest_add (same rules, same reject
@@ -338,19 +365,20 @@ void keel_replay_report_free(struct keel_replay_report *r);
  * transaction. A tenant that already has events in s fails the load
  * (KEEL_EINVAL) before anything is written. o->batch is ignored. */
 struct keel_bulk;
-int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
-		  struct keel_bulk **out);
-int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t position);
-int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *head,
-			   size_t head_len);
+KEEL_API int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
+			   struct keel_bulk **out);
+KEEL_API int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len,
+			   uint64_t position);
+KEEL_API int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position,
+				    const char *head, size_t head_len);
 /* Writes everything; on failure nothing was written and keel_bulk_errmsg
  * says why. */
-int keel_bulk_finish(struct keel_bulk *b);
-const struct keel_report *keel_bulk_report(const struct keel_bulk *b);
-const char *keel_bulk_errmsg(const struct keel_bulk *b);
+KEEL_API int keel_bulk_finish(struct keel_bulk *b);
+KEEL_API const struct keel_report *keel_bulk_report(const struct keel_bulk *b);
+KEEL_API const char *keel_bulk_errmsg(const struct keel_bulk *b);
 /* How the rows were written (one line), after keel_bulk_finish. */
-const char *keel_bulk_method(const struct keel_bulk *b);
-void keel_bulk_free(struct keel_bulk *b);
+KEEL_API const char *keel_bulk_method(const struct keel_bulk *b);
+KEEL_API void keel_bulk_free(struct keel_bulk *b);
 
 /* ------------------------------------------------------ parallel ingest */
 
@@ -374,23 +402,23 @@ struct keel_workers;
  * from one thread at a time (in input order in pipeline mode, in order
  * within each tenant in tenants mode). On failure *errmsg (if not NULL)
  * holds a message to free(). */
-int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
-		     unsigned workers, enum keel_workers_mode mode,
-		     struct keel_workers **out, char **errmsg);
+KEEL_API int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
+			      unsigned workers, enum keel_workers_mode mode,
+			      struct keel_workers **out, char **errmsg);
 /* As keel_ingest_add; lines are handed to the workers. A worker's store
  * failure is returned by a later call (KEEL_ESTORE). */
-int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
-		     uint64_t position);
-int keel_workers_add_too_long(struct keel_workers *w, uint64_t position,
-			      const char *head, size_t head_len);
+KEEL_API int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
+			      uint64_t position);
+KEEL_API int keel_workers_add_too_long(struct keel_workers *w, uint64_t position,
+				       const char *head, size_t head_len);
 /* Commits what is open and waits for every worker; the first failure. */
-int keel_workers_finish(struct keel_workers *w);
+KEEL_API int keel_workers_finish(struct keel_workers *w);
 /* The sum of the workers' reports (complete after keel_workers_finish;
  * before it only .read is current). */
-const struct keel_report *keel_workers_report(struct keel_workers *w);
-const char *keel_workers_errmsg(const struct keel_workers *w);
-enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
-void keel_workers_free(struct keel_workers *w);
+KEEL_API const struct keel_report *keel_workers_report(struct keel_workers *w);
+KEEL_API const char *keel_workers_errmsg(const struct keel_workers *w);
+KEEL_API enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
+KEEL_API void keel_workers_free(struct keel_workers *w);
 
 /* Background PASSIVE WAL checkpoints for a long write into a SQLite store
  * (keel ingest; keel serve starts its own): every interval_ms, on a thread
@@ -399,10 +427,10 @@ void keel_workers_free(struct keel_workers *w);
  * *out is NULL and 0 is returned. On failure *errmsg (if not NULL) holds a
  * message to free(). */
 struct keel_checkpointer;
-int keel_checkpointer_open(const char *store_url, unsigned interval_ms,
-			   struct keel_checkpointer **out, char **errmsg);
+KEEL_API int keel_checkpointer_open(const char *store_url, unsigned interval_ms,
+				    struct keel_checkpointer **out, char **errmsg);
 /* Stops the thread and closes its connection; NULL is fine. */
-void keel_checkpointer_stop(struct keel_checkpointer *c);
+KEEL_API void keel_checkpointer_stop(struct keel_checkpointer *c);
 
 /* ---------------------------------------------------------------- export */
 
@@ -414,6 +442,7 @@ enum keel_export_format {
 };
 
 struct keel_export_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
 	enum keel_export_format format;
 	const char *tenant; /* NULL: every tenant */
 	bool at_set;	    /* rows valid at `at`, entities seen by then */
@@ -426,11 +455,12 @@ struct keel_export_options {
 
 /* Writes the export; on failure keel_store_errmsg(s) says why (an
  * KEEL_EINVAL for options the format does not allow). */
-int keel_export(struct keel_store *s, const struct keel_export_options *o);
+KEEL_API int keel_export(struct keel_store *s, const struct keel_export_options *o);
 
 /* -------------------------------------------------------------- generate */
 
 struct keel_generate_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
 	uint64_t events;   /* how many lines to write */
 	uint32_t tenants;  /* default 1 */
 	uint64_t seed;     /* default 1 */
@@ -440,7 +470,7 @@ struct keel_generate_options {
 
 /* Writes a deterministic synthetic fleet stream as NDJSON (profile 1: its
  * output for given options never changes). */
-int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
+KEEL_API int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
 
 /* ------------------------------------------------------------ HTTP server */
 
@@ -449,6 +479,7 @@ struct keel_server;
 /* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
  * defaults shown. */
 struct keel_server_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
 	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";
 					port 0 picks a free port */
 	const char *store_url;	     /* as keel_store_open */
@@ -465,32 +496,29 @@ struct keel_server_options {
 	unsigned header_timeout;     /* seconds to send request headers; 10 */
 	unsigned request_timeout;    /* seconds to send a whole request; 60 */
 	unsigned grace;		     /* seconds keel_server_stop waits; 10 */
-	bool null_mode;		     /* benchmarks: POST /v1/events reads the
-					body and answers 200 without parsing
-					or ingesting it */
 	FILE *log;		     /* server messages (borrowed); NULL: none */
 };
 
 /* Opens the store, loads the cartridge and tokens, and starts serving on
  * worker threads; returns at once. On failure *out is NULL and *errmsg
  * (if not NULL) holds a message to free(). */
-int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
-		      char **errmsg);
+KEEL_API int keel_server_start(const struct keel_server_options *o,
+			       struct keel_server **out, char **errmsg);
 /* The port the server listens on (useful with port 0). */
-uint16_t keel_server_port(const struct keel_server *srv);
+KEEL_API uint16_t keel_server_port(const struct keel_server *srv);
 /* Stops accepting connections, lets requests under way finish (at most
  * the grace period; a batch being written always finishes), closes
  * everything and frees srv. Accepts NULL. */
-void keel_server_stop(struct keel_server *srv);
+KEEL_API void keel_server_stop(struct keel_server *srv);
 
 /* Bearer tokens: "keel_" and 64 hex digits of 256 random bits, and the
  * form the token file keeps, "sha256:" and 64 hex digits. */
 #define KEEL_TOKEN_BUFSZ 80
 /* A fresh random token and its hash; KEEL_EIO if the system has no
  * randomness to give. */
-int keel_token_new(char token[KEEL_TOKEN_BUFSZ], char hash[KEEL_TOKEN_BUFSZ]);
+KEEL_API int keel_token_new(char token[KEEL_TOKEN_BUFSZ], char hash[KEEL_TOKEN_BUFSZ]);
 /* The hash of token[0..len) as the token file keeps it. */
-int keel_token_hash(const char *token, size_t len, char hash[KEEL_TOKEN_BUFSZ]);
+KEEL_API int keel_token_hash(const char *token, size_t len, char hash[KEEL_TOKEN_BUFSZ]);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "../include/keel.h"
+#include "options.h"
 #include "json.h"
 #include "store.h"
 #include "util.h"
@@ -788,10 +789,15 @@ static int make_dirs(const char *dir)
 	return err;
 }
 
-int keel_export(struct keel_store *s, const struct keel_export_options *opt)
+int keel_export(struct keel_store *s, const struct keel_export_options *given)
 {
-	if (!s || !opt)
+	if (!s || !given)
 		return KEEL_EINVAL;
+	struct keel_export_options copy;
+	const char *why = keel_options_copy(&copy, sizeof copy, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_export_options: %s", why);
+	const struct keel_export_options *opt = &copy;
 	int err = opt->dir && *opt->dir ? make_dirs(opt->dir) : 0;
 	if (err)
 		return keel_store_fail(s, KEEL_EIO,

@@ -20,6 +20,7 @@
  * of one of the last 1024 distinct lines written. See docs/generator.md.
  */
 #include "../include/keel.h"
+#include "options.h"
 #include "util.h"
 
 #include <math.h>
@@ -928,9 +929,13 @@ static bool valid_fraction(double p)
 	return !isnan(p) && p >= 0.0 && p <= 1.0;
 }
 
-int keel_generate_fleet(const struct keel_generate_options *o, FILE *out)
+int keel_generate_fleet(const struct keel_generate_options *given, FILE *out)
 {
-	if (!o || !out || !valid_fraction(o->late) || !valid_fraction(o->duplicates))
+	struct keel_generate_options opt;
+	if (!given || !out || keel_options_copy(&opt, sizeof opt, given))
+		return KEEL_EINVAL;
+	const struct keel_generate_options *o = &opt;
+	if (!valid_fraction(o->late) || !valid_fraction(o->duplicates))
 		return KEEL_EINVAL;
 	struct gen *g = keel_xcalloc(1, sizeof *g);
 	g->out = out;

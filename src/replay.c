@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "../include/keel.h"
+#include "options.h"
 #include "batch.h"
 #include "cartridge.h"
 #include "envelope.h"
@@ -683,10 +684,17 @@ static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort
 }
 
 int keel_replay(struct keel_store *s, const char *tenant,
-		const struct keel_replay_options *o, struct keel_replay_report **out)
+		const struct keel_replay_options *given, struct keel_replay_report **out)
 {
 	*out = NULL;
-	if (!s || !tenant || !o || !o->cartridge)
+	if (!s || !tenant || !given)
+		return KEEL_EINVAL;
+	struct keel_replay_options opt;
+	const char *why = keel_options_copy(&opt, sizeof opt, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_replay_options: %s", why);
+	const struct keel_replay_options *o = &opt;
+	if (!o->cartridge)
 		return KEEL_EINVAL;
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
@@ -805,11 +813,18 @@ struct keel_bulk {
 	bool failed;
 };
 
-int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
+int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *given,
 		  struct keel_bulk **out)
 {
 	*out = NULL;
-	if (!s || !o || !o->cartridge)
+	if (!s || !given)
+		return KEEL_EINVAL;
+	struct keel_ingest_options opt;
+	const char *why = keel_options_copy(&opt, sizeof opt, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_ingest_options: %s", why);
+	const struct keel_ingest_options *o = &opt;
+	if (!o->cartridge)
 		return KEEL_EINVAL;
 	struct keel_bulk *b = keel_xcalloc(1, sizeof *b);
 	b->store = s;

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "../include/keel.h"
+#include "options.h"
 #include "json.h"
 #include "store.h"
 #include "util.h"
@@ -440,14 +441,23 @@ static int keel_workers_setup_error(char **errmsg, const char *msg)
 	return KEEL_ESTORE;
 }
 
-int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
+int keel_workers_new(const char *store_url, const struct keel_ingest_options *given,
 		     unsigned workers, enum keel_workers_mode mode,
 		     struct keel_workers **out, char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)
 		*errmsg = NULL;
-	if (!o || !o->cartridge || workers < 1)
+	if (!given)
+		return KEEL_EINVAL;
+	struct keel_ingest_options opt;
+	const char *why = keel_options_copy(&opt, sizeof opt, given);
+	if (why) {
+		keel_workers_setup_error(errmsg, why);
+		return KEEL_EINVAL;
+	}
+	const struct keel_ingest_options *o = &opt;
+	if (!o->cartridge || workers < 1)
 		return KEEL_EINVAL;
 	struct keel_store *first = NULL;
 	int rc = keel_store_open(store_url, &first, errmsg);

@@ -137,6 +137,7 @@ static struct keel_report large_ingest(struct keel_store *s, char **lines, size_
 		fail_msg("fleet: %s", err);
 	struct keel_ingest *ing;
 	const struct keel_ingest_options o = {
+	    .size = sizeof o,
 	    .cartridge = fleet, .batch = 500, .on_reject = large_reject, .reject_userdata = r};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < n; i++)

@@ -27,6 +27,7 @@ static struct stream *stream_generate(uint64_t events, uint32_t tenants, uint64_
 	size_t len = 0;
 	FILE *f = open_memstream(&s->text, &len);
 	const struct keel_generate_options o = {
+		.size = sizeof o,
 		.events = events, .tenants = tenants, .seed = seed,
 		.late = late, .duplicates = duplicates,
 	};
@@ -107,7 +108,7 @@ static char *ingest_into(struct keel_store *s, const struct stream *st, const si
 			 size_t batch, struct keel_report *out)
 {
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = batch};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = batch};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < st->n; i++) {
 		size_t k = order ? order[i] : i;
@@ -346,7 +347,7 @@ static void conflicting_duplicate_is_skipped_and_counted(void **state)
 		struct keel_store *s;
 		assert_int_equal(keel_store_open(c.url, &s, NULL), 0);
 		struct keel_ingest *ing;
-		const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 2};
+		const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = 2};
 		assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 		assert_int_equal(keel_ingest_add(ing, a, strlen(a), 1), 0);
 		assert_int_equal(keel_ingest_add(ing, b, strlen(b), 2), 0); /* same batch */

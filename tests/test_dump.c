@@ -345,7 +345,7 @@ static struct keel_cartridge *fleet(void)
 static void ingest_lines(struct keel_store *s, const struct keel_cartridge *c,
 			 char **lines, size_t from, size_t to)
 {
-	struct keel_ingest_options o = {.cartridge = c, .batch = 300};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = 300};
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = from; i < to; i++)
@@ -382,6 +382,7 @@ static void loaded_store_continues_like_the_original(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	const struct keel_generate_options go = {
+	    .size = sizeof go,
 	    .events = 3000, .tenants = 2, .seed = 5, .late = 0.05, .duplicates = 0.02};
 	assert_int_equal(keel_generate_fleet(&go, f), 0);
 	fclose(f);

@@ -32,7 +32,7 @@ static struct keel_store *filled_store(void)
 	assert_int_equal(keel_store_open("memory:", &s, NULL), 0);
 	struct keel_cartridge *c = NULL;
 	assert_int_equal(keel_cartridge_load("fleet", &c, NULL), 0);
-	struct keel_ingest_options o = {.cartridge = c};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c};
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tricky); i++)
@@ -42,6 +42,7 @@ static struct keel_store *filled_store(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	const struct keel_generate_options g = {
+	    .size = sizeof g,
 	    .events = 3000, .tenants = 2, .seed = 3, .late = 0.1};
 	assert_int_equal(keel_generate_fleet(&g, f), 0);
 	fclose(f);
@@ -221,7 +222,7 @@ static void csv_parses_back_to_the_dump(void **state)
 	(void)state;
 	struct keel_store *s = filled_store();
 	char *dir = keel_test_tmpdir();
-	struct keel_export_options o = {.format = KEEL_EXPORT_CSV, .dir = dir};
+	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_CSV, .dir = dir};
 	assert_int_equal(keel_export(s, &o), 0);
 	char *dump = keel_test_dump(s, NULL);
 	static const char *const tables[][2] = {{"entities", "entity"},
@@ -282,7 +283,7 @@ static void ndjson_is_the_dump_and_at_filters(void **state)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	struct keel_export_options o = {.format = KEEL_EXPORT_NDJSON, .out = f};
+	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_NDJSON, .out = f};
 	assert_int_equal(keel_export(s, &o), 0);
 	fclose(f);
 	char *dump = keel_test_dump(s, NULL);
@@ -358,7 +359,7 @@ static void options_the_format_cannot_take_fail(void **state)
 {
 	(void)state;
 	struct keel_store *s = filled_store();
-	struct keel_export_options o = {.format = KEEL_EXPORT_CSV};
+	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_CSV};
 	assert_int_equal(keel_export(s, &o), KEEL_EINVAL);
 	assert_non_null(strstr(keel_store_errmsg(s), "output directory"));
 	o.format = KEEL_EXPORT_GRAPHML;
@@ -375,7 +376,7 @@ static char *graphml_of(const char *const *events, size_t n)
 	assert_int_equal(keel_store_open("memory:", &s, NULL), 0);
 	struct keel_cartridge *c = NULL;
 	assert_int_equal(keel_cartridge_load("fleet", &c, NULL), 0);
-	struct keel_ingest_options io = {.cartridge = c};
+	struct keel_ingest_options io = {.size = sizeof io, .cartridge = c};
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
 	for (size_t i = 0; i < n; i++)
@@ -387,7 +388,7 @@ static char *graphml_of(const char *const *events, size_t n)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	struct keel_export_options o = {.format = KEEL_EXPORT_GRAPHML, .tenant = "x", .out = f};
+	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_GRAPHML, .tenant = "x", .out = f};
 	assert_int_equal(keel_export(s, &o), 0);
 	fclose(f);
 	keel_store_close(s);

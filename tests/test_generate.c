@@ -184,14 +184,14 @@ static void sha256_is(const char *text, size_t len, const char *hex)
 static void test_profile1_pinned(void **state)
 {
 	(void)state;
-	struct keel_generate_options o = {.events = 1000, .seed = 7};
+	struct keel_generate_options o = {.size = sizeof o, .events = 1000, .seed = 7};
 	size_t len;
 	char *text = generate(&o, &len);
 	sha256_is(text, len,
 		  "ff107ab93894a32b65af671ab10382bb304254a422d7109cbe54a0559494ab12");
 	free(text);
 
-	o = (struct keel_generate_options){.events = 5000,
+	o = (struct keel_generate_options){.size = sizeof(struct keel_generate_options), .events = 5000,
 					   .tenants = 7,
 					   .seed = 20260105,
 					   .late = 0.05,
@@ -206,6 +206,7 @@ static void test_deterministic(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = 3000, .tenants = 4, .seed = 99, .late = 0.1, .duplicates = 0.1};
 	size_t n1, n2, n3;
 	char *a = generate(&o, &n1);
@@ -217,14 +218,14 @@ static void test_deterministic(void **state)
 	assert_false(n1 == n3 && memcmp(a, c, n1) == 0);
 	free(c);
 	/* Seed 0 is seed 1 (zero-initialised options give the CLI default). */
-	struct keel_generate_options z = {.events = 50};
-	struct keel_generate_options one = {.events = 50, .seed = 1};
+	struct keel_generate_options z = {.size = sizeof z, .events = 50};
+	struct keel_generate_options one = {.size = sizeof one, .events = 50, .seed = 1};
 	c = generate(&z, &n3);
 	char *d = generate(&one, &n2);
 	assert_int_equal(n2, n3);
 	assert_memory_equal(c, d, n2);
 	/* A shorter run is a prefix of a longer one when nothing is held. */
-	struct keel_generate_options shorter = {.events = 20, .seed = 1};
+	struct keel_generate_options shorter = {.size = sizeof shorter, .events = 20, .seed = 1};
 	char *e = generate(&shorter, &n1);
 	assert_true(n1 < n2);
 	assert_memory_equal(c, e, n1);
@@ -239,6 +240,7 @@ static void test_sizes_and_count(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = 20000, .tenants = 12, .seed = 3, .late = 0.05, .duplicates = 0.02};
 	size_t len, n;
 	char *text = generate(&o, &len);
@@ -259,11 +261,11 @@ static void test_sizes_and_count(void **state)
 
 	/* Exactly --events lines, whatever is held back or repeated. */
 	const struct keel_generate_options edge[] = {
-	    {.events = 1},
-	    {.events = 7, .late = 1.0},
-	    {.events = 500, .tenants = 3, .late = 1.0, .duplicates = 0.5},
-	    {.events = 300, .duplicates = 1.0},
-	    {.events = 1000, .tenants = 1000},
+	    {.size = sizeof edge[0], .events = 1},
+	    {.size = sizeof edge[0], .events = 7, .late = 1.0},
+	    {.size = sizeof edge[0], .events = 500, .tenants = 3, .late = 1.0, .duplicates = 0.5},
+	    {.size = sizeof edge[0], .events = 300, .duplicates = 1.0},
+	    {.size = sizeof edge[0], .events = 1000, .tenants = 1000},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(edge); i++) {
 		text = generate(&edge[i], &len);
@@ -272,7 +274,7 @@ static void test_sizes_and_count(void **state)
 		free(lines);
 		free(text);
 	}
-	struct keel_generate_options none = {.events = 0};
+	struct keel_generate_options none = {.size = sizeof none, .events = 0};
 	text = generate(&none, &len);
 	assert_int_equal(len, 0);
 	free(text);
@@ -285,7 +287,7 @@ static void test_late_and_duplicates(void **state)
 		double late, dup;
 	} cases[] = {{0.0, 0.0}, {0.1, 0.05}, {0.02, 0.2}, {0.3, 0.0}};
 	for (size_t k = 0; k < KEEL_ARRAY_LEN(cases); k++) {
-		struct keel_generate_options o = {.events = 20000,
+		struct keel_generate_options o = {.size = sizeof o, .events = 20000,
 						  .tenants = 5,
 						  .seed = 11 + k,
 						  .late = cases[k].late,
@@ -318,7 +320,7 @@ static void test_late_and_duplicates(void **state)
 static void test_stream_makes_sense(void **state)
 {
 	(void)state;
-	struct keel_generate_options o = {.events = 30000, .tenants = 3, .seed = 5};
+	struct keel_generate_options o = {.size = sizeof o, .events = 30000, .tenants = 3, .seed = 5};
 	size_t len, n;
 	char *text = generate(&o, &len);
 	struct line *lines = parse_lines(text, len, &n);
@@ -374,6 +376,7 @@ static void test_fleet_cartridge_handles_all(void **state)
 {
 	(void)state;
 	struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = 20000, .tenants = 4, .seed = 8, .late = 0.05, .duplicates = 0.02};
 	size_t len, n;
 	char *text = generate(&o, &len);
@@ -438,7 +441,7 @@ static void test_tenant_names(void **state)
 	    {150, "tenant-000", "tenant-149"},
 	};
 	for (size_t k = 0; k < KEEL_ARRAY_LEN(cases); k++) {
-		struct keel_generate_options o = {.events = 20000,
+		struct keel_generate_options o = {.size = sizeof o, .events = 20000,
 						  .tenants = cases[k].tenants};
 		size_t len, n;
 		char *text = generate(&o, &len);
@@ -463,7 +466,7 @@ static void test_bad_options(void **state)
 	(void)state;
 	const double bad[] = {-0.01, 1.01, NAN, INFINITY};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(bad); i++) {
-		struct keel_generate_options o = {.events = 10, .late = bad[i]};
+		struct keel_generate_options o = {.size = sizeof o, .events = 10, .late = bad[i]};
 		assert_int_equal(keel_generate_fleet(&o, stdout), KEEL_EINVAL);
 		o.late = 0;
 		o.duplicates = bad[i];

@@ -248,6 +248,7 @@ static void fx_init(struct fx *f, const char *store, bool auth)
 		snprintf(f->url, sizeof f->url, "memory:");
 	else
 		snprintf(f->url, sizeof f->url, "sqlite:%s/keel.db", f->dir);
+	f->o.size = sizeof f->o;
 	f->o.listen = "127.0.0.1:0";
 	f->o.store_url = f->url;
 	f->o.threads = 4;

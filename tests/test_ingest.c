@@ -64,6 +64,7 @@ static struct keel_ingest *ingester(struct keel_store *st, struct keel_cartridge
 	char *err = NULL;
 	assert_int_equal(keel_cartridge_load("fleet", c, &err), 0);
 	struct keel_ingest_options o = {
+		.size = sizeof o,
 		.cartridge = *c,
 		.batch = batch,
 		.position_word = "index",

@@ -41,7 +41,7 @@ static int setup(void **state)
 	char *err = NULL;
 	assert_int_equal(keel_store_open("memory:", &s, NULL), 0);
 	assert_int_equal(keel_cartridge_load("fleet", &c, &err), 0);
-	struct keel_ingest_options o = {.cartridge = c, .batch = 3};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = 3};
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < sizeof story / sizeof story[0]; i++)

@@ -32,6 +32,7 @@ static struct lines *lines_generate(uint32_t tenants, uint64_t seed)
 	size_t len = 0;
 	FILE *f = open_memstream(&l->text, &len);
 	const struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = EVENTS,
 	    .tenants = tenants,
 	    .seed = seed,
@@ -86,7 +87,7 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 static void ingest_all(struct keel_store *s, const struct keel_cartridge *c,
 		       const struct lines *l, size_t batch)
 {
-	struct keel_ingest_options o = {.cartridge = c, .batch = batch};
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = batch};
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < l->n; i++)
@@ -116,7 +117,7 @@ static void replay_memory_keeps_dump(void **state)
 	char *before = keel_test_dump(s, NULL);
 	const char *tenants[] = {"tenant-00", "tenant-01", "tenant-02"};
 	for (size_t i = 0; i < 3; i++) {
-		struct keel_replay_options o = {.cartridge = c};
+		struct keel_replay_options o = {.size = sizeof o, .cartridge = c};
 		struct keel_replay_report *r = NULL;
 		assert_int_equal(keel_replay(s, tenants[i], &o, &r), 0);
 		assert_true(r->events > 1000);
@@ -173,7 +174,7 @@ static void changed_cartridge_on(const char *url)
 	char *before = keel_test_dump(s, "tenant-00");
 
 	/* Dry run first: the report, and nothing written. */
-	struct keel_replay_options o = {.cartridge = c2, .dry_run = true};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c2, .dry_run = true};
 	struct keel_replay_report *r = NULL;
 	assert_int_equal(keel_replay(s, "tenant-00", &o, &r), 0);
 	const struct keel_replay_change *st = change(r, "facts", "status");
@@ -241,7 +242,7 @@ static void replay_unknown_tenant_is_not_found(void **state)
 	(void)state;
 	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
 	struct keel_store *s = open_store("memory:");
-	struct keel_replay_options o = {.cartridge = c};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c};
 	struct keel_replay_report *r = NULL;
 	assert_int_equal(keel_replay(s, "nobody", &o, &r), KEEL_ENOTFOUND);
 	assert_null(r);
@@ -274,7 +275,7 @@ static void replay_failing_midway_changes_nothing(void **state)
 			 "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
 			 NULL, NULL, NULL),
 	    SQLITE_OK);
-	struct keel_replay_options o = {.cartridge = c2};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c2};
 	struct keel_replay_report *r = NULL;
 	assert_int_equal(keel_replay(s, "tenant-01", &o, &r), KEEL_ESTORE);
 	assert_null(r);
@@ -312,6 +313,7 @@ static void bulk_equals_ingest(void **state)
 	struct keel_store *b = open_store("memory:");
 	struct reject_log rl = {0};
 	struct keel_ingest_options o = {
+	    .size = sizeof o,
 	    .cartridge = c, .on_reject = on_reject, .reject_userdata = &rl};
 	struct keel_bulk *bulk = NULL;
 	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
@@ -354,6 +356,7 @@ static char *workers_dump(const char *url, const struct keel_cartridge *c,
 			  struct reject_log *rl, struct keel_workers **keep)
 {
 	struct keel_ingest_options o = {
+	    .size = sizeof o,
 	    .cartridge = c, .batch = 53, .on_reject = on_reject, .reject_userdata = rl};
 	struct keel_workers *w = NULL;
 	char *err = NULL;

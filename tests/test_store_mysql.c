@@ -154,6 +154,7 @@ static struct text *generate(uint64_t events, uint32_t tenants, uint64_t seed,
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	const struct keel_generate_options o = {
+	    .size = sizeof o,
 	    .events = events,
 	    .tenants = tenants,
 	    .seed = seed,
@@ -177,7 +178,7 @@ static int ingest_range(struct keel_store *s, const struct text *t, const size_t
 			size_t from, size_t to, size_t batch, struct keel_report *rep)
 {
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = batch};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = batch};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	int rc = 0;
 	for (size_t i = from; i < to && rc == 0; i++) {
@@ -821,7 +822,7 @@ static void batch_statements(struct keel_store *s, const struct text *t, size_t 
 			     uint64_t *max, uint64_t *later, uint64_t *batches)
 {
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = batch};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = batch};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	uint64_t before = keel_store_statements(s);
 	*max = 0;
@@ -1426,7 +1427,7 @@ static char *ingest_replay_ingest(struct keel_store *s, struct keel_store *other
 	if (ingest_range(s, t, NULL, 0, t->n / 2, 500, NULL))
 		fail_msg("ingest: %s", keel_store_errmsg(s));
 	struct keel_cartridge *c = fleet_renamed();
-	struct keel_replay_options o = {.cartridge = c};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c};
 	struct keel_replay_report *r = NULL;
 	if (keel_replay(other, "tenant-00", &o, &r))
 		fail_msg("replay: %s", keel_store_errmsg(other));
@@ -1871,7 +1872,7 @@ static void *replay_thread_main(void *arg)
 	struct keel_store *s = thread_store(r->url, &r->rc, r->err, sizeof r->err);
 	if (!s)
 		return NULL;
-	struct keel_replay_options o = {.cartridge = r->cartridge};
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = r->cartridge};
 	struct keel_replay_report *rep = NULL;
 	r->rc = keel_replay(s, "tenant-00", &o, &rep);
 	if (r->rc)
@@ -2007,7 +2008,7 @@ static void *writer_thread_main(void *arg)
 	if (!s)
 		return NULL;
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 100};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = 100};
 	w->rc = keel_ingest_new(s, &o, &ing);
 	for (size_t i = w->first * 100; w->rc == 0 && i < w->t->n; i += 100 * w->every)
 		for (size_t k = i; w->rc == 0 && k < i + 100 && k < w->t->n; k++)
@@ -2347,7 +2348,7 @@ static void store_reconnects_after_the_server_returns(void **state)
 	assert_int_equal(ingest_range(s, t, NULL, 0, 1000, 500, NULL), 0);
 	server_cmd(&sv, "kill");
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.cartridge = fleet(), .batch = 500};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = 500};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	int rc = 0;
 	for (size_t i = 1000; i < 1500 && rc == 0; i++)

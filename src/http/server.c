@@ -23,6 +23,8 @@
  */
 #include "server.h"
 
+#include "../options.h"
+
 /* ------------------------------------------------------------- routing */
 
 /* Splits url into at most max '/'-separated segments after the leading
@@ -309,7 +311,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 				return keel_http_answer_not_allowed(srv, c, method,
 								    "POST");
 			}
-			rq->route = srv->o.null_mode ? ROUTE_NULL_EVENTS : ROUTE_EVENTS;
+			rq->route = srv->null_mode ? ROUTE_NULL_EVENTS : ROUTE_EVENTS;
 			return start_events(srv, c, rq);
 		}
 		if (!get) {
@@ -496,11 +498,25 @@ static void init_cond_monotonic(pthread_cond_t *c)
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
+	return keel_server_start_null_mode(o, false, out, errmsg);
+}
+
+int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
+				struct keel_server **out, char **errmsg)
+{
 	*out = NULL;
 	if (errmsg)
 		*errmsg = NULL;
+	struct keel_server_options opt;
+	const char *why = o ? keel_options_copy(&opt, sizeof opt, o) : "no options";
+	if (why) {
+		if (errmsg)
+			*errmsg = keel_xstrdup(why);
+		return KEEL_EINVAL;
+	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
-	srv->o = *o;
+	srv->o = opt;
+	srv->null_mode = null_mode;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -581,6 +597,7 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {
+	    .size = sizeof io,
 	    .cartridge = srv->cartridge,
 	    .batch = SIZE_MAX,
 	    .max_line = so->max_line,
@@ -661,7 +678,7 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 	keel_http_log(srv, "listening on %s (port %u), store %s, %u threads%s%s",
 		      so->listen, (unsigned)srv->port, srv->store_url, so->threads,
 		      srv->auth ? "" : ", no tokens (loopback only)",
-		      so->null_mode ? ", NULL MODE (events are not ingested)" : "");
+		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "");
 	free(e);
 	keel_buf_free(&err);
 	*out = srv;

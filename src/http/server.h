@@ -9,11 +9,13 @@
  *   http_watchdog.c  connections' header and request timeouts
  *   http_events.c    POST /v1/events: checks, the writer thread, group commit
  *   http_reads.c     the read endpoints and the pool of read handles
+ *   server_bench.h   the null mode, for bench_http only
  */
 #ifndef KEEL_HTTP_SERVER_H
 #define KEEL_HTTP_SERVER_H
 
 #include "http.h"
+#include "server_bench.h"
 
 #include "keel.h"
 #include "../json.h"
@@ -118,6 +120,7 @@ struct group {
 
 struct keel_server {
 	struct keel_server_options o;
+	bool null_mode; /* keel_server_start_null_mode */
 	char *store_url;
 	bool shared_store; /* memory store: reads go through the writer */
 	struct MHD_Daemon *daemon;

@@ -1,0 +1,19 @@
+/*
+ * server_bench.h - what bench_http reaches in the server that is not API
+ * (keel.h): a server that drops what it accepts must not be one option
+ * away from a user.
+ */
+#ifndef KEEL_HTTP_SERVER_BENCH_H
+#define KEEL_HTTP_SERVER_BENCH_H
+
+#include <stdbool.h>
+
+#include "keel.h"
+
+/* keel_server_start, with null_mode: POST /v1/events reads each body and
+ * answers 200 without parsing or ingesting it (bench_http's limit rows;
+ * docs/http.md). */
+int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
+				struct keel_server **out, char **errmsg);
+
+#endif
