@@ -51,9 +51,13 @@ case "$want" in *" KEEL_ESTORE "[0-9]*) ;; *) fail "installed keel version print
 flags=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= pkg-config --cflags --libs keel) ||
 	fail "pkg-config --cflags --libs keel fails with only keel.pc on its path"
 libdir=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") pkg-config --variable=libdir keel)
+# Built with the sanitizers, in case the library was (an ASan build's
+# libkeel.so needs the ASan runtime loaded first); harmless if not.
+san=-fsanitize=address,undefined
+export ASAN_OPTIONS=detect_leaks=0
 # shellcheck disable=SC2086
-cc -fsanitize=address,undefined "$dir/use.c" $flags -Wl,-rpath,"$libdir" -o "$dir/use"
-out=$(ASAN_OPTIONS=detect_leaks=0 "$dir/use")
+cc $san "$dir/use.c" $flags -Wl,-rpath,"$libdir" -o "$dir/use"
+out=$("$dir/use")
 [ "$out" = "$want" ] || fail "pkg-config build: got '$out', want '$want'"
 
 # find_package(keel) in a project of its own.
@@ -67,7 +71,7 @@ add_executable(use use.c)
 target_link_libraries(use PRIVATE keel::keel)
 CMAKE
 cmake -S "$dir/proj" -B "$dir/proj/build" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DCMAKE_BUILD_RPATH="$libdir" >"$dir/cmake.log" 2>&1 ||
+	-DCMAKE_BUILD_RPATH="$libdir" -DCMAKE_C_FLAGS="$san" >"$dir/cmake.log" 2>&1 ||
 	fail "find_package(keel) project does not configure: $(cat "$dir/cmake.log")"
 cmake --build "$dir/proj/build" >"$dir/build.log" 2>&1 ||
 	fail "find_package(keel) project does not build: $(cat "$dir/build.log")"
