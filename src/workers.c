@@ -453,7 +453,12 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *gi
 	struct keel_ingest_options opt;
 	const char *why = keel_options_copy(&opt, sizeof opt, given);
 	if (why) {
-		keel_workers_setup_error(errmsg, why);
+		if (errmsg) {
+			struct keel_buf m;
+			keel_buf_init(&m);
+			keel_buf_addf(&m, "keel_ingest_options: %s", why);
+			*errmsg = m.data;
+		}
 		return KEEL_EINVAL;
 	}
 	const struct keel_ingest_options *o = &opt;

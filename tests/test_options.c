@@ -125,7 +125,7 @@ static void zero_or_larger_size_is_refused(void **state)
 			 KEEL_EINVAL);
 	assert_null(w);
 	assert_non_null(err);
-	assert_non_null(strstr(err, "size is 0"));
+	assert_non_null(strstr(err, "keel_ingest_options: size is 0"));
 	free(err);
 
 	struct keel_replay_options ro = {.cartridge = c};
@@ -147,7 +147,7 @@ static void zero_or_larger_size_is_refused(void **state)
 	assert_int_equal(keel_server_start(&so, &srv, &err), KEEL_EINVAL);
 	assert_null(srv);
 	assert_non_null(err);
-	assert_non_null(strstr(err, "size is 0"));
+	assert_non_null(strstr(err, "keel_server_options: size is 0"));
 	free(err);
 
 	keel_cartridge_free(c);

@@ -510,8 +510,12 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	struct keel_server_options opt;
 	const char *why = o ? keel_options_copy(&opt, sizeof opt, o) : "no options";
 	if (why) {
-		if (errmsg)
-			*errmsg = keel_xstrdup(why);
+		if (errmsg) {
+			struct keel_buf m;
+			keel_buf_init(&m);
+			keel_buf_addf(&m, "keel_server_options: %s", why);
+			*errmsg = m.data;
+		}
 		return KEEL_EINVAL;
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
