@@ -611,12 +611,19 @@ static void reads_see_every_acknowledged_batch(void **state)
 		resp_free(&r);
 	}
 	/* The log written by those commits is copied back in the background
-	 * (src/http/checkpoint.c), not by a commit. */
-	usleep(400000);
-	struct resp r;
-	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
-	assert_true(metric(r.body, "keel_sqlite_checkpoint_pages_total") > 0);
-	resp_free(&r);
+	 * by the store's own checkpointer (src/store/sqlite_checkpoint.c), not
+	 * by a commit: polled for up to 5 s. */
+	long pages = 0;
+	for (int i = 0; i < 500 && pages <= 0; i++) {
+		struct resp r;
+		http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+		assert_status(r, 200);
+		pages = metric(r.body, "keel_sqlite_checkpoint_pages_total");
+		resp_free(&r);
+		if (pages <= 0)
+			usleep(10000);
+	}
+	assert_true(pages > 0);
 	fx_stop(&f);
 }
 
