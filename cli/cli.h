@@ -45,15 +45,13 @@ int cli_bad_option(const struct keel_cmd *cmd);
 int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Opens the store (url NULL: KEEL_STORE or the default); prints the
+/* Opens the store (url NULL: keel_store_default_url()); prints the
  * reason and returns NULL on failure. */
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
 /* The same for commands that only read (or rewrite what is there): a
- * SQLite file that does not exist is an error, not created. */
+ * store that does not exist yet (a SQLite file) is an error, not created
+ * (keel_store_open_existing). */
 struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url);
-/* The URL keel_store_open takes for url (NULL or "": KEEL_STORE, else
- * sqlite:keel.db). */
-const char *cli_store_url(const char *url);
 
 /* Option values. Each returns false on a malformed value. */
 bool cli_parse_u64(const char *s, uint64_t *out);

@@ -16,14 +16,8 @@
  *
  * --replay (keel_bulk_*) and --workers N (keel_workers_*) take the same
  * lines through other library entry points (docs/replay.md); both read
- * files straight through, never live input. On SQLite, one input file and
- * two or more cores, the default is the pipeline of --workers 2: one
- * thread parses, checks and runs the cartridge while the other writes
- * (docs/store-sqlite.md has the measurements). Rejections then arrive on
- * the writer thread, so they and the progress line share a lock.
- *
- * On SQLite a background checkpointer (keel_checkpointer_open) copies the
- * write-ahead log back while the ingest runs, so commits do not.
+ * files straight through, never live input. With --workers, rejections
+ * arrive on the writer thread, so they and the progress line share a lock.
  */
 #include "cli.h"
 #include "stream.h"
@@ -40,8 +34,6 @@
 /* Rejections printed on stderr when there is no --rejects file. */
 #define REJECTS_SHOWN 20
 #define PROGRESS_INTERVAL 0.25
-/* Background checkpoints on SQLite: often and small (docs/store-sqlite.md). */
-#define CHECKPOINT_INTERVAL_MS 50
 
 static volatile sig_atomic_t ingest_interrupted;
 
@@ -497,25 +489,6 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	return 0;
 }
 
-/* Whether to take the pipeline of --workers 2 without being asked: on a
- * SQLite file with two or more cores, for exactly one input that is a
- * named regular file and no mode of its own. Not live input (it commits
- * as events arrive); not several inputs (a pipelined batch may span two,
- * so a message could name the wrong one); not sqlite::memory: (the
- * writer's connection would be another database). */
-static bool pipeline_by_default(const struct ingest_args *a, int ninputs,
-				const char *const *inputs)
-{
-	if (a->workers || a->replay || a->follow || a->linger_set || ninputs != 1 ||
-	    strcmp(inputs[0], "-") == 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return false;
-	const char *url = cli_store_url(a->url);
-	if (strncmp(url, "sqlite:", 7) != 0 || strcmp(url, "sqlite::memory:") == 0)
-		return false;
-	struct stat sb;
-	return stat(inputs[0], &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -530,7 +503,6 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	struct ingest_args a = {.batch = 500, .max_line = 1 << 20};
 	struct ingest_state st = {.cmd = cmd};
-	struct keel_checkpointer *ckpt = NULL;
 	int rc = parse_args(cmd, argc, argv, &a, &st);
 	if (rc)
 		return rc < 0 ? CLI_OK : rc;
@@ -556,9 +528,6 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		if (S_ISREG(sb.st_mode) && !a.follow)
 			st.bytes_total += (uint64_t)sb.st_size;
 	}
-
-	if (pipeline_by_default(&a, ninputs, inputs))
-		a.workers = 2;
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
@@ -601,11 +570,6 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	}
 	if (rc) {
 		rc = cli_error(cmd, "%s", keel_strerror(rc));
-		goto out;
-	}
-	if (keel_checkpointer_open(a.url, CHECKPOINT_INTERVAL_MS, &ckpt, &err)) {
-		rc = cli_error(cmd, "%s", err);
-		free(err);
 		goto out;
 	}
 	st.progress = !st.quiet && isatty(STDERR_FILENO);
@@ -667,14 +631,11 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		if (rc == 0)
 			rc = wrc;
 	}
-	keel_checkpointer_stop(ckpt);
-	ckpt = NULL;
 	print_report(&st, cli_now() - st.start, ingest_interrupted != 0);
 	if (rc == 0 && state_report(&st)->rejected)
 		rc = CLI_REJECTED;
 
 out:
-	keel_checkpointer_stop(ckpt);
 	keel_ingest_free(st.ing);
 	keel_bulk_free(st.bulk);
 	keel_workers_free(st.workers);

@@ -11,7 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 void cli_help(const struct keel_cmd *cmd, FILE *f)
@@ -61,36 +60,22 @@ int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
 	return CLI_FATAL;
 }
 
-const char *cli_store_url(const char *url)
+/* Prints why url could not be opened. */
+static struct keel_store *cli_open_failed(const struct keel_cmd *cmd, int rc, char *err)
 {
-	if (!url || !*url) {
-		url = getenv("KEEL_STORE");
-		if (!url || !*url)
-			url = "sqlite:keel.db";
-	}
-	return url;
+	/* The store said it is not there; the hint is the tool's. */
+	cli_error(cmd, "%s%s", err ? err : keel_strerror(rc),
+		  rc == KEEL_ENOTFOUND ? " (nothing to read; ingest or load creates it)" : "");
+	free(err);
+	return NULL;
 }
 
 struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url)
 {
-	/* Opening a SQLite path creates the file; a mistyped path on a read
-	 * would leave an empty database behind and answer "nothing". */
-	const char *u = cli_store_url(url);
-	if (strncmp(u, "sqlite:", 7) == 0 && strcmp(u, "sqlite::memory:") != 0 && u[7]) {
-		struct stat sb;
-		if (stat(u + 7, &sb) != 0) {
-			if (errno == ENOENT)
-				cli_error(cmd,
-					  "store \"%s\": no such file (nothing to read; "
-					  "ingest or load creates it)",
-					  u);
-			else
-				cli_error(cmd, "store \"%s\": cannot read it: %s", u,
-					  strerror(errno));
-			return NULL;
-		}
-	}
-	return cli_open_store(cmd, url);
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	int rc = keel_store_open_existing(url, &s, &err);
+	return rc ? cli_open_failed(cmd, rc, err) : s;
 }
 
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
@@ -98,12 +83,7 @@ struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
 	struct keel_store *s = NULL;
 	char *err = NULL;
 	int rc = keel_store_open(url, &s, &err);
-	if (rc) {
-		cli_error(cmd, "%s", err ? err : keel_strerror(rc));
-		free(err);
-		return NULL;
-	}
-	return s;
+	return rc ? cli_open_failed(cmd, rc, err) : s;
 }
 
 bool cli_parse_u64(const char *s, uint64_t *out)

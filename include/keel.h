@@ -98,11 +98,19 @@ KEEL_API int64_t keel_time_now(void);
 
 struct keel_store;
 
-/* Opens a store by URL: "memory:", "sqlite:PATH", "mysql://...". NULL means
- * the KEEL_STORE environment variable, or "sqlite:keel.db" without it. The
- * schema is created on first use. On failure *out is NULL and *errmsg (if
- * errmsg is not NULL) holds a one-line message to free(). */
+/* Opens a store by URL: "memory:", "sqlite:PATH", "mysql://...". NULL or ""
+ * means keel_store_default_url(). The schema is created on first use. On
+ * failure *out is NULL and *errmsg (if errmsg is not NULL) holds a one-line
+ * message to free(). */
 KEEL_API int keel_store_open(const char *url, struct keel_store **out, char **errmsg);
+/* As keel_store_open, for a caller that only reads: a store that does not
+ * exist yet is not created but refused with KEEL_ENOTFOUND (a SQLite file
+ * that is not there; a MySQL database always must exist). A memory store
+ * always starts empty and opens as usual. */
+KEEL_API int keel_store_open_existing(const char *url, struct keel_store **out, char **errmsg);
+/* The URL a NULL or "" URL means: the KEEL_STORE environment variable, or
+ * "sqlite:keel.db" without it (docs/cli.md). */
+const char *keel_store_default_url(void);
 KEEL_API void keel_store_close(struct keel_store *s);
 /* The message of the last failure on s; never NULL. */
 KEEL_API const char *keel_store_errmsg(const struct keel_store *s);
@@ -419,18 +427,6 @@ KEEL_API const struct keel_report *keel_workers_report(struct keel_workers *w);
 KEEL_API const char *keel_workers_errmsg(const struct keel_workers *w);
 KEEL_API enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
 KEEL_API void keel_workers_free(struct keel_workers *w);
-
-/* Background PASSIVE WAL checkpoints for a long write into a SQLite store
- * (keel ingest; keel serve starts its own): every interval_ms, on a thread
- * and connection of their own, so that commits do not copy the log back
- * into the database themselves. For other stores and sqlite::memory:,
- * *out is NULL and 0 is returned. On failure *errmsg (if not NULL) holds a
- * message to free(). */
-struct keel_checkpointer;
-KEEL_API int keel_checkpointer_open(const char *store_url, unsigned interval_ms,
-				    struct keel_checkpointer **out, char **errmsg);
-/* Stops the thread and closes its connection; NULL is fine. */
-KEEL_API void keel_checkpointer_stop(struct keel_checkpointer *c);
 
 /* ---------------------------------------------------------------- export */
 

@@ -64,7 +64,7 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 	ing->prep.max_envelope_why = s->max_envelope_why;
 	ing->prep.on_reject = ing->opt.on_reject;
 	ing->prep.reject_userdata = ing->opt.reject_userdata;
-	ing->prep.defer_hash = s->ops->hashes_on_demand;
+	ing->prep.defer_hash = keel_store_hashes_on_demand(s);
 	keel_arena_init(&ing->arena);
 	keel_map_init(&ing->batch_ids);
 	keel_overlay_init(&ing->overlay);

@@ -30,7 +30,6 @@ struct keel_entity {
 	int64_t last_seen;
 	uint64_t hash;
 	unsigned flags;
-	void *store_ref; /* free for the store's own use */
 };
 
 struct keel_overlay {

@@ -47,7 +47,7 @@
 #include "timeline.h"
 #include "util.h"
 
-/* ------------------------------------------------------------ wrappers */
+/* --------------------------------------------------------------- scope */
 
 bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 			       enum keel_row_kind kind, struct keel_str name)
@@ -58,25 +58,6 @@ bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 		if (keel_str_eq(scope->names[kind][i], name))
 			return true;
 	return false;
-}
-
-int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      const struct keel_replace_scope *scope, struct keel_overlay *o,
-			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
-			      struct keel_buf *note)
-{
-	if (!s->in_tx)
-		return keel_store_fail(s, KEEL_EINVAL, "replace outside a transaction");
-	if (!s->ops->replace_tenant)
-		return keel_store_fail(s, KEEL_EINVAL,
-				       "the %s store cannot replace a tenant",
-				       s->ops->scheme);
-	return s->ops->replace_tenant(s, tenant, scope, o, ev, n, log_events, note);
-}
-
-int keel_store_worker_init(struct keel_store *s)
-{
-	return s->ops->worker_init ? s->ops->worker_init(s) : 0;
 }
 
 static double keel_replay_clock(void)

@@ -2,13 +2,21 @@
  * store.c - the registry of backends and the wrappers the library calls.
  *
  * Backends are looked up by URL scheme in one const table. Every call goes
- * through a wrapper here so that transaction state is checked in one place.
+ * through a wrapper here so that transaction state is checked in one place,
+ * and every question about a backend (does it keep its state in the handle,
+ * take concurrent writers, hash on demand) is answered here, so that no
+ * code outside src/store/ knows which backend it holds.
  */
 #include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The default store, when neither a URL nor KEEL_STORE names one. */
+#define KEEL_STORE_DEFAULT_URL "sqlite:keel.db"
+
+/* The registry: one line per backend (docs/architecture.md, "A new
+ * store"), in the order the unknown-scheme message lists them. */
 static const struct keel_store_ops *const keel_backends[] = {
 	&keel_store_memory_ops,
 	&keel_store_sqlite_ops,
@@ -54,6 +62,7 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	s->in_tx = false;
 	s->max_envelope = 0;
 	s->max_envelope_why = NULL;
+	s->state_in_handle = false;
 }
 
 void keel_store_base_free(struct keel_store *s)
@@ -71,16 +80,34 @@ int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
 	return code;
 }
 
-int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
+const char *keel_store_default_url(void)
+{
+	const char *url = getenv("KEEL_STORE");
+	return url && *url ? url : KEEL_STORE_DEFAULT_URL;
+}
+
+/* The unknown-scheme message: the URL forms of the registered backends. */
+static char *keel_store_unknown_scheme(const char *url)
+{
+	struct keel_buf err;
+	keel_buf_init(&err);
+	keel_buf_addf(&err, "store \"%s\": unknown scheme (expected ", url);
+	size_t n = KEEL_ARRAY_LEN(keel_backends);
+	for (size_t i = 0; i < n; i++)
+		keel_buf_addf(&err, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
+			      keel_backends[i]->url_form);
+	keel_buf_adds(&err, ")");
+	return err.data;
+}
+
+static int keel_store_open_as(const char *url, bool existing, struct keel_store **out,
+			      char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)
 		*errmsg = NULL;
-	if (!url || !*url) {
-		url = getenv("KEEL_STORE");
-		if (!url || !*url)
-			url = "sqlite:keel.db";
-	}
+	if (!url || !*url)
+		url = keel_store_default_url();
 	const char *colon = strchr(url, ':');
 	size_t scheme_len = colon ? (size_t)(colon - url) : 0;
 	for (size_t i = 0; colon && i < KEEL_ARRAY_LEN(keel_backends); i++) {
@@ -89,7 +116,7 @@ int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
 			continue;
 		struct keel_buf err;
 		keel_buf_init(&err);
-		int rc = ops->open(url, out, &err);
+		int rc = ops->open(url, existing, out, &err);
 		if (rc) {
 			*out = NULL;
 			if (errmsg)
@@ -98,18 +125,19 @@ int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
 		keel_buf_free(&err);
 		return rc;
 	}
-	if (errmsg) {
-		struct keel_buf err;
-		keel_buf_init(&err);
-		keel_buf_addf(&err, "store \"%s\": unknown scheme (expected memory:, sqlite:PATH",
-			      url);
-#ifdef KEEL_WITH_MYSQL
-		keel_buf_adds(&err, " or mysql://user:password@host:port/db");
-#endif
-		keel_buf_adds(&err, ")");
-		*errmsg = err.data;
-	}
+	if (errmsg)
+		*errmsg = keel_store_unknown_scheme(url);
 	return KEEL_EURL;
+}
+
+int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
+{
+	return keel_store_open_as(url, false, out, errmsg);
+}
+
+int keel_store_open_existing(const char *url, struct keel_store **out, char **errmsg)
+{
+	return keel_store_open_as(url, true, out, errmsg);
 }
 
 void keel_store_close(struct keel_store *s)
@@ -197,4 +225,44 @@ int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4])
 {
 	return s->ops->counts(s, tenant, out);
+}
+
+int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
+			      const struct keel_replace_scope *scope, struct keel_overlay *o,
+			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      struct keel_buf *note)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "replace outside a transaction");
+	if (!s->ops->replace_tenant)
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "the %s store cannot replace a tenant",
+				       s->ops->scheme);
+	return s->ops->replace_tenant(s, tenant, scope, o, ev, n, log_events, note);
+}
+
+int keel_store_worker_init(struct keel_store *s)
+{
+	return s->ops->worker_init ? s->ops->worker_init(s) : 0;
+}
+
+bool keel_store_state_in_handle(const struct keel_store *s)
+{
+	return s->state_in_handle;
+}
+
+bool keel_store_concurrent_writers(const struct keel_store *s)
+{
+	return s->ops->concurrent_writers;
+}
+
+bool keel_store_hashes_on_demand(const struct keel_store *s)
+{
+	return s->ops->hashes_on_demand;
+}
+
+void keel_store_metrics(struct keel_store *s, struct keel_buf *out)
+{
+	if (s->ops->metrics)
+		s->ops->metrics(s, out);
 }

@@ -2,13 +2,15 @@
  * store.h - the backend interface: a table of function pointers behind the
  * opaque keel_store handle (SPEC section 7).
  *
- * A backend is one file in src/store/ that fills a const keel_store_ops and
- * registers it in store.c's table. Its state embeds struct keel_store first
- * and downcasts with keel_store_downcast-style checks on ops.
+ * A backend is its own files in src/store/ that fill a const keel_store_ops
+ * and register it in store.c's table (docs/architecture.md, "A new store").
+ * Its state embeds struct keel_store first and downcasts with
+ * keel_store_downcast-style checks on ops.
  *
- * The library calls backends only through the keel_store_* wrappers below,
- * never s->ops->x() directly: the wrappers are where checks and counting
- * live.
+ * The library calls backends and asks about them only through the
+ * keel_store_* wrappers below, never s->ops directly: the wrappers are
+ * where checks and counting live. Nothing outside src/store/ and store.c
+ * knows a URL scheme or a backend's library.
  *
  * Errors: every op returns 0 or a negative KEEL_E* code and on failure
  * sets the store's message with keel_store_fail.
@@ -91,10 +93,16 @@ typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 struct keel_store;
 
 struct keel_store_ops {
-	const char *scheme; /* "memory", "sqlite", "mysql" */
+	const char *scheme;   /* "memory", "sqlite", "mysql" */
+	const char *url_form; /* for messages: "sqlite:PATH" */
 	/* url is the whole URL; on failure returns an error and writes a one-
-	 * line message into err (the store is not created). */
-	int (*open)(const char *url, struct keel_store **out, struct keel_buf *err);
+	 * line message into err (the store is not created). existing: the
+	 * caller only reads, so a store that would otherwise be created (a
+	 * new file) is refused with KEEL_ENOTFOUND instead; a store that
+	 * always starts empty (memory) opens as usual. */
+	int (*open)(const char *url, bool existing, struct keel_store **out,
+		    struct keel_buf *err);
+	/* Stops the store's background work (if any), then frees it. */
 	void (*close)(struct keel_store *s);
 
 	int (*begin)(struct keel_store *s);
@@ -150,6 +158,11 @@ struct keel_store_ops {
 	/* Optional. Set up a connection that writes alongside others
 	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
 	int (*worker_init)(struct keel_store *s);
+	/* Optional. Appends the store's own counters to out in Prometheus
+	 * text format (GET /metrics): e.g. the SQLite store's background
+	 * checkpoints. Called from any thread while another uses the store,
+	 * so it reads only atomics. */
+	void (*metrics)(struct keel_store *s, struct keel_buf *out);
 	/* Several connections may write at once (tenants run in parallel). */
 	bool concurrent_writers;
 	/* The store keeps every logged envelope and hashes it when it needs
@@ -170,6 +183,11 @@ struct keel_store {
 	 * the store opens; ingesters read it when they are created. */
 	size_t max_envelope;
 	const char *max_envelope_why;
+	/* The store's whole state lives in this handle (memory:,
+	 * sqlite::memory:): another handle opened from the same URL is
+	 * another, empty store, so every reader must share this one. Set
+	 * when the store opens. */
+	bool state_in_handle;
 };
 
 /* For backends: initialise the base, set the message. */
@@ -192,14 +210,26 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
-/* Wrappers of the replay ops (defined in src/replay.c). */
+/* Replay and bulk loads (src/replay.c). */
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope, struct keel_overlay *o,
 			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
 			      struct keel_buf *note);
 int keel_store_worker_init(struct keel_store *s);
 
-/* The backends. */
+/* What the core asks a store before deciding how to use it. */
+/* Readers must share this handle (see keel_store.state_in_handle). */
+bool keel_store_state_in_handle(const struct keel_store *s);
+/* Several handles may write at once (tenants in parallel). */
+bool keel_store_concurrent_writers(const struct keel_store *s);
+/* The store hashes logged envelopes when it needs the hash (see
+ * keel_store_ops.hashes_on_demand). */
+bool keel_store_hashes_on_demand(const struct keel_store *s);
+/* Appends the store's own counters (Prometheus text), if it has any. */
+void keel_store_metrics(struct keel_store *s, struct keel_buf *out);
+
+/* The backends: each defines its ops table; store.c's registry lists
+ * them. */
 extern const struct keel_store_ops keel_store_memory_ops;
 extern const struct keel_store_ops keel_store_sqlite_ops;
 #ifdef KEEL_WITH_MYSQL

@@ -31,9 +31,8 @@ struct keel_row {
 	int64_t seq;		   /* the store's row id; 0 until written */
 	unsigned flags;
 	bool linked; /* relation: true for link, false for unlink (beside flags:
-		      * no padding of its own, 96 bytes a row, not 104) */
+		      * no padding of its own, 88 bytes a row, not 96) */
 	struct keel_timeline *timeline; /* owner, for the key columns */
-	void *store_ref;		/* free for the store's own use */
 };
 
 struct keel_timeline {
@@ -49,7 +48,6 @@ struct keel_timeline {
 	/* Most timelines keep one or two rows: their array is this, which
 	 * spares a malloc per key (insert_row starts here when cap is 0). */
 	struct keel_row *first_rows[2];
-	void *store_ref; /* free for the store's own use */
 	/* Event times this batch asserts on the timeline (overlay use). */
 	int64_t *times;
 	size_t ntimes;

@@ -469,8 +469,8 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *gi
 	if (rc)
 		return rc;
 	if (mode == KEEL_WORKERS_AUTO)
-		mode = first->ops->concurrent_writers ? KEEL_WORKERS_TENANTS
-						      : KEEL_WORKERS_PIPELINE;
+		mode = keel_store_concurrent_writers(first) ? KEEL_WORKERS_TENANTS
+							    : KEEL_WORKERS_PIPELINE;
 
 	struct keel_workers *w = keel_xcalloc(1, sizeof *w);
 	atomic_init(&w->failed_flag, false);

@@ -18,7 +18,6 @@
 #include <time.h>
 
 #include "batch.h"
-#include "http/http.h"
 #include "overlay.h"
 #include "store.h"
 #include "store/sqlite_internal.h"
@@ -1282,42 +1281,100 @@ static void failed_write_rolls_back_whole(void **state)
 
 /* ----------------------------------------------- background checkpoints */
 
-/* keel ingest's checkpointer (keel_checkpointer_open): only for SQLite
- * files; it copies committed log frames back while the store writes. */
-static void checkpointer_follows_sqlite_files_only(void **state)
+/* A counter from the store's metrics text; -1 when it is not there. */
+static long long store_metric(struct keel_store *s, const char *name)
+{
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_store_metrics(s, &b);
+	long long v = -1;
+	size_t n = strlen(name);
+	for (const char *p = b.data; p && (p = strstr(p, name)) != NULL; p += n)
+		if ((p == b.data || p[-1] == '\n') && p[n] == ' ')
+			v = strtoll(p + n + 1, NULL, 10);
+	keel_buf_free(&b);
+	return v;
+}
+
+/* A handle that writes to a file copies the log back on its own thread
+ * (src/store/sqlite_checkpoint.c), with nothing asked of the caller: its
+ * metrics count the checkpoints. */
+static void file_store_checkpoints_in_the_background(void **state)
 {
 	(void)state;
-	struct keel_checkpointer *c = (struct keel_checkpointer *)1;
+	struct fixture f;
+	fx_open(&f);
+	assert_int_equal(store_metric(f.s, "keel_sqlite_checkpoints_total"), 0);
+	assert_int_equal(store_metric(f.s, "keel_sqlite_checkpoint_pages_total"), 0);
+	every_batch_statement(f.s);
+	long long pages = 0;
+	for (int i = 0; i < 500 && pages == 0; i++) {
+		const struct timespec ms10 = {0, 10 * 1000 * 1000};
+		nanosleep(&ms10, NULL);
+		pages = store_metric(f.s, "keel_sqlite_checkpoint_pages_total");
+	}
+	assert_true(pages >= 1);
+	assert_true(store_metric(f.s, "keel_sqlite_checkpoints_total") >= 1);
+	/* Closing stops the thread (ASan and the leak check see the rest). */
+	fx_close(&f);
+}
+
+/* sqlite::memory: has no log and no file: no checkpointer, no metrics; and
+ * its state lives in its handle, like the memory store's. */
+static void in_memory_database_lives_in_its_handle(void **state)
+{
+	(void)state;
+	struct keel_store *s = NULL;
 	char *err = NULL;
-	assert_int_equal(keel_checkpointer_open("memory:", 10, &c, &err), 0);
-	assert_null(c);
-	assert_null(err);
-	c = (struct keel_checkpointer *)1;
-	assert_int_equal(keel_checkpointer_open("sqlite::memory:", 10, &c, &err), 0);
-	assert_null(c);
-	assert_int_equal(
-	    keel_checkpointer_open("sqlite:/nonexistent/dir/k.db", 10, &c, &err),
-	    KEEL_ESTORE);
-	assert_null(c);
-	assert_non_null(err);
-	assert_non_null(strstr(err, "sqlite \"/nonexistent/dir/k.db\": checkpointer: "));
-	free(err);
+	assert_int_equal(keel_store_open("sqlite::memory:", &s, &err), 0);
+	assert_true(keel_store_state_in_handle(s));
+	every_batch_statement(s);
+	assert_int_equal(store_metric(s, "keel_sqlite_checkpoints_total"), -1);
+	keel_store_close(s);
 
 	struct fixture f;
 	fx_open(&f);
-	assert_int_equal(keel_checkpointer_open(f.url, 10, &c, &err), 0);
-	assert_non_null(c);
+	assert_false(keel_store_state_in_handle(f.s));
+	fx_close(&f);
+}
+
+/* Opening to read never creates the file: a mistyped path is
+ * KEEL_ENOTFOUND, and nothing is left behind. */
+static void open_existing_creates_nothing(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	char url[4400], path[4300];
+	snprintf(path, sizeof path, "%s/typo.db", f.dir);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	struct keel_store *s = (struct keel_store *)1;
+	char *err = NULL;
+	assert_int_equal(keel_store_open_existing(url, &s, &err), KEEL_ENOTFOUND);
+	assert_null(s);
+	char want[4500];
+	snprintf(want, sizeof want, "store \"%s\": no such file", url);
+	assert_string_equal(err, want);
+	free(err);
+	FILE *probe = fopen(path, "r");
+	assert_null(probe);
+
+	/* The file that is there opens, with what was written into it. */
 	every_batch_statement(f.s);
-	uint64_t runs = 0, frames = 0;
-	for (int i = 0; i < 200 && frames == 0; i++) {
-		const struct timespec ms10 = {0, 10 * 1000 * 1000};
-		nanosleep(&ms10, NULL);
-		keel_checkpointer_stats(c, &runs, &frames);
-	}
-	assert_true(runs >= 1);
-	assert_true(frames >= 1);
-	keel_checkpointer_stop(c);
-	keel_checkpointer_stop(NULL);
+	assert_int_equal(keel_store_open_existing(f.url, &s, &err), 0);
+	struct keel_ptrvec tenants = {0};
+	assert_int_equal(keel_store_tenants(s, &tenants), 0);
+	assert_true(tenants.len >= 1);
+	for (size_t i = 0; i < tenants.len; i++)
+		free(tenants.items[i]);
+	keel_ptrvec_free(&tenants);
+	keel_store_close(s);
+
+	/* Stores that always start empty open as usual. */
+	assert_int_equal(keel_store_open_existing("sqlite::memory:", &s, &err), 0);
+	keel_store_close(s);
+	assert_int_equal(keel_store_open_existing("memory:", &s, &err), 0);
+	keel_store_close(s);
 	fx_close(&f);
 }
 
@@ -1339,6 +1396,8 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(locked_database_names_the_store),
     cmocka_unit_test(failed_write_rolls_back_whole),
     cmocka_unit_test(large_events_are_rejected_alone),
-    cmocka_unit_test(checkpointer_follows_sqlite_files_only),
+    cmocka_unit_test(file_store_checkpoints_in_the_background),
+    cmocka_unit_test(in_memory_database_lives_in_its_handle),
+    cmocka_unit_test(open_existing_creates_nothing),
 };
 KEEL_TEST_MAIN(tests)

@@ -92,17 +92,6 @@ struct keel_http_item {
 int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items,
 			  size_t *nitems, size_t *cap, const char **why, size_t *at);
 
-/* ---------------------------------------------------------- checkpoints */
-
-/* Background PASSIVE WAL checkpoints of the SQLite database at path, every
- * interval_ms, on a thread and connection of their own (checkpoint.c). */
-struct keel_checkpointer;
-int keel_checkpointer_start(const char *path, unsigned interval_ms,
-			    struct keel_checkpointer **out, struct keel_buf *err);
-void keel_checkpointer_stop(struct keel_checkpointer *c);
-/* Checkpoints that copied frames, and the frames copied. */
-void keel_checkpointer_stats(struct keel_checkpointer *c, uint64_t *runs, uint64_t *frames);
-
 /* ------------------------------------------------------------- metrics */
 
 /* Upper bounds of the batch latency histogram, in microseconds. */

@@ -22,6 +22,7 @@
  * the writer holds while it ingests.
  */
 #include "server.h"
+#include "../store.h"
 
 #include "../options.h"
 
@@ -246,21 +247,9 @@ static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connec
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_metrics_render(&srv->metrics, &b);
-	if (srv->checkpointer) {
-		uint64_t runs, frames;
-		keel_checkpointer_stats(srv->checkpointer, &runs, &frames);
-		keel_buf_addf(
-		    &b,
-		    "# HELP keel_sqlite_checkpoints_total Background WAL checkpoints "
-		    "that copied pages.\n"
-		    "# TYPE keel_sqlite_checkpoints_total counter\n"
-		    "keel_sqlite_checkpoints_total %llu\n"
-		    "# HELP keel_sqlite_checkpoint_pages_total WAL pages copied back "
-		    "by background checkpoints.\n"
-		    "# TYPE keel_sqlite_checkpoint_pages_total counter\n"
-		    "keel_sqlite_checkpoint_pages_total %llu\n",
-		    (unsigned long long)runs, (unsigned long long)frames);
-	}
+	/* The writer's own counters (SQLite: its background checkpoints);
+	 * the store reads only atomics, so no lock. */
+	keel_store_metrics(srv->writer, &b);
 	char *data = b.data;
 	size_t len = b.len;
 	return keel_http_answer(srv, c, MHD_HTTP_OK, data, len,
@@ -465,7 +454,6 @@ static void server_free(struct keel_server *srv)
 		pthread_mutex_unlock(&srv->conns_lock);
 		pthread_join(srv->watchdog, NULL);
 	}
-	keel_checkpointer_stop(srv->checkpointer);
 	for (size_t i = 0; i < srv->readers.len; i++)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
@@ -585,9 +573,8 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 		goto fail;
 	}
 
-	const char *url = so->store_url ? so->store_url : getenv("KEEL_STORE");
-	srv->store_url = keel_xstrdup(url && *url ? url : "sqlite:keel.db");
-	srv->shared_store = strncmp(srv->store_url, "memory:", 7) == 0;
+	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
+								   : keel_store_default_url());
 	rc = keel_cartridge_load(so->cartridge, &srv->cartridge, &e);
 	if (rc) {
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
@@ -598,6 +585,9 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
 		goto fail;
 	}
+	/* A store whose state lives in its one handle (memory:) is read
+	 * through the writer's. */
+	srv->shared_store = keel_store_state_in_handle(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {
@@ -615,12 +605,6 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	if (rc) {
 		keel_buf_adds(&err, keel_strerror(rc));
 		goto fail;
-	}
-	if (strncmp(srv->store_url, "sqlite:", 7) == 0) {
-		rc = keel_checkpointer_start(srv->store_url + 7, CHECKPOINT_INTERVAL_MS,
-					     &srv->checkpointer, &err);
-		if (rc)
-			goto fail;
 	}
 	/* Read handles opened now, while nothing writes: a handle is opened
 	 * later only if more requests read at once than there are workers. */

@@ -49,8 +49,6 @@
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
 #define WATCHDOG_TICK_MS 100
-/* Small, frequent checkpoints: docs/http.md, "Single-event POSTs on SQLite". */
-#define CHECKPOINT_INTERVAL_MS 10
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
@@ -122,7 +120,7 @@ struct keel_server {
 	struct keel_server_options o;
 	bool null_mode; /* keel_server_start_null_mode */
 	char *store_url;
-	bool shared_store; /* memory store: reads go through the writer */
+	bool shared_store; /* keel_store_state_in_handle: reads go through the writer */
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 
@@ -144,9 +142,6 @@ struct keel_server {
 	bool writer_running;
 	struct keel_ingest *ing; /* the writer thread's */
 	struct group group;	 /* the batch ing is building */
-
-	/* SQLite: WAL checkpoints off the commit path (checkpoint.c). */
-	struct keel_checkpointer *checkpointer;
 
 	/* Idle read handles (SQL stores). */
 	pthread_mutex_t readers_lock;

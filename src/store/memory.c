@@ -65,8 +65,12 @@ static struct keel_memory_store *keel_memory_downcast(struct keel_store *s)
 	return (struct keel_memory_store *)s;
 }
 
-static int keel_memory_open(const char *url, struct keel_store **out, struct keel_buf *err)
+/* existing changes nothing: a memory store always starts empty, so
+ * opening one to read creates nothing a mistyped URL could leave behind. */
+static int keel_memory_open(const char *url, bool existing, struct keel_store **out,
+			    struct keel_buf *err)
 {
+	(void)existing;
 	if (strcmp(url, "memory:") != 0) {
 		keel_buf_addf(err, "store \"%s\": the memory store takes no path (use \"memory:\")",
 			      url);
@@ -74,6 +78,7 @@ static int keel_memory_open(const char *url, struct keel_store **out, struct kee
 	}
 	struct keel_memory_store *m = keel_xcalloc(1, sizeof *m);
 	keel_store_base_init(&m->base, &keel_store_memory_ops);
+	m->base.state_in_handle = true;
 	keel_overlay_init(&m->state);
 	keel_arena_free(&m->state.arena);
 	keel_arena_init_large(&m->state.arena);
@@ -382,7 +387,6 @@ static void keel_memory_copy_row(struct keel_memory_store *m, struct keel_timeli
 	sr->asserted_by = keel_arena_str(a, r->asserted_by);
 	sr->closed_by = keel_arena_str(a, r->closed_by);
 	sr->flags = 0;
-	sr->store_ref = NULL;
 	sr->timeline = st;
 	sr->seq = r->seq = ++m->next_seq;
 	keel_timeline_insert_row(st, sr);
@@ -628,6 +632,7 @@ static void keel_memory_apply_replaces(struct keel_memory_store *m)
 
 const struct keel_store_ops keel_store_memory_ops = {
 	.scheme = "memory",
+	.url_form = "memory:",
 	.open = keel_memory_open,
 	.close = keel_memory_close,
 	.begin = keel_memory_begin,

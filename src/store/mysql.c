@@ -1411,6 +1411,7 @@ int keel_mysql_worker_init(struct keel_store *s)
 
 const struct keel_store_ops keel_store_mysql_ops = {
     .scheme = "mysql",
+    .url_form = "mysql://user:password@host:port/db",
     .open = keel_mysql_open,
     .close = keel_mysql_close,
     .begin = keel_mysql_begin,

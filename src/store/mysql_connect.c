@@ -294,8 +294,12 @@ static uint64_t keel_mysql_new_writer(void)
 	return w ? w : 1; /* 0 marks a tenant's row before its first writer */
 }
 
-int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *err)
+/* existing changes nothing: the database must exist already (the store
+ * creates its tables, never the database). */
+int keel_mysql_open(const char *url, bool existing, struct keel_store **out,
+		    struct keel_buf *err)
 {
+	(void)existing;
 	*out = NULL;
 	struct keel_mysql_store *m = keel_xcalloc(1, sizeof *m);
 	keel_store_base_init(&m->base, &keel_store_mysql_ops);

@@ -248,7 +248,8 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err);
 
 /* Connecting (mysql_connect.c) */
 int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err);
-int keel_mysql_open(const char *url, struct keel_store **out, struct keel_buf *err);
+int keel_mysql_open(const char *url, bool existing, struct keel_store **out,
+		    struct keel_buf *err);
 void keel_mysql_close(struct keel_store *s);
 
 /* Batches (mysql.c) */

@@ -176,7 +176,6 @@ static void keel_open_rows_set(struct keel_open_rows *c, const struct keel_timel
 	e->row.closed_by = views[2];
 	e->row.flags = 0;
 	e->row.timeline = NULL;
-	e->row.store_ref = NULL;
 }
 
 /* Drops the entries not used in the last `age` batches, and if that is not

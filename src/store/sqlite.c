@@ -16,7 +16,8 @@
  *    multi-row INSERTs of power-of-two sizes;
  *  - sqlite_read.c: scans with ORDER BY in SQL, one cached statement per
  *    record type and combination of filters;
- *  - sqlite_replay.c: a tenant's rows replaced in one transaction.
+ *  - sqlite_replay.c: a tenant's rows replaced in one transaction;
+ *  - sqlite_checkpoint.c: a writing handle's background WAL checkpoints.
  *
  * Why joins and not row-constructor IN: SQLite 3.40 plans
  * "(a, b, c) IN (VALUES ...)" as a full SCAN of the table (the row-value IN
@@ -37,11 +38,15 @@
  */
 #include "sqlite_store.h"
 
+#include <errno.h>
+#include <unistd.h>
+
 /* ---------------------------------------------------------- open/close */
 
 static void keel_sqlite_close(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	keel_sqlite_checkpoint_stop(s);
 	/* Finalize every statement, then close: sqlite3_close_v2 would defer
 	 * the close while any statement lives. */
 	for (size_t q = 0; q < KEEL_SQ_NPADDED; q++)
@@ -82,7 +87,9 @@ static void keel_sqlite_set_max_envelope(struct keel_sqlite_store *s)
 				   "its row";
 }
 
-static int keel_sqlite_open(const char *url, struct keel_store **out,
+/* existing: the file must be there already (a read of a mistyped path
+ * must not leave an empty database behind and answer "nothing"). */
+static int keel_sqlite_open(const char *url, bool existing, struct keel_store **out,
 			    struct keel_buf *err)
 {
 	static const char scheme[] = "sqlite:";
@@ -100,8 +107,20 @@ static int keel_sqlite_open(const char *url, struct keel_store **out,
 		return KEEL_EURL;
 	}
 
+	bool in_memory = strcmp(path, ":memory:") == 0;
+	if (existing && !in_memory && access(path, F_OK) != 0) {
+		if (errno == ENOENT) {
+			keel_buf_addf(err, "store \"%s\": no such file", url);
+			return KEEL_ENOTFOUND;
+		}
+		keel_buf_addf(err, "store \"%s\": cannot read it: %s", url, strerror(errno));
+		return KEEL_ESTORE;
+	}
+
 	struct keel_sqlite_store *s = keel_xcalloc(1, sizeof *s);
 	keel_store_base_init(&s->base, &keel_store_sqlite_ops);
+	/* Another handle on ":memory:" is another database. */
+	s->base.state_in_handle = in_memory;
 	s->url = keel_xstrdup(url);
 	s->path = keel_xstrdup(path);
 	keel_open_rows_init(&s->open_rows, KEEL_SQLITE_OPEN_ROWS,
@@ -116,6 +135,7 @@ static int keel_sqlite_open(const char *url, struct keel_store **out,
 					     s->path, sqlite3_errstr(SQLITE_NOMEM));
 		goto fail;
 	}
+	keel_sqlite_checkpoint_init(s);
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
 	keel_sqlite_set_max_envelope(s);
 	char pragmas[256];
@@ -154,7 +174,11 @@ static unsigned keel_sqlite_data_version(struct keel_sqlite_store *s)
 static int keel_sqlite_begin(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	int rc = keel_sqlite_run(s, s->begin);
+	/* A handle that writes copies its log back in the background. */
+	int rc = keel_sqlite_checkpoint_start(s);
+	if (rc)
+		return rc;
+	rc = keel_sqlite_run(s, s->begin);
 	/* Under the write lock: a version other than the one this
 	 * connection's last commit left means someone else wrote since, and
 	 * the remembered last rows may be stale. */
@@ -545,6 +569,7 @@ int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
 
 const struct keel_store_ops keel_store_sqlite_ops = {
     .scheme = "sqlite",
+    .url_form = "sqlite:PATH",
     .open = keel_sqlite_open,
     .close = keel_sqlite_close,
     .begin = keel_sqlite_begin,
@@ -557,6 +582,7 @@ const struct keel_store_ops keel_store_sqlite_ops = {
     .scan = keel_sqlite_scan,
     .counts = keel_sqlite_counts,
     .replace_tenant = keel_sqlite_replace_tenant,
+    .metrics = keel_sqlite_metrics,
 };
 
 /* ------------------------------------------------- for tests (internal) */

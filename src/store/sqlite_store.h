@@ -11,11 +11,14 @@
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
+ *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
  */
 #ifndef KEEL_STORE_SQLITE_STORE_H
 #define KEEL_STORE_SQLITE_STORE_H
 
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +114,23 @@ struct keel_sqlite_key {
 	int64_t at;
 };
 
+/* The handle's background checkpoints (sqlite_checkpoint.c). running,
+ * file and db belong to the handle's thread (then db to the checkpointer's
+ * thread); runs and frames are read by any thread (GET /metrics). */
+struct keel_sqlite_checkpointer {
+	char *file; /* absolute path; NULL for an in-memory database */
+	bool running;
+	sqlite3 *db; /* its own connection */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool attached;
+	int last_ckpt;
+	atomic_uint_fast64_t runs;   /* checkpoints that copied frames */
+	atomic_uint_fast64_t frames; /* frames (pages) copied */
+};
+
 struct keel_sqlite_store {
 	struct keel_store base;
 	sqlite3 *db;
@@ -134,6 +154,7 @@ struct keel_sqlite_store {
 	int64_t *times;
 	size_t times_cap;
 	struct keel_ptrvec rows;
+	struct keel_sqlite_checkpointer ckpt;
 };
 
 static inline struct keel_sqlite_store *keel_sqlite_downcast(struct keel_store *s)
@@ -235,5 +256,14 @@ int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 			       const struct keel_replace_scope *scope,
 			       struct keel_overlay *o, struct keel_batch_event **ev,
 			       size_t n, uint64_t log_events, struct keel_buf *note);
+
+/* Background checkpoints (sqlite_checkpoint.c). init at open (the
+ * connection is open); start before each transaction (it does nothing
+ * once running, or for an in-memory database); stop at close. */
+void keel_sqlite_checkpoint_init(struct keel_sqlite_store *s);
+int keel_sqlite_checkpoint_start(struct keel_sqlite_store *s);
+void keel_sqlite_checkpoint_stop(struct keel_sqlite_store *s);
+/* The checkpoints' counters for GET /metrics (the ops' metrics). */
+void keel_sqlite_metrics(struct keel_store *bs, struct keel_buf *out);
 
 #endif
