@@ -110,7 +110,7 @@ KEEL_API int keel_store_open(const char *url, struct keel_store **out, char **er
 KEEL_API int keel_store_open_existing(const char *url, struct keel_store **out, char **errmsg);
 /* The URL a NULL or "" URL means: the KEEL_STORE environment variable, or
  * "sqlite:keel.db" without it (docs/cli.md). */
-const char *keel_store_default_url(void);
+KEEL_API const char *keel_store_default_url(void);
 KEEL_API void keel_store_close(struct keel_store *s);
 /* The message of the last failure on s; never NULL. */
 KEEL_API const char *keel_store_errmsg(const struct keel_store *s);
