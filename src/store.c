@@ -54,6 +54,7 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	s->in_tx = false;
 	s->max_envelope = 0;
 	s->max_envelope_why = NULL;
+	s->url = NULL;
 }
 
 void keel_store_base_free(struct keel_store *s)
@@ -90,6 +91,8 @@ int keel_store_open(const char *url, struct keel_store **out, char **errmsg)
 		struct keel_buf err;
 		keel_buf_init(&err);
 		int rc = ops->open(url, out, &err);
+		if (rc == 0)
+			(*out)->url = keel_xstrdup(url);
 		if (rc) {
 			*out = NULL;
 			if (errmsg)
@@ -118,7 +121,19 @@ void keel_store_close(struct keel_store *s)
 		return;
 	if (s->in_tx)
 		s->ops->rollback(s);
+	char *url = s->url;
 	s->ops->close(s);
+	free(url);
+}
+
+const char *keel_store_url(const struct keel_store *s)
+{
+	return s->url ? s->url : "";
+}
+
+bool keel_store_concurrent_writers(const struct keel_store *s)
+{
+	return s->ops->concurrent_writers;
 }
 
 const char *keel_store_errmsg(const struct keel_store *s)
