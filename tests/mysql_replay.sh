@@ -102,7 +102,7 @@ contains err "--replay loads only new tenants"
 for w in 1 2 4; do
 	url3=$($KEEL_TEST_MYSQL_FRESH)
 	expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "$url3" --workers "$w" --batch 300
-	[ "$w" = 1 ] || contains err "workers: one connection each, each tenant on one worker"
+	[ "$w" = 1 ] || contains err "written by $w workers, one connection each, each tenant on one worker"
 	expect 0 "$KEEL" dump --store "$url3" --output "$dir/w$w.ndjson"
 	cmp -s "$dir/ref.ndjson" "$dir/w$w.ndjson" || fail "--workers $w differs on mysql"
 done
