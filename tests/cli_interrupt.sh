@@ -6,7 +6,7 @@
 # report counts as accepted is exactly what the store holds, and running
 # the same command again completes the store to the dump of an
 # uninterrupted run, nothing lost or duplicated. (--follow and pipes:
-# cli_live.sh; --workers: mysql_cli.sh.)
+# cli_live.sh; --workers: mysql_replay.sh.)
 . "$(dirname "$0")/cli/lib.sh"
 
 # A long input whose second line is rejected: its message on stderr shows
