@@ -24,7 +24,7 @@
  *
  * (SQLite and memory take one writer at a time. A pipeline of parse
  * threads beside one writer was measured no faster than one thread on
- * them and was removed: docs/performance.md.)
+ * them and was removed: docs/replay.md.)
  */
 #include <pthread.h>
 #include <stdatomic.h>
