@@ -4,7 +4,7 @@
  *
  *   parse + validate envelopes        vs reading the same bytes
  *   parse + handlers, memory store    (seed note: 160 000 events/s), one
- *     thread and the pipeline of --workers 2; median of three runs each
+ *     thread; median of three runs
  *   SQLite, batch 500: 101 000 and 1 000 000 fleet events (via the keel
  *     binary, so peak RSS is the ingest's own), the same 1 000 000 re-sent
  *   the SQLite limit: the same final rows inserted by a plain loop of
@@ -172,33 +172,6 @@ static double bench_memory(const char *buf, size_t len, uint64_t *accepted)
 	return dt;
 }
 
-/* The same through the pipeline of keel ingest --workers 2: one thread
- * parses, validates and runs the cartridge, one applies and commits. */
-static double bench_memory_pipeline(const char *buf, size_t len, uint64_t *accepted)
-{
-	struct keel_cartridge *c;
-	struct keel_workers *w;
-	if (keel_cartridge_load("fleet", &c, NULL))
-		die("cartridge");
-	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .batch = 500};
-	double t0 = now();
-	if (keel_workers_new("memory:", &o, 2, KEEL_WORKERS_PIPELINE, &w, NULL))
-		die("memory workers");
-	uint64_t lineno = 0;
-	const char *p = buf, *line;
-	size_t n;
-	while ((line = next_line(&p, buf + len, &n)))
-		if (keel_workers_add(w, line, n, ++lineno))
-			die("memory workers ingest");
-	if (keel_workers_finish(w))
-		die("memory workers finish");
-	double dt = now() - t0;
-	*accepted = keel_workers_report(w)->accepted;
-	keel_workers_free(w);
-	keel_cartridge_free(c);
-	return dt;
-}
-
 /* Median of three runs of a measurement that is over in a fraction of a
  * second: one run on a shared machine is mostly the neighbours' noise. */
 static double median3(double a, double b, double c)
@@ -332,14 +305,9 @@ int main(int argc, char **argv)
 	double t_parse = bench_parse(buf, len, &parsed);
 	if (parsed != lines)
 		die("parse rejected generated events");
-	uint64_t accepted, accepted_pipe;
+	uint64_t accepted;
 	double t_mem = median3(bench_memory(buf, len, &accepted), bench_memory(buf, len, &accepted),
 			       bench_memory(buf, len, &accepted));
-	double t_pipe = median3(bench_memory_pipeline(buf, len, &accepted_pipe),
-				bench_memory_pipeline(buf, len, &accepted_pipe),
-				bench_memory_pipeline(buf, len, &accepted_pipe));
-	if (accepted_pipe != accepted)
-		die("the pipeline accepted a different number of events");
 	free(buf);
 	/* The big input is written only now, so that its page cache does not
 	 * weigh on the in-process measurements above. */
@@ -374,11 +342,6 @@ int main(int argc, char **argv)
 	printf("%-46s %13.2fx\n", "  parse / read ratio (time)", t_parse / t_read);
 	printf("%-46s %11.0f /s %16s %12s %s\n", "parse + handlers, memory store, batch 500",
 	       mem_rate, "160 000 /s", ">= 1M/s", verdict(mem_rate >= 1e6));
-	/* The target is for "this 2-core machine": the pipeline is the library's
-	 * way to use both cores for one stream, so it is judged too, on its own
-	 * line; the single-threaded verdict above stays as it is. */
-	printf("%-46s %11.0f /s %16s %12s %s\n", "  the same, pipeline of 2 threads (--workers 2)",
-	       (double)lines / t_pipe, "", ">= 1M/s", verdict((double)lines / t_pipe >= 1e6));
 	printf("%-46s %12.2f s %16s %12s\n", "SQLite 101 000 events, batch 500", t_small,
 	       "2.9 s", "");
 	printf("%-46s %12.2f s %16s %12s %s\n", "SQLite 1 000 000 events, batch 500", t_big,

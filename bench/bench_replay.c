@@ -208,47 +208,43 @@ static void run_end(struct run *r, double t, double c, double sv)
 	r->server = mysql_dir[0] ? server_cpu() - sv : 0;
 }
 
-static void ingest(const char *url, const struct keel_cartridge *cart,
-		   const struct input *in, struct run *r)
+/* One run of keel_ingest in a mode (KEEL_INGEST_WORKERS: n workers).
+ * Opening the store and the workers' connections is not timed. */
+static void ingest_mode(const char *url, const struct keel_cartridge *cart,
+			const struct input *in, enum keel_ingest_mode mode, unsigned n,
+			struct run *r, char *method, size_t mlen)
 {
 	struct keel_store *s = open_store(url);
-	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart, .batch = 500};
+	struct keel_ingest_options o = {.size = sizeof o, 
+	    .cartridge = cart, .batch = 500, .mode = mode, .workers = n};
 	struct keel_ingest *ing = NULL;
 	if (keel_ingest_new(s, &o, &ing))
-		die("keel_ingest_new");
+		die("keel_ingest_new: %s", keel_store_errmsg(s));
 	double t, c, sv;
 	run_begin(r, &t, &c, &sv);
 	for (size_t i = 0; i < in->n; i++)
 		if (keel_ingest_add(ing, in->lines[i], in->lens[i], i + 1))
 			die("ingest: %s", keel_ingest_errmsg(ing));
-	if (keel_ingest_flush(ing))
+	if (keel_ingest_finish(ing))
 		die("ingest: %s", keel_ingest_errmsg(ing));
 	run_end(r, t, c, sv);
 	r->report = *keel_ingest_report(ing);
+	if (method)
+		snprintf(method, mlen, "%s", keel_ingest_method(ing));
 	keel_ingest_free(ing);
 	keel_store_close(s);
+}
+
+static void ingest(const char *url, const struct keel_cartridge *cart,
+		   const struct input *in, struct run *r)
+{
+	ingest_mode(url, cart, in, KEEL_INGEST_STREAMING, 0, r, NULL, 0);
 }
 
 static void bulk(const char *url, const struct keel_cartridge *cart,
 		 const struct input *in, struct run *r, char *method, size_t mlen)
 {
-	struct keel_store *s = open_store(url);
-	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart};
-	struct keel_bulk *b = NULL;
-	if (keel_bulk_new(s, &o, &b))
-		die("keel_bulk_new");
-	double t, c, sv;
-	run_begin(r, &t, &c, &sv);
-	for (size_t i = 0; i < in->n; i++)
-		if (keel_bulk_add(b, in->lines[i], in->lens[i], i + 1))
-			die("bulk: %s", keel_bulk_errmsg(b));
-	if (keel_bulk_finish(b))
-		die("bulk: %s", keel_bulk_errmsg(b));
-	run_end(r, t, c, sv);
-	r->report = *keel_bulk_report(b);
-	snprintf(method, mlen, "%s", keel_bulk_method(b));
-	keel_bulk_free(b);
-	keel_store_close(s);
+	ingest_mode(url, cart, in, KEEL_INGEST_BULK, 0, r, method, mlen);
 }
 
 /* changed: whether the cartridge differs from the ingest's (rows must
@@ -301,25 +297,9 @@ static struct keel_cartridge *changed_cartridge(void)
 static void workers(const char *url, const struct keel_cartridge *cart,
 		    const struct input *in, unsigned n, struct run *r)
 {
-	if (n == 1) { /* what keel ingest --workers 1 runs: the plain path */
-		ingest(url, cart, in, r);
-		return;
-	}
-	struct keel_ingest_options o = {.size = sizeof o, .cartridge = cart, .batch = 500};
-	struct keel_workers *w = NULL;
-	char *err = NULL;
-	if (keel_workers_new(url, &o, n, KEEL_WORKERS_AUTO, &w, &err))
-		die("workers: %s", err);
-	double t, c, sv;
-	run_begin(r, &t, &c, &sv);
-	for (size_t i = 0; i < in->n; i++)
-		if (keel_workers_add(w, in->lines[i], in->lens[i], i + 1))
-			die("workers: %s", keel_workers_errmsg(w));
-	if (keel_workers_finish(w))
-		die("workers: %s", keel_workers_errmsg(w));
-	run_end(r, t, c, sv);
-	r->report = *keel_workers_report(w);
-	keel_workers_free(w);
+	/* what keel ingest --workers 1 runs: the streaming path */
+	ingest_mode(url, cart, in, n == 1 ? KEEL_INGEST_STREAMING : KEEL_INGEST_WORKERS, n,
+		    r, NULL, 0);
 }
 
 static void print_load(void)

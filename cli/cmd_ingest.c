@@ -14,10 +14,16 @@
  * most four times a second; the final report always goes to stderr (unless
  * --quiet), so stdout stays free for pipelines.
  *
- * --replay (keel_bulk_*) and --workers N (keel_workers_*) take the same
- * lines through other library entry points (docs/replay.md); both read
- * files straight through, never live input. With --workers, rejections
- * arrive on the writer thread, so they and the progress line share a lock.
+ * Every mode goes through one keel_ingest handle; the flags only choose
+ * its mode (ingest_mode): streaming, --replay (bulk, written at the end)
+ * or --workers N (MySQL: N connections, tenants partitioned onto them;
+ * docs/replay.md). The last two read their inputs straight through, never
+ * as live input. Workers report rejections from their threads, so
+ * rejections and the progress line share a lock.
+ *
+ * SIGINT and SIGTERM stop the reading of any input: what was offered is
+ * committed (a bulk load, which writes only at its end, writes nothing)
+ * and the report starts with "interrupted: ".
  */
 #include "cli.h"
 #include "stream.h"
@@ -37,8 +43,8 @@
 
 static volatile sig_atomic_t ingest_interrupted;
 
-/* stderr's progress line and rejections: the pipeline's writer thread
- * reports rejections while this thread draws progress. */
+/* stderr's progress line and rejections: workers report rejections
+ * while this thread draws progress. */
 static pthread_mutex_t ingest_output_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void ingest_on_signal(int sig)
@@ -50,14 +56,6 @@ static void ingest_on_signal(int sig)
 struct ingest_state {
 	const struct keel_cmd *cmd;
 	struct keel_ingest *ing;
-	struct keel_bulk *bulk;	      /* --replay */
-	/* --workers N > 1: one set of workers per input file, so that every
-	 * rejection of a file is reported (with its name) before the next
-	 * file starts; workers_done sums the finished sets. */
-	bool workers_on;
-	struct keel_workers *workers;
-	struct keel_report workers_done, report_sum;
-	const char *workers_mode;
 	FILE *rejects;		      /* NULL: rejections go to stderr */
 	const char *input;	      /* current input's name, for messages */
 	bool multi;		      /* more than one input */
@@ -72,50 +70,6 @@ struct ingest_state {
 	uint64_t bytes_total;	    /* of all inputs, 0 if unknown */
 	struct keel_reader *reader; /* read on this thread, for progress */
 };
-
-static void report_add(struct keel_report *to, const struct keel_report *r)
-{
-	to->read += r->read;
-	to->accepted += r->accepted;
-	to->duplicates += r->duplicates;
-	to->conflicting += r->conflicting;
-	to->unhandled += r->unhandled;
-	to->rejected += r->rejected;
-	to->rows_inserted += r->rows_inserted;
-	to->rows_closed += r->rows_closed;
-	to->batches += r->batches;
-	to->statements += r->statements;
-}
-
-static const struct keel_report *state_report(struct ingest_state *st)
-{
-	if (st->bulk)
-		return keel_bulk_report(st->bulk);
-	if (st->workers_on) {
-		st->report_sum = st->workers_done;
-		if (st->workers)
-			report_add(&st->report_sum, keel_workers_report(st->workers));
-		return &st->report_sum;
-	}
-	return keel_ingest_report(st->ing);
-}
-
-static const char *state_errmsg(struct ingest_state *st)
-{
-	if (st->bulk)
-		return keel_bulk_errmsg(st->bulk);
-	if (st->workers_on)
-		return st->workers ? keel_workers_errmsg(st->workers) : "";
-	return keel_ingest_errmsg(st->ing);
-}
-
-static int state_flush(struct ingest_state *st)
-{
-	/* --replay writes once, at the end; workers commit as they go. */
-	if (st->bulk || st->workers)
-		return 0;
-	return keel_ingest_flush(st->ing);
-}
 
 static void progress_clear(struct ingest_state *st)
 {
@@ -136,7 +90,7 @@ static void format_duration(char *buf, size_t n, double secs)
 
 static void progress_draw(struct ingest_state *st, double now)
 {
-	const struct keel_report *rep = state_report(st);
+	const struct keel_report *rep = keel_ingest_report(st->ing);
 	double elapsed = now - st->start;
 	double rate = elapsed > 0 ? (double)rep->read / elapsed : 0;
 	fprintf(stderr, "\r\033[K%llu events, %.0f events/s",
@@ -217,72 +171,39 @@ static int store_failed(struct ingest_state *st)
 	progress_clear(st);
 	pthread_mutex_unlock(&ingest_output_lock);
 	if (st->multi)
-		return cli_error(st->cmd, "%s: %s", st->input, state_errmsg(st));
-	return cli_error(st->cmd, "%s", state_errmsg(st));
-}
-
-/* Starts the workers for the next input (they open their own connections). */
-static int workers_begin(struct ingest_state *st, const char *url,
-			 const struct keel_ingest_options *o, unsigned n)
-{
-	char *err = NULL;
-	int rc = keel_workers_new(url, o, n, KEEL_WORKERS_AUTO, &st->workers, &err);
-	if (rc) {
-		rc = cli_error(st->cmd, "%s", err ? err : keel_strerror(rc));
-		free(err);
-		return rc;
-	}
-	st->workers_mode = keel_workers_mode(st->workers) == KEEL_WORKERS_TENANTS
-			       ? "one connection each, each tenant on one worker"
-			       : "parsing in parallel, one writer";
-	return 0;
-}
-
-/* Commits what the workers hold, waits for them (every rejection is
- * reported by then) and adds their report to the finished ones. */
-static int workers_end(struct ingest_state *st)
-{
-	int rc = keel_workers_finish(st->workers) ? store_failed(st) : 0;
-	report_add(&st->workers_done, keel_workers_report(st->workers));
-	keel_workers_free(st->workers);
-	st->workers = NULL;
-	return rc;
+		return cli_error(st->cmd, "%s: %s", st->input, keel_ingest_errmsg(st->ing));
+	return cli_error(st->cmd, "%s", keel_ingest_errmsg(st->ing));
 }
 
 static int offer(struct ingest_state *st, const char *line, size_t len, uint64_t lineno,
 		 bool too_long)
 {
-	int rc;
-	if (st->bulk)
-		rc = too_long ? keel_bulk_add_too_long(st->bulk, lineno, line, len)
-			      : keel_bulk_add(st->bulk, line, len, lineno);
-	else if (st->workers)
-		rc = too_long ? keel_workers_add_too_long(st->workers, lineno, line, len)
-			      : keel_workers_add(st->workers, line, len, lineno);
-	else
-		rc = too_long ? keel_ingest_add_too_long(st->ing, lineno, line, len)
-			      : keel_ingest_add(st->ing, line, len, lineno);
+	int rc = too_long ? keel_ingest_add_too_long(st->ing, lineno, line, len)
+			  : keel_ingest_add(st->ing, line, len, lineno);
 	return rc ? store_failed(st) : 0;
 }
 
-/* A file (or redirected stdin): straight through. */
+/* A file (or redirected stdin): straight through, until the end or a
+ * signal. */
 static int ingest_file(struct ingest_state *st, struct keel_reader *r)
 {
 	const char *line;
 	size_t len;
 	uint64_t lineno, n = 0;
 	bool too_long;
-	int rc;
+	int rc = 0;
 	st->reader = r;
-	while ((rc = keel_reader_next(r, &line, &len, &lineno, &too_long)) == 1) {
+	while (!ingest_interrupted &&
+	       (rc = keel_reader_next(r, &line, &len, &lineno, &too_long)) == 1) {
 		if (offer(st, line, len, lineno, too_long))
 			return CLI_FATAL;
 		if ((++n & 63) == 0)
 			progress_tick(st);
 	}
 	st->reader = NULL;
-	/* What was read before a read error is good: commit it first. */
-	if (state_flush(st))
+	/* What was read before a read error or a signal is good: commit it
+	 * first. */
+	if (keel_ingest_flush(st->ing))
 		return store_failed(st);
 	if (rc < 0) {
 		progress_clear(st);
@@ -349,7 +270,7 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *rea
 
 static void print_report(struct ingest_state *st, double elapsed, bool interrupted)
 {
-	const struct keel_report *r = state_report(st);
+	const struct keel_report *r = keel_ingest_report(st->ing);
 	progress_clear(st);
 	if (!st->rejects && st->rejects_seen > REJECTS_SHOWN)
 		fprintf(stderr,
@@ -369,10 +290,9 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		(unsigned long long)r->conflicting, (unsigned long long)r->unhandled,
 		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted,
 		(unsigned long long)r->rows_closed);
-	if (st->bulk && *keel_bulk_method(st->bulk)) /* empty: nothing was written */
-		fprintf(stderr, "written by %s\n", keel_bulk_method(st->bulk));
-	if (st->workers_mode)
-		fprintf(stderr, "workers: %s\n", st->workers_mode);
+	const char *method = keel_ingest_method(st->ing);
+	if (*method) /* empty: streaming, or nothing was written */
+		fprintf(stderr, "written by %s\n", method);
 	if (st->verbose)
 		fprintf(stderr, "batches %llu, statements %llu\n",
 			(unsigned long long)r->batches,
@@ -489,6 +409,14 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	return 0;
 }
 
+/* The one place the flags choose how events are written. */
+static enum keel_ingest_mode ingest_mode(const struct ingest_args *a)
+{
+	if (a->replay)
+		return KEEL_INGEST_BULK;
+	return a->workers > 1 ? KEEL_INGEST_WORKERS : KEEL_INGEST_STREAMING;
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -559,27 +487,19 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .max_line = (size_t)a.max_line,
 	    .on_reject = on_reject,
 	    .reject_userdata = &st,
+	    .mode = ingest_mode(&a),
+	    .workers = (unsigned)a.workers,
 	};
-	st.workers_on = a.workers > 1 && !a.replay;
-	if (a.replay) {
-		rc = keel_bulk_new(s, &o, &st.bulk);
-	} else if (st.workers_on) {
-		/* Started per input, in the loop below. */
-	} else {
-		rc = keel_ingest_new(s, &o, &st.ing);
-	}
-	if (rc) {
-		rc = cli_error(cmd, "%s", keel_strerror(rc));
+	if (keel_ingest_new(s, &o, &st.ing)) {
+		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 		goto out;
 	}
 	st.progress = !st.quiet && isatty(STDERR_FILENO);
 	st.start = cli_now();
 
+	install_signals();
 	for (int i = 0; rc == 0 && i < ninputs && !ingest_interrupted; i++) {
 		const char *path = inputs[i];
-		if (st.workers_on && !st.workers &&
-		    (rc = workers_begin(&st, a.url, &o, (unsigned)a.workers)) != 0)
-			break;
 		st.input = path;
 		struct cli_follow *follow = NULL;
 		char fdpath[32];
@@ -593,13 +513,11 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 				break;
 			}
 			snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", pipe_fd);
-		} else if (strcmp(path, "-") == 0 && !st.bulk && !st.workers_on) {
+		} else if (strcmp(path, "-") == 0 && o.mode == KEEL_INGEST_STREAMING) {
 			struct stat sb;
 			live = a.linger_set ||
 			       (fstat(STDIN_FILENO, &sb) == 0 && !S_ISREG(sb.st_mode));
 		}
-		if (live)
-			install_signals();
 
 		struct keel_reader *r = NULL;
 		rc = keel_reader_open(follow ? fdpath : path, o.max_line, &r, &err);
@@ -620,25 +538,23 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 			st.bytes_before += total ? total : done;
 			keel_reader_close(r);
 		}
-		/* The next input gets workers of its own. */
-		if (rc == 0 && st.workers && i + 1 < ninputs)
-			rc = workers_end(&st);
 	}
-	if (rc == 0 && st.bulk && keel_bulk_finish(st.bulk))
+	/* Each input's end committed what it offered. Interrupted, that is
+	 * all: a bulk load, whose rows would be half a tenant's, writes
+	 * nothing, so that running the command again loads them whole. After
+	 * a failure the flush commits nothing more; it lets workers stop and
+	 * settle their counts. */
+	bool interrupted = ingest_interrupted != 0;
+	int end = rc == 0 && !interrupted ? keel_ingest_finish(st.ing)
+					  : keel_ingest_flush(st.ing);
+	if (end && rc == 0)
 		rc = store_failed(&st);
-	if (st.workers) {
-		int wrc = workers_end(&st);
-		if (rc == 0)
-			rc = wrc;
-	}
-	print_report(&st, cli_now() - st.start, ingest_interrupted != 0);
-	if (rc == 0 && state_report(&st)->rejected)
+	print_report(&st, cli_now() - st.start, interrupted);
+	if (rc == 0 && keel_ingest_report(st.ing)->rejected)
 		rc = CLI_REJECTED;
 
 out:
 	keel_ingest_free(st.ing);
-	keel_bulk_free(st.bulk);
-	keel_workers_free(st.workers);
 	if (st.rejects && st.rejects != stdout && fclose(st.rejects) != 0 &&
 	    rc != CLI_FATAL)
 		rc =
@@ -677,16 +593,18 @@ const struct keel_cmd keel_cmd_ingest = {
 	"  -v, --verbose            report batches and SQL statements too\n"
 	"  -R, --replay             tenants new to the store: build them in memory\n"
 	"                           and write them in bulk, in one transaction\n"
-	"  -w, --workers N          N threads: on MySQL N connections, each tenant\n"
-	"                           always on the same one; on SQLite N - 1 threads\n"
-	"                           parse, one writes (default 1; 2 on SQLite for\n"
-	"                           one input file with two or more cores)\n"
+	"  -w, --workers N          N writers, each with its own connection, each\n"
+	"                           tenant always on the same one (default 1; more\n"
+	"                           only on stores that take concurrent writers:\n"
+	"                           mysql)\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Inputs are NDJSON files, plain, .gz or .zst; - (or nothing) is standard\n"
 	"input, whose compression is detected. A pipe or terminal on standard\n"
 	"input and --follow are live input: events are committed as they arrive.\n"
-	"Exit status: 0 all ingested; 1 fatal error; 2 usage; 3 finished with\n"
-	"rejected events.",
+	"SIGINT or SIGTERM stops the reading: what was read is committed (with\n"
+	"--replay: nothing is written) and the report says \"interrupted\".\n"
+	"Exit status: 0 all ingested (or interrupted); 1 fatal error; 2 usage;\n"
+	"3 finished with rejected events.",
     .run = ingest_run,
 };

@@ -217,15 +217,37 @@ enum keel_ingest_outcome {
 	KEEL_INGEST_CONFLICTING, /* logged before with a different envelope */
 };
 
-/* Called by keel_ingest_flush after a successful commit, once for every
- * event of the batch that was not rejected, in the order keel_ingest_add
- * took them. seq is that order, from 0 within the batch: a caller that
- * feeds several sources into one batch (whose positions may repeat) tells
- * them apart by it. Not called for a batch that failed (nothing of it was
- * written). keel_workers passes it on to its ingesters (then it is called
- * from their threads); keel_bulk does not call it. */
+/* Called after each successful commit, once for every event of the
+ * committed batch that was not rejected, in the order keel_ingest_add took
+ * them. seq is that order, from 0 within the batch: a caller that feeds
+ * several sources into one batch (whose positions may repeat) tells them
+ * apart by it. Not called for a batch that failed (nothing of it was
+ * written). In KEEL_INGEST_WORKERS mode it is called from the workers'
+ * threads; KEEL_INGEST_BULK does not call it. */
 typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 				enum keel_ingest_outcome outcome);
+
+/* How an ingester writes (docs/replay.md). Every mode takes the same lines
+ * with the same rules and reject messages, and gives the same dump. */
+enum keel_ingest_mode {
+	/* Batches of `batch` events, each committed when it fills (and on
+	 * keel_ingest_flush). The default; the only mode of live input. */
+	KEEL_INGEST_STREAMING,
+	/* Tenants new to the store: every tenant is built in memory and all
+	 * of them, events included, are written in one transaction by
+	 * keel_ingest_finish; nothing is written before. A tenant that
+	 * already has events in the store fails the load (KEEL_EINVAL) before
+	 * anything is written. `batch` is ignored. */
+	KEEL_INGEST_BULK,
+	/* `workers` threads, each with its own connection to the store,
+	 * opened with the URL s was opened with. The input is partitioned by
+	 * tenant, never by subject: a tenant goes to the worker with the
+	 * fewest tenants (then lines) when it is first seen and stays there,
+	 * so its events keep their order. Only for stores that take
+	 * concurrent writers (MySQL); keel_ingest_new fails with KEEL_EINVAL
+	 * on others. */
+	KEEL_INGEST_WORKERS,
+};
 
 struct keel_ingest_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
@@ -233,10 +255,14 @@ struct keel_ingest_options {
 	size_t batch;			 /* events per transaction; 0 = 500 */
 	size_t max_line;		 /* bytes; 0 = 1 MiB */
 	const char *position_word;	 /* "line" (default) or "index" */
+	/* Called from one thread at a time: in input order, except in
+	 * KEEL_INGEST_WORKERS mode (in order within each tenant). */
 	keel_reject_fn on_reject;	 /* may be NULL */
 	void *reject_userdata;
 	keel_outcome_fn on_outcome;	 /* may be NULL */
 	void *outcome_userdata;
+	enum keel_ingest_mode mode;	 /* 0: KEEL_INGEST_STREAMING */
+	unsigned workers;		 /* KEEL_INGEST_WORKERS: 0 = 2 */
 };
 
 struct keel_report {
@@ -252,26 +278,47 @@ struct keel_report {
 	uint64_t statements; /* SQL statements executed by the store */
 };
 
-/* Creates an ingester writing into s (borrowed; must outlive it). */
+/* Creates an ingester writing into s (borrowed; must outlive it) in the
+ * mode o->mode says. On failure *out is NULL and keel_store_errmsg(s)
+ * says why (KEEL_EINVAL for options the store does not allow). */
 KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
-			     struct keel_ingest **out);
+		    struct keel_ingest **out);
 /* Offers one envelope (one NDJSON line without its newline) found at
  * position (1-based line or 0-based index). A bad envelope is rejected
- * through on_reject and does not fail the call. When the batch is full it is
- * committed; a store failure returns KEEL_ESTORE, the batch is rolled back
- * whole and keel_ingest_errmsg names its range of positions. */
+ * through on_reject and does not fail the call. When a batch is full it is
+ * committed; a store failure returns KEEL_ESTORE (KEEL_EINVAL for a bulk
+ * load refused), the batch is rolled back whole and keel_ingest_errmsg
+ * names its range of positions. In KEEL_INGEST_WORKERS mode a worker's
+ * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
-			     uint64_t position);
+		    uint64_t position);
 /* Rejects an input line that was longer than max_line (not buffered). */
 KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position,
-				      const char *head, size_t head_len);
-/* Commits the open batch, if any. */
+			     const char *head, size_t head_len);
+/* Commits every event offered so far and returns once it is committed (in
+ * KEEL_INGEST_WORKERS mode: once every worker has committed, every
+ * rejection reported). KEEL_INGEST_BULK writes nothing before
+ * keel_ingest_finish: there it does nothing. */
 KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
-/* Events waiting in the open batch. */
+/* Flushes and ends the ingestion: KEEL_INGEST_BULK writes everything here
+ * (on failure nothing was written); workers stop. Nothing may be added
+ * after it. */
+KEEL_API int keel_ingest_finish(struct keel_ingest *ing);
+/* Events offered that the next keel_ingest_flush would commit (0 in
+ * KEEL_INGEST_BULK mode, whose events wait for keel_ingest_finish). */
 KEEL_API size_t keel_ingest_pending(const struct keel_ingest *ing);
+/* The counts of what was committed (read: of what was offered). In
+ * KEEL_INGEST_BULK mode accepted and duplicates stay 0 until finish has
+ * written them; in KEEL_INGEST_WORKERS mode they are current after each
+ * flush. */
 KEEL_API const struct keel_report *keel_ingest_report(const struct keel_ingest *ing);
 KEEL_API const char *keel_ingest_errmsg(const struct keel_ingest *ing);
-/* Frees the ingester; an open batch is discarded, not committed. */
+/* How the events were written (one line; "" if nothing was written):
+ * KEEL_INGEST_BULK names the store's bulk method, KEEL_INGEST_WORKERS the
+ * workers. */
+KEEL_API const char *keel_ingest_method(const struct keel_ingest *ing);
+/* Frees the ingester; what is not committed (an open batch, a bulk load
+ * never finished) is discarded. */
 KEEL_API void keel_ingest_free(struct keel_ingest *ing);
 
 /* --------------------------------------------------------------- input */
@@ -314,7 +361,7 @@ KEEL_API int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
  * fail with KEEL_EDUMP naming the line. */
 KEEL_API int keel_load(struct keel_store *s, FILE *in);
 
-/* ----------------------------------------------- replay and bulk loading */
+/* --------------------------------------------------------------- replay */
 
 /* keel replay (docs/replay.md): rebuilds one tenant's entities, facts and
  * relations from its event log with the given cartridge, in arrival order,
@@ -366,67 +413,6 @@ KEEL_API int keel_replay(struct keel_store *s, const char *tenant,
 			 struct keel_replay_report **out);
 KEEL_API void keel_replay_report_free(struct keel_replay_report *r);
 
-/* keel ingest --replay: the replay fast path for tenants new to the store.
- * Envelopes are offered as to keel_ingest_add (same rules, same reject
- * messages, duplicates inside the input skipped); keel_bulk_finish builds
- * every tenant in memory and writes all of them, events included, in one
- * transaction. A tenant that already has events in s fails the load
- * (KEEL_EINVAL) before anything is written. o->batch is ignored. */
-struct keel_bulk;
-KEEL_API int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
-			   struct keel_bulk **out);
-KEEL_API int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len,
-			   uint64_t position);
-KEEL_API int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position,
-				    const char *head, size_t head_len);
-/* Writes everything; on failure nothing was written and keel_bulk_errmsg
- * says why. */
-KEEL_API int keel_bulk_finish(struct keel_bulk *b);
-KEEL_API const struct keel_report *keel_bulk_report(const struct keel_bulk *b);
-KEEL_API const char *keel_bulk_errmsg(const struct keel_bulk *b);
-/* How the rows were written (one line), after keel_bulk_finish. */
-KEEL_API const char *keel_bulk_method(const struct keel_bulk *b);
-KEEL_API void keel_bulk_free(struct keel_bulk *b);
-
-/* ------------------------------------------------------ parallel ingest */
-
-/* keel ingest --workers N (docs/replay.md): the input is partitioned by
- * tenant, never by subject. Stores that take concurrent writers (MySQL)
- * get N workers, each with its own connection; a tenant goes to the worker
- * with the fewest tenants (then lines) when it is first seen, and stays
- * there for the whole run; single-writer stores (SQLite, memory)
- * get a pipeline: N - 1 threads parse, validate and run the cartridge, one
- * thread writes the batches in input order. Dumps equal those of one
- * worker. */
-enum keel_workers_mode {
-	KEEL_WORKERS_AUTO,     /* by store: tenants if it takes concurrent writers */
-	KEEL_WORKERS_PIPELINE, /* N - 1 preparing threads, one writer */
-	KEEL_WORKERS_TENANTS,  /* N connections, tenants hashed onto them */
-};
-
-struct keel_workers;
-/* Opens the workers' store connections from store_url (NULL: as
- * keel_store_open). o is used as by keel_ingest_new; on_reject is called
- * from one thread at a time (in input order in pipeline mode, in order
- * within each tenant in tenants mode). On failure *errmsg (if not NULL)
- * holds a message to free(). */
-KEEL_API int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
-			      unsigned workers, enum keel_workers_mode mode,
-			      struct keel_workers **out, char **errmsg);
-/* As keel_ingest_add; lines are handed to the workers. A worker's store
- * failure is returned by a later call (KEEL_ESTORE). */
-KEEL_API int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
-			      uint64_t position);
-KEEL_API int keel_workers_add_too_long(struct keel_workers *w, uint64_t position,
-				       const char *head, size_t head_len);
-/* Commits what is open and waits for every worker; the first failure. */
-KEEL_API int keel_workers_finish(struct keel_workers *w);
-/* The sum of the workers' reports (complete after keel_workers_finish;
- * before it only .read is current). */
-KEEL_API const struct keel_report *keel_workers_report(struct keel_workers *w);
-KEEL_API const char *keel_workers_errmsg(const struct keel_workers *w);
-KEEL_API enum keel_workers_mode keel_workers_mode(const struct keel_workers *w);
-KEEL_API void keel_workers_free(struct keel_workers *w);
 
 /* ---------------------------------------------------------------- export */
 

@@ -1,9 +1,11 @@
 /*
- * ingest.c - the one ingestion path (SPEC section 6), for every batch size.
+ * ingest.c - the one ingestion path (SPEC section 6), for every batch size:
+ * the batcher behind KEEL_INGEST_STREAMING and each worker of
+ * KEEL_INGEST_WORKERS (src/ingest.h).
  *
- * keel_ingest_add does all the per-event work that needs no store (parse,
+ * keel_batcher_add does all the per-event work that needs no store (parse,
  * validate, run the cartridge, compact and hash: prepare.c). The event and
- * its operations go into the batch arena. keel_ingest_flush then runs the
+ * its operations go into the batch arena. keel_batcher_flush then runs the
  * batch against the store: begin, drop logged ids (one batched lookup),
  * resolve keys into the overlay, prefetch, apply in event order, write back,
  * commit. A batch of one is simply a batch.
@@ -14,14 +16,12 @@
 #include "../include/keel.h"
 #include "options.h"
 #include "batch.h"
+#include "ingest.h"
 #include "overlay.h"
 #include "prepare.h"
 #include "store.h"
 
-#define KEEL_DEFAULT_BATCH 500
-#define KEEL_DEFAULT_MAX_LINE (1024 * 1024)
-
-struct keel_ingest {
+struct keel_batcher {
 	struct keel_store *store;
 	struct keel_ingest_options opt;
 	struct keel_prep prep;
@@ -36,8 +36,8 @@ struct keel_ingest {
 	uint64_t last_position;
 };
 
-int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
-		    struct keel_ingest **out)
+int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
+		    struct keel_batcher **out)
 {
 	*out = NULL;
 	if (!s || !o)
@@ -48,7 +48,7 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 		return keel_store_fail(s, KEEL_EINVAL, "keel_ingest_options: %s", why);
 	if (!opt.cartridge)
 		return KEEL_EINVAL;
-	struct keel_ingest *ing = keel_xcalloc(1, sizeof *ing);
+	struct keel_batcher *ing = keel_xcalloc(1, sizeof *ing);
 	ing->store = s;
 	ing->opt = opt;
 	if (!ing->opt.batch)
@@ -73,7 +73,7 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *o,
 	return 0;
 }
 
-void keel_ingest_free(struct keel_ingest *ing)
+void keel_batcher_free(struct keel_batcher *ing)
 {
 	if (!ing)
 		return;
@@ -87,29 +87,29 @@ void keel_ingest_free(struct keel_ingest *ing)
 	free(ing);
 }
 
-const struct keel_report *keel_ingest_report(const struct keel_ingest *ing)
+const struct keel_report *keel_batcher_report(const struct keel_batcher *ing)
 {
 	return &ing->report;
 }
 
-const char *keel_ingest_errmsg(const struct keel_ingest *ing)
+const char *keel_batcher_errmsg(const struct keel_batcher *ing)
 {
 	return ing->errmsg.len ? ing->errmsg.data : "";
 }
 
-size_t keel_ingest_pending(const struct keel_ingest *ing)
+size_t keel_batcher_pending(const struct keel_batcher *ing)
 {
 	return ing->events.len;
 }
 
-int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position, const char *head,
+int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const char *head,
 			     size_t head_len)
 {
 	keel_prep_too_long(&ing->prep, position, head, head_len);
 	return 0;
 }
 
-int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
+int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 		    uint64_t position)
 {
 	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
@@ -121,13 +121,13 @@ int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 	ing->last_position = position;
 	keel_ptrvec_push(&ing->events, ev);
 	if (ing->events.len >= ing->opt.batch)
-		return keel_ingest_flush(ing);
+		return keel_batcher_flush(ing);
 	return 0;
 }
 
 /* The second and later copies of an id within one batch are duplicates of
  * the first. */
-static void keel_ingest_mark_repeats(struct keel_ingest *ing)
+static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 {
 	struct keel_map *m = &ing->batch_ids;
 	for (size_t i = 0; i < ing->events.len; i++) {
@@ -152,7 +152,7 @@ static void keel_ingest_mark_repeats(struct keel_ingest *ing)
 	}
 }
 
-static void keel_ingest_reset_batch(struct keel_ingest *ing)
+static void keel_batcher_reset_batch(struct keel_batcher *ing)
 {
 	keel_overlay_reset(&ing->overlay);
 	keel_arena_reset(&ing->arena);
@@ -161,7 +161,7 @@ static void keel_ingest_reset_batch(struct keel_ingest *ing)
 	ing->accepted.len = 0;
 }
 
-static int keel_ingest_fail(struct keel_ingest *ing, int rc)
+static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_buf_reset(&ing->errmsg);
 	const char *word = ing->opt.position_word;
@@ -171,12 +171,12 @@ static int keel_ingest_fail(struct keel_ingest *ing, int rc)
 		      (unsigned long long)ing->first_position,
 		      (unsigned long long)ing->last_position, keel_store_errmsg(ing->store));
 	keel_store_rollback(ing->store);
-	keel_ingest_reset_batch(ing);
+	keel_batcher_reset_batch(ing);
 	return rc;
 }
 
 /* Tells on_outcome what became of each event of the committed batch. */
-static void keel_ingest_report_outcomes(struct keel_ingest *ing)
+static void keel_batcher_report_outcomes(struct keel_batcher *ing)
 {
 	for (size_t i = 0; i < ing->events.len; i++) {
 		const struct keel_batch_event *ev = ing->events.items[i];
@@ -193,7 +193,7 @@ static void keel_ingest_report_outcomes(struct keel_ingest *ing)
 	}
 }
 
-int keel_ingest_flush(struct keel_ingest *ing)
+int keel_batcher_flush(struct keel_batcher *ing)
 {
 	if (!ing->events.len)
 		return 0;
@@ -209,10 +209,10 @@ int keel_ingest_flush(struct keel_ingest *ing)
 	int rc;
 
 	if ((rc = keel_store_begin(s)) != 0)
-		return keel_ingest_fail(ing, rc);
+		return keel_batcher_fail(ing, rc);
 	if ((rc = keel_store_seen_ids(s, events, n)) != 0)
-		return keel_ingest_fail(ing, rc);
-	keel_ingest_mark_repeats(ing);
+		return keel_batcher_fail(ing, rc);
+	keel_batcher_mark_repeats(ing);
 
 	uint64_t duplicates = 0, conflicting = 0, unhandled = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -234,20 +234,20 @@ int keel_ingest_flush(struct keel_ingest *ing)
 	if (nacc) {
 		keel_overlay_resolve(o, acc, nacc);
 		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
-			return keel_ingest_fail(ing, rc);
+			return keel_batcher_fail(ing, rc);
 		keel_overlay_prefetch_rows(acc, nacc);
 		for (size_t i = 0; i < nacc; i++)
 			keel_overlay_apply(o, acc[i]);
 		rows_inserted = o->new_rows.len;
 		rows_closed = o->rows_closed;
 		if ((rc = keel_store_write_back(s, o, acc, nacc)) != 0)
-			return keel_ingest_fail(ing, rc);
+			return keel_batcher_fail(ing, rc);
 	}
 	if ((rc = keel_store_commit(s)) != 0)
-		return keel_ingest_fail(ing, rc);
+		return keel_batcher_fail(ing, rc);
 
 	if (ing->opt.on_outcome)
-		keel_ingest_report_outcomes(ing);
+		keel_batcher_report_outcomes(ing);
 
 	struct keel_report *r = &ing->report;
 	r->accepted += nacc;
@@ -258,6 +258,6 @@ int keel_ingest_flush(struct keel_ingest *ing)
 	r->rows_closed += rows_closed;
 	r->batches++;
 	r->statements = keel_store_statements(s);
-	keel_ingest_reset_batch(ing);
+	keel_batcher_reset_batch(ing);
 	return 0;
 }

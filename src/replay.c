@@ -6,7 +6,9 @@
  *   keel_replay     rebuilds one tenant from its own event log with the
  *                   current cartridge (keel replay);
  *   keel_bulk_*     loads tenants that are new to the store from an input
- *                   (keel ingest --replay), logging the events too.
+ *                   (KEEL_INGEST_BULK: keel ingest --replay), logging the
+ *                   events too; its report counts events accepted only
+ *                   once they are written.
  *
  * Both take the ingestion path's own pieces, not a second implementation
  * of its semantics: an envelope is parsed, validated and run through the
@@ -40,6 +42,7 @@
 #include "batch.h"
 #include "cartridge.h"
 #include "envelope.h"
+#include "ingest.h"
 #include "json.h"
 #include "overlay.h"
 #include "prepare.h"
@@ -789,6 +792,8 @@ struct keel_bulk {
 	struct keel_ptrvec builds; /* first-seen order */
 	struct keel_build *last;
 	struct keel_report report;
+	/* built, counted into report once written */
+	uint64_t accepted, duplicates, conflicting;
 	struct keel_buf errmsg;
 	struct keel_buf method;
 	bool failed;
@@ -811,7 +816,7 @@ int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *given,
 	b->store = s;
 	keel_replay_prep_init(&b->prep, o->cartridge, &b->report);
 	b->prep.p.position_word = o->position_word ? o->position_word : "line";
-	b->prep.p.max_line = o->max_line ? o->max_line : 1024 * 1024;
+	b->prep.p.max_line = o->max_line ? o->max_line : KEEL_DEFAULT_MAX_LINE;
 	b->prep.p.max_envelope = s->max_envelope;
 	b->prep.p.max_envelope_why = s->max_envelope_why;
 	b->prep.p.on_reject = o->on_reject;
@@ -920,8 +925,8 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 	     i = keel_map_next(&x->ids, h, i)) {
 		struct keel_batch_event *first = x->ids.values[i];
 		if (keel_str_eq(first->id, ev->id)) {
-			b->report.duplicates++;
-			b->report.conflicting += first->hash != ev->hash;
+			b->duplicates++;
+			b->conflicting += first->hash != ev->hash;
 			return 0;
 		}
 	}
@@ -939,7 +944,7 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 	keel_ptrvec_push(&x->events, logged);
 	ev->id = logged->id;
 	keel_build_apply(x, ev);
-	b->report.accepted++;
+	b->accepted++;
 	return 0;
 }
 
@@ -962,7 +967,7 @@ int keel_bulk_finish(struct keel_bulk *b)
 	if (b->failed)
 		return KEEL_EINVAL;
 	if (!b->builds.len)
-		return 0;
+		return 0; /* no event was accepted (nor, then, repeated) */
 	if (b->builds.len > 1)
 		qsort(b->builds.items, b->builds.len, sizeof(void *),
 		      keel_bulk_cmp_build);
@@ -970,6 +975,7 @@ int keel_bulk_finish(struct keel_bulk *b)
 	int rc = keel_store_begin(s);
 	if (rc)
 		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(s));
+	uint64_t unhandled = 0, rows_inserted = 0, rows_closed = 0;
 	for (size_t i = 0; i < b->builds.len; i++) {
 		struct keel_build *x = b->builds.items[i];
 		keel_build_finish(x);
@@ -982,19 +988,30 @@ int keel_bulk_finish(struct keel_bulk *b)
 			keel_bulk_fail(b, rc, "writing tenant \"%s\": %s", x->tenant,
 				       keel_store_errmsg(s));
 			keel_store_rollback(s);
+			keel_buf_reset(&b->method); /* nothing was written */
 			return rc;
 		}
-		b->report.unhandled += x->unhandled;
-		b->report.rows_inserted += x->o.new_rows.len;
-		b->report.rows_closed += x->o.rows_closed;
+		unhandled += x->unhandled;
+		rows_inserted += x->o.new_rows.len;
+		rows_closed += x->o.rows_closed;
 	}
 	rc = keel_store_commit(s);
 	if (rc) {
 		keel_bulk_fail(b, rc, "commit: %s", keel_store_errmsg(s));
 		keel_store_rollback(s);
+		keel_buf_reset(&b->method);
 		return rc;
 	}
-	b->report.batches = 1;
+	/* Written: now they count. */
+	struct keel_report *r = &b->report;
+	r->accepted += b->accepted;
+	r->duplicates += b->duplicates;
+	r->conflicting += b->conflicting;
+	r->unhandled += unhandled;
+	r->rows_inserted += rows_inserted;
+	r->rows_closed += rows_closed;
+	b->accepted = b->duplicates = b->conflicting = 0;
+	r->batches = 1;
 	b->report.statements = keel_store_statements(s);
 	b->failed = true; /* finished: nothing more may be added */
 	return 0;

@@ -63,6 +63,7 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	s->max_envelope = 0;
 	s->max_envelope_why = NULL;
 	s->state_in_handle = false;
+	s->url = NULL;
 }
 
 void keel_store_base_free(struct keel_store *s)
@@ -117,6 +118,8 @@ static int keel_store_open_as(const char *url, bool existing, struct keel_store 
 		struct keel_buf err;
 		keel_buf_init(&err);
 		int rc = ops->open(url, existing, out, &err);
+		if (rc == 0)
+			(*out)->url = keel_xstrdup(url);
 		if (rc) {
 			*out = NULL;
 			if (errmsg)
@@ -146,7 +149,19 @@ void keel_store_close(struct keel_store *s)
 		return;
 	if (s->in_tx)
 		s->ops->rollback(s);
+	char *url = s->url;
 	s->ops->close(s);
+	free(url);
+}
+
+const char *keel_store_url(const struct keel_store *s)
+{
+	return s->url ? s->url : "";
+}
+
+bool keel_store_concurrent_writers(const struct keel_store *s)
+{
+	return s->ops->concurrent_writers;
 }
 
 const char *keel_store_errmsg(const struct keel_store *s)

@@ -188,6 +188,10 @@ struct keel_store {
 	 * another, empty store, so every reader must share this one. Set
 	 * when the store opens. */
 	bool state_in_handle;
+	/* The URL keel_store_open opened it with (set there, freed by
+	 * keel_store_close): more connections to the same store are opened
+	 * with it (KEEL_INGEST_WORKERS). */
+	char *url;
 };
 
 /* For backends: initialise the base, set the message. */
@@ -197,6 +201,10 @@ int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Wrappers the library calls. */
+/* The URL s was opened with ("" if it was not opened by keel_store_open). */
+const char *keel_store_url(const struct keel_store *s);
+/* Whether several connections may write at once (ops.concurrent_writers). */
+bool keel_store_concurrent_writers(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);

@@ -1,33 +1,30 @@
 /*
- * workers.c - design C of the note: keel ingest --workers N
- * (docs/replay.md).
+ * workers.c - KEEL_INGEST_WORKERS: keel ingest --workers N
+ * (docs/replay.md), for stores that take concurrent writers (MySQL).
  *
  * The input is partitioned by tenant, never by subject, so no two writers
- * ever share a key. Two shapes, chosen by the store:
+ * ever share a key. N worker threads each have their own connection
+ * (keel_store_worker_init: READ COMMITTED on MySQL) and their own batcher
+ * (ingest.c), so the semantics live in one place. The calling thread reads
+ * each line's "tenant"; a tenant seen for the first time is given to the
+ * worker with the fewest tenants (ties: the fewest lines so far), and all
+ * its lines go to that worker from then on, so a tenant's events keep
+ * their order and one tenant is only ever written by one worker. (A hash
+ * of the name would be stable across runs but splits few tenants badly: 8
+ * equal tenants hash 3/5 onto 2 workers, capping the speedup at 1.6x; the
+ * assignment only has to hold for one run.)
  *
- *   tenants   (stores with concurrent_writers: MySQL) N worker threads, each
- *             with its own connection (worker_init: READ COMMITTED) and its
- *             own keel_ingest. The calling thread reads each line's
- *             "tenant"; a tenant seen for the first time is given to the
- *             worker with the fewest tenants (ties: the fewest lines so
- *             far), and all its lines go to that worker from then on, so
- *             a tenant's
- *             events keep their order and one tenant is only ever written
- *             by one worker. (A hash of the name would be stable across
- *             runs but splits few tenants badly: 8 equal tenants hash 3/5
- *             onto 2 workers, capping the speedup at 1.6x; the assignment
- *             only has to hold for one run.)
- *   pipeline  (single-writer stores: SQLite, memory) N - 1 threads prepare
- *             blocks of lines (parse, validate, cartridge: keel_ingest_add
- *             on an ingester of their own, which never flushes by itself)
- *             and one writer thread commits the prepared blocks in input
- *             order with keel_ingest_flush. The batches are those of one
- *             worker, in the same order; rejections are buffered with their
- *             block and reported by the writer, in input order too.
+ * Lines travel in blocks (a batch of lines, or 4 MiB) through bounded
+ * queues, so memory stays bounded by the queues, not the input. A flush is
+ * a barrier: every worker drains its queue, commits its open batch and
+ * acknowledges the flush's generation; the caller waits for all of them,
+ * so that after keel_workers_flush every line offered is committed and
+ * every rejection reported, and the workers' reports can be summed
+ * without racing them.
  *
- * Both reuse keel_ingest unchanged: the semantics live in one place. Lines
- * travel in blocks (a batch of lines, or 4 MiB) through bounded queues, so
- * memory stays bounded by the queues, not the input.
+ * (SQLite and memory take one writer at a time. A pipeline of parse
+ * threads beside one writer was measured no faster than one thread on
+ * them and was removed: docs/replay.md.)
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,13 +32,15 @@
 #include <string.h>
 
 #include "../include/keel.h"
-#include "options.h"
+#include "ingest.h"
 #include "json.h"
 #include "store.h"
 #include "util.h"
 #include "workers.h"
 
 #define KEEL_WBLOCK_BYTES (4u << 20)
+/* Blocks queued for one worker before the feeding thread waits. */
+#define KEEL_WQUEUE_BLOCKS 4
 
 struct keel_wline {
 	uint64_t position;
@@ -49,45 +48,30 @@ struct keel_wline {
 	bool too_long;
 };
 
-struct keel_wreject {
-	uint64_t position;
-	char *id;
-	char *message;
-	char *input;
-	size_t input_len;
-};
-
 struct keel_wblock {
 	struct keel_buf text;
 	struct keel_wline *lines;
 	size_t nlines, cap;
-	uint64_t ticket;
-	struct keel_wing *wing; /* pipeline: the ingester that prepared it */
-	struct keel_wreject *rejects;
-	size_t nrejects, rejects_cap;
 	struct keel_wblock *next;
 };
 
-/* An ingester and what its callbacks need. */
-struct keel_wing {
+struct keel_worker {
 	struct keel_workers *w;
-	struct keel_ingest *ing;
-	struct keel_store *store;  /* tenants: its own connection */
-	struct keel_wblock *block; /* pipeline: the block being prepared */
-	struct keel_wing *next_free;
-	/* tenants: the worker's queue and thread */
+	struct keel_batcher *batcher;
+	struct keel_store *store; /* its own connection */
 	struct keel_wblock *head, *tail;
 	size_t queued;
+	struct keel_wblock *filling; /* the feeding thread's next block */
+	uint64_t lines;		     /* lines handed to it */
+	uint64_t flushed;	     /* the last flush generation it committed */
 	pthread_t thread;
 	bool started;
-	struct keel_ptrvec tenants; /* names handed to this worker */
+	struct keel_ptrvec tenants; /* names handed to it */
 };
 
 struct keel_workers {
-	enum keel_workers_mode mode;
 	unsigned n;
 	struct keel_ingest_options opt; /* the caller's */
-	char *url;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	pthread_mutex_t reject_mu;
@@ -95,31 +79,17 @@ struct keel_workers {
 	/* failed, for the feeding thread's check of every line without the
 	 * mutex (set with failed, under it) */
 	atomic_bool failed_flag;
-	size_t last_block_bytes; /* feeding: text size of the last full block */
-	struct keel_buf errmsg;
-	struct keel_report report;
-	uint64_t offered;
-	/* the block being filled (pipeline) or per worker (tenants) */
-	struct keel_wblock **filling;
+	uint64_t flush_gen;
 	size_t block_lines;
-	struct keel_json_doc doc; /* dispatcher: reads the tenant */
-	/* tenants */
-	struct keel_wing *wings;
-	size_t nwings;
+	size_t last_block_bytes; /* text size of the last full block */
+	struct keel_buf errmsg;
+	struct keel_buf method;
+	struct keel_report report; /* summed at each flush */
+	uint64_t offered, offered_at_flush;
+	struct keel_json_doc doc; /* the feeding thread reads the tenant */
+	struct keel_worker *workers;
 	struct keel_map tenant_map; /* name -> struct keel_wtenant */
 	struct keel_arena arena;
-	uint64_t *loads; /* lines handed to each worker */
-	/* pipeline */
-	struct keel_store *store;
-	struct keel_wblock *in_head, *in_tail; /* to prepare, FIFO */
-	size_t in_queued;
-	struct keel_wblock *ready; /* prepared, any order */
-	struct keel_wing *free_wings;
-	uint64_t next_ticket, write_ticket;
-	pthread_t *threads;
-	size_t nthreads;
-	pthread_t writer;
-	bool writer_started;
 };
 
 /* A tenant and the worker it was given. */
@@ -130,10 +100,15 @@ struct keel_wtenant {
 
 /* ------------------------------------------------------------- blocks */
 
-static struct keel_wblock *keel_wblock_new(void)
+static struct keel_wblock *keel_wblock_new(size_t lines, size_t bytes)
 {
 	struct keel_wblock *b = keel_xcalloc(1, sizeof *b);
 	keel_buf_init(&b->text);
+	/* Sized like the last block, so that filling it does not grow (and
+	 * copy) its buffers line after line. */
+	b->cap = lines < 4096 ? lines : 4096;
+	b->lines = keel_xmalloc(b->cap * sizeof *b->lines);
+	keel_buf_reserve(&b->text, bytes);
 	return b;
 }
 
@@ -141,12 +116,6 @@ static void keel_wblock_free(struct keel_wblock *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->nrejects; i++) {
-		free(b->rejects[i].id);
-		free(b->rejects[i].message);
-		free(b->rejects[i].input);
-	}
-	free(b->rejects);
 	free(b->lines);
 	keel_buf_free(&b->text);
 	free(b);
@@ -163,29 +132,24 @@ static void keel_wblock_add(struct keel_wblock *b, const char *text, size_t len,
 	keel_buf_add(&b->text, text, len);
 }
 
-static bool keel_wblock_full(const struct keel_workers *w, const struct keel_wblock *b)
-{
-	return b->nlines >= w->block_lines || b->text.len >= KEEL_WBLOCK_BYTES;
-}
-
-/* Runs a block's lines through an ingester; 0 or its failure. */
-static int keel_wblock_feed(struct keel_wblock *b, struct keel_ingest *ing)
+/* Runs a block's lines through a batcher; 0 or its failure. */
+static int keel_wblock_feed(struct keel_wblock *b, struct keel_batcher *bt)
 {
 	for (size_t i = 0; i < b->nlines; i++) {
 		const struct keel_wline *l = &b->lines[i];
 		const char *p = b->text.data + l->off;
 		int rc = l->too_long
-			     ? keel_ingest_add_too_long(ing, l->position, p, l->len)
-			     : keel_ingest_add(ing, p, l->len, l->position);
+			     ? keel_batcher_add_too_long(bt, l->position, p, l->len)
+			     : keel_batcher_add(bt, p, l->len, l->position);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
+/* Under the mutex. The first failure is the one reported. */
 static void keel_workers_fail(struct keel_workers *w, const char *msg)
 {
-	/* The first failure is the one reported. */
 	if (!w->failed) {
 		keel_buf_reset(&w->errmsg);
 		keel_buf_adds(&w->errmsg, msg);
@@ -195,15 +159,11 @@ static void keel_workers_fail(struct keel_workers *w, const char *msg)
 	pthread_cond_broadcast(&w->cond);
 }
 
-/* ----------------------------------------------------------- rejects */
-
-/* tenants: workers report at once, one at a time. */
-static void keel_workers_reject_locked(void *ud, uint64_t position, const char *id,
-				       const char *message, const char *input,
-				       size_t input_len)
+/* Workers report rejections at once, one at a time. */
+static void keel_workers_reject(void *ud, uint64_t position, const char *id,
+				const char *message, const char *input, size_t input_len)
 {
-	struct keel_wing *g = ud;
-	struct keel_workers *w = g->w;
+	struct keel_workers *w = ((struct keel_worker *)ud)->w;
 	if (!w->opt.on_reject)
 		return;
 	pthread_mutex_lock(&w->reject_mu);
@@ -211,172 +171,47 @@ static void keel_workers_reject_locked(void *ud, uint64_t position, const char *
 	pthread_mutex_unlock(&w->reject_mu);
 }
 
-/* pipeline: kept with the block, reported by the writer in order. */
-static void keel_workers_reject_buffered(void *ud, uint64_t position, const char *id,
-					 const char *message, const char *input,
-					 size_t input_len)
+/* ------------------------------------------------------------ a worker */
+
+static void *keel_worker_main(void *arg)
 {
-	struct keel_wing *g = ud;
-	struct keel_wblock *b = g->block;
-	if (!g->w->opt.on_reject || !b)
-		return;
-	if (b->nrejects == b->rejects_cap) {
-		b->rejects_cap = b->rejects_cap ? 2 * b->rejects_cap : 8;
-		b->rejects =
-		    keel_xrealloc(b->rejects, b->rejects_cap * sizeof *b->rejects);
-	}
-	struct keel_wreject *r = &b->rejects[b->nrejects++];
-	r->position = position;
-	r->id = id ? keel_xstrdup(id) : NULL;
-	r->message = keel_xstrdup(message);
-	r->input = keel_xmalloc(input_len + 1);
-	memcpy(r->input, input, input_len);
-	r->input[input_len] = 0;
-	r->input_len = input_len;
-}
-
-/* ---------------------------------------------------------- pipeline */
-
-/* Whether a block waits to be prepared and an ingester is free for it. */
-static bool keel_workers_can_prepare(const struct keel_workers *w)
-{
-	return w->in_head && w->free_wings;
-}
-
-/* Takes the first waiting block and a free ingester and prepares it (w->mu
- * is held on entry and on return, released meanwhile). */
-static void keel_workers_prepare_one(struct keel_workers *w)
-{
-	struct keel_wblock *b = w->in_head;
-	w->in_head = b->next;
-	if (!w->in_head)
-		w->in_tail = NULL;
-	w->in_queued--;
-	struct keel_wing *g = w->free_wings;
-	w->free_wings = g->next_free;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->mu);
-
-	g->block = b;
-	int rc = keel_wblock_feed(b, g->ing);
-	g->block = NULL;
-	b->wing = g;
-
-	pthread_mutex_lock(&w->mu);
-	if (rc)
-		keel_workers_fail(w, keel_ingest_errmsg(g->ing));
-	b->next = w->ready;
-	w->ready = b;
-	pthread_cond_broadcast(&w->cond);
-}
-
-static void *keel_workers_prepare_main(void *arg)
-{
-	struct keel_workers *w = arg;
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		/* An ingester and a block together, so that the block the
-		 * writer waits for is always being prepared or ready. */
-		while (!w->failed && !keel_workers_can_prepare(w) &&
-		       !(w->stopping && !w->in_head))
-			pthread_cond_wait(&w->cond, &w->mu);
-		if (w->failed || (w->stopping && !w->in_head))
-			break;
-		keel_workers_prepare_one(w);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-static void *keel_workers_write_main(void *arg)
-{
-	struct keel_workers *w = arg;
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		struct keel_wblock *b = NULL, **pp = NULL;
-		for (;;) {
-			for (pp = &w->ready; *pp; pp = &(*pp)->next)
-				if ((*pp)->ticket == w->write_ticket)
-					break;
-			b = *pp;
-			if (b || w->failed ||
-			    (w->stopping && w->write_ticket == w->next_ticket))
-				break;
-			/* Rather than wait, prepare a block too: when parsing is
-			 * the slower side (a re-send, the memory store), both
-			 * cores parse. This delays nothing: the queue is in
-			 * ticket order, so the block the writer needs next is
-			 * already being prepared, or is the one it takes. */
-			if (keel_workers_can_prepare(w)) {
-				keel_workers_prepare_one(w);
-				continue;
-			}
-			pthread_cond_wait(&w->cond, &w->mu);
-		}
-		if (!b || w->failed)
-			break;
-		*pp = b->next;
-		pthread_mutex_unlock(&w->mu);
-
-		struct keel_wing *g = b->wing;
-		if (w->opt.on_reject)
-			for (size_t i = 0; i < b->nrejects; i++) {
-				const struct keel_wreject *r = &b->rejects[i];
-				w->opt.on_reject(w->opt.reject_userdata, r->position,
-						 r->id, r->message, r->input,
-						 r->input_len);
-			}
-		int rc = keel_ingest_flush(g->ing);
-		keel_wblock_free(b);
-
-		pthread_mutex_lock(&w->mu);
-		if (rc)
-			keel_workers_fail(w, keel_ingest_errmsg(g->ing));
-		g->next_free = w->free_wings;
-		w->free_wings = g;
-		w->write_ticket++;
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* ------------------------------------------------------------ tenants */
-
-static void *keel_workers_tenant_main(void *arg)
-{
-	struct keel_wing *g = arg;
+	struct keel_worker *g = arg;
 	struct keel_workers *w = g->w;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->failed && !g->head && !w->stopping)
+		while (!w->failed && !g->head && !w->stopping && g->flushed == w->flush_gen)
 			pthread_cond_wait(&w->cond, &w->mu);
 		if (w->failed)
 			break;
-		struct keel_wblock *b = g->head;
-		if (!b) /* stopping and drained */
-			break;
-		g->head = b->next;
-		if (!g->head)
-			g->tail = NULL;
-		g->queued--;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->mu);
-		int rc = keel_wblock_feed(b, g->ing);
-		keel_wblock_free(b);
-		pthread_mutex_lock(&w->mu);
+		int rc;
+		if (g->head) {
+			struct keel_wblock *b = g->head;
+			g->head = b->next;
+			if (!g->head)
+				g->tail = NULL;
+			g->queued--;
+			pthread_cond_broadcast(&w->cond);
+			pthread_mutex_unlock(&w->mu);
+			rc = keel_wblock_feed(b, g->batcher);
+			keel_wblock_free(b);
+			pthread_mutex_lock(&w->mu);
+		} else if (g->flushed != w->flush_gen) {
+			/* Drained: every line of the flush is in the batcher. */
+			uint64_t gen = w->flush_gen;
+			pthread_mutex_unlock(&w->mu);
+			rc = keel_batcher_flush(g->batcher);
+			pthread_mutex_lock(&w->mu);
+			g->flushed = gen;
+			pthread_cond_broadcast(&w->cond);
+		} else {
+			break; /* stopping, drained and flushed */
+		}
 		if (rc) {
-			keel_workers_fail(w, keel_ingest_errmsg(g->ing));
+			keel_workers_fail(w, keel_batcher_errmsg(g->batcher));
 			break;
 		}
 	}
-	bool flush = !w->failed;
 	pthread_mutex_unlock(&w->mu);
-	if (flush && keel_ingest_flush(g->ing)) {
-		pthread_mutex_lock(&w->mu);
-		keel_workers_fail(w, keel_ingest_errmsg(g->ing));
-		pthread_mutex_unlock(&w->mu);
-	}
 	return NULL;
 }
 
@@ -384,8 +219,8 @@ static unsigned keel_workers_least_loaded(const struct keel_workers *w)
 {
 	unsigned k = 0;
 	for (unsigned i = 1; i < w->n; i++) {
-		size_t ti = w->wings[i].tenants.len, tk = w->wings[k].tenants.len;
-		if (ti < tk || (ti == tk && w->loads[i] < w->loads[k]))
+		size_t ti = w->workers[i].tenants.len, tk = w->workers[k].tenants.len;
+		if (ti < tk || (ti == tk && w->workers[i].lines < w->workers[k].lines))
 			k = i;
 	}
 	return k;
@@ -415,190 +250,100 @@ static unsigned keel_workers_route(struct keel_workers *w, const char *text, siz
 	x->name = keel_arena_str(&w->arena, name);
 	x->worker = keel_workers_least_loaded(w);
 	keel_map_put(&w->tenant_map, h, x);
-	keel_ptrvec_push(&w->wings[x->worker].tenants, keel_xstrndup(name.ptr, name.len));
+	keel_ptrvec_push(&w->workers[x->worker].tenants, keel_xstrndup(name.ptr, name.len));
 	return x->worker;
 }
 
 /* -------------------------------------------------------------- setup */
 
-static int keel_workers_new_ingest(struct keel_workers *w, struct keel_wing *g,
-				   struct keel_store *s, bool buffered)
+static int keel_worker_open(struct keel_workers *w, struct keel_worker *g,
+			    const char *url, struct keel_buf *err)
 {
+	char *msg = NULL;
+	int rc = keel_store_open(url, &g->store, &msg);
+	if (rc) {
+		keel_buf_adds(err, msg ? msg : keel_strerror(rc));
+		free(msg);
+		return rc;
+	}
 	struct keel_ingest_options o = w->opt;
-	o.on_reject =
-	    buffered ? keel_workers_reject_buffered : keel_workers_reject_locked;
+	o.mode = KEEL_INGEST_STREAMING;
+	o.on_reject = keel_workers_reject;
 	o.reject_userdata = g;
-	if (buffered)
-		o.batch = SIZE_MAX; /* the writer flushes, never keel_ingest_add */
-	g->w = w;
-	return keel_ingest_new(s, &o, &g->ing);
+	if ((rc = keel_store_worker_init(g->store)) ||
+	    (rc = keel_batcher_new(g->store, &o, &g->batcher))) {
+		keel_buf_adds(err, keel_store_errmsg(g->store));
+		return rc;
+	}
+	return 0;
 }
 
-static int keel_workers_setup_error(char **errmsg, const char *msg)
-{
-	if (errmsg)
-		*errmsg = keel_xstrdup(msg);
-	return KEEL_ESTORE;
-}
-
-int keel_workers_new(const char *store_url, const struct keel_ingest_options *given,
-		     unsigned workers, enum keel_workers_mode mode,
-		     struct keel_workers **out, char **errmsg)
+int keel_workers_new(const char *url, const struct keel_ingest_options *o,
+		     struct keel_workers **out, struct keel_buf *err)
 {
 	*out = NULL;
-	if (errmsg)
-		*errmsg = NULL;
-	if (!given)
-		return KEEL_EINVAL;
-	struct keel_ingest_options opt;
-	const char *why = keel_options_copy(&opt, sizeof opt, given);
-	if (why) {
-		if (errmsg) {
-			struct keel_buf m;
-			keel_buf_init(&m);
-			keel_buf_addf(&m, "keel_ingest_options: %s", why);
-			*errmsg = m.data;
-		}
-		return KEEL_EINVAL;
-	}
-	const struct keel_ingest_options *o = &opt;
-	if (!o->cartridge || workers < 1)
-		return KEEL_EINVAL;
-	struct keel_store *first = NULL;
-	int rc = keel_store_open(store_url, &first, errmsg);
-	if (rc)
-		return rc;
-	if (mode == KEEL_WORKERS_AUTO)
-		mode = keel_store_concurrent_writers(first) ? KEEL_WORKERS_TENANTS
-							    : KEEL_WORKERS_PIPELINE;
-
+	unsigned n = o->workers ? o->workers : 2;
 	struct keel_workers *w = keel_xcalloc(1, sizeof *w);
 	atomic_init(&w->failed_flag, false);
-	w->mode = mode;
-	w->n = workers;
+	w->n = n;
 	w->opt = *o;
-	w->url = store_url ? keel_xstrdup(store_url) : NULL;
-	w->block_lines = o->batch ? o->batch : 500;
+	w->block_lines = o->batch ? o->batch : KEEL_DEFAULT_BATCH;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_mutex_init(&w->reject_mu, NULL);
 	keel_buf_init(&w->errmsg);
+	keel_buf_init(&w->method);
+	keel_buf_addf(&w->method, "%u workers, one connection each, each tenant on one worker",
+		      n);
 	keel_json_doc_init(&w->doc);
 	keel_map_init(&w->tenant_map);
 	keel_arena_init(&w->arena);
-	w->loads = keel_xcalloc(workers, sizeof *w->loads);
-	*out = w;
-
-	if (mode == KEEL_WORKERS_TENANTS) {
-		w->nwings = workers;
-		w->wings = keel_xcalloc(workers, sizeof *w->wings);
-		w->filling = keel_xcalloc(workers, sizeof *w->filling);
-		for (unsigned i = 0; i < workers; i++) {
-			struct keel_wing *g = &w->wings[i];
-			if (i == 0) {
-				g->store = first;
-			} else if ((rc = keel_store_open(store_url, &g->store, errmsg))) {
-				keel_workers_free(w);
-				*out = NULL;
-				return rc;
-			}
-			if ((rc = keel_store_worker_init(g->store)) ||
-			    (rc = keel_workers_new_ingest(w, g, g->store, false))) {
-				keel_workers_setup_error(errmsg,
-							 keel_store_errmsg(g->store));
-				keel_workers_free(w);
-				*out = NULL;
-				return rc;
-			}
-		}
-		for (unsigned i = 0; i < workers; i++) {
-			if (pthread_create(&w->wings[i].thread, NULL,
-					   keel_workers_tenant_main, &w->wings[i]) != 0) {
-				keel_workers_free(w);
-				*out = NULL;
-				return keel_workers_setup_error(
-				    errmsg, "cannot start a worker thread");
-			}
-			w->wings[i].started = true;
-		}
-		return 0;
-	}
-
-	/* pipeline: N - 1 preparers (at least one) and a writer that
-	 * prepares too while it would wait; two ingesters per preparer, so
-	 * each can prepare while the writer writes what it prepared before,
-	 * and one for the writer's own preparing. */
-	w->store = first;
-	size_t preparers = workers > 1 ? workers - 1 : 1;
-	w->nwings = 2 * preparers + 1;
-	w->wings = keel_xcalloc(w->nwings, sizeof *w->wings);
-	w->filling = keel_xcalloc(1, sizeof *w->filling);
-	for (size_t i = 0; i < w->nwings; i++) {
-		struct keel_wing *g = &w->wings[i];
-		if ((rc = keel_workers_new_ingest(w, g, first, true))) {
+	w->workers = keel_xcalloc(n, sizeof *w->workers);
+	for (unsigned i = 0; i < n; i++) {
+		struct keel_worker *g = &w->workers[i];
+		g->w = w;
+		int rc = keel_worker_open(w, g, url, err);
+		if (rc) {
 			keel_workers_free(w);
-			*out = NULL;
 			return rc;
 		}
-		g->next_free = w->free_wings;
-		w->free_wings = g;
 	}
-	w->threads = keel_xcalloc(preparers, sizeof *w->threads);
-	for (size_t i = 0; i < preparers; i++) {
-		if (pthread_create(&w->threads[i], NULL, keel_workers_prepare_main, w) !=
-		    0) {
+	for (unsigned i = 0; i < n; i++) {
+		if (pthread_create(&w->workers[i].thread, NULL, keel_worker_main,
+				   &w->workers[i]) != 0) {
+			keel_buf_adds(err, "cannot start a worker thread");
 			keel_workers_free(w);
-			*out = NULL;
-			return keel_workers_setup_error(errmsg,
-							"cannot start a worker thread");
+			return KEEL_ESTORE;
 		}
-		w->nthreads = i + 1;
+		w->workers[i].started = true;
 	}
-	if (pthread_create(&w->writer, NULL, keel_workers_write_main, w) != 0) {
-		keel_workers_free(w);
-		*out = NULL;
-		return keel_workers_setup_error(errmsg, "cannot start the writer thread");
-	}
-	w->writer_started = true;
+	*out = w;
 	return 0;
 }
 
 /* ------------------------------------------------------------ feeding */
 
-/* Hands a full block on; waits while the queue is long. */
-static int keel_workers_push(struct keel_workers *w, struct keel_wblock *b,
-			     unsigned worker)
+/* Hands a full block to worker k; waits while its queue is long. */
+static int keel_workers_push(struct keel_workers *w, unsigned k)
 {
+	struct keel_worker *g = &w->workers[k];
+	struct keel_wblock *b = g->filling;
+	g->filling = NULL;
+	w->last_block_bytes = b->text.len;
 	pthread_mutex_lock(&w->mu);
-	if (w->mode == KEEL_WORKERS_TENANTS) {
-		struct keel_wing *g = &w->wings[worker];
-		while (!w->failed && g->queued >= 4)
-			pthread_cond_wait(&w->cond, &w->mu);
-		if (!w->failed) {
-			if (g->tail)
-				g->tail->next = b;
-			else
-				g->head = b;
-			g->tail = b;
-			g->queued++;
-			b = NULL;
-		}
-	} else {
-		while (!w->failed && w->in_queued >= 2 * w->nthreads + 2)
-			pthread_cond_wait(&w->cond, &w->mu);
-		if (!w->failed) {
-			b->ticket = w->next_ticket++;
-			if (w->in_tail)
-				w->in_tail->next = b;
-			else
-				w->in_head = b;
-			w->in_tail = b;
-			w->in_queued++;
-			b = NULL;
-		}
+	while (!w->failed && g->queued >= KEEL_WQUEUE_BLOCKS)
+		pthread_cond_wait(&w->cond, &w->mu);
+	if (!w->failed) {
+		if (g->tail)
+			g->tail->next = b;
+		else
+			g->head = b;
+		g->tail = b;
+		g->queued++;
+		b = NULL;
+		pthread_cond_broadcast(&w->cond);
 	}
 	bool failed = w->failed;
-	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->mu);
 	keel_wblock_free(b);
 	return failed ? KEEL_ESTORE : 0;
@@ -610,28 +355,16 @@ static int keel_workers_offer(struct keel_workers *w, const char *text, size_t l
 	if (atomic_load_explicit(&w->failed_flag, memory_order_relaxed))
 		return KEEL_ESTORE;
 	w->offered++;
-	unsigned k = 0;
-	if (w->mode == KEEL_WORKERS_TENANTS) {
-		k = too_long ? keel_workers_least_loaded(w)
-			     : keel_workers_route(w, text, len);
-		w->loads[k]++;
-	}
-	struct keel_wblock **slot = &w->filling[w->mode == KEEL_WORKERS_TENANTS ? k : 0];
-	if (!*slot) {
-		/* Sized like the last block, so that filling it does not grow
-		 * (and copy) its buffers line after line. */
-		*slot = keel_wblock_new();
-		(*slot)->cap = w->block_lines < 4096 ? w->block_lines : 4096;
-		(*slot)->lines = keel_xmalloc((*slot)->cap * sizeof *(*slot)->lines);
-		keel_buf_reserve(&(*slot)->text, w->last_block_bytes);
-	}
-	keel_wblock_add(*slot, text, len, position, too_long);
-	if (!keel_wblock_full(w, *slot))
+	unsigned k = too_long ? keel_workers_least_loaded(w)
+			      : keel_workers_route(w, text, len);
+	struct keel_worker *g = &w->workers[k];
+	g->lines++;
+	if (!g->filling)
+		g->filling = keel_wblock_new(w->block_lines, w->last_block_bytes);
+	keel_wblock_add(g->filling, text, len, position, too_long);
+	if (g->filling->nlines < w->block_lines && g->filling->text.len < KEEL_WBLOCK_BYTES)
 		return 0;
-	struct keel_wblock *b = *slot;
-	*slot = NULL;
-	w->last_block_bytes = b->text.len;
-	return keel_workers_push(w, b, k);
+	return keel_workers_push(w, k);
 }
 
 int keel_workers_add(struct keel_workers *w, const char *text, size_t len,
@@ -646,38 +379,13 @@ int keel_workers_add_too_long(struct keel_workers *w, uint64_t position, const c
 	return keel_workers_offer(w, head, head_len, position, true);
 }
 
-static void keel_workers_join(struct keel_workers *w)
-{
-	pthread_mutex_lock(&w->mu);
-	w->stopping = true;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->mu);
-	if (w->mode == KEEL_WORKERS_TENANTS) {
-		for (size_t i = 0; i < w->nwings; i++)
-			if (w->wings[i].started) {
-				pthread_join(w->wings[i].thread, NULL);
-				w->wings[i].started = false;
-			}
-		return;
-	}
-	for (size_t i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
-	w->nthreads = 0;
-	if (w->writer_started) {
-		pthread_join(w->writer, NULL);
-		w->writer_started = false;
-	}
-}
-
+/* With every worker idle: waiting after a flush, or joined. */
 static void keel_workers_sum(struct keel_workers *w)
 {
 	struct keel_report *r = &w->report;
 	memset(r, 0, sizeof *r);
-	for (size_t i = 0; i < w->nwings; i++) {
-		if (!w->wings[i].ing)
-			continue;
-		const struct keel_report *x = keel_ingest_report(w->wings[i].ing);
-		r->read += x->read;
+	for (unsigned i = 0; i < w->n; i++) {
+		const struct keel_report *x = keel_batcher_report(w->workers[i].batcher);
 		r->accepted += x->accepted;
 		r->duplicates += x->duplicates;
 		r->conflicting += x->conflicting;
@@ -686,34 +394,61 @@ static void keel_workers_sum(struct keel_workers *w)
 		r->rows_inserted += x->rows_inserted;
 		r->rows_closed += x->rows_closed;
 		r->batches += x->batches;
-		if (w->mode == KEEL_WORKERS_TENANTS)
-			r->statements += keel_store_statements(w->wings[i].store);
+		r->statements += keel_store_statements(w->workers[i].store);
 	}
-	if (w->mode == KEEL_WORKERS_PIPELINE)
-		r->statements = keel_store_statements(w->store);
+	r->read = w->offered;
+}
+
+static void keel_workers_join(struct keel_workers *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->mu);
+	for (unsigned i = 0; i < w->n; i++)
+		if (w->workers[i].started) {
+			pthread_join(w->workers[i].thread, NULL);
+			w->workers[i].started = false;
+		}
+}
+
+/* After a failure the workers stop (they see failed); once they have, the
+ * report counts what they committed before it. */
+int keel_workers_flush(struct keel_workers *w)
+{
+	for (unsigned k = 0; k < w->n; k++)
+		if (w->workers[k].filling && keel_workers_push(w, k))
+			break;
+	pthread_mutex_lock(&w->mu);
+	uint64_t gen = ++w->flush_gen;
+	pthread_cond_broadcast(&w->cond);
+	for (unsigned k = 0; k < w->n; k++)
+		while (!w->failed && w->workers[k].flushed != gen)
+			pthread_cond_wait(&w->cond, &w->mu);
+	bool failed = w->failed;
+	pthread_mutex_unlock(&w->mu);
+	if (failed)
+		keel_workers_join(w);
+	keel_workers_sum(w);
+	w->offered_at_flush = w->offered;
+	return failed ? KEEL_ESTORE : 0;
 }
 
 int keel_workers_finish(struct keel_workers *w)
 {
-	size_t nslots = w->mode == KEEL_WORKERS_TENANTS ? w->n : 1;
-	int rc = 0;
-	for (size_t k = 0; k < nslots; k++) {
-		struct keel_wblock *b = w->filling[k];
-		w->filling[k] = NULL;
-		if (b && !rc)
-			rc = keel_workers_push(w, b, (unsigned)k);
-		else
-			keel_wblock_free(b);
-	}
+	int rc = keel_workers_flush(w);
 	keel_workers_join(w);
-	keel_workers_sum(w);
-	return w->failed ? KEEL_ESTORE : rc;
+	return rc;
+}
+
+size_t keel_workers_pending(const struct keel_workers *w)
+{
+	return (size_t)(w->offered - w->offered_at_flush);
 }
 
 const struct keel_report *keel_workers_report(struct keel_workers *w)
 {
-	if (w->report.read < w->offered && !w->stopping)
-		w->report.read = w->offered;
+	w->report.read = w->offered;
 	return &w->report;
 }
 
@@ -722,9 +457,9 @@ const char *keel_workers_errmsg(const struct keel_workers *w)
 	return w->errmsg.len ? w->errmsg.data : "";
 }
 
-enum keel_workers_mode keel_workers_mode(const struct keel_workers *w)
+const char *keel_workers_method(const struct keel_workers *w)
 {
-	return w->mode;
+	return w->method.data;
 }
 
 void keel_workers_free(struct keel_workers *w)
@@ -736,47 +471,29 @@ void keel_workers_free(struct keel_workers *w)
 		w->failed = true; /* not finished: discard what is open */
 	pthread_mutex_unlock(&w->mu);
 	keel_workers_join(w);
-	size_t nslots = w->mode == KEEL_WORKERS_TENANTS ? w->n : 1;
-	for (size_t k = 0; w->filling && k < nslots; k++)
-		keel_wblock_free(w->filling[k]);
-	free(w->filling);
-	while (w->in_head) {
-		struct keel_wblock *b = w->in_head;
-		w->in_head = b->next;
-		keel_wblock_free(b);
-	}
-	while (w->ready) {
-		struct keel_wblock *b = w->ready;
-		w->ready = b->next;
-		keel_wblock_free(b);
-	}
-	for (size_t i = 0; i < w->nwings; i++) {
-		struct keel_wing *g = &w->wings[i];
+	for (unsigned i = 0; i < w->n; i++) {
+		struct keel_worker *g = &w->workers[i];
+		keel_wblock_free(g->filling);
 		while (g->head) {
 			struct keel_wblock *b = g->head;
 			g->head = b->next;
 			keel_wblock_free(b);
 		}
-		keel_ingest_free(g->ing);
-		if (w->mode == KEEL_WORKERS_TENANTS)
-			keel_store_close(g->store);
+		keel_batcher_free(g->batcher);
+		keel_store_close(g->store);
 		for (size_t t = 0; t < g->tenants.len; t++)
 			free(g->tenants.items[t]);
 		keel_ptrvec_free(&g->tenants);
 	}
-	free(w->wings);
-	free(w->threads);
-	if (w->mode == KEEL_WORKERS_PIPELINE)
-		keel_store_close(w->store);
+	free(w->workers);
 	keel_json_doc_free(&w->doc);
 	keel_map_free(&w->tenant_map);
 	keel_arena_free(&w->arena);
-	free(w->loads);
 	keel_buf_free(&w->errmsg);
+	keel_buf_free(&w->method);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->reject_mu);
-	free(w->url);
 	free(w);
 }
 
@@ -784,10 +501,10 @@ void keel_workers_free(struct keel_workers *w)
 
 size_t keel_workers_count(const struct keel_workers *w)
 {
-	return w->mode == KEEL_WORKERS_TENANTS ? w->nwings : 1;
+	return w->n;
 }
 
 const struct keel_ptrvec *keel_workers_tenants_of(const struct keel_workers *w, size_t i)
 {
-	return &w->wings[i].tenants;
+	return &w->workers[i].tenants;
 }

@@ -114,20 +114,6 @@ static void zero_or_larger_size_is_refused(void **state)
 	assert_null(ing);
 	assert_non_null(strstr(keel_store_errmsg(s), "size is larger than this library"));
 
-	struct keel_bulk *b = NULL;
-	assert_int_equal(keel_bulk_new(s, &zero, &b), KEEL_EINVAL);
-	assert_null(b);
-	assert_non_null(strstr(keel_store_errmsg(s), "size is 0"));
-
-	struct keel_workers *w = NULL;
-	char *err = NULL;
-	assert_int_equal(keel_workers_new("memory:", &zero, 2, KEEL_WORKERS_AUTO, &w, &err),
-			 KEEL_EINVAL);
-	assert_null(w);
-	assert_non_null(err);
-	assert_non_null(strstr(err, "keel_ingest_options: size is 0"));
-	free(err);
-
 	struct keel_replay_options ro = {.cartridge = c};
 	struct keel_replay_report *rep = NULL;
 	assert_int_equal(keel_replay(s, "t1", &ro, &rep), KEEL_EINVAL);

@@ -1,12 +1,11 @@
 /*
- * test_replay.c - keel_replay, keel_bulk_* and keel_workers_* through the
- * library (docs/replay.md): replay keeps the dump; a changed cartridge
- * gives the dump of a fresh ingest with it and the report counts the rows
- * per predicate; dry runs write nothing; a replay that fails midway (an
- * SQLite trigger refuses a row) leaves the store as it was; bulk loads
- * equal ingest; workers in both modes equal one worker, rejections stay in
- * input order in pipeline mode, and in tenants mode every tenant is handed
- * to exactly one worker and equal tenants are spread evenly.
+ * test_replay.c - keel_replay and the bulk and workers modes of keel_ingest
+ * through the library (docs/replay.md): replay keeps the dump; a changed
+ * cartridge gives the dump of a fresh ingest with it and the report counts
+ * the rows per predicate; dry runs write nothing; a replay that fails
+ * midway (an SQLite trigger refuses a row) leaves the store as it was;
+ * bulk loads equal ingest and count events only once written; workers are
+ * refused by stores that take one writer.
  */
 #include "support.h"
 
@@ -16,7 +15,6 @@
 #include "store.h"
 #include "store/sqlite_internal.h"
 #include "util.h"
-#include "workers.h"
 
 #define EVENTS 4000
 
@@ -312,33 +310,47 @@ static void bulk_equals_ingest(void **state)
 	ingest_all(a, c, l, 500);
 	struct keel_store *b = open_store("memory:");
 	struct reject_log rl = {0};
-	struct keel_ingest_options o = {
-	    .size = sizeof o,
-	    .cartridge = c, .on_reject = on_reject, .reject_userdata = &rl};
-	struct keel_bulk *bulk = NULL;
-	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c,
+					.on_reject = on_reject,
+					.reject_userdata = &rl,
+					.mode = KEEL_INGEST_BULK};
+	struct keel_ingest *bulk = NULL;
+	assert_int_equal(keel_ingest_new(b, &o, &bulk), 0);
 	const char *bad = "{\"id\":\"x\"}";
-	assert_int_equal(keel_bulk_add(bulk, bad, strlen(bad), 1), 0);
+	assert_int_equal(keel_ingest_add(bulk, bad, strlen(bad), 1), 0);
 	for (size_t i = 0; i < l->n; i++)
-		assert_int_equal(keel_bulk_add(bulk, l->v[i], strlen(l->v[i]), i + 2), 0);
-	assert_int_equal(keel_bulk_finish(bulk), 0);
-	const struct keel_report *rep = keel_bulk_report(bulk);
+		assert_int_equal(keel_ingest_add(bulk, l->v[i], strlen(l->v[i]), i + 2), 0);
+	/* Nothing is written, nor counted as accepted, before finish. */
+	assert_int_equal(keel_ingest_flush(bulk), 0);
+	assert_int_equal(keel_ingest_pending(bulk), 0);
+	const struct keel_report *rep = keel_ingest_report(bulk);
+	assert_int_equal(rep->accepted, 0);
+	assert_int_equal(rep->duplicates, 0);
+	char *empty = keel_test_dump(b, NULL);
+	assert_string_equal(empty, "");
+	free(empty);
+	assert_int_equal(keel_ingest_finish(bulk), 0);
 	assert_int_equal(rep->read, l->n + 1);
 	assert_int_equal(rep->rejected, 1);
 	assert_int_equal(rl.n, 1);
 	assert_int_equal(rl.positions[0], 1);
 	assert_true(rep->duplicates > 0);
 	assert_int_equal(rep->accepted + rep->duplicates + rep->rejected, rep->read);
+	assert_true(*keel_ingest_method(bulk) != 0);
 	char *da = keel_test_dump(a, NULL);
 	char *db = keel_test_dump(b, NULL);
 	assert_string_equal(da, db);
-	keel_bulk_free(bulk);
+	keel_ingest_free(bulk);
 
-	/* A second load of tenants that now exist is refused, nothing written. */
-	assert_int_equal(keel_bulk_new(b, &o, &bulk), 0);
-	assert_int_equal(keel_bulk_add(bulk, l->v[0], strlen(l->v[0]), 1), KEEL_EINVAL);
-	assert_non_null(strstr(keel_bulk_errmsg(bulk), "already has"));
-	keel_bulk_free(bulk);
+	/* A second load of tenants that now exist is refused, nothing written
+	 * and nothing counted as accepted. */
+	assert_int_equal(keel_ingest_new(b, &o, &bulk), 0);
+	assert_int_equal(keel_ingest_add(bulk, l->v[0], strlen(l->v[0]), 1), KEEL_EINVAL);
+	assert_non_null(strstr(keel_ingest_errmsg(bulk), "already has"));
+	assert_int_not_equal(keel_ingest_finish(bulk), 0);
+	assert_int_equal(keel_ingest_report(bulk)->accepted, 0);
+	assert_string_equal(keel_ingest_method(bulk), "");
+	keel_ingest_free(bulk);
 	char *db2 = keel_test_dump(b, NULL);
 	assert_string_equal(db, db2);
 	free(da);
@@ -350,112 +362,69 @@ static void bulk_equals_ingest(void **state)
 	lines_free(l);
 }
 
-/* Runs the lines through workers into url; returns the dump. */
-static char *workers_dump(const char *url, const struct keel_cartridge *c,
-			  const struct lines *l, unsigned n, enum keel_workers_mode mode,
-			  struct reject_log *rl, struct keel_workers **keep)
-{
-	struct keel_ingest_options o = {
-	    .size = sizeof o,
-	    .cartridge = c, .batch = 53, .on_reject = on_reject, .reject_userdata = rl};
-	struct keel_workers *w = NULL;
-	char *err = NULL;
-	if (keel_workers_new(url, &o, n, mode, &w, &err))
-		fail_msg("%s", err);
-	assert_int_equal(keel_workers_mode(w), mode);
-	/* A bad line every 500: rejections must come in input order. */
-	for (size_t i = 0; i < l->n; i++) {
-		if (i % 500 == 7) {
-			const char *bad = "{\"tenant\":\"tenant-01\",\"id\":\"bad\"}";
-			assert_int_equal(
-			    keel_workers_add(w, bad, strlen(bad), 100000 + i), 0);
-		}
-		assert_int_equal(keel_workers_add(w, l->v[i], strlen(l->v[i]), i + 1), 0);
-	}
-	assert_int_equal(keel_workers_finish(w), 0);
-	const struct keel_report *r = keel_workers_report(w);
-	assert_int_equal(r->read, l->n + (l->n + 492) / 500);
-	assert_int_equal(r->accepted + r->duplicates + r->rejected, r->read);
-	if (keep)
-		*keep = w;
-	else
-		keel_workers_free(w);
-	struct keel_store *s = open_store(url);
-	char *d = keel_test_dump(s, NULL);
-	keel_store_close(s);
-	return d;
-}
-
-static void workers_pipeline_equals_one_worker(void **state)
+/* A bulk load whose write fails (a trigger refuses a row) counts nothing
+ * as accepted: nothing was written. */
+static void failed_bulk_write_counts_nothing_accepted(void **state)
 {
 	(void)state;
 	char *dir = keel_test_tmpdir();
-	char u1[4200], u3[4200];
-	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
-	snprintf(u3, sizeof u3, "sqlite:%s/three.db", dir);
-	struct lines *l = lines_generate(4, 23);
+	char url[4200];
+	snprintf(url, sizeof url, "sqlite:%s/bulk.db", dir);
+	struct lines *l = lines_generate(2, 31);
 	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
-	struct keel_store *s = open_store(u1);
-	ingest_all(s, c, l, 500);
-	char *want = keel_test_dump(s, NULL);
+	struct keel_store *s = open_store(url);
+	sqlite3 *db = keel_store_sqlite_db(s);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TRIGGER refuse BEFORE INSERT ON facts "
+				      "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	struct keel_ingest_options o = {.size = sizeof o, .cartridge = c, .mode = KEEL_INGEST_BULK};
+	struct keel_ingest *bulk = NULL;
+	assert_int_equal(keel_ingest_new(s, &o, &bulk), 0);
+	for (size_t i = 0; i < l->n; i++)
+		assert_int_equal(keel_ingest_add(bulk, l->v[i], strlen(l->v[i]), i + 1), 0);
+	assert_int_not_equal(keel_ingest_finish(bulk), 0);
+	assert_non_null(strstr(keel_ingest_errmsg(bulk), "refused"));
+	const struct keel_report *rep = keel_ingest_report(bulk);
+	assert_int_equal(rep->read, l->n);
+	assert_int_equal(rep->accepted, 0);
+	assert_int_equal(rep->duplicates, 0);
+	assert_int_equal(rep->rows_inserted, 0);
+	assert_string_equal(keel_ingest_method(bulk), "");
+	keel_ingest_free(bulk);
+	char *d = keel_test_dump(s, NULL);
+	assert_string_equal(d, "");
+	free(d);
 	keel_store_close(s);
-	struct reject_log rl = {0};
-	char *got = workers_dump(u3, c, l, 3, KEEL_WORKERS_PIPELINE, &rl, NULL);
-	assert_string_equal(want, got);
-	assert_int_equal(rl.n, (l->n + 492) / 500);
-	for (size_t i = 1; i < rl.n; i++)
-		assert_true(rl.positions[i - 1] < rl.positions[i]);
-	free(want);
-	free(got);
 	keel_cartridge_free(c);
 	lines_free(l);
 	keel_test_rmdir(dir);
 	free(dir);
 }
 
-static void workers_tenants_never_share_a_tenant(void **state)
+/* Workers need a store that takes concurrent writers (their partitioning
+ * is tested on MySQL, test_store_mysql.c); SQLite and memory refuse them
+ * with a message, and take every event through the streaming mode. */
+static void workers_need_concurrent_writers(void **state)
 {
 	(void)state;
 	char *dir = keel_test_tmpdir();
-	char u1[4200], u4[4200];
-	snprintf(u1, sizeof u1, "sqlite:%s/one.db", dir);
-	snprintf(u4, sizeof u4, "sqlite:%s/four.db", dir);
-	struct lines *l = lines_generate(8, 29);
+	char url[4200];
+	snprintf(url, sizeof url, "sqlite:%s/w.db", dir);
 	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
-	struct keel_store *s = open_store(u1);
-	ingest_all(s, c, l, 500);
-	char *want = keel_test_dump(s, NULL);
-	keel_store_close(s);
-	struct reject_log rl = {0};
-	struct keel_workers *w = NULL;
-	char *got = workers_dump(u4, c, l, 4, KEEL_WORKERS_TENANTS, &rl, &w);
-	assert_string_equal(want, got);
-	assert_int_equal(keel_workers_count(w), 4);
-	/* Each of the 8 tenants went to exactly one worker; the 8 equal
-	 * tenants are spread 2 a worker. */
-	size_t seen = 0;
-	for (size_t k = 0; k < 4; k++) {
-		const struct keel_ptrvec *t = keel_workers_tenants_of(w, k);
-		assert_int_equal(t->len, 2);
-		for (size_t i = 0; i < t->len; i++) {
-			const char *name = t->items[i];
-			seen++;
-			for (size_t j = 0; j < 4; j++) {
-				if (j == k)
-					continue;
-				const struct keel_ptrvec *o =
-				    keel_workers_tenants_of(w, j);
-				for (size_t x = 0; x < o->len; x++)
-					assert_string_not_equal(name, o->items[x]);
-			}
-		}
+	const char *urls[] = {"memory:", url};
+	for (size_t i = 0; i < 2; i++) {
+		struct keel_store *s = open_store(urls[i]);
+		struct keel_ingest_options o = {.size = sizeof o, 
+		    .cartridge = c, .mode = KEEL_INGEST_WORKERS, .workers = 2};
+		struct keel_ingest *ing = NULL;
+		assert_int_equal(keel_ingest_new(s, &o, &ing), KEEL_EINVAL);
+		assert_null(ing);
+		assert_non_null(strstr(keel_store_errmsg(s), "takes one writer at a time"));
+		keel_store_close(s);
 	}
-	assert_int_equal(seen, 8);
-	keel_workers_free(w);
-	free(want);
-	free(got);
 	keel_cartridge_free(c);
-	lines_free(l);
 	keel_test_rmdir(dir);
 	free(dir);
 }
@@ -466,7 +435,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(replay_unknown_tenant_is_not_found),
     cmocka_unit_test(replay_failing_midway_changes_nothing),
     cmocka_unit_test(bulk_equals_ingest),
-    cmocka_unit_test(workers_pipeline_equals_one_worker),
-    cmocka_unit_test(workers_tenants_never_share_a_tenant),
+    cmocka_unit_test(failed_bulk_write_counts_nothing_accepted),
+    cmocka_unit_test(workers_need_concurrent_writers),
 };
 KEEL_TEST_MAIN(tests)

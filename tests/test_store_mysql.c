@@ -39,6 +39,7 @@
 #include "overlay.h"
 #include "store.h"
 #include "util.h"
+#include "workers.h"
 
 #ifdef KEEL_WITH_MYSQL
 #include "store/mysql_internal.h"
@@ -2116,6 +2117,102 @@ static int collect_envelope(void *ud, const struct keel_record *r)
 
 /* Rebuilding the store from its log (the logged envelopes in arrival
  * order) gives the dump it had. */
+struct reject_positions {
+	uint64_t v[64];
+	size_t n;
+};
+
+static void note_reject(void *ud, uint64_t position, const char *id, const char *message,
+			const char *input, size_t input_len)
+{
+	(void)id;
+	(void)message;
+	(void)input;
+	(void)input_len;
+	struct reject_positions *r = ud;
+	if (r->n < 64)
+		r->v[r->n++] = position;
+}
+
+/* KEEL_INGEST_WORKERS: the dump equals one writer's; every tenant goes to
+ * exactly one worker and 8 equal tenants are spread 2 a worker over 4; a
+ * flush in the middle commits everything offered so far (the report then
+ * counts it), and bad lines are rejected, each once. */
+static void workers_equal_one_writer_and_never_share_a_tenant(void **state)
+{
+	(void)state;
+	char *u1 = fresh_url();
+	if (!u1)
+		skip();
+	char *u4 = fresh_url();
+	struct text *t = generate(4000, 8, 29, 0.1, 0.05);
+	struct keel_store *a = open_url(u1);
+	ingest_all(a, t, 500, NULL);
+	char *want = keel_test_dump(a, NULL);
+	keel_store_close(a);
+
+	struct keel_store *b = open_url(u4);
+	struct reject_positions rl = {0};
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(),
+					      .batch = 53,
+					      .on_reject = note_reject,
+					      .reject_userdata = &rl,
+					      .mode = KEEL_INGEST_WORKERS,
+					      .workers = 4};
+	struct keel_ingest *ing = NULL;
+	if (keel_ingest_new(b, &o, &ing))
+		fail_msg("workers: %s", keel_store_errmsg(b));
+	const char *bad = "{\"tenant\":\"tenant-01\",\"id\":\"bad\"}";
+	size_t half = t->n / 2, bads = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (i % 500 == 7) {
+			assert_int_equal(keel_ingest_add(ing, bad, strlen(bad), 100000 + i), 0);
+			bads++;
+		}
+		assert_int_equal(keel_ingest_add(ing, t->lines[i], strlen(t->lines[i]), i + 1),
+				 0);
+		if (i + 1 == half) {
+			assert_true(keel_ingest_pending(ing) > 0);
+			assert_int_equal(keel_ingest_flush(ing), 0);
+			assert_int_equal(keel_ingest_pending(ing), 0);
+			const struct keel_report *r = keel_ingest_report(ing);
+			assert_int_equal(r->accepted + r->duplicates + r->rejected, r->read);
+			assert_int_equal(r->read, half + bads);
+		}
+	}
+	assert_int_equal(keel_ingest_finish(ing), 0);
+	const struct keel_report *r = keel_ingest_report(ing);
+	assert_int_equal(r->read, t->n + bads);
+	assert_int_equal(r->rejected, bads);
+	assert_int_equal(rl.n, bads);
+	assert_int_equal(r->accepted + r->duplicates + r->rejected, r->read);
+	assert_non_null(strstr(keel_ingest_method(ing), "4 workers"));
+	const struct keel_workers *w = keel_ingest_workers_of(ing);
+	assert_non_null(w);
+	assert_int_equal(keel_workers_count(w), 4);
+	size_t seen = 0;
+	for (size_t k = 0; k < 4; k++) {
+		const struct keel_ptrvec *tk = keel_workers_tenants_of(w, k);
+		assert_int_equal(tk->len, 2);
+		for (size_t i = 0; i < tk->len; i++, seen++)
+			for (size_t j = 0; j < 4; j++) {
+				const struct keel_ptrvec *tj = keel_workers_tenants_of(w, j);
+				for (size_t x = 0; j != k && x < tj->len; x++)
+					assert_string_not_equal(tk->items[i], tj->items[x]);
+			}
+	}
+	assert_int_equal(seen, 8);
+	keel_ingest_free(ing);
+	char *got = keel_test_dump(b, NULL);
+	assert_string_equal(want, got);
+	keel_store_close(b);
+	free(want);
+	free(got);
+	text_free(t);
+	free(u1);
+	free(u4);
+}
+
 static void replay_from_the_log_gives_the_same_dump(void **state)
 {
 	(void)state;
@@ -2405,6 +2502,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(writers_of_different_tenants_do_not_wait),
     cmocka_unit_test(a_replay_waits_for_a_batch_of_its_tenant),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
+    cmocka_unit_test(workers_equal_one_writer_and_never_share_a_tenant),
     cmocka_unit_test(queries_match_the_memory_store),
     cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
     cmocka_unit_test(store_reconnects_after_the_server_returns),
