@@ -90,11 +90,6 @@ FILE *cli_output_open(const struct keel_cmd *cmd, const char *path);
  * command's error unless rc already is one. Returns the final exit code. */
 int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, int rc);
 
-/* Writes s[0..len) as a JSON string: '"', '\\' and control characters
- * escaped, bytes that are not valid UTF-8 replaced by U+FFFD so the
- * output is always valid JSON. */
-void cli_json_str(FILE *f, const char *s, size_t len);
-
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 

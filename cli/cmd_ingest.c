@@ -189,15 +189,15 @@ static void report_reject(struct ingest_state *st, uint64_t position, const char
 		FILE *f = st->rejects;
 		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
 		if (id)
-			cli_json_str(f, id, strlen(id));
+			keel_json_write_string(f, id, strlen(id));
 		else
 			fputs("null", f);
 		fputs(",\"error\":", f);
-		cli_json_str(f, message, strlen(message));
+		keel_json_write_string(f, message, strlen(message));
 		fputs(",\"input\":", f);
-		cli_json_str(f, input, input_len);
+		keel_json_write_string(f, input, input_len);
 		fputs(",\"file\":", f);
-		cli_json_str(f, st->input, strlen(st->input));
+		keel_json_write_string(f, st->input, strlen(st->input));
 		fputs("}\n", f);
 		return;
 	}

@@ -26,13 +26,13 @@ static void replay_on_reject(void *ud, uint64_t position, const char *id,
 		FILE *f = st->rejects;
 		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
 		if (id)
-			cli_json_str(f, id, strlen(id));
+			keel_json_write_string(f, id, strlen(id));
 		else
 			fputs("null", f);
 		fputs(",\"error\":", f);
-		cli_json_str(f, message, strlen(message));
+		keel_json_write_string(f, message, strlen(message));
 		fputs(",\"input\":", f);
-		cli_json_str(f, input, input_len);
+		keel_json_write_string(f, input, input_len);
 		fputs("}\n", f);
 		return;
 	}

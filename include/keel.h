@@ -70,6 +70,15 @@ size_t keel_time_format(int64_t t, char *buf);
 /* The current time. */
 int64_t keel_time_now(void);
 
+/* ---------------------------------------------------------------- JSON */
+
+/* Writes s[0..len) to f as a JSON string literal, exactly as Keel writes
+ * strings in its own output (docs/json.md): '"', '\\' and control
+ * characters escaped, each byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD, so what is written is always valid JSON. Returns 0,
+ * or KEEL_EIO when the write fails. */
+int keel_json_write_string(FILE *f, const char *s, size_t len);
+
 /* --------------------------------------------------------------- stores */
 
 struct keel_store;

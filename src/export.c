@@ -28,6 +28,7 @@
 #include "../include/keel.h"
 #include "json.h"
 #include "store.h"
+#include "utf8.h"
 #include "util.h"
 
 #define EXPORT_CHUNK (1u << 20)
@@ -361,33 +362,14 @@ static int export_ndjson(struct keel_store *s, const struct keel_export_options 
 
 /* --------------------------------------------------------------- graphml */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), its code point
- * in *cp; 0 if the bytes are not UTF-8. */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+/* Length of the UTF-8 character at p (n bytes left), its code point in
+ * *cp; 0 if the bytes there are not UTF-8. */
+static size_t utf8_char(const unsigned char *p, size_t n, uint32_t *cp)
 {
-	unsigned c = p[0];
-	size_t len;
-	uint32_t min;
-	if (c < 0x80)
-		len = 1, *cp = c, min = 0;
-	else if (c >= 0xc2 && c <= 0xdf)
-		len = 2, *cp = c & 0x1f, min = 0x80;
-	else if ((c & 0xf0) == 0xe0)
-		len = 3, *cp = c & 0x0f, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, *cp = c & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t k = 1; k < len; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (p[k] & 0x3f);
-	}
-	if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-		return 0;
-	return len;
+	size_t k = keel_utf8_len(p, p + n);
+	if (k)
+		*cp = keel_utf8_decode(p, k);
+	return k;
 }
 
 /* XML 1.0's Char: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and U+10000
@@ -406,7 +388,7 @@ static bool xml_representable(struct keel_str s)
 	const unsigned char *p = (const unsigned char *)s.ptr;
 	uint32_t cp;
 	for (size_t i = 0, k; i < s.len; i += k)
-		if (!(k = utf8_seq(p + i, s.len - i, &cp)) || !xml_char(cp))
+		if (!(k = utf8_char(p + i, s.len - i, &cp)) || !xml_char(cp))
 			return false;
 	return true;
 }
@@ -422,7 +404,7 @@ static void xml_text(struct keel_buf *b, struct keel_str s)
 		const unsigned char *p = (const unsigned char *)s.ptr;
 		uint32_t cp;
 		for (size_t i = 0; i < s.len;) {
-			size_t k = utf8_seq(p + i, s.len - i, &cp);
+			size_t k = utf8_char(p + i, s.len - i, &cp);
 			if (k && xml_char(cp))
 				xml_text(b, keel_str_make(s.ptr + i, k));
 			else
