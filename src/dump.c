@@ -25,6 +25,7 @@
 
 #include "batch.h"
 #include "cartridge.h"
+#include "dump.h"
 #include "envelope.h"
 #include "json.h"
 #include "overlay.h"
@@ -54,11 +55,8 @@ static int dump_write(struct dump_ctx *d)
 	return 0;
 }
 
-static int dump_record(void *ud, const struct keel_record *r)
+void keel_dump_line(struct keel_buf *b, const struct keel_record *r)
 {
-	struct dump_ctx *d = ud;
-	struct keel_buf *b = &d->buf;
-
 	switch (r->type) {
 	case KEEL_REC_ENTITY:
 		keel_buf_add(b, "{\"type\":\"entity\",\"tenant\":", 26);
@@ -117,7 +115,13 @@ static int dump_record(void *ud, const struct keel_record *r)
 		keel_buf_add_json_str(b, r->closed_by);
 	}
 	keel_buf_add(b, "}\n", 2);
-	return b->len >= DUMP_CHUNK ? dump_write(d) : 0;
+}
+
+static int dump_record(void *ud, const struct keel_record *r)
+{
+	struct dump_ctx *d = ud;
+	keel_dump_line(&d->buf, r);
+	return d->buf.len >= DUMP_CHUNK ? dump_write(d) : 0;
 }
 
 static int dump_tenant(struct dump_ctx *d, const char *tenant)

@@ -10,7 +10,7 @@
  *            row, RFC 4180 quoting (a field with a comma, quote, CR or LF
  *            is quoted, quotes doubled), CRLF line ends; an empty field
  *            is null.
- *   ndjson   one JSON object a line, the dump's record shapes.
+ *   ndjson   one JSON object a line, written by the dump's line writer.
  *   graphml  one file per tenant (TENANT.graphml): entities are nodes with
  *            their kind and the facts valid at the snapshot time as data,
  *            linked relations valid then are directed edges.
@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "../include/keel.h"
+#include "dump.h"
 #include "json.h"
 #include "store.h"
 #include "utf8.h"
@@ -90,20 +91,13 @@ static int export_close(struct export_out *o, int rc)
 	return rc;
 }
 
-static void export_time(struct keel_buf *b, int64_t t, bool quoted)
+/* A time as csv and GraphML write it: the canonical form unquoted, and
+ * nothing for an open end (null). */
+static void export_time(struct keel_buf *b, int64_t t)
 {
 	char tb[KEEL_TIME_BUFSZ];
-	if (t == KEEL_TIME_INF) {
-		if (quoted)
-			keel_buf_add(b, "null", 4);
-		return;
-	}
-	size_t n = keel_time_format(t, tb);
-	if (quoted)
-		keel_buf_addc(b, '"');
-	keel_buf_add(b, tb, n);
-	if (quoted)
-		keel_buf_addc(b, '"');
+	if (t != KEEL_TIME_INF)
+		keel_buf_add(b, tb, keel_time_format(t, tb));
 }
 
 /* Which records a snapshot keeps. */
@@ -182,9 +176,9 @@ static int csv_record(void *ud, const struct keel_record *r)
 		keel_buf_addc(b, ',');
 		csv_field(b, r->kind);
 		keel_buf_addc(b, ',');
-		export_time(b, r->first_seen, false);
+		export_time(b, r->first_seen);
 		keel_buf_addc(b, ',');
-		export_time(b, r->last_seen, false);
+		export_time(b, r->last_seen);
 		break;
 	case KEEL_REC_FACT:
 	case KEEL_REC_RELATION:
@@ -199,9 +193,9 @@ static int csv_record(void *ud, const struct keel_record *r)
 			keel_buf_adds(b, r->linked ? ",true" : ",false");
 		}
 		keel_buf_addc(b, ',');
-		export_time(b, r->valid_from, false);
+		export_time(b, r->valid_from);
 		keel_buf_addc(b, ',');
-		export_time(b, r->valid_to, false);
+		export_time(b, r->valid_to);
 		keel_buf_addc(b, ',');
 		csv_field(b, r->asserted_by);
 		keel_buf_addc(b, ',');
@@ -212,7 +206,7 @@ static int csv_record(void *ud, const struct keel_record *r)
 		keel_buf_addc(b, ',');
 		csv_field(b, r->event_type);
 		keel_buf_addc(b, ',');
-		export_time(b, r->time, false);
+		export_time(b, r->time);
 		keel_buf_addc(b, ',');
 		csv_field(b, r->envelope);
 		break;
@@ -267,72 +261,14 @@ struct ndjson_ctx {
 	struct export_out *out;
 };
 
-static void ndjson_raw(struct keel_buf *b, struct keel_str json)
-{
-	if (json.ptr)
-		keel_buf_add(b, json.ptr, json.len);
-	else
-		keel_buf_add(b, "null", 4);
-}
-
+/* The dump's own line writer (dump.h): the export keeps a snapshot's
+ * records and writes each exactly as the dump would. */
 static int ndjson_record(void *ud, const struct keel_record *r)
 {
 	struct ndjson_ctx *c = ud;
 	if (!export_keep(c->opt, r))
 		return 0;
-	struct keel_buf *b = &c->out->buf;
-	static const char *const names[] = {"entity", "fact", "relation", "event"};
-	keel_buf_addf(b, "{\"type\":\"%s\",\"tenant\":", names[r->type]);
-	keel_buf_add_json_str(b, r->tenant);
-	switch (r->type) {
-	case KEEL_REC_ENTITY:
-		keel_buf_adds(b, ",\"subject\":");
-		keel_buf_add_json_str(b, r->subject);
-		keel_buf_adds(b, ",\"kind\":");
-		keel_buf_add_json_str(b, r->kind);
-		keel_buf_adds(b, ",\"first_seen\":");
-		export_time(b, r->first_seen, true);
-		keel_buf_adds(b, ",\"last_seen\":");
-		export_time(b, r->last_seen, true);
-		break;
-	case KEEL_REC_FACT:
-	case KEEL_REC_RELATION:
-		keel_buf_adds(b, ",\"subject\":");
-		keel_buf_add_json_str(b, r->subject);
-		if (r->type == KEEL_REC_FACT) {
-			keel_buf_adds(b, ",\"predicate\":");
-			keel_buf_add_json_str(b, r->name);
-			keel_buf_adds(b, ",\"value\":");
-			ndjson_raw(b, r->value);
-		} else {
-			keel_buf_adds(b, ",\"relation\":");
-			keel_buf_add_json_str(b, r->name);
-			keel_buf_adds(b, ",\"object\":");
-			keel_buf_add_json_str(b, r->object);
-			keel_buf_adds(b, r->linked ? ",\"linked\":true"
-						   : ",\"linked\":false");
-		}
-		keel_buf_adds(b, ",\"valid_from\":");
-		export_time(b, r->valid_from, true);
-		keel_buf_adds(b, ",\"valid_to\":");
-		export_time(b, r->valid_to, true);
-		keel_buf_adds(b, ",\"asserted_by\":");
-		keel_buf_add_json_str(b, r->asserted_by);
-		keel_buf_adds(b, ",\"closed_by\":");
-		keel_buf_add_json_str(b, r->closed_by);
-		break;
-	case KEEL_REC_EVENT:
-		keel_buf_adds(b, ",\"id\":");
-		keel_buf_add_json_str(b, r->id);
-		keel_buf_adds(b, ",\"event_type\":");
-		keel_buf_add_json_str(b, r->event_type);
-		keel_buf_adds(b, ",\"time\":");
-		export_time(b, r->time, true);
-		keel_buf_adds(b, ",\"envelope\":");
-		ndjson_raw(b, r->envelope);
-		break;
-	}
-	keel_buf_add(b, "}\n", 2);
+	keel_dump_line(&c->out->buf, r);
 	return export_maybe_flush(c->out);
 }
 
@@ -562,7 +498,7 @@ static int gml_relation_rec(void *ud, const struct keel_record *r)
 	keel_buf_adds(b, "\"><data key=\"relation\">");
 	xml_text(b, r->name);
 	keel_buf_adds(b, "</data><data key=\"valid_from\">");
-	export_time(b, r->valid_from, false);
+	export_time(b, r->valid_from);
 	keel_buf_adds(b, "</data><data key=\"asserted_by\">");
 	xml_text(b, r->asserted_by);
 	keel_buf_adds(b, "</data></edge>\n");
@@ -698,9 +634,9 @@ static int export_graphml_tenant(struct keel_store *s,
 			keel_buf_adds(b, "</data>");
 		}
 		keel_buf_adds(b, "<data key=\"first_seen\">");
-		export_time(b, e->first_seen, false);
+		export_time(b, e->first_seen);
 		keel_buf_adds(b, "</data><data key=\"last_seen\">");
-		export_time(b, e->last_seen, false);
+		export_time(b, e->last_seen);
 		keel_buf_adds(b, "</data>");
 		while (fi < c.facts.len) {
 			const struct gml_fact *f = c.facts.items[fi];
