@@ -22,6 +22,11 @@ enum {
 	CLI_REJECTED = 3,
 };
 
+/* A macro's value as a string literal: help texts show the library's
+ * defaults (keel.h's KEEL_DEFAULT_*) rather than copies of them. */
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_STR_(x) #x
+
 struct keel_cmd {
 	const char *name;
 	const char *summary; /* one line, for keel --help */

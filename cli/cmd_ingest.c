@@ -528,7 +528,7 @@ static void install_signals(void)
 
 static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	struct ingest_args a = {.batch = 500, .max_line = 1 << 20};
+	struct ingest_args a = {.batch = KEEL_DEFAULT_BATCH, .max_line = KEEL_DEFAULT_MAX_LINE};
 	struct ingest_state st = {.cmd = cmd};
 	struct keel_checkpointer *ckpt = NULL;
 	int rc = parse_args(cmd, argc, argv, &a, &st);
@@ -562,7 +562,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	rc = keel_cartridge_load(a.cartridge ? a.cartridge : "fleet", &cart, &err);
+	rc = keel_cartridge_load(a.cartridge ? a.cartridge : KEEL_DEFAULT_CARTRIDGE, &cart, &err);
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -688,6 +688,9 @@ out:
 	return rc;
 }
 
+/* The help's "(default 1M)": a new default must change the text too. */
+_Static_assert(KEEL_DEFAULT_MAX_LINE == 1 << 20, "--max-line's default in the help");
+
 const struct keel_cmd keel_cmd_ingest = {
     .name = "ingest",
     .summary = "Read NDJSON events into the store.",
@@ -700,8 +703,8 @@ const struct keel_cmd keel_cmd_ingest = {
 	"options:\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge (default: fleet)\n"
-	"  -b, --batch N            events per transaction (default 500)\n"
+	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"  -b, --batch N            events per transaction (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
 	"  -l, --linger MS          live input: commit a batch once its first event\n"
 	"                           has waited MS ms (default 0: as soon as the\n"
 	"                           input is quiet)\n"

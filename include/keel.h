@@ -204,10 +204,16 @@ enum keel_ingest_outcome {
 typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 				enum keel_ingest_outcome outcome);
 
+/* The defaults that options left 0 take, for callers that show them (the
+ * CLI's help) or compare against them. */
+#define KEEL_DEFAULT_BATCH 500		    /* events per transaction */
+#define KEEL_DEFAULT_MAX_LINE (1024 * 1024) /* bytes of one event: 1 MiB */
+#define KEEL_DEFAULT_CARTRIDGE "fleet"	    /* the built-in cartridge */
+
 struct keel_ingest_options {
 	const struct keel_cartridge *cartridge; /* required, borrowed */
-	size_t batch;			 /* events per transaction; 0 = 500 */
-	size_t max_line;		 /* bytes; 0 = 1 MiB */
+	size_t batch;			 /* events per transaction; 0 = KEEL_DEFAULT_BATCH */
+	size_t max_line;		 /* bytes; 0 = KEEL_DEFAULT_MAX_LINE */
 	const char *position_word;	 /* "line" (default) or "index" */
 	keel_reject_fn on_reject;	 /* may be NULL */
 	void *reject_userdata;
@@ -455,19 +461,23 @@ int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
 
 struct keel_server;
 
+#define KEEL_DEFAULT_MAX_BODY ((size_t)16 << 20)      /* 16 MiB */
+#define KEEL_DEFAULT_MAX_BUFFERED ((size_t)256 << 20) /* 256 MiB */
+
 /* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
  * defaults shown. */
 struct keel_server_options {
 	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";
 					port 0 picks a free port */
 	const char *store_url;	     /* as keel_store_open */
-	const char *cartridge;	     /* name or path; "fleet" */
+	const char *cartridge;	     /* name or path; KEEL_DEFAULT_CARTRIDGE */
 	const char *token_file;	     /* NULL: no tokens, loopback only */
 	unsigned threads;	     /* worker threads; 4 */
-	size_t max_body;	     /* request body bytes; 16 MiB */
-	size_t max_line;	     /* bytes of one event; 1 MiB */
+	size_t max_body;	     /* request body bytes; KEEL_DEFAULT_MAX_BODY */
+	size_t max_line;	     /* bytes of one event; KEEL_DEFAULT_MAX_LINE */
 	size_t max_buffered;	     /* bytes of bodies in memory, all requests
-					together; 256 MiB (at least max_body) */
+					together; KEEL_DEFAULT_MAX_BUFFERED
+					(at least max_body) */
 	unsigned max_connections;    /* 1000 */
 	unsigned max_per_ip;	     /* connections from one address; 64 */
 	unsigned idle_timeout;	     /* seconds without traffic; 30 */

@@ -1329,7 +1329,7 @@ int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
 	if (!out || !name_or_path)
 		return KEEL_EINVAL;
 	*out = NULL;
-	if (strcmp(name_or_path, "fleet") == 0)
+	if (strcmp(name_or_path, KEEL_DEFAULT_CARTRIDGE) == 0)
 		return compile_named(keel_fleet_cartridge_json,
 				     keel_fleet_cartridge_json_len, NULL, out, errmsg);
 	if (ends_with(name_or_path, ".so"))

@@ -33,8 +33,6 @@
 #include "timeline.h"
 #include "util.h"
 
-/* Bytes collected before one fwrite. */
-#define DUMP_CHUNK (1u << 20)
 /* Records per load transaction. */
 #define LOAD_BATCH 4096
 
@@ -121,7 +119,7 @@ static int dump_record(void *ud, const struct keel_record *r)
 {
 	struct dump_ctx *d = ud;
 	keel_dump_line(&d->buf, r);
-	return d->buf.len >= DUMP_CHUNK ? dump_write(d) : 0;
+	return d->buf.len >= KEEL_OUTPUT_CHUNK ? dump_write(d) : 0;
 }
 
 static int dump_tenant(struct dump_ctx *d, const char *tenant)
@@ -143,7 +141,7 @@ int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
 		return KEEL_EINVAL;
 	struct dump_ctx d = {.s = s, .out = out};
 	keel_buf_init(&d.buf);
-	keel_buf_reserve(&d.buf, DUMP_CHUNK + 4096);
+	keel_buf_reserve(&d.buf, KEEL_OUTPUT_CHUNK + 4096);
 
 	int rc = 0;
 	if (tenant) {

@@ -32,8 +32,6 @@
 #include "utf8.h"
 #include "util.h"
 
-#define EXPORT_CHUNK (1u << 20)
-
 struct export_out {
 	struct keel_store *s;
 	FILE *f;
@@ -52,7 +50,7 @@ static int export_flush(struct export_out *o)
 
 static int export_maybe_flush(struct export_out *o)
 {
-	return o->buf.len >= EXPORT_CHUNK ? export_flush(o) : 0;
+	return o->buf.len >= KEEL_OUTPUT_CHUNK ? export_flush(o) : 0;
 }
 
 static int export_open(struct keel_store *s, const struct keel_export_options *opt,

@@ -17,9 +17,6 @@
 #include "prepare.h"
 #include "store.h"
 
-#define KEEL_DEFAULT_BATCH 500
-#define KEEL_DEFAULT_MAX_LINE (1024 * 1024)
-
 struct keel_ingest {
 	struct keel_store *store;
 	struct keel_ingest_options opt;

@@ -815,7 +815,7 @@ int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 	b->store = s;
 	keel_replay_prep_init(&b->prep, o->cartridge, &b->report);
 	b->prep.p.position_word = o->position_word ? o->position_word : "line";
-	b->prep.p.max_line = o->max_line ? o->max_line : 1024 * 1024;
+	b->prep.p.max_line = o->max_line ? o->max_line : KEEL_DEFAULT_MAX_LINE;
 	b->prep.p.max_envelope = s->max_envelope;
 	b->prep.p.max_envelope_why = s->max_envelope_why;
 	b->prep.p.on_reject = o->on_reject;

@@ -17,6 +17,10 @@
 
 #define KEEL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Bytes a writer of large output (dump, export) collects in its buffer
+ * before one fwrite: few system calls, bounded memory. */
+#define KEEL_OUTPUT_CHUNK ((size_t)1 << 20)
+
 /* A byte string that does not own its bytes. ptr == NULL means "absent"
  * (JSON null, no kind, open row), which is distinct from an empty string. */
 struct keel_str {

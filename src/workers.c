@@ -463,7 +463,7 @@ int keel_workers_new(const char *store_url, const struct keel_ingest_options *o,
 	w->n = workers;
 	w->opt = *o;
 	w->url = store_url ? keel_xstrdup(store_url) : NULL;
-	w->block_lines = o->batch ? o->batch : 500;
+	w->block_lines = o->batch ? o->batch : KEEL_DEFAULT_BATCH;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_mutex_init(&w->reject_mu, NULL);
