@@ -95,6 +95,12 @@ FILE *cli_output_open(const struct keel_cmd *cmd, const char *path);
  * command's error unless rc already is one. Returns the final exit code. */
 int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, int rc);
 
+/* Writes one line of a --rejects file (docs/cli.md): position, id (null
+ * when the event had none), error, input and, when file is not NULL, the
+ * input file's name. */
+void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
+		     const char *input, size_t input_len, const char *file);
+
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 

@@ -186,19 +186,8 @@ static void report_reject(struct ingest_state *st, uint64_t position, const char
 {
 	st->rejects_seen++;
 	if (st->rejects) {
-		FILE *f = st->rejects;
-		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
-		if (id)
-			keel_json_write_string(f, id, strlen(id));
-		else
-			fputs("null", f);
-		fputs(",\"error\":", f);
-		keel_json_write_string(f, message, strlen(message));
-		fputs(",\"input\":", f);
-		keel_json_write_string(f, input, input_len);
-		fputs(",\"file\":", f);
-		keel_json_write_string(f, st->input, strlen(st->input));
-		fputs("}\n", f);
+		cli_reject_line(st->rejects, position, id, message, input, input_len,
+				st->input);
 		return;
 	}
 	if (st->rejects_seen > REJECTS_SHOWN)

@@ -23,17 +23,7 @@ static void replay_on_reject(void *ud, uint64_t position, const char *id,
 	struct replay_state *st = ud;
 	st->seen++;
 	if (st->rejects) {
-		FILE *f = st->rejects;
-		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
-		if (id)
-			keel_json_write_string(f, id, strlen(id));
-		else
-			fputs("null", f);
-		fputs(",\"error\":", f);
-		keel_json_write_string(f, message, strlen(message));
-		fputs(",\"input\":", f);
-		keel_json_write_string(f, input, input_len);
-		fputs("}\n", f);
+		cli_reject_line(st->rejects, position, id, message, input, input_len, NULL);
 		return;
 	}
 	if (st->seen <= REPLAY_REJECTS_SHOWN)

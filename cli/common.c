@@ -262,6 +262,25 @@ int cli_print_json(const struct keel_cmd *cmd, char *json)
 	return cli_finish_stdout(cmd, CLI_OK);
 }
 
+void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
+		     const char *input, size_t input_len, const char *file)
+{
+	fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
+	if (id)
+		keel_json_write_string(f, id, strlen(id));
+	else
+		fputs("null", f);
+	fputs(",\"error\":", f);
+	keel_json_write_string(f, message, strlen(message));
+	fputs(",\"input\":", f);
+	keel_json_write_string(f, input, input_len);
+	if (file) {
+		fputs(",\"file\":", f);
+		keel_json_write_string(f, file, strlen(file));
+	}
+	fputs("}\n", f);
+}
+
 double cli_now(void)
 {
 	struct timespec ts;
