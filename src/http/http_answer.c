@@ -30,7 +30,7 @@ void keel_http_log(struct keel_server *srv, const char *fmt, ...)
  * so an answer quoting bad input is still valid JSON. */
 void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len)
 {
-	keel_buf_add_json_str(b, keel_str_make(s ? s : "", len));
+	keel_buf_add_json_str(b, keel_str_make(s ? s : "", s ? len : 0));
 }
 
 void keel_http_add_json_cstr(struct keel_buf *b, const char *s)
