@@ -152,10 +152,10 @@ static __attribute__((cold, noinline)) int fail(struct parser *p, const char *at
 	return -1;
 }
 
-/* `duplicate key "K"` with K escaped for display (util.h's JSON string
- * writer, a character at a time) and cut at a character boundary if it
- * would not fit. Cold: the key is valid UTF-8 and short, its characters
- * are escaped into a small stack buffer. */
+/* `duplicate key "K"` with K escaped for display by util.h's JSON string
+ * writer, a character at a time into a small stack buffer (at most 6
+ * bytes and the NUL: it never grows), so the message can be cut at a
+ * character boundary when it would not fit. */
 static __attribute__((cold, noinline)) int fail_dup(struct parser *p, const char *at,
 						    const char *key, size_t len)
 {
