@@ -22,6 +22,11 @@ enum {
 	CLI_REJECTED = 3,
 };
 
+/* A macro's value as a string literal: help texts show the library's
+ * defaults (keel.h's KEEL_DEFAULT_*) rather than copies of them. */
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_STR_(x) #x
+
 struct keel_cmd {
 	const char *name;
 	const char *summary; /* one line, for keel --help */
@@ -88,10 +93,11 @@ FILE *cli_output_open(const struct keel_cmd *cmd, const char *path);
  * command's error unless rc already is one. Returns the final exit code. */
 int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, int rc);
 
-/* Writes s[0..len) as a JSON string: '"', '\\' and control characters
- * escaped, bytes that are not valid UTF-8 replaced by U+FFFD so the
- * output is always valid JSON. */
-void cli_json_str(FILE *f, const char *s, size_t len);
+/* Writes one line of a --rejects file (docs/cli.md): position, id (null
+ * when the event had none), error, input and, when file is not NULL, the
+ * input file's name. */
+void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
+		     const char *input, size_t input_len, const char *file);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

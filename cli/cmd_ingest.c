@@ -132,19 +132,8 @@ static void report_reject(struct ingest_state *st, uint64_t position, const char
 {
 	st->rejects_seen++;
 	if (st->rejects) {
-		FILE *f = st->rejects;
-		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
-		if (id)
-			cli_json_str(f, id, strlen(id));
-		else
-			fputs("null", f);
-		fputs(",\"error\":", f);
-		cli_json_str(f, message, strlen(message));
-		fputs(",\"input\":", f);
-		cli_json_str(f, input, input_len);
-		fputs(",\"file\":", f);
-		cli_json_str(f, st->input, strlen(st->input));
-		fputs("}\n", f);
+		cli_reject_line(st->rejects, position, id, message, input, input_len,
+				st->input);
 		return;
 	}
 	if (st->rejects_seen > REJECTS_SHOWN)
@@ -429,7 +418,7 @@ static void install_signals(void)
 
 static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	struct ingest_args a = {.batch = 500, .max_line = 1 << 20};
+	struct ingest_args a = {.batch = KEEL_DEFAULT_BATCH, .max_line = KEEL_DEFAULT_MAX_LINE};
 	struct ingest_state st = {.cmd = cmd};
 	int rc = parse_args(cmd, argc, argv, &a, &st);
 	if (rc)
@@ -459,7 +448,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	rc = keel_cartridge_load(a.cartridge ? a.cartridge : "fleet", &cart, &err);
+	rc = keel_cartridge_load(a.cartridge ? a.cartridge : KEEL_DEFAULT_CARTRIDGE, &cart, &err);
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -566,6 +555,9 @@ out:
 	return rc;
 }
 
+/* The help's "(default 1M)": a new default must change the text too. */
+_Static_assert(KEEL_DEFAULT_MAX_LINE == 1 << 20, "--max-line's default in the help");
+
 const struct keel_cmd keel_cmd_ingest = {
     .name = "ingest",
     .summary = "Read NDJSON events into the store.",
@@ -578,8 +570,8 @@ const struct keel_cmd keel_cmd_ingest = {
 	"options:\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge (default: fleet)\n"
-	"  -b, --batch N            events per transaction (default 500)\n"
+	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"  -b, --batch N            events per transaction (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
 	"  -l, --linger MS          live input: commit a batch once its first event\n"
 	"                           has waited MS ms (default 0: as soon as the\n"
 	"                           input is quiet)\n"

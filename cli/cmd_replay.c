@@ -23,17 +23,7 @@ static void replay_on_reject(void *ud, uint64_t position, const char *id,
 	struct replay_state *st = ud;
 	st->seen++;
 	if (st->rejects) {
-		FILE *f = st->rejects;
-		fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
-		if (id)
-			cli_json_str(f, id, strlen(id));
-		else
-			fputs("null", f);
-		fputs(",\"error\":", f);
-		cli_json_str(f, message, strlen(message));
-		fputs(",\"input\":", f);
-		cli_json_str(f, input, input_len);
-		fputs("}\n", f);
+		cli_reject_line(st->rejects, position, id, message, input, input_len, NULL);
 		return;
 	}
 	if (st->seen <= REPLAY_REJECTS_SHOWN)
@@ -120,7 +110,7 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	int rc = keel_cartridge_load(cartridge ? cartridge : "fleet", &cart, &err);
+	int rc = keel_cartridge_load(cartridge ? cartridge : KEEL_DEFAULT_CARTRIDGE, &cart, &err);
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -182,7 +172,7 @@ const struct keel_cmd keel_cmd_replay = {
 	"  -t, --tenant T           the tenant to rebuild (required)\n"
 	"  -n, --dry-run            report what would change, write nothing\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge (default: fleet)\n"
+	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -r, --rejects FILE       write each logged event the cartridge now\n"
 	"                           rejects to FILE as one JSON line\n"

@@ -154,6 +154,11 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	return CLI_OK;
 }
 
+/* The help's sizes: a new default must change the text too. */
+_Static_assert(KEEL_DEFAULT_MAX_BODY == 16 << 20 && KEEL_DEFAULT_MAX_LINE == 1 << 20 &&
+		   KEEL_DEFAULT_MAX_BUFFERED == (size_t)256 << 20,
+	       "serve's size defaults in the help");
+
 const struct keel_cmd keel_cmd_serve = {
 	.name = "serve",
 	.summary = "Serve the HTTP API: post events, read the graph.",
@@ -163,7 +168,7 @@ const struct keel_cmd keel_cmd_serve = {
 		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
 		 "                           IPv6; port 0 picks a free one)\n"
 		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -c, --cartridge NAME     cartridge name or path (default fleet)\n"
+		 "  -c, --cartridge NAME     cartridge name or path (default " KEEL_DEFAULT_CARTRIDGE ")\n"
 		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
 		 "                           listens on loopback and asks for no token\n"
 		 "  -j, --threads N          worker threads (default 4)\n"

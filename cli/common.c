@@ -242,61 +242,23 @@ int cli_print_json(const struct keel_cmd *cmd, char *json)
 	return cli_finish_stdout(cmd, CLI_OK);
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
+		     const char *input, size_t input_len, const char *file)
 {
-	unsigned char c = p[0];
-	size_t len;
-	uint32_t min, cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, min = 0x80, cp = c & 0x1f;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3, min = 0x800, cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, min = 0x10000, cp = c & 0x07;
-	} else {
-		return 0;
+	fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
+	if (id)
+		keel_json_write_string(f, id, strlen(id));
+	else
+		fputs("null", f);
+	fputs(",\"error\":", f);
+	keel_json_write_string(f, message, strlen(message));
+	fputs(",\"input\":", f);
+	keel_json_write_string(f, input, input_len);
+	if (file) {
+		fputs(",\"file\":", f);
+		keel_json_write_string(f, file, strlen(file));
 	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-void cli_json_str(FILE *f, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	fputc('"', f);
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = p[i];
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			i++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		} else {
-			size_t n = utf8_len(p + i, len - i);
-			if (n == 0) {
-				fputs("\xef\xbf\xbd", f); /* U+FFFD */
-				i++;
-			} else {
-				fwrite(p + i, 1, n, f);
-				i += n;
-			}
-		}
-	}
-	fputc('"', f);
+	fputs("}\n", f);
 }
 
 double cli_now(void)

@@ -94,6 +94,15 @@ KEEL_API size_t keel_time_format(int64_t t, char *buf);
 /* The current time. */
 KEEL_API int64_t keel_time_now(void);
 
+/* ---------------------------------------------------------------- JSON */
+
+/* Writes s[0..len) to f as a JSON string literal, exactly as Keel writes
+ * strings in its own output (docs/json.md): '"', '\\' and control
+ * characters escaped, each byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD, so what is written is always valid JSON. Returns 0,
+ * or KEEL_EIO when the write fails. */
+KEEL_API int keel_json_write_string(FILE *f, const char *s, size_t len);
+
 /* --------------------------------------------------------------- stores */
 
 struct keel_store;
@@ -227,6 +236,12 @@ enum keel_ingest_outcome {
 typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 				enum keel_ingest_outcome outcome);
 
+/* The defaults that options left 0 take, for callers that show them (the
+ * CLI's help) or compare against them. */
+#define KEEL_DEFAULT_BATCH 500		    /* events per transaction */
+#define KEEL_DEFAULT_MAX_LINE (1024 * 1024) /* bytes of one event: 1 MiB */
+#define KEEL_DEFAULT_CARTRIDGE "fleet"	    /* the built-in cartridge */
+
 /* How an ingester writes (docs/replay.md). Every mode takes the same lines
  * with the same rules and reject messages, and gives the same dump. */
 enum keel_ingest_mode {
@@ -252,8 +267,8 @@ enum keel_ingest_mode {
 struct keel_ingest_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
 	const struct keel_cartridge *cartridge; /* required, borrowed */
-	size_t batch;			 /* events per transaction; 0 = 500 */
-	size_t max_line;		 /* bytes; 0 = 1 MiB */
+	size_t batch;			 /* events per transaction; 0 = KEEL_DEFAULT_BATCH */
+	size_t max_line;		 /* bytes; 0 = KEEL_DEFAULT_MAX_LINE */
 	const char *position_word;	 /* "line" (default) or "index" */
 	/* Called from one thread at a time: in input order, except in
 	 * KEEL_INGEST_WORKERS mode (in order within each tenant). */
@@ -458,6 +473,9 @@ KEEL_API int keel_generate_fleet(const struct keel_generate_options *o, FILE *ou
 
 struct keel_server;
 
+#define KEEL_DEFAULT_MAX_BODY ((size_t)16 << 20)      /* 16 MiB */
+#define KEEL_DEFAULT_MAX_BUFFERED ((size_t)256 << 20) /* 256 MiB */
+
 /* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
  * defaults shown. */
 struct keel_server_options {
@@ -465,13 +483,14 @@ struct keel_server_options {
 	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";
 					port 0 picks a free port */
 	const char *store_url;	     /* as keel_store_open */
-	const char *cartridge;	     /* name or path; "fleet" */
+	const char *cartridge;	     /* name or path; KEEL_DEFAULT_CARTRIDGE */
 	const char *token_file;	     /* NULL: no tokens, loopback only */
 	unsigned threads;	     /* worker threads; 4 */
-	size_t max_body;	     /* request body bytes; 16 MiB */
-	size_t max_line;	     /* bytes of one event; 1 MiB */
+	size_t max_body;	     /* request body bytes; KEEL_DEFAULT_MAX_BODY */
+	size_t max_line;	     /* bytes of one event; KEEL_DEFAULT_MAX_LINE */
 	size_t max_buffered;	     /* bytes of bodies in memory, all requests
-					together; 256 MiB (at least max_body) */
+					together; KEEL_DEFAULT_MAX_BUFFERED
+					(at least max_body) */
 	unsigned max_connections;    /* 1000 */
 	unsigned max_per_ip;	     /* connections from one address; 64 */
 	unsigned idle_timeout;	     /* seconds without traffic; 30 */

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 struct handler {
 	struct keel_str type; /* NUL-terminated copy in the cartridge arena */
 	keel_handler_fn fn;
@@ -272,45 +274,6 @@ int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
 	return KEEL_EREJECTED;
 }
 
-static bool utf8_valid(const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-	while (i < n) {
-		unsigned char c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k;
-		unsigned long cp;
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1fu;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2;
-			cp = c & 0x0fu;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07u;
-		} else {
-			return false;
-		}
-		if (n - i <= k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3fu);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 /* Checks one rendered string against its limit (SPEC 4). */
 static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const char *field,
 		     const char *s, size_t len, size_t max)
@@ -323,7 +286,7 @@ static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const cha
 	if (len > max)
 		return ctx_op_fail(ctx, ctx->calls, kind,
 				   "field \"%s\": longer than %zu bytes", field, max);
-	if (!r->trusted && !utf8_valid(s, len))
+	if (!r->trusted && !keel_utf8_valid(s, len))
 		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": invalid UTF-8",
 				   field);
 	return 0;
@@ -1366,7 +1329,7 @@ int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
 	if (!out || !name_or_path)
 		return KEEL_EINVAL;
 	*out = NULL;
-	if (strcmp(name_or_path, "fleet") == 0)
+	if (strcmp(name_or_path, KEEL_DEFAULT_CARTRIDGE) == 0)
 		return compile_named(keel_fleet_cartridge_json,
 				     keel_fleet_cartridge_json_len, NULL, out, errmsg);
 	if (ends_with(name_or_path, ".so"))

@@ -25,6 +25,7 @@
 
 #include "batch.h"
 #include "cartridge.h"
+#include "dump.h"
 #include "envelope.h"
 #include "json.h"
 #include "overlay.h"
@@ -32,8 +33,6 @@
 #include "timeline.h"
 #include "util.h"
 
-/* Bytes collected before one fwrite. */
-#define DUMP_CHUNK (1u << 20)
 /* Records per load transaction. */
 #define LOAD_BATCH 4096
 
@@ -54,11 +53,8 @@ static int dump_write(struct dump_ctx *d)
 	return 0;
 }
 
-static int dump_record(void *ud, const struct keel_record *r)
+void keel_dump_line(struct keel_buf *b, const struct keel_record *r)
 {
-	struct dump_ctx *d = ud;
-	struct keel_buf *b = &d->buf;
-
 	switch (r->type) {
 	case KEEL_REC_ENTITY:
 		keel_buf_add(b, "{\"type\":\"entity\",\"tenant\":", 26);
@@ -117,7 +113,13 @@ static int dump_record(void *ud, const struct keel_record *r)
 		keel_buf_add_json_str(b, r->closed_by);
 	}
 	keel_buf_add(b, "}\n", 2);
-	return b->len >= DUMP_CHUNK ? dump_write(d) : 0;
+}
+
+static int dump_record(void *ud, const struct keel_record *r)
+{
+	struct dump_ctx *d = ud;
+	keel_dump_line(&d->buf, r);
+	return d->buf.len >= KEEL_OUTPUT_CHUNK ? dump_write(d) : 0;
 }
 
 static int dump_tenant(struct dump_ctx *d, const char *tenant)
@@ -139,7 +141,7 @@ int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
 		return KEEL_EINVAL;
 	struct dump_ctx d = {.s = s, .out = out};
 	keel_buf_init(&d.buf);
-	keel_buf_reserve(&d.buf, DUMP_CHUNK + 4096);
+	keel_buf_reserve(&d.buf, KEEL_OUTPUT_CHUNK + 4096);
 
 	int rc = 0;
 	if (tenant) {

@@ -10,7 +10,7 @@
  *            row, RFC 4180 quoting (a field with a comma, quote, CR or LF
  *            is quoted, quotes doubled), CRLF line ends; an empty field
  *            is null.
- *   ndjson   one JSON object a line, the dump's record shapes.
+ *   ndjson   one JSON object a line, written by the dump's line writer.
  *   graphml  one file per tenant (TENANT.graphml): entities are nodes with
  *            their kind and the facts valid at the snapshot time as data,
  *            linked relations valid then are directed edges.
@@ -26,12 +26,12 @@
 #include <sys/stat.h>
 
 #include "../include/keel.h"
+#include "dump.h"
 #include "options.h"
 #include "json.h"
 #include "store.h"
+#include "utf8.h"
 #include "util.h"
-
-#define EXPORT_CHUNK (1u << 20)
 
 struct export_out {
 	struct keel_store *s;
@@ -51,7 +51,7 @@ static int export_flush(struct export_out *o)
 
 static int export_maybe_flush(struct export_out *o)
 {
-	return o->buf.len >= EXPORT_CHUNK ? export_flush(o) : 0;
+	return o->buf.len >= KEEL_OUTPUT_CHUNK ? export_flush(o) : 0;
 }
 
 static int export_open(struct keel_store *s, const struct keel_export_options *opt,
@@ -90,20 +90,13 @@ static int export_close(struct export_out *o, int rc)
 	return rc;
 }
 
-static void export_time(struct keel_buf *b, int64_t t, bool quoted)
+/* A time as csv and GraphML write it: the canonical form unquoted, and
+ * nothing for an open end (null). */
+static void export_time(struct keel_buf *b, int64_t t)
 {
 	char tb[KEEL_TIME_BUFSZ];
-	if (t == KEEL_TIME_INF) {
-		if (quoted)
-			keel_buf_add(b, "null", 4);
-		return;
-	}
-	size_t n = keel_time_format(t, tb);
-	if (quoted)
-		keel_buf_addc(b, '"');
-	keel_buf_add(b, tb, n);
-	if (quoted)
-		keel_buf_addc(b, '"');
+	if (t != KEEL_TIME_INF)
+		keel_buf_add(b, tb, keel_time_format(t, tb));
 }
 
 /* Which records a snapshot keeps. */
@@ -182,9 +175,9 @@ static int csv_record(void *ud, const struct keel_record *r)
 		keel_buf_addc(b, ',');
 		csv_field(b, r->kind);
 		keel_buf_addc(b, ',');
-		export_time(b, r->first_seen, false);
+		export_time(b, r->first_seen);
 		keel_buf_addc(b, ',');
-		export_time(b, r->last_seen, false);
+		export_time(b, r->last_seen);
 		break;
 	case KEEL_REC_FACT:
 	case KEEL_REC_RELATION:
@@ -199,9 +192,9 @@ static int csv_record(void *ud, const struct keel_record *r)
 			keel_buf_adds(b, r->linked ? ",true" : ",false");
 		}
 		keel_buf_addc(b, ',');
-		export_time(b, r->valid_from, false);
+		export_time(b, r->valid_from);
 		keel_buf_addc(b, ',');
-		export_time(b, r->valid_to, false);
+		export_time(b, r->valid_to);
 		keel_buf_addc(b, ',');
 		csv_field(b, r->asserted_by);
 		keel_buf_addc(b, ',');
@@ -212,7 +205,7 @@ static int csv_record(void *ud, const struct keel_record *r)
 		keel_buf_addc(b, ',');
 		csv_field(b, r->event_type);
 		keel_buf_addc(b, ',');
-		export_time(b, r->time, false);
+		export_time(b, r->time);
 		keel_buf_addc(b, ',');
 		csv_field(b, r->envelope);
 		break;
@@ -267,72 +260,14 @@ struct ndjson_ctx {
 	struct export_out *out;
 };
 
-static void ndjson_raw(struct keel_buf *b, struct keel_str json)
-{
-	if (json.ptr)
-		keel_buf_add(b, json.ptr, json.len);
-	else
-		keel_buf_add(b, "null", 4);
-}
-
+/* The dump's own line writer (dump.h): the export keeps a snapshot's
+ * records and writes each exactly as the dump would. */
 static int ndjson_record(void *ud, const struct keel_record *r)
 {
 	struct ndjson_ctx *c = ud;
 	if (!export_keep(c->opt, r))
 		return 0;
-	struct keel_buf *b = &c->out->buf;
-	static const char *const names[] = {"entity", "fact", "relation", "event"};
-	keel_buf_addf(b, "{\"type\":\"%s\",\"tenant\":", names[r->type]);
-	keel_buf_add_json_str(b, r->tenant);
-	switch (r->type) {
-	case KEEL_REC_ENTITY:
-		keel_buf_adds(b, ",\"subject\":");
-		keel_buf_add_json_str(b, r->subject);
-		keel_buf_adds(b, ",\"kind\":");
-		keel_buf_add_json_str(b, r->kind);
-		keel_buf_adds(b, ",\"first_seen\":");
-		export_time(b, r->first_seen, true);
-		keel_buf_adds(b, ",\"last_seen\":");
-		export_time(b, r->last_seen, true);
-		break;
-	case KEEL_REC_FACT:
-	case KEEL_REC_RELATION:
-		keel_buf_adds(b, ",\"subject\":");
-		keel_buf_add_json_str(b, r->subject);
-		if (r->type == KEEL_REC_FACT) {
-			keel_buf_adds(b, ",\"predicate\":");
-			keel_buf_add_json_str(b, r->name);
-			keel_buf_adds(b, ",\"value\":");
-			ndjson_raw(b, r->value);
-		} else {
-			keel_buf_adds(b, ",\"relation\":");
-			keel_buf_add_json_str(b, r->name);
-			keel_buf_adds(b, ",\"object\":");
-			keel_buf_add_json_str(b, r->object);
-			keel_buf_adds(b, r->linked ? ",\"linked\":true"
-						   : ",\"linked\":false");
-		}
-		keel_buf_adds(b, ",\"valid_from\":");
-		export_time(b, r->valid_from, true);
-		keel_buf_adds(b, ",\"valid_to\":");
-		export_time(b, r->valid_to, true);
-		keel_buf_adds(b, ",\"asserted_by\":");
-		keel_buf_add_json_str(b, r->asserted_by);
-		keel_buf_adds(b, ",\"closed_by\":");
-		keel_buf_add_json_str(b, r->closed_by);
-		break;
-	case KEEL_REC_EVENT:
-		keel_buf_adds(b, ",\"id\":");
-		keel_buf_add_json_str(b, r->id);
-		keel_buf_adds(b, ",\"event_type\":");
-		keel_buf_add_json_str(b, r->event_type);
-		keel_buf_adds(b, ",\"time\":");
-		export_time(b, r->time, true);
-		keel_buf_adds(b, ",\"envelope\":");
-		ndjson_raw(b, r->envelope);
-		break;
-	}
-	keel_buf_add(b, "}\n", 2);
+	keel_dump_line(&c->out->buf, r);
 	return export_maybe_flush(c->out);
 }
 
@@ -362,33 +297,14 @@ static int export_ndjson(struct keel_store *s, const struct keel_export_options 
 
 /* --------------------------------------------------------------- graphml */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), its code point
- * in *cp; 0 if the bytes are not UTF-8. */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+/* Length of the UTF-8 character at p (n bytes left), its code point in
+ * *cp; 0 if the bytes there are not UTF-8. */
+static size_t utf8_char(const unsigned char *p, size_t n, uint32_t *cp)
 {
-	unsigned c = p[0];
-	size_t len;
-	uint32_t min;
-	if (c < 0x80)
-		len = 1, *cp = c, min = 0;
-	else if (c >= 0xc2 && c <= 0xdf)
-		len = 2, *cp = c & 0x1f, min = 0x80;
-	else if ((c & 0xf0) == 0xe0)
-		len = 3, *cp = c & 0x0f, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, *cp = c & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t k = 1; k < len; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (p[k] & 0x3f);
-	}
-	if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-		return 0;
-	return len;
+	size_t k = keel_utf8_len(p, p + n);
+	if (k)
+		*cp = keel_utf8_decode(p, k);
+	return k;
 }
 
 /* XML 1.0's Char: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and U+10000
@@ -407,7 +323,7 @@ static bool xml_representable(struct keel_str s)
 	const unsigned char *p = (const unsigned char *)s.ptr;
 	uint32_t cp;
 	for (size_t i = 0, k; i < s.len; i += k)
-		if (!(k = utf8_seq(p + i, s.len - i, &cp)) || !xml_char(cp))
+		if (!(k = utf8_char(p + i, s.len - i, &cp)) || !xml_char(cp))
 			return false;
 	return true;
 }
@@ -423,7 +339,7 @@ static void xml_text(struct keel_buf *b, struct keel_str s)
 		const unsigned char *p = (const unsigned char *)s.ptr;
 		uint32_t cp;
 		for (size_t i = 0; i < s.len;) {
-			size_t k = utf8_seq(p + i, s.len - i, &cp);
+			size_t k = utf8_char(p + i, s.len - i, &cp);
 			if (k && xml_char(cp))
 				xml_text(b, keel_str_make(s.ptr + i, k));
 			else
@@ -581,7 +497,7 @@ static int gml_relation_rec(void *ud, const struct keel_record *r)
 	keel_buf_adds(b, "\"><data key=\"relation\">");
 	xml_text(b, r->name);
 	keel_buf_adds(b, "</data><data key=\"valid_from\">");
-	export_time(b, r->valid_from, false);
+	export_time(b, r->valid_from);
 	keel_buf_adds(b, "</data><data key=\"asserted_by\">");
 	xml_text(b, r->asserted_by);
 	keel_buf_adds(b, "</data></edge>\n");
@@ -717,9 +633,9 @@ static int export_graphml_tenant(struct keel_store *s,
 			keel_buf_adds(b, "</data>");
 		}
 		keel_buf_adds(b, "<data key=\"first_seen\">");
-		export_time(b, e->first_seen, false);
+		export_time(b, e->first_seen);
 		keel_buf_adds(b, "</data><data key=\"last_seen\">");
-		export_time(b, e->last_seen, false);
+		export_time(b, e->last_seen);
 		keel_buf_adds(b, "</data>");
 		while (fi < c.facts.len) {
 			const struct gml_fact *f = c.facts.items[fi];

@@ -21,6 +21,7 @@
  */
 #include "../include/keel.h"
 #include "options.h"
+#include "timestamp.h"
 #include "util.h"
 
 #include <math.h>
@@ -125,30 +126,13 @@ static void add_fixed(struct keel_buf *b, int64_t v, int decimals)
 	add_uint(b, u % scale, decimals);
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date, and back
- * (H. Hinnant's algorithms, integer only). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
+/* The generator's own form: always six fraction digits (profile 1's
+ * bytes), where keel_time_format drops a zero fraction. */
 static void add_time(struct keel_buf *b, int64_t us)
 {
 	int64_t secs = us / 1000000, frac = us % 1000000;
-	int64_t z = secs / 86400 + 719468, sod = secs % 86400;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	int64_t d = doy - (153 * mp + 2) / 5 + 1;
-	int64_t m = mp + (mp < 10 ? 3 : -9);
-	int64_t y = yoe + era * 400 + (m <= 2);
+	int64_t sod = secs % 86400, y, m, d;
+	keel_civil_from_days(secs / 86400, &y, &m, &d);
 	add_uint(b, (uint64_t)y, 4);
 	keel_buf_addc(b, '-');
 	add_uint(b, (uint64_t)m, 2);
@@ -948,7 +932,7 @@ int keel_generate_fleet(const struct keel_generate_options *given, FILE *out)
 	for (uint32_t i = 0; i < g->ntenants; i++)
 		tenant_init(&g->tenants[i], i, g->ntenants);
 	g->clock =
-	    days_from_civil(2026, 1, 5) * 86400 * 1000000 + INT64_C(6) * 3600 * 1000000;
+	    keel_days_from_civil(2026, 1, 5) * 86400 * 1000000 + INT64_C(6) * 3600 * 1000000;
 	for (size_t i = 0; i < RING; i++)
 		keel_buf_init(&g->ring[i]);
 	keel_buf_init(&g->data);

@@ -23,7 +23,10 @@
  * it has more than DUP_LINEAR members, so large objects stay linear.
  */
 #include "json.h"
+#include "keel.h"
+#include "utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -149,12 +152,13 @@ static __attribute__((cold, noinline)) int fail(struct parser *p, const char *at
 	return -1;
 }
 
-/* `duplicate key "K"` with K escaped for display and cut at a character
- * boundary if it would not fit. */
+/* `duplicate key "K"` with K escaped for display by util.h's JSON string
+ * writer, a character at a time into a small stack buffer (at most 6
+ * bytes and the NUL: it never grows), so the message can be cut at a
+ * character boundary when it would not fit. */
 static __attribute__((cold, noinline)) int fail_dup(struct parser *p, const char *at,
 						    const char *key, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	static const char head[] = "duplicate key \"";
 	if (!p->err)
 		return -1;
@@ -162,39 +166,21 @@ static __attribute__((cold, noinline)) int fail_dup(struct parser *p, const char
 	size_t cap = sizeof p->err->msg - 5; /* room for `..."` and NUL */
 	size_t n = sizeof head - 1;
 	memcpy(m, head, n);
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = (unsigned char)key[i];
-		char esc[6];
-		size_t w = 1, adv = 1;
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			w = 2;
-		} else if (c < 0x20) {
-			esc[0] = '\\';
-			esc[1] = 'u';
-			esc[2] = '0';
-			esc[3] = '0';
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			w = 6;
-		} else {
-			/* A whole UTF-8 character (the key is valid UTF-8). */
-			adv = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-			if (adv > len - i)
-				adv = len - i;
-			memcpy(esc, key + i, adv);
-			w = adv;
-		}
-		if (n + w > cap) {
+	char tmp[16];
+	const unsigned char *k = (const unsigned char *)key;
+	for (size_t i = 0, adv; i < len; i += adv) {
+		adv = keel_utf8_len(k + i, k + len);
+		if (!adv)
+			adv = 1;
+		struct keel_buf esc = {tmp, 0, sizeof tmp};
+		keel_buf_add_json_chars(&esc, key + i, adv);
+		if (n + esc.len > cap) {
 			memcpy(m + n, "...", 3);
 			n += 3;
 			break;
 		}
-		memcpy(m + n, esc, w);
-		n += w;
-		i += adv;
+		memcpy(m + n, esc.data, esc.len);
+		n += esc.len;
 	}
 	m[n++] = '"';
 	m[n] = 0;
@@ -267,41 +253,6 @@ static long hex4(const char *s)
 		v = (v << 4) | h;
 	}
 	return v;
-}
-
-/* Length of the valid UTF-8 sequence starting at s (whose first byte is
- * >= 0x80), or 0 if it is invalid: overlong, a surrogate, above U+10FFFF,
- * a stray continuation byte or cut short. RFC 3629 table 4. */
-static size_t utf8_len(const unsigned char *s, const unsigned char *end)
-{
-	unsigned char c = s[0];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* U+D800..U+DFFF */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - s) < n)
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
 }
 
 static inline char *put_utf8(char *d, unsigned long cp)
@@ -471,7 +422,7 @@ static inline __attribute__((always_inline)) int scan_string(struct parser *p,
 		}
 		if (c < 0x20)
 			return fail(p, s, "control character in string");
-		size_t n = utf8_len((const unsigned char *)s, (const unsigned char *)end);
+		size_t n = keel_utf8_len((const unsigned char *)s, (const unsigned char *)end);
 		if (!n)
 			return fail(p, s, "invalid UTF-8");
 		for (size_t i = 0; i < n; i++)
@@ -1015,4 +966,14 @@ void keel_json_compact(const struct keel_json_doc *doc, const struct keel_json *
 		keel_buf_add(out, doc->text + v->raw_off, v->raw_len);
 	else
 		keel_json_compact_text(doc->text + v->raw_off, v->raw_len, out);
+}
+
+int keel_json_write_string(FILE *f, const char *s, size_t len)
+{
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_add_json_str(&b, keel_str_make(s ? s : "", s ? len : 0));
+	int rc = fwrite(b.data, 1, b.len, f) == b.len ? 0 : KEEL_EIO;
+	keel_buf_free(&b);
+	return rc;
 }

@@ -40,7 +40,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define DEFAULT_MAX_LINE ((size_t)1 << 20)
 #define TEXT_CHUNK ((size_t)1 << 20) /* plain read() size and refill room */
 #define IN_CHUNK ((size_t)256 << 10) /* compressed read() size */
 
@@ -336,7 +335,7 @@ int keel_reader_open(const char *path, size_t max_line, struct keel_reader **out
 
 	struct keel_reader *r = keel_xcalloc(1, sizeof *r);
 	keel_buf_init(&r->msg);
-	r->max_line = max_line ? max_line : DEFAULT_MAX_LINE;
+	r->max_line = max_line ? max_line : KEEL_DEFAULT_MAX_LINE;
 	r->codec = CODEC_SNIFF;
 	if (strcmp(path, "-") == 0) {
 		r->fd = STDIN_FILENO;

@@ -21,6 +21,8 @@
  *  - Both the written year and the instant in UTC must lie in 0001-9999, so
  *    every accepted time prints in the canonical form and parses back.
  */
+#include "timestamp.h"
+
 #include "keel.h"
 #include "util.h"
 
@@ -31,8 +33,7 @@
 #define USEC_PER_MIN (60 * USEC_PER_SEC)
 #define USEC_PER_DAY (86400 * USEC_PER_SEC)
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; m 1-12). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+int64_t keel_days_from_civil(int64_t y, int64_t m, int64_t d)
 {
 	y -= m <= 2;
 	int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -42,8 +43,7 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
 	return era * 146097 + doe - 719468;
 }
 
-/* Inverse of days_from_civil. */
-static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
+void keel_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
 {
 	z += 719468;
 	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -86,8 +86,8 @@ static int64_t read_digits(const char *p, int n)
 }
 
 /* Bounds of the accepted range in UTC. */
-#define TIME_MIN (days_from_civil(1, 1, 1) * USEC_PER_DAY)
-#define TIME_MAX (days_from_civil(10000, 1, 1) * USEC_PER_DAY - 1)
+#define TIME_MIN (keel_days_from_civil(1, 1, 1) * USEC_PER_DAY)
+#define TIME_MAX (keel_days_from_civil(10000, 1, 1) * USEC_PER_DAY - 1)
 
 static int fail(const char **why, const char *rule)
 {
@@ -121,7 +121,7 @@ static inline uint32_t two_digits(uint64_t v, int i)
 	       (uint32_t)((v >> (8 * i + 8)) & 0xff);
 }
 
-/* Days from 1970-01-01 to y-m-d for years 1-9999 (days_from_civil in
+/* Days from 1970-01-01 to y-m-d for years 1-9999 (keel_days_from_civil in
  * unsigned arithmetic, whose divisions compile to multiplications). */
 static inline int64_t days_from_civil_ad(uint32_t y, uint32_t m, uint32_t d)
 {
@@ -276,7 +276,7 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 	if (sec > 59)
 		return fail(why, "second out of range 00-59");
 
-	int64_t t = days_from_civil(year, mon, day) * USEC_PER_DAY +
+	int64_t t = keel_days_from_civil(year, mon, day) * USEC_PER_DAY +
 		    ((hour * 60 + min) * 60 + sec) * USEC_PER_SEC + usec -
 		    off * USEC_PER_MIN;
 	if (t < TIME_MIN || t > TIME_MAX)
@@ -310,7 +310,7 @@ size_t keel_time_format(int64_t t, char *buf)
 		rem += USEC_PER_DAY;
 	}
 	int64_t y, m, d;
-	civil_from_days(days, &y, &m, &d);
+	keel_civil_from_days(days, &y, &m, &d);
 
 	/* Years outside 0001-9999 only arise from times Keel did not parse;
 	 * they still print unambiguously (sign, at least four digits). */

@@ -17,6 +17,10 @@
 
 #define KEEL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Bytes a writer of large output (dump, export) collects in its buffer
+ * before one fwrite: few system calls, bounded memory. */
+#define KEEL_OUTPUT_CHUNK ((size_t)1 << 20)
+
 /* A byte string that does not own its bytes. ptr == NULL means "absent"
  * (JSON null, no kind, open row), which is distinct from an empty string. */
 struct keel_str {
@@ -129,9 +133,16 @@ void keel_buf_addf(struct keel_buf *b, const char *fmt, ...)
 void keel_buf_vaddf(struct keel_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 void keel_buf_addi64(struct keel_buf *b, int64_t v);
-/* Appends s as a JSON string literal escaping only '"', '\\' and control
- * characters (the canonical dump's rule); s.ptr == NULL appends null. */
+/* The one JSON string writer, used for every string Keel writes as JSON
+ * (dump, export, query answers, HTTP answers, rejects, messages): '"' and
+ * '\\' escaped, control characters as \n \t \r \b \f or else \u00XX,
+ * everything else as it is, except that each byte not part of well-formed
+ * UTF-8 (utf8.h) becomes U+FFFD, so the output is always valid JSON. On
+ * valid UTF-8 this is the canonical dump's rule (docs/dump.md).
+ * keel_buf_add_json_str appends the quoted literal (s.ptr == NULL appends
+ * null); keel_buf_add_json_chars only what goes between the quotes. */
 void keel_buf_add_json_str(struct keel_buf *b, struct keel_str s);
+void keel_buf_add_json_chars(struct keel_buf *b, const char *s, size_t len);
 /* Appends a time as a JSON string in canonical form; KEEL_TIME_INF (an open
  * end) appends null. */
 void keel_buf_add_json_time(struct keel_buf *b, int64_t t);

@@ -68,7 +68,7 @@ contains err "accepted 7, duplicates 0"
 # Rejected events: exit 3, every one in the rejects file as one JSON line.
 {
 	head -n 2 "$story"
-	echo '{"id":"x"'
+	printf '{"id":"x"\t\n'
 	echo '{"specversion":"1.0","id":"bad-1","tenant":"acme","type":"fleet.driver.assigned","time":"noon","data":{}}'
 	printf '{"id":"\xff"}\n'
 	tail -n 5 "$story"
@@ -78,7 +78,8 @@ contains err "accepted 7, duplicates 0 (conflicting 0), unhandled 0, rejected 3"
 lacks err "keel ingest: line"
 [ "$(wc -l <"$dir/rejects.ndjson")" -eq 3 ] || fail "rejects file has $(wc -l <"$dir/rejects.ndjson") lines"
 contains rejects.ndjson '{"position":3,"id":null,"error":"line 3: invalid JSON at byte '
-contains rejects.ndjson '"input":"{\"id\":\"x\"","file":"'"$dir"'/bad.ndjson"}'
+# The input quoted with the JSON string writer's escapes (\t, not \u0009).
+contains rejects.ndjson '"input":"{\"id\":\"x\"\t","file":"'"$dir"'/bad.ndjson"}'
 contains rejects.ndjson '{"position":4,"id":"bad-1","error":"line 4: event \"bad-1\": field \"time\": not an RFC 3339 timestamp'
 contains rejects.ndjson '"input":"{\"specversion\":\"1.0\",\"id\":\"bad-1\",'
 # Invalid UTF-8 in the input is carried as U+FFFD: the file stays JSON.

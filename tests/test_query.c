@@ -177,6 +177,19 @@ static void history_of_one_predicate(void **state)
 	free(json);
 }
 
+/* A predicate asked for that is not UTF-8 is echoed with each bad byte as
+ * U+FFFD (util.h's one JSON string writer): the answer stays JSON. */
+static void history_echoes_bad_utf8_as_replacement(void **state)
+{
+	char *json = NULL;
+	assert_int_equal(keel_history(*state, "acme", "vehicle:V-1", "sta\xffus\xc3", &json),
+			 0);
+	assert_string_equal(json, "{\"tenant\":\"acme\",\"subject\":\"vehicle:V-1\","
+				  "\"predicate\":\"sta\xef\xbf\xbdus\xef\xbf\xbd\","
+				  "\"facts\":[],\"relations\":[]}");
+	free(json);
+}
+
 static void history_of_everything(void **state)
 {
 	char *json = NULL;
@@ -309,6 +322,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(show_unknown_entity_is_not_found, setup, teardown),
     cmocka_unit_test_setup_teardown(history_of_one_predicate, setup, teardown),
     cmocka_unit_test_setup_teardown(history_of_everything, setup, teardown),
+    cmocka_unit_test_setup_teardown(history_echoes_bad_utf8_as_replacement, setup,
+				    teardown),
     cmocka_unit_test_setup_teardown(why_names_the_event, setup, teardown),
     cmocka_unit_test_setup_teardown(why_after_unset_names_the_unsetting_event, setup,
 				    teardown),

@@ -447,7 +447,7 @@ static void test_ten_mib_line(void **state)
 		assert_int_equal(keel_reader_next(r, &line, &len, &lineno, &too_long), 1);
 		assert_int_equal(lineno, 2);
 		assert_true(too_long);
-		assert_int_equal(len, (size_t)1 << 20);
+		assert_int_equal(len, KEEL_DEFAULT_MAX_LINE); /* max_line 0 */
 		for (size_t i = 0; i < len; i++)
 			if (line[i] != (char)('a' + i % 26))
 				fail_msg("byte %zu of the long line differs", i);
@@ -514,7 +514,7 @@ static void test_random_against_model(void **state)
 		compress_to("zstd", plain, zst);
 		for (size_t m = 0; m < sizeof max_lines / sizeof max_lines[0]; m++) {
 			size_t ml = max_lines[m];
-			char *want = split_model(data, n, ml ? ml : (size_t)1 << 20);
+			char *want = split_model(data, n, ml ? ml : KEEL_DEFAULT_MAX_LINE);
 			expect_file(plain, ml, want);
 			expect_file(gz, ml, want);
 			expect_file(zst, ml, want);

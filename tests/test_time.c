@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timestamp.h"
+
 #define SEC INT64_C(1000000)
 #define DAY (86400 * SEC)
 
@@ -388,8 +390,47 @@ static void test_now(void **state)
 	assert_true(now >= before && now <= after);
 }
 
+/* The one civil-date algorithm (timestamp.h), which the parser, the
+ * formatter and the generator share: known days, then every day from
+ * 0001-01-01 to 9999-12-31 back and forth. */
+static void test_civil_days(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t y, m, d, days;
+	} known[] = {{1970, 1, 1, 0},	     {1969, 12, 31, -1},   {2000, 2, 29, 11016},
+		     {2000, 3, 1, 11017},    {1900, 3, 1, -25508}, {2026, 1, 5, 20458},
+		     {1, 1, 1, -719162},     {9999, 12, 31, 2932896}};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		assert_int_equal(keel_days_from_civil(known[i].y, known[i].m, known[i].d),
+				 known[i].days);
+		int64_t y, m, d;
+		keel_civil_from_days(known[i].days, &y, &m, &d);
+		assert_int_equal(y, known[i].y);
+		assert_int_equal(m, known[i].m);
+		assert_int_equal(d, known[i].d);
+	}
+	int64_t py = 0, pm = 12, pd = 31;
+	for (int64_t z = -719162; z <= 2932896; z++) {
+		int64_t y, m, d;
+		keel_civil_from_days(z, &y, &m, &d);
+		/* the day after the previous one */
+		bool next_day = y == py && m == pm && d == pd + 1;
+		bool next_month = y == py && m == pm + 1 && d == 1;
+		bool next_year = y == py + 1 && m == 1 && d == 1 && pm == 12 && pd == 31;
+		if (!(next_day || next_month || next_year))
+			fail_msg("day %lld: %lld-%lld-%lld after %lld-%lld-%lld", (long long)z,
+				 (long long)y, (long long)m, (long long)d, (long long)py,
+				 (long long)pm, (long long)pd);
+		if (keel_days_from_civil(y, m, d) != z)
+			fail_msg("day %lld does not round-trip", (long long)z);
+		py = y, pm = m, pd = d;
+	}
+}
+
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_known_instants),
+    cmocka_unit_test(test_civil_days),
     cmocka_unit_test(test_parse_lowercase_separators),
     cmocka_unit_test(test_parse_fraction),
     cmocka_unit_test(test_parse_offsets),

@@ -26,50 +26,11 @@ void keel_http_log(struct keel_server *srv, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so that an
- * answer quoting bad input is still valid JSON. */
+/* Through util.h's one JSON string writer: invalid UTF-8 becomes U+FFFD,
+ * so an answer quoting bad input is still valid JSON. */
 void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len)
 {
-	keel_buf_addc(b, '"');
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\') {
-			keel_buf_addc(b, '\\');
-			keel_buf_addc(b, (char)c);
-			i++;
-		} else if (c < 0x20) {
-			keel_buf_addf(b, "\\u%04x", c);
-			i++;
-		} else if (c < 0x80) {
-			keel_buf_addc(b, (char)c);
-			i++;
-		} else {
-			/* Length of a well-formed sequence starting here, or 0. */
-			size_t n = 0;
-			unsigned char c1 = i + 1 < len ? (unsigned char)s[i + 1] : 0;
-			bool cont1 = (c1 & 0xC0) == 0x80;
-			if (c >= 0xC2 && c <= 0xDF && cont1)
-				n = 2;
-			else if (c >= 0xE0 && c <= 0xEF && cont1 && i + 2 < len &&
-				 ((unsigned char)s[i + 2] & 0xC0) == 0x80 &&
-				 !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F))
-				n = 3;
-			else if (c >= 0xF0 && c <= 0xF4 && cont1 && i + 3 < len &&
-				 ((unsigned char)s[i + 2] & 0xC0) == 0x80 &&
-				 ((unsigned char)s[i + 3] & 0xC0) == 0x80 &&
-				 !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F))
-				n = 4;
-			if (n) {
-				keel_buf_add(b, s + i, n);
-				i += n;
-			} else {
-				keel_buf_adds(b, "\xEF\xBF\xBD");
-				i++;
-			}
-		}
-	}
-	keel_buf_addc(b, '"');
+	keel_buf_add_json_str(b, keel_str_make(s ? s : "", s ? len : 0));
 }
 
 void keel_http_add_json_cstr(struct keel_buf *b, const char *s)

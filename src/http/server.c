@@ -513,13 +513,13 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
 	if (!so->cartridge)
-		so->cartridge = "fleet";
+		so->cartridge = KEEL_DEFAULT_CARTRIDGE;
 	if (!so->threads)
 		so->threads = DEFAULT_THREADS;
 	if (!so->max_body)
-		so->max_body = DEFAULT_MAX_BODY;
+		so->max_body = KEEL_DEFAULT_MAX_BODY;
 	if (!so->max_line)
-		so->max_line = 1u << 20;
+		so->max_line = KEEL_DEFAULT_MAX_LINE;
 	if (!so->max_connections)
 		so->max_connections = DEFAULT_MAX_CONNECTIONS;
 	if (!so->max_per_ip)
@@ -533,7 +533,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	if (!so->grace)
 		so->grace = DEFAULT_GRACE;
 	if (!so->max_buffered)
-		so->max_buffered = DEFAULT_MAX_BUFFERED;
+		so->max_buffered = KEEL_DEFAULT_MAX_BUFFERED;
 	if (so->max_buffered < so->max_body)
 		so->max_buffered = so->max_body;
 	pthread_mutex_init(&srv->write_lock, NULL);

@@ -37,14 +37,12 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_THREADS 4
-#define DEFAULT_MAX_BODY (16u << 20)
 #define DEFAULT_MAX_CONNECTIONS 1000
 #define DEFAULT_MAX_PER_IP 64
 #define DEFAULT_IDLE_TIMEOUT 30
 #define DEFAULT_HEADER_TIMEOUT 10
 #define DEFAULT_REQUEST_TIMEOUT 60
 #define DEFAULT_GRACE 10
-#define DEFAULT_MAX_BUFFERED ((size_t)256 << 20)
 /* Per-connection memory for headers and the read buffer: it bounds the
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
