@@ -51,6 +51,9 @@ static const char *script(void)
 	return s && *s ? s : KEEL_SOURCE_DIR "/scripts/mariadb-test-server";
 }
 
+/* Why a case that needs a server skips when it has none. */
+#define NO_SERVER "no MySQL server: KEEL_TEST_MYSQL_DIR is unset (the mysql_server ctest fixture sets it)"
+
 /* The fixture's server directory, or NULL (then the case is skipped). */
 static const char *fixture_dir(void)
 {
@@ -361,7 +364,7 @@ static bool server_start(struct server *sv)
 		return false; /* no MySQL in this run */
 	sv->dir = keel_test_tmpdir();
 	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "'%s' start '%s/srv' 2>/dev/null", script(), sv->dir);
+	snprintf(cmd, sizeof cmd, "'%s' start '%s/srv'", script(), sv->dir);
 	sv->url = command_line(cmd);
 	assert_non_null(sv->url);
 	return true;
@@ -468,7 +471,7 @@ static void connection_errors_are_clear(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *port = file_line(dir, "port");
 	char *password = file_line(dir, "password");
 	char url[4096], msg[8192];
@@ -555,7 +558,7 @@ static void credentials_are_percent_decoded_and_sockets_work(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *port = file_line(dir, "port");
 	char *base = fresh_url();
 	const char *db = strrchr(base, '/') + 1;
@@ -603,7 +606,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
 	assert_int_equal(
@@ -681,7 +684,7 @@ static void large_events_are_rejected_alone(void **state)
 {
 	(void)state;
 	if (!fixture_dir())
-		skip();
+		keel_test_skip(NO_SERVER);
 	const size_t packet = 65536;
 	for (int text = 0; text < 2; text++) {
 		if (text)
@@ -709,7 +712,7 @@ static void logging_first_falls_back_to_the_lookup(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_buf in;
 	keel_buf_init(&in);
 	char id[32];
@@ -769,7 +772,7 @@ static void strings_compare_bytewise(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	static const char *const vehicles[] = {"a", "a ", "a\\u0000", "A", "a  ", "b"};
 	struct keel_buf in;
 	keel_buf_init(&in);
@@ -878,7 +881,7 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *u2 = fresh_url(), *u3 = fresh_url(), *u4 = fresh_url();
 	/* New events in time order: the first batch looks its ids up and
 	 * creates its tenants' keel_writers rows (11: that, begin, the lock,
@@ -939,7 +942,7 @@ static void in_lists_are_short_and_reads_leave_no_warnings(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *s = open_url(url);
 	/* what the reads touch: the open-row cache would spare some */
 	keel_store_mysql_set_cache(s, false);
@@ -997,7 +1000,7 @@ static void prefetch_touches_only_the_rows_it_returns(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *s = open_url(url);
 	/* what the reads touch: the open-row cache would spare some */
 	keel_store_mysql_set_cache(s, false);
@@ -1051,7 +1054,7 @@ static void closures_are_one_statement_per_table(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *u2 = fresh_url();
 	struct keel_store *a = open_url(u1), *b = open_url(u2);
 	char id[64], subject[64];
@@ -1107,7 +1110,7 @@ static void closing_a_row_that_is_gone_fails_the_batch(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	for (int text = 0; text < 2; text++) {
 		char *url = fresh_url();
 		const char *db = strrchr(url, '/') + 1;
@@ -1181,7 +1184,7 @@ static void memory_is_bounded_by_the_batch(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *u2 = fresh_url(), *u3 = fresh_url();
 	struct keel_store *a = open_url(u1), *b = open_url(u2), *c = open_url(u3);
 	keel_store_mysql_set_cache(c, false);
@@ -1265,7 +1268,7 @@ static void open_row_cache_keeps_recent_batches(void **state)
 	(void)state;
 	struct cache_stores c;
 	if (!cache_stores_open(&c))
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *a = c.a, *ref = c.ref;
 	ingest_set(a, 0, 0);
 	for (int k = 1; k <= 20; k++)
@@ -1303,7 +1306,7 @@ static void open_row_cache_yields_to_another_writer(void **state)
 	(void)state;
 	struct cache_stores c;
 	if (!cache_stores_open(&c))
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
@@ -1336,7 +1339,7 @@ static void open_row_cache_holds_while_others_write_other_tenants(void **state)
 	(void)state;
 	struct cache_stores c;
 	if (!cache_stores_open(&c))
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
@@ -1393,7 +1396,7 @@ static void open_row_cache_forgets_after_an_event_only_batch(void **state)
 	(void)state;
 	struct cache_stores c;
 	if (!cache_stores_open(&c))
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *a = c.a, *other = c.other, *ref = c.ref;
 	ingest_cycle(a, 0);
 	ingest_cycle(a, 1);
@@ -1447,7 +1450,7 @@ static void open_row_cache_yields_to_a_replay(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(4000, 1, 41, 0.0, 0.0);
 	struct keel_store *mem = open_url("memory:");
 	char *ref = ingest_replay_ingest(mem, mem, t);
@@ -1482,7 +1485,7 @@ static void seq_follows_insertion_order(void **state)
 	(void)state;
 	struct server sv;
 	if (!server_start(&sv))
-		skip();
+		keel_test_skip(NO_SERVER);
 	/* Galera-style steps and interleaved lock mode (the script's default,
 	 * MySQL 8's too): ids must still be exact and ordered. */
 	char sql[256];
@@ -1545,7 +1548,7 @@ static void text_and_bulk_paths_give_the_same_dumps(void **state)
 {
 	(void)state;
 	if (!fixture_dir())
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(2500, 3, 23, 0.05, 0.05);
 	char *ref = memory_dump(t, NULL, t->n, 500);
 	static const size_t batches[] = {7, 500, 5000};
@@ -1596,7 +1599,7 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
 	struct text *t = generate(3000, 2, 29, 0.05, 0.02);
 	char *ref = memory_dump(t, NULL, t->n, 500);
@@ -1697,7 +1700,7 @@ static void version_2_stores_migrate(void **state)
 	(void)state;
 	const char *dir = fixture_dir();
 	if (!dir)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
 	const char *db = strrchr(url, '/') + 1;
 	struct text *t = generate(3000, 2, 33, 0.05, 0.02);
@@ -1814,7 +1817,7 @@ static void permutations_give_same_timelines(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	/* No late events: no two events of one tenant share a time, so any
 	 * order must give the same facts, relations and entities. */
 	struct text *t = generate(3000, 2, 7, 0.0, 0.02);
@@ -1893,7 +1896,7 @@ static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(3000, 1, 45, 0.0, 0.0);
 	struct keel_store *a = open_url(url);
 	assert_int_equal(ingest_range(a, t, NULL, 0, t->n, 500, NULL), 0);
@@ -1946,7 +1949,7 @@ static void writers_of_different_tenants_do_not_wait(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct keel_store *a = open_url(url), *b = open_url(url);
 	char *all[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
 	char *even[] = {"t0", "t2", "t4", "t6"}, *odd[] = {"t1", "t3", "t5", "t7"};
@@ -2062,7 +2065,7 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(8000, 1, 43, 0.0, 0.0);
 	for (int round = 0; round < 2; round++) {
 		char *u = round ? fresh_url() : url;
@@ -2088,7 +2091,7 @@ static void two_deliveries_at_once_log_each_event_once(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(6000, 1, 47, 0.0, 0.0);
 	struct writer_thread w[2] = {{.url = url, .t = t, .every = 1},
 				     {.url = url, .t = t, .every = 1}};
@@ -2120,7 +2123,7 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *u2 = fresh_url();
 	struct text *t = generate(6000, 2, 21, 0.05, 0.05);
 	struct keel_store *a = open_url(u1);
@@ -2164,7 +2167,7 @@ static void queries_match_the_memory_store(void **state)
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(4000, 2, 17, 0.05, 0.05);
 	struct keel_store *my = open_url(url), *mem = open_url("memory:");
 	ingest_all(my, t, 500, NULL);
@@ -2272,7 +2275,7 @@ static void server_killed_mid_ingest_loses_no_batch_and_retry_completes(void **s
 	(void)state;
 	struct server sv;
 	if (!server_start(&sv))
-		skip();
+		keel_test_skip(NO_SERVER);
 	/* no duplicates in the input: every batch logs exactly 2000 events */
 	struct text *t = generate(40000, 2, 33, 0.05, 0.0);
 	char input[4096], errfile[4096];
@@ -2341,7 +2344,7 @@ static void store_reconnects_after_the_server_returns(void **state)
 	(void)state;
 	struct server sv;
 	if (!server_start(&sv))
-		skip();
+		keel_test_skip(NO_SERVER);
 	struct text *t = generate(3000, 1, 44, 0.05, 0.05);
 	struct keel_store *s = open_url(sv.url);
 	assert_int_equal(ingest_range(s, t, NULL, 0, 1000, 500, NULL), 0);
@@ -2414,7 +2417,7 @@ static const struct CMUnitTest tests[] = {
 static void built_without_mysql(void **state)
 {
 	(void)state;
-	skip();
+	keel_test_skip("built without the MySQL store (KEEL_WITH_MYSQL=OFF)");
 }
 
 /* Written out rather than with cmocka_unit_test(), so that ctest does not
