@@ -410,8 +410,7 @@ static void bad_events_are_rejected_alone(const struct store_kind *k)
 	keel_buf_free(&got_rejects);
 	store_done(ms, &mc);
 	store_done(s, &c);
-	free(st->lines);
-	free(st);
+	stream_free(st); /* and in's bytes, which it owns */
 }
 
 /* The read side (show, history, why, stats) answers every store's state

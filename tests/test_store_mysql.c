@@ -5,9 +5,10 @@
  * server, see tests/CMakeLists.txt); each case takes a fresh database from
  * it. The fault cases start private servers, since they kill them.
  *
- * What is proved here, beside the conformance suite's invariants
- * (test_conformance runs batch sizes, store invariance, ingesting twice and
- * dump/load on MySQL too):
+ * What is proved here, beside the store contract that test_conformance
+ * runs on every store (MySQL included: batch sizes, the memory store's
+ * dump and answers, arrival order, ingesting twice, dump/load, duplicates
+ * and bad events):
  *  - URLs, credentials, missing databases, unreachable servers: one-line
  *    errors, checked word for word, the password never shown;
  *  - the schema: created on first use, versioned, a newer one refused;
@@ -17,7 +18,7 @@
  *    prefetch reads touch only the rows they return, however long the
  *    timeline; closures are one statement per table; memory is bounded by
  *    the batch; seq follows insertion order;
- *  - order independence and replay from the log on MySQL;
+ *  - writers of one tenant taking turns, and replay from the log on MySQL;
  *  - the server killed in the middle of ingestion: a clear error, no
  *    partial batch, and the same command completes once it is back.
  */
@@ -1812,39 +1813,6 @@ static void assert_same_state(const char *got, const char *want)
 	}
 }
 
-static void permutations_give_same_timelines(void **state)
-{
-	(void)state;
-	char *url = fresh_url();
-	if (!url)
-		keel_test_skip(NO_SERVER);
-	/* No late events: no two events of one tenant share a time, so any
-	 * order must give the same facts, relations and entities. */
-	struct text *t = generate(3000, 2, 7, 0.0, 0.02);
-	size_t *order = malloc(t->n * sizeof *order);
-	uint64_t seed = 99;
-	for (size_t i = 0; i < t->n; i++)
-		order[i] = i;
-	for (size_t i = t->n - 1; i > 0; i--) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		size_t j = (size_t)(seed >> 33) % (i + 1);
-		size_t x = order[i];
-		order[i] = order[j];
-		order[j] = x;
-	}
-	struct keel_store *s = open_url(url);
-	assert_int_equal(ingest_range(s, t, order, 0, t->n, 250, NULL), 0);
-	char *got = keel_test_dump(s, NULL);
-	char *want = memory_dump(t, NULL, t->n, 500);
-	assert_same_state(got, want);
-	free(got);
-	free(want);
-	free(order);
-	keel_store_close(s);
-	text_free(t);
-	free(url);
-}
-
 /* A store opened off the main thread, where cmocka's asserts must not run:
  * NULL with *rc and err set on failure. */
 static struct keel_store *thread_store(const char *url, int *rc, char *err, size_t size)
@@ -2160,77 +2128,6 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	free(u2);
 }
 
-/* The read side (show, history, why, stats) answers the same JSON from
- * MySQL as from the memory store, at several times. */
-static void queries_match_the_memory_store(void **state)
-{
-	(void)state;
-	char *url = fresh_url();
-	if (!url)
-		keel_test_skip(NO_SERVER);
-	struct text *t = generate(4000, 2, 17, 0.05, 0.05);
-	struct keel_store *my = open_url(url), *mem = open_url("memory:");
-	ingest_all(my, t, 500, NULL);
-	ingest_all(mem, t, 500, NULL);
-	static const char *const subjects[] = {"vehicle:V-0001", "vehicle:V-0007",
-					       "driver:DR-0003", "depot:D-01",
-					       "trip:T-000002",	 "vehicle:none"};
-	static const char *const predicates[] = {"status", "location", "odometer_km"};
-	int64_t at[3];
-	assert_int_equal(keel_time_parse("2026-01-05T09:00:00Z", 20, &at[0], NULL), 0);
-	assert_int_equal(keel_time_parse("2026-01-05T12:30:00Z", 20, &at[1], NULL), 0);
-	at[2] = keel_time_now();
-	size_t compared = 0;
-	for (size_t ti = 0; ti < 2; ti++) {
-		const char *tenant = ti ? "tenant-01" : "tenant-00";
-		for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++) {
-			for (size_t k = 0; k < 3; k++) {
-				char *a = NULL, *b = NULL;
-				int ra = keel_show(my, tenant, subjects[i], at[k], &a);
-				int rb = keel_show(mem, tenant, subjects[i], at[k], &b);
-				assert_int_equal(ra, rb);
-				if (ra == 0) {
-					assert_string_equal(a, b);
-					compared++;
-				}
-				free(a);
-				free(b);
-				for (size_t p = 0; p < 3; p++) {
-					a = b = NULL;
-					ra = keel_why(my, tenant, subjects[i],
-						      predicates[p], at[k], &a);
-					rb = keel_why(mem, tenant, subjects[i],
-						      predicates[p], at[k], &b);
-					assert_int_equal(ra, rb);
-					if (ra == 0)
-						assert_string_equal(a, b);
-					free(a);
-					free(b);
-				}
-			}
-			char *a = NULL, *b = NULL;
-			int ra = keel_history(my, tenant, subjects[i], NULL, &a);
-			int rb = keel_history(mem, tenant, subjects[i], NULL, &b);
-			assert_int_equal(ra, rb);
-			if (ra == 0)
-				assert_string_equal(a, b);
-			free(a);
-			free(b);
-		}
-		char *a = NULL, *b = NULL;
-		assert_int_equal(keel_stats(my, tenant, &a), 0);
-		assert_int_equal(keel_stats(mem, tenant, &b), 0);
-		assert_string_equal(a, b);
-		free(a);
-		free(b);
-	}
-	assert_true(compared >= 10);
-	keel_store_close(my);
-	keel_store_close(mem);
-	text_free(t);
-	free(url);
-}
-
 /* ---------------------------------------------------------------- faults */
 
 static int wait_exit(pid_t pid)
@@ -2401,13 +2298,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(open_row_cache_forgets_after_an_event_only_batch),
     cmocka_unit_test(open_row_cache_yields_to_a_replay),
     cmocka_unit_test(version_2_stores_migrate),
-    cmocka_unit_test(permutations_give_same_timelines),
     cmocka_unit_test(concurrent_writers_of_one_tenant_take_turns),
     cmocka_unit_test(two_deliveries_at_once_log_each_event_once),
     cmocka_unit_test(writers_of_different_tenants_do_not_wait),
     cmocka_unit_test(a_replay_waits_for_a_batch_of_its_tenant),
     cmocka_unit_test(replay_from_the_log_gives_the_same_dump),
-    cmocka_unit_test(queries_match_the_memory_store),
     cmocka_unit_test(server_killed_mid_ingest_loses_no_batch_and_retry_completes),
     cmocka_unit_test(store_reconnects_after_the_server_returns),
 };
