@@ -1852,6 +1852,32 @@ static void *replay_thread_main(void *arg)
 	return NULL;
 }
 
+/* True once a transaction on the fixture's server waits for a row lock
+ * (asked as root: seeing other sessions' transactions takes the PROCESS
+ * privilege); false when none has within seconds. */
+static bool lock_wait_within(const char *dir, int seconds)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+		 "'%s' sql '%s' \"SELECT CONCAT('waits=', COUNT(*)) FROM "
+		 "information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'\"",
+		 script(), dir);
+	for (int i = 0; i < seconds * 20; i++) {
+		FILE *p = popen(cmd, "r");
+		assert_non_null(p);
+		char line[256];
+		int waits = 0;
+		while (fgets(line, sizeof line, p))
+			sscanf(line, "waits=%d", &waits);
+		pclose(p);
+		if (waits > 0)
+			return true;
+		const struct timespec ms50 = {0, 50 * 1000 * 1000};
+		nanosleep(&ms50, NULL);
+	}
+	return false;
+}
+
 /* A replay that comes while a batch of its tenant holds the tenant's lock
  * waits for the batch, and the batch is not held up by the replay: the
  * replay takes the tenant's keel_writers row before it locks the log, as
@@ -1877,8 +1903,8 @@ static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
 	struct replay_thread r = {.url = url, .cartridge = fleet_renamed()};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, replay_thread_main, &r), 0);
-	struct timespec pause = {1, 0}; /* the replay reads, builds, then waits */
-	nanosleep(&pause, NULL);
+	/* the replay reads, builds, then waits for a's lock */
+	assert_true(lock_wait_within(fixture_dir(), 60));
 	if (hb_finish(a, &held))
 		fail_msg("the batch behind the replay failed: %s", keel_store_errmsg(a));
 	hb_free(&held);
