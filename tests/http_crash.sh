@@ -55,8 +55,12 @@ start_server() {
 	pid=$!
 	wait_port "$dir/log"
 	# the killer: one SIGKILL at a random moment of this server's life (the
-	# random moment is the point of this test, not a wait)
-	( sleep "0.$(printf '%03d' $((RANDOM % 250)))"; kill -KILL "$pid" 2>/dev/null ) &
+	# random moment is the point of this test, not a wait). After 20 kills
+	# the servers live on: on a loaded machine a server may answer few
+	# chunks in its quarter second, and the test must still end.
+	if [ "$kills" -lt 20 ]; then
+		( sleep "0.$(printf '%03d' $((RANDOM % 250)))"; kill -KILL "$pid" 2>/dev/null ) &
+	fi
 }
 
 RANDOM=20261130
