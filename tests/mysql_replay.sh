@@ -55,7 +55,7 @@ grep -q '"predicate":"state"' "$dir/v2-fresh.ndjson" || fail "v2 made no state f
 # 3. A replay that fails midway leaves the tenant as it was: a trigger
 # refuses one fact row of tenant-01, after the deletes and the entity load.
 mysql_dir=$KEEL_TEST_MYSQL_DIR
-: "${KEEL_MYSQL_SCRIPT:?the fixture's script}"
+: "${KEEL_MYSQL_SCRIPT:?the script of the fixture}"
 db=${url##*/}
 db=${db%%\?*}
 "$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DELIMITER //

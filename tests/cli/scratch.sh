@@ -38,7 +38,8 @@ scratch_cleanup() {
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
 	rm -rf "$dir"
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -s "$fixture_log" ]; then
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] &&
+		[ "$(stat -c %s "$fixture_log" 2>/dev/null || echo 0)" -gt "$fixture_log_from" ]; then
 		echo "--- the MySQL fixture's error log meanwhile ($fixture_log):"
 		tail -c +"$((fixture_log_from + 1))" "$fixture_log"
 		echo "--- end of the fixture's log"
