@@ -16,14 +16,14 @@ events() {
 		grep . || echo 0
 }
 
+# has_events DB N: DB holds N events.
+has_events() {
+	[ "$(events "$1")" -eq "$2" ]
+}
+
 # wait_events DB N SECONDS: polls until DB holds N events; false on timeout.
 wait_events() {
-	local i
-	for ((i = 0; i < $3 * 20; i++)); do
-		[ "$(events "$1")" -eq "$2" ] && return 0
-		sleep 0.05
-	done
-	return 1
+	wait_until "$3" has_events "$1" "$2"
 }
 
 # A pipe that pauses: the first part is committed while the pipe is open.
@@ -34,10 +34,7 @@ for linger in 0 200; do
 	rm -f "$dir/go"
 	{
 		cat "$dir/part1"
-		for ((i = 0; i < 300; i++)); do
-			[ -e "$dir/go" ] && break
-			sleep 0.1
-		done
+		wait_until 30 test -e "$dir/go"
 		cat "$dir/part2"
 	} | "$KEEL" ingest - --store "$db" --linger "$linger" 2>"$dir/pipe.err" &
 	pid=$!
@@ -61,6 +58,8 @@ head -n 3 "$dir/part2" >>"$dir/grow.ndjson"
 line7=$(tail -n 1 "$dir/part2")
 printf '%s' "${line7:0:40}" >>"$dir/grow.ndjson"
 wait_events "$db" 6 20 || fail "--follow: 6 events not committed (have $(events "$db"))"
+# That something does not happen can only be seen by waiting: half a
+# second in which the half-written line must stay unread.
 sleep 0.5
 [ "$(events "$db")" -eq 6 ] || fail "--follow: a half-written line was ingested"
 printf '%s\n' "${line7:40}" >>"$dir/grow.ndjson"
@@ -81,6 +80,8 @@ mkfifo "$fifo"
 pid=$!
 exec 3>"$fifo"
 cat "$dir/part1" >&3
+# That something does not happen can only be seen by waiting: a second in
+# which the lingering batch must stay uncommitted.
 sleep 1
 [ "$(events "$db")" -eq 0 ] || fail "--linger 600000 committed before its time"
 kill -TERM "$pid"

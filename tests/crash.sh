@@ -33,6 +33,7 @@ while [ "$kills" -lt 20 ] && [ "$rounds" -lt 40 ]; do
 		"${cmd[@]}" --store "$store" &
 		pid=$!
 		delay_ms=$(( RANDOM % full_ms ))
+		# The kill at a random moment is the point of this test.
 		sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
 		if kill -9 "$pid" 2>/dev/null; then
 			wait "$pid" 2>/dev/null || true

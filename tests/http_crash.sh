@@ -42,13 +42,25 @@ logged() {
 	"$KEEL" dump --store "$db" | grep -c '"type":"event"' || true
 }
 
+# server_gone: the server in $pid has exited (or is a zombie).
+server_gone() {
+	local state
+	state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+	[ -z "$state" ] || [[ $state == Z* ]]
+}
+
 start_server() {
 	: > "$dir/log"
 	"$KEEL" serve --listen 127.0.0.1:0 --store "$db" --threads 2 2> "$dir/log" &
 	pid=$!
 	wait_port "$dir/log"
-	# the killer: one SIGKILL at a random moment of this server's life
-	( sleep "0.$(printf '%03d' $((RANDOM % 250)))"; kill -KILL "$pid" 2>/dev/null ) &
+	# the killer: one SIGKILL at a random moment of this server's life (the
+	# random moment is the point of this test, not a wait). After 20 kills
+	# the servers live on: on a loaded machine a server may answer few
+	# chunks in its quarter second, and the test must still end.
+	if [ "$kills" -lt 20 ]; then
+		( sleep "0.$(printf '%03d' $((RANDOM % 250)))"; kill -KILL "$pid" 2>/dev/null ) &
+	fi
 }
 
 RANDOM=20261130
@@ -66,12 +78,7 @@ while [ "$i" -lt "${#chunks[@]}" ]; do
 	# No answer: the server was killed with chunk i in flight (or between
 	# chunks). It may have committed chunk i or not; nothing else.
 	# (the killer may have struck a moment ago: give it 2 s to be gone)
-	for _ in $(seq 40); do
-		state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
-		[ -z "$state" ] || [[ $state == Z* ]] && break
-		sleep 0.05
-	done
-	[ -z "$state" ] || [[ $state == Z* ]] ||
+	wait_until 2 server_gone ||
 		fail "no answer ($status) from a live server: $(cat "$dir/out")"
 	wait "$pid" 2>/dev/null || true
 	pid=

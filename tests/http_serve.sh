@@ -5,6 +5,7 @@
 # holds exactly what the server acknowledged (docs/http.md).
 set -euo pipefail
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
+command -v ss >/dev/null || { echo "ss is needed (iproute2)"; exit 1; }
 . "$(dirname "$0")/cli/scratch.sh"
 
 # Tokens: the first line is the token, the second its file line.
@@ -58,15 +59,22 @@ curl -s -o "$dir/out" -w '%{http_code}' -H "Authorization: Bearer $tok_all" \
 	--data-binary "@$dir/in.ndjson" "$url/v1/events" > "$dir/status" &
 cpid=$!
 # Until the server holds that connection (the metrics request is the
-# other one), 10 s at most, then a moment for its headers: the batch is
-# under way when SIGTERM comes, however slow the machine.
-for _ in $(seq 100); do
+# other one) and it has 64 KiB of the body (ss shows the bytes the server
+# acknowledged on curl's socket): the batch is under way when SIGTERM
+# comes, however slow the machine.
+held() {
+	local open
 	open=$(curl -s -H "Authorization: Bearer $tok_all" "$url/metrics" |
 		sed -n 's/^keel_open_connections \([0-9]*\)$/\1/p')
-	[ "${open:-0}" -ge 2 ] && break
-	sleep 0.1
-done
-sleep 0.3
+	[ "${open:-0}" -ge 2 ]
+}
+got_64k() {
+	local acked
+	acked=$(ss -tinH "dport = :$port" | sed -n 's/.* bytes_acked:\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+	[ "${acked:-0}" -ge 65536 ]
+}
+wait_until 10 held || fail "the server never held the slow batch's connection"
+wait_until 10 got_64k || fail "the server did not get 64 KiB of the batch"
 kill -TERM "$pid"
 wait "$cpid" || true
 rc=0

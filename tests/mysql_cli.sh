@@ -5,11 +5,8 @@
 # sending it again changes nothing; bad stores fail with one clear line.
 # Needs the suite's MariaDB fixture (KEEL_TEST_MYSQL_FRESH); skipped without.
 set -euo pipefail
-if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ]; then
-	echo "no MySQL fixture: skipped"
-	exit 0
-fi
 . "$(dirname "$0")/cli/scratch.sh"
+needs_mysql
 
 in=$dir/in.ndjson
 "$KEEL" generate fleet --events 20000 --tenants 3 --seed 4 --late 0.05 --duplicates 0.05 --output "$in"

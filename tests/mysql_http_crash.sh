@@ -4,8 +4,8 @@
 # whole or not at all, and the final dump equals SQLite's ingest of the
 # stream. Needs the suite's MariaDB fixture (KEEL_TEST_MYSQL_FRESH).
 set -euo pipefail
-if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ]; then
-	echo "no MySQL fixture: skipped"
-	exit 0
+if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ] || [ -z "${KEEL_TEST_MYSQL_DIR:-}" ]; then
+	. "$(dirname "$0")/cli/scratch.sh"
+	needs_mysql
 fi
 KEEL_CRASH_STORE=$($KEEL_TEST_MYSQL_FRESH) exec bash "$(dirname "$0")/http_crash.sh"

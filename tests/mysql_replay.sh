@@ -12,10 +12,7 @@
 # interrupted, and the same command again completes the dump.
 # Needs the suite's MariaDB fixture (KEEL_TEST_MYSQL_FRESH); skipped without.
 . "$(dirname "$0")/cli/lib.sh"
-if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ]; then
-	echo "no MySQL fixture: skipped"
-	exit 0
-fi
+needs_mysql
 src=${KEEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 
 # Input: a generated stream plus a tenant whose strings need escaping.
@@ -59,37 +56,34 @@ grep -q '"predicate":"state"' "$dir/v2-fresh.ndjson" || fail "v2 made no state f
 
 # 3. A replay that fails midway leaves the tenant as it was: a trigger
 # refuses one fact row of tenant-01, after the deletes and the entity load.
-mysql_dir=${KEEL_TEST_MYSQL_DIR:-}
-if [ -n "$mysql_dir" ] && [ -n "${KEEL_MYSQL_SCRIPT:-}" ]; then
-	db=${url##*/}
-	db=${db%%\?*}
-	"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DELIMITER //
+mysql_dir=$KEEL_TEST_MYSQL_DIR
+: "${KEEL_MYSQL_SCRIPT:?the script of the fixture}"
+db=${url##*/}
+db=${db%%\?*}
+"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DELIMITER //
 CREATE TRIGGER \`$db\`.keel_test_refuse BEFORE INSERT ON \`$db\`.keel_facts FOR EACH ROW BEGIN IF NEW.tenant = 'tenant-01' AND NEW.predicate IN ('state', 'status') AND NEW.subject = 'vehicle:V-0003' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF; END //
 DELIMITER ;" ||
-		fail "cannot create the test trigger"
-	expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-before.ndjson"
-	# The store holds v2's rows: the first cartridge rewrites the state
-	# facts back to status and is refused; v2 again has nothing to write.
-	expect 1 "$KEEL" replay --tenant tenant-01 --store "$url"
-	contains err "refused by the test"
-	expect 0 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge "$dir/v2.json"
-	contains out "0 of "
-	expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-after.ndjson"
-	cmp -s "$dir/t1-before.ndjson" "$dir/t1-after.ndjson" || fail "a failed replay changed the tenant"
-	"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DROP TRIGGER \`$db\`.keel_test_refuse"
+	fail "cannot create the test trigger"
+expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-before.ndjson"
+# The store holds v2's rows: the first cartridge rewrites the state
+# facts back to status and is refused; v2 again has nothing to write.
+expect 1 "$KEEL" replay --tenant tenant-01 --store "$url"
+contains err "refused by the test"
+expect 0 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge "$dir/v2.json"
+contains out "0 of "
+expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-after.ndjson"
+cmp -s "$dir/t1-before.ndjson" "$dir/t1-after.ndjson" || fail "a failed replay changed the tenant"
+"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DROP TRIGGER \`$db\`.keel_test_refuse"
 
-	# 4. local_infile off on the server: the same result by INSERTs.
-	"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 0"
-	for t in $tenants; do
-		expect 0 "$KEEL" replay --tenant "$t" --store "$url"
-		contains out "local_infile is off on the server: multi-row INSERTs"
-	done
-	"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 1"
-	expect 0 "$KEEL" dump --store "$url" --output "$dir/insert-replayed.ndjson"
-	cmp -s "$dir/ref.ndjson" "$dir/insert-replayed.ndjson" || fail "the INSERT fallback changed the dump"
-else
-	echo "no server directory: trigger and local_infile cases skipped"
-fi
+# 4. local_infile off on the server: the same result by INSERTs.
+"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 0"
+for t in $tenants; do
+	expect 0 "$KEEL" replay --tenant "$t" --store "$url"
+	contains out "local_infile is off on the server: multi-row INSERTs"
+done
+"$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 1"
+expect 0 "$KEEL" dump --store "$url" --output "$dir/insert-replayed.ndjson"
+cmp -s "$dir/ref.ndjson" "$dir/insert-replayed.ndjson" || fail "the INSERT fallback changed the dump"
 
 # 5. ingest --replay into a fresh database, and refusing an existing tenant.
 url2=$($KEEL_TEST_MYSQL_FRESH)

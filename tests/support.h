@@ -7,20 +7,43 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
 #include "keel.h"
 
-/* main() for a test binary: with an argument, runs only that case. */
+/* main() for a test binary; see keel_test_main. */
 #define KEEL_TEST_MAIN(tests)                                                            \
 	int main(int argc, char **argv)                                                  \
 	{                                                                                \
-		if (argc > 1)                                                            \
-			cmocka_set_test_filter(argv[1]);                                 \
-		return cmocka_run_group_tests(tests, NULL, NULL);                        \
+		return keel_test_main(tests, sizeof tests / sizeof tests[0], argc, argv); \
 	}
+
+/* Runs a test binary's cases, and is how ctest finds and runs them:
+ *   BINARY           runs every case;
+ *   BINARY PATTERN   runs the cases whose names match PATTERN (fnmatch);
+ *                    a pattern that matches no case fails (exit 1), so a
+ *                    renamed case cannot pass by running nothing;
+ *   BINARY --list    prints the case names, one a line (tests/cases.cmake
+ *                    registers each as the ctest case BINARY.NAME).
+ * Exits 1 when a case failed, else 77 (ctest's SKIP_RETURN_CODE) when a
+ * case was skipped, else 0. */
+int keel_test_main(const struct CMUnitTest *tests, size_t n, int argc, char **argv);
+
+/* Skips the running case because something it needs is missing here (why
+ * says what, e.g. "no MySQL server: KEEL_TEST_MYSQL_DIR is unset"): the
+ * binary then exits 77 and ctest reports the case as skipped, never as
+ * passed. Under CI=true, where everything the suite needs is installed, a
+ * skip is a failure instead. cmocka's own skip() is poisoned below: it
+ * would pass silently. */
+#define keel_test_skip(why) keel_test_skip_at(__FILE__, __LINE__, why)
+void keel_test_skip_at(const char *file, int line, const char *why);
+/* True when the environment says this is CI (CI=true). */
+bool keel_test_ci(void);
+#undef skip
+#pragma GCC poison skip
 
 /* A fresh empty directory under $TMPDIR (malloc'd path); removed by
  * keel_test_rmdir. */

@@ -538,14 +538,7 @@ static void build_object(struct keel_buf *b, int n, int dup_of)
 	keel_buf_addc(b, '}');
 }
 
-static double seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void test_huge_object_duplicate_found_fast(void **state)
+static void test_huge_object_duplicate_found(void **state)
 {
 	(void)state;
 	struct keel_json_doc doc;
@@ -556,9 +549,7 @@ static void test_huge_object_duplicate_found_fast(void **state)
 
 	/* 100k distinct keys parse; every one is found. */
 	build_object(&b, 100000, -1);
-	double t0 = seconds();
 	const struct keel_json *o = parse_ok(&doc, b.data, b.len);
-	double t_ok = seconds() - t0;
 	assert_int_equal(o->len, 100000);
 	const struct keel_json *v = keel_json_pointer(o, "/k99999", 7);
 	assert_non_null(v);
@@ -568,15 +559,11 @@ static void test_huge_object_duplicate_found_fast(void **state)
 	keel_buf_reset(&b);
 	build_object(&b, 100000, 3);
 	size_t dup_at = (size_t)(strrchr(b.data, ',') - b.data) + 1;
-	t0 = seconds();
 	assert_int_equal(keel_json_parse(&doc, b.data, b.len, &err), -1);
-	double t_dup = seconds() - t0;
 	assert_string_equal(err.msg, "duplicate key \"k3\"");
 	assert_int_equal(err.offset, dup_at);
-	/* Pairwise comparison would be 5e9 key compares (tens of seconds);
-	 * hashing takes milliseconds, even under sanitizers. */
-	assert_true(t_ok < 2.0);
-	assert_true(t_dup < 2.0);
+	/* How long these take (milliseconds with hashing, where comparing
+	 * every pair would take tens of seconds) is bench_json's to measure. */
 
 	/* Duplicates are found on both sides of the switch to hashing. */
 	for (int n = 1; n < 40; n++) {
@@ -933,7 +920,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_err_trailing_characters),
     cmocka_unit_test(test_err_duplicate_key),
     cmocka_unit_test(test_err_duplicate_key_long_message),
-    cmocka_unit_test(test_huge_object_duplicate_found_fast),
+    cmocka_unit_test(test_huge_object_duplicate_found),
     cmocka_unit_test(test_hashed_objects_do_not_leak_keys),
     cmocka_unit_test(test_deep_nesting_rejected),
     cmocka_unit_test(test_depth_limit_exact),

@@ -244,7 +244,8 @@ static void test_bom_dropped(void **state)
 	expect_file(p, 0, "");
 	keel_test_write_file(p, "\xef\xbb", 2);
 	expect_file(p, 0, "1:\xef\xbb\n");
-	/* Through a pipe, one byte at a time. */
+	/* Through a pipe, one byte at a time (the writer's pauses are the
+	 * point: each byte arrives in a read of its own). */
 	uint64_t total;
 	char *got = read_stdin_from(
 	    "for c in '\\357' '\\273' '\\277' '{' '}' '\\n'; do printf \"$c\"; "
@@ -356,7 +357,8 @@ static void test_stdin_pipe(void **state)
 	assert_string_equal(got, expected);
 	free(got);
 
-	/* One byte per write: sniffing must not need four bytes of plain. */
+	/* One byte per write: sniffing must not need four bytes of plain (the
+	 * writer's pause is the point: the bytes come in two reads). */
 	got = read_stdin_from("for c in '{' '}' ; do printf \"$c\"; sleep 0.05; done", 0,
 			      &total);
 	assert_string_equal(got, "1:{}\n");
