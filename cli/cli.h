@@ -61,8 +61,6 @@ bool cli_parse_u64(const char *s, uint64_t *out);
 bool cli_parse_size(const char *s, uint64_t *out);
 /* A fraction in [0, 1]. */
 bool cli_parse_fraction(const char *s, double *out);
-/* An RFC 3339 timestamp or "now"; *why names the rule broken. */
-bool cli_parse_time(const char *s, int64_t *out, const char **why);
 
 /* The read commands (show, history, why) share one shape: options --at
  * (when the command takes a time; default now), --store and --help, then

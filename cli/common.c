@@ -168,16 +168,6 @@ bool cli_parse_fraction(const char *s, double *out)
 	return true;
 }
 
-bool cli_parse_time(const char *s, int64_t *out, const char **why)
-{
-	*why = NULL;
-	if (strcmp(s, "now") == 0) {
-		*out = keel_time_now();
-		return true;
-	}
-	return keel_time_parse(s, strlen(s), out, why) == 0;
-}
-
 int cli_finish_stdout(const struct keel_cmd *cmd, int rc)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -224,7 +214,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 				r->takes_at ? with_at : with_at + 1, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-			if (!cli_parse_time(optarg, &at, &why))
+			if (keel_time_parse_at(optarg, strlen(optarg), &at, &why))
 				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
 			break;
 		case 's':

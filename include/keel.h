@@ -70,6 +70,10 @@ size_t keel_time_format(int64_t t, char *buf);
 /* The current time. */
 int64_t keel_time_now(void);
 
+/* The time a read looks at (keel show --at, GET ...?at=): "now" (the
+ * current time) or an RFC 3339 timestamp as keel_time_parse takes it. */
+int keel_time_parse_at(const char *s, size_t len, int64_t *out, const char **why);
+
 /* --------------------------------------------------------------- stores */
 
 struct keel_store;
@@ -264,8 +268,10 @@ void keel_reader_close(struct keel_reader *r);
 /* ------------------------------------------------------ reading the graph */
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
- * KEEL_ENOTFOUND when the entity / value does not exist, or another error
- * with keel_store_errmsg(s) set. */
+ * KEEL_ENOTFOUND when the entity / value does not exist (for keel_show:
+ * also at a time before the entity was first seen), or another error
+ * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
+ * stored is KEEL_ENOTFOUND, as its keel_dump is. */
 int keel_show(struct keel_store *s, const char *tenant, const char *subject,
 	      int64_t at, char **json);
 int keel_history(struct keel_store *s, const char *tenant, const char *subject,
@@ -275,7 +281,10 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
 	       char **json);
 
-/* Writes the canonical dump (SPEC section 8) of one tenant or all. */
+/* Writes the canonical dump (SPEC section 8) of one tenant or all. A
+ * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for
+ * keel_stats: a tenant exists only through its rows, and a mistyped name
+ * must not pass for an empty backup. */
 int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
 /* Restores a dump into s (in batches, one transaction each). Bad records
  * fail with KEEL_EDUMP naming the line. */
