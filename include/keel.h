@@ -281,6 +281,23 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
 	       char **json);
 
+/* The documents above, by the query that made them. */
+enum keel_query_kind {
+	KEEL_QUERY_SHOW,
+	KEEL_QUERY_HISTORY,
+	KEEL_QUERY_WHY,
+	KEEL_QUERY_STATS,
+};
+
+/* Renders a document of keel_show, keel_history, keel_why or keel_stats
+ * (json[0..len), of the given kind) as aligned text for a person: labelled
+ * lines and one table per list, every row of the document present, times
+ * canonical, values as JSON text, null as "-" (docs/cli.md, "On a
+ * terminal"). Returns 0 and a malloc'd NUL-terminated text in *text
+ * (caller frees), or KEEL_EINVAL when json is not such a document. */
+int keel_query_text(enum keel_query_kind kind, const char *json, size_t len,
+		    char **text);
+
 /* Writes the canonical dump (SPEC section 8) of one tenant or all. A
  * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for
  * keel_stats: a tenant exists only through its rows, and a mistyped name
