@@ -187,7 +187,7 @@ static void table_print(struct text_ctx *t, const char *title, struct table *tb)
 		keel_buf_addc(&t->out, '\n');
 	}
 	keel_buf_addc(&tb->cells, '\0'); /* end the last cell */
-	size_t width[TABLE_MAX_COLS];
+	size_t width[TABLE_MAX_COLS] = {0};
 	for (size_t c = 0; c < tb->ncols; c++) {
 		width[c] = strlen(tb->heads[c]);
 		for (size_t r = 0; r < rows; r++) {
