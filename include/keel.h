@@ -451,7 +451,8 @@ struct keel_export_options {
 };
 
 /* Writes the export; on failure keel_store_errmsg(s) says why (an
- * KEEL_EINVAL for options the format does not allow). */
+ * KEEL_EINVAL for options the format does not allow; KEEL_ENOTFOUND, with
+ * nothing written, for a tenant with nothing stored, as keel_dump). */
 int keel_export(struct keel_store *s, const struct keel_export_options *o);
 
 /* -------------------------------------------------------------- generate */

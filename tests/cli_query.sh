@@ -62,6 +62,15 @@ is_err 'keel dump: tenant "nobody" not found'
 empty out
 expect 1 "$KEEL" dump --tenant nobody --output "$dir/nobody.dump" --store "$db"
 is_err 'keel dump: tenant "nobody" not found'
+expect 1 "$KEEL" export --format ndjson --tenant nobody --store "$db"
+is_err 'keel export: tenant "nobody" not found'
+empty out
+expect 1 "$KEEL" export --format csv --tenant nobody --output "$dir/nobody-csv" --store "$db"
+is_err 'keel export: tenant "nobody" not found'
+[ ! -e "$dir/nobody-csv/entities.csv" ] || fail "export of an unknown tenant wrote entities.csv"
+# A tenant that exists but had nothing yet at --at is an empty export.
+expect 0 "$KEEL" export --format ndjson --tenant acme --at 2020-01-01T00:00:00Z --store "$db"
+empty out
 # KEEL_STORE is the default store.
 run env KEEL_STORE="$db" "$KEEL" stats
 [ "$status" -eq 0 ] || fail "stats with KEEL_STORE: exit $status"
