@@ -34,10 +34,10 @@ const struct keel_cmd keel_cmd_history = {
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints the fact rows and the outgoing relation rows\n"
-	     "of SUBJECT, closed and emptied rows included, each with valid_from,\n"
-	     "valid_to, asserted_by and closed_by. PREDICATE narrows both lists to\n"
-	     "one predicate or relation name. Exits 1 when the entity does not exist.\n"
+	     "Prints the fact rows and the outgoing relation rows of SUBJECT, closed\n"
+	     "and emptied rows included, each with valid_from, valid_to, asserted_by\n"
+	     "and closed_by. PREDICATE narrows both lists to one predicate or\n"
+	     "relation name. Exits 1 when the entity does not exist.\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = history_run,

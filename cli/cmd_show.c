@@ -35,11 +35,11 @@ const struct keel_cmd keel_cmd_show = {
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints the entity's kind, first_seen and last_seen,\n"
-	     "the facts valid at TIME (predicate -> value), and the links valid at\n"
-	     "TIME, outgoing (SUBJECT is the subject) and incoming (SUBJECT is the\n"
-	     "object). Exits 1 when the entity does not exist, or did not yet\n"
-	     "exist at TIME (before its first event).\n"
+	     "Prints the entity's kind, first_seen and last_seen, the facts valid\n"
+	     "at TIME (predicate -> value), and the links valid at TIME, outgoing\n"
+	     "(SUBJECT is the subject) and incoming (SUBJECT is the object). Exits 1\n"
+	     "when the entity does not exist, or did not yet exist at TIME (before\n"
+	     "its first event).\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = show_run,

@@ -64,8 +64,8 @@ const struct keel_cmd keel_cmd_stats = {
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints for each tenant the number of entities,\n"
-	     "fact rows, relation rows and logged events, and their totals.\n"
+	     "Prints for each tenant the number of entities, fact rows, relation\n"
+	     "rows and logged events, and their totals.\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = stats_run,

@@ -35,10 +35,10 @@ const struct keel_cmd keel_cmd_why = {
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints the row of PREDICATE that contains TIME (its\n"
-	     "value, which is null after an unset, its interval and provenance) and\n"
-	     "the logged envelope of the event that asserted it. Exits 1 when the\n"
-	     "entity does not exist or no row of PREDICATE contains TIME.\n"
+	     "Prints the row of PREDICATE that contains TIME (its value, which is\n"
+	     "null after an unset, its interval and provenance) and the logged\n"
+	     "envelope of the event that asserted it. Exits 1 when the entity does\n"
+	     "not exist or no row of PREDICATE contains TIME.\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = why_run,
