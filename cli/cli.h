@@ -64,14 +64,13 @@ bool cli_parse_u64(const char *s, uint64_t *out);
 bool cli_parse_size(const char *s, uint64_t *out);
 /* A fraction in [0, 1]. */
 bool cli_parse_fraction(const char *s, double *out);
-/* An RFC 3339 timestamp or "now"; *why names the rule broken. */
-bool cli_parse_time(const char *s, int64_t *out, const char **why);
 
 /* The read commands (show, history, why) share one shape: options --at
- * (when the command takes a time; default now), --store and --help, then
- * between min_args and max_args positional arguments, then one query that
- * returns a JSON document, printed on one line. */
+ * (when the command takes a time; default now), --json, --store and
+ * --help, then between min_args and max_args positional arguments, then
+ * one query that returns a JSON document, printed as cli_print_doc does. */
 struct cli_read {
+	enum keel_query_kind kind;
 	int min_args;
 	int max_args;
 	bool takes_at;
@@ -82,8 +81,11 @@ struct cli_read {
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);
 
-/* Prints a JSON document and a newline on stdout; frees it. */
-int cli_print_json(const struct keel_cmd *cmd, char *json);
+/* Prints a query's document on stdout and frees it: the JSON on one line
+ * when as_json is set or stdout is not a terminal (a pipe, a file), else
+ * the aligned text a person reads (keel_query_text), as gh and docker do. */
+int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *json,
+		  bool as_json);
 /* Flushes stdout; on a write error reports it and returns 1. */
 int cli_finish_stdout(const struct keel_cmd *cmd, int rc);
 /* The output a command's --output names: NULL or "-" is standard output.

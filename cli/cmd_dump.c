@@ -64,7 +64,7 @@ const struct keel_cmd keel_cmd_dump = {
     .usage = "dump [--tenant T] [--output FILE] [--store URL]\n"
 	     "\n"
 	     "options:\n"
-	     "  -t, --tenant T     only this tenant\n"
+	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
 	     "  -o, --output FILE  write to FILE (default: standard output)\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"

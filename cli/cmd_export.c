@@ -30,7 +30,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 			format = optarg;
 			break;
 		case 'a':
-			if (!cli_parse_time(optarg, &o.at, &why))
+			if (keel_time_parse_at(optarg, strlen(optarg), &o.at, &why))
 				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
 						       why);
 			o.at_set = true;

@@ -14,6 +14,7 @@ static int history_query(struct keel_store *s, char **args, int nargs, int64_t a
 static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct cli_read read = {
+	    .kind = KEEL_QUERY_HISTORY,
 	    .min_args = 2,
 	    .max_args = 3,
 	    .takes_at = false,
@@ -25,16 +26,19 @@ static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 const struct keel_cmd keel_cmd_history = {
     .name = "history",
-    .summary = "Print every row of a subject's timelines with provenance, as JSON.",
-    .usage = "history TENANT SUBJECT [PREDICATE] [--store URL]\n"
+    .summary = "Print every row of a subject's timelines with provenance.",
+    .usage = "history TENANT SUBJECT [PREDICATE] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
+	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints one line of JSON: the fact rows and the outgoing relation rows\n"
-	     "of SUBJECT, closed and emptied rows included, each with valid_from,\n"
-	     "valid_to, asserted_by and closed_by. PREDICATE narrows both lists to\n"
-	     "one predicate or relation name. Exits 1 when the entity does not exist.",
+	     "Prints the fact rows and the outgoing relation rows of SUBJECT, closed\n"
+	     "and emptied rows included, each with valid_from, valid_to, asserted_by\n"
+	     "and closed_by. PREDICATE narrows both lists to one predicate or\n"
+	     "relation name. Exits 1 when the entity does not exist.\n"
+	     "On a terminal it is printed as aligned text; into a pipe or a\n"
+	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = history_run,
 };

@@ -14,6 +14,7 @@ static int show_query(struct keel_store *s, char **args, int nargs, int64_t at,
 static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct cli_read read = {
+	    .kind = KEEL_QUERY_SHOW,
 	    .min_args = 2,
 	    .max_args = 2,
 	    .takes_at = true,
@@ -25,17 +26,21 @@ static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 const struct keel_cmd keel_cmd_show = {
     .name = "show",
-    .summary = "Print an entity, its facts and its relations at a time, as JSON.",
-    .usage = "show TENANT SUBJECT [--at TIME] [--store URL]\n"
+    .summary = "Print an entity, its facts and its relations at a time.",
+    .usage = "show TENANT SUBJECT [--at TIME] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints one line of JSON: the entity's kind, first_seen and last_seen,\n"
-	     "the facts valid at TIME (predicate -> value), and the links valid at\n"
-	     "TIME, outgoing (SUBJECT is the subject) and incoming (SUBJECT is the\n"
-	     "object). Exits 1 when the entity does not exist.",
+	     "Prints the entity's kind, first_seen and last_seen, the facts valid\n"
+	     "at TIME (predicate -> value), and the links valid at TIME, outgoing\n"
+	     "(SUBJECT is the subject) and incoming (SUBJECT is the object). Exits 1\n"
+	     "when the entity does not exist, or did not yet exist at TIME (before\n"
+	     "its first event).\n"
+	     "On a terminal it is printed as aligned text; into a pipe or a\n"
+	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = show_run,
 };

@@ -10,15 +10,20 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"tenant", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL, *tenant = NULL;
+	bool as_json = false;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:js:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			as_json = true;
+			break;
 		case 't':
 			tenant = optarg;
 			break;
@@ -43,22 +48,25 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else
-		rc = cli_print_json(cmd, json);
+		rc = cli_print_doc(cmd, KEEL_QUERY_STATS, json, as_json);
 	keel_store_close(s);
 	return rc;
 }
 
 const struct keel_cmd keel_cmd_stats = {
     .name = "stats",
-    .summary = "Print row counts per tenant, as JSON.",
-    .usage = "stats [--tenant T] [--store URL]\n"
+    .summary = "Print row counts per tenant.",
+    .usage = "stats [--tenant T] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
+	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints one line of JSON: for each tenant the number of entities,\n"
-	     "fact rows, relation rows and logged events, and their totals.",
+	     "Prints for each tenant the number of entities, fact rows, relation\n"
+	     "rows and logged events, and their totals.\n"
+	     "On a terminal it is printed as aligned text; into a pipe or a\n"
+	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = stats_run,
 };

@@ -14,6 +14,7 @@ static int why_query(struct keel_store *s, char **args, int nargs, int64_t at,
 static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct cli_read read = {
+	    .kind = KEEL_QUERY_WHY,
 	    .min_args = 3,
 	    .max_args = 3,
 	    .takes_at = true,
@@ -25,17 +26,20 @@ static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 const struct keel_cmd keel_cmd_why = {
     .name = "why",
-    .summary = "Print the event behind a fact's value at a time, as JSON.",
-    .usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--store URL]\n"
+    .summary = "Print the event behind a fact's value at a time.",
+    .usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints one line of JSON: the row of PREDICATE that contains TIME (its\n"
-	     "value, which is null after an unset, its interval and provenance) and\n"
-	     "the logged envelope of the event that asserted it. Exits 1 when the\n"
-	     "entity does not exist or no row of PREDICATE contains TIME.",
+	     "Prints the row of PREDICATE that contains TIME (its value, which is\n"
+	     "null after an unset, its interval and provenance) and the logged\n"
+	     "envelope of the event that asserted it. Exits 1 when the entity does\n"
+	     "not exist or no row of PREDICATE contains TIME.\n"
+	     "On a terminal it is printed as aligned text; into a pipe or a\n"
+	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = why_run,
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void cli_help(const struct keel_cmd *cmd, FILE *f)
 {
@@ -148,16 +149,6 @@ bool cli_parse_fraction(const char *s, double *out)
 	return true;
 }
 
-bool cli_parse_time(const char *s, int64_t *out, const char **why)
-{
-	*why = NULL;
-	if (strcmp(s, "now") == 0) {
-		*out = keel_time_now();
-		return true;
-	}
-	return keel_time_parse(s, strlen(s), out, why) == 0;
-}
-
 int cli_finish_stdout(const struct keel_cmd *cmd, int rc)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -191,20 +182,25 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 {
 	static const struct option with_at[] = {
 	    {"at", required_argument, NULL, 'a'},
+	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL;
 	int64_t at = keel_time_now();
+	bool as_json = false;
 	const char *why;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, r->takes_at ? "a:s:h" : "s:h",
+	while ((c = getopt_long(argc, argv, r->takes_at ? "a:js:h" : "js:h",
 				r->takes_at ? with_at : with_at + 1, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			as_json = true;
+			break;
 		case 'a':
-			if (!cli_parse_time(optarg, &at, &why))
+			if (keel_time_parse_at(optarg, strlen(optarg), &at, &why))
 				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
 			break;
 		case 's':
@@ -229,15 +225,23 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else
-		rc = cli_print_json(cmd, json);
+		rc = cli_print_doc(cmd, r->kind, json, as_json);
 	keel_store_close(s);
 	return rc;
 }
 
-int cli_print_json(const struct keel_cmd *cmd, char *json)
+int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *json,
+		  bool as_json)
 {
-	fputs(json, stdout);
-	fputc('\n', stdout);
+	char *text = NULL;
+	if (!as_json && isatty(STDOUT_FILENO) &&
+	    keel_query_text(kind, json, strlen(json), &text) == 0) {
+		fputs(text, stdout);
+	} else {
+		fputs(json, stdout);
+		fputc('\n', stdout);
+	}
+	free(text);
 	free(json);
 	return cli_finish_stdout(cmd, CLI_OK);
 }

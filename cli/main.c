@@ -39,7 +39,7 @@ static const struct keel_cmd *find_cmd(const char *name)
 
 static void main_help(FILE *f)
 {
-	fputs("usage: keel [--help] [--version] COMMAND [ARGS]\n\n"
+	fputs("usage: keel [-h|--help] [-V|--version] COMMAND [ARGS]\n\n"
 	      "Keel turns streams of domain events into a temporal graph.\n\n"
 	      "commands:\n",
 	      f);
@@ -47,7 +47,7 @@ static void main_help(FILE *f)
 		fprintf(f, "  %-10s %s\n", keel_cmds[i]->name, keel_cmds[i]->summary);
 	fputs("\nStore-using commands take --store URL (memory:, sqlite:PATH, "
 	      "mysql://...);\nthe default is $KEEL_STORE, else sqlite:keel.db.\n"
-	      "'keel COMMAND --help' describes a command.\n"
+	      "'keel help COMMAND' (or 'keel COMMAND --help') describes a command.\n"
 	      "Exit status: 0 ok, 1 fatal error, 2 usage, 3 finished with rejected "
 	      "events.\n",
 	      f);
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 		main_help(stdout);
 		return CLI_OK;
 	}
-	if (strcmp(name, "--version") == 0)
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
 		name = "version";
 	if (strcmp(name, "help") == 0) {
 		if (argc < 3) {

@@ -103,6 +103,10 @@ KEEL_API int64_t keel_time_now(void);
  * or KEEL_EIO when the write fails. */
 KEEL_API int keel_json_write_string(FILE *f, const char *s, size_t len);
 
+/* The time a read looks at (keel show --at, GET ...?at=): "now" (the
+ * current time) or an RFC 3339 timestamp as keel_time_parse takes it. */
+int keel_time_parse_at(const char *s, size_t len, int64_t *out, const char **why);
+
 /* --------------------------------------------------------------- stores */
 
 struct keel_store;
@@ -359,18 +363,40 @@ KEEL_API void keel_reader_close(struct keel_reader *r);
 /* ------------------------------------------------------ reading the graph */
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
- * KEEL_ENOTFOUND when the entity / value does not exist, or another error
- * with keel_store_errmsg(s) set. */
+ * KEEL_ENOTFOUND when the entity / value does not exist (for keel_show:
+ * also at a time before the entity was first seen), or another error
+ * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
+ * stored is KEEL_ENOTFOUND, as its keel_dump is. */
 KEEL_API int keel_show(struct keel_store *s, const char *tenant, const char *subject,
-		       int64_t at, char **json);
+	      int64_t at, char **json);
 KEEL_API int keel_history(struct keel_store *s, const char *tenant, const char *subject,
-			  const char *predicate /* NULL: all */, char **json);
+		 const char *predicate /* NULL: all */, char **json);
 KEEL_API int keel_why(struct keel_store *s, const char *tenant, const char *subject,
-		      const char *predicate, int64_t at, char **json);
+	     const char *predicate, int64_t at, char **json);
 KEEL_API int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
-			char **json);
+	       char **json);
 
-/* Writes the canonical dump (SPEC section 8) of one tenant or all. */
+/* The documents above, by the query that made them. */
+enum keel_query_kind {
+	KEEL_QUERY_SHOW,
+	KEEL_QUERY_HISTORY,
+	KEEL_QUERY_WHY,
+	KEEL_QUERY_STATS,
+};
+
+/* Renders a document of keel_show, keel_history, keel_why or keel_stats
+ * (json[0..len), of the given kind) as aligned text for a person: labelled
+ * lines and one table per list, every row of the document present, times
+ * canonical, values as JSON text, null as "-" (docs/cli.md, "On a
+ * terminal"). Returns 0 and a malloc'd NUL-terminated text in *text
+ * (caller frees), or KEEL_EINVAL when json is not such a document. */
+KEEL_API int keel_query_text(enum keel_query_kind kind, const char *json, size_t len,
+		    char **text);
+
+/* Writes the canonical dump (SPEC section 8) of one tenant or all. A
+ * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for
+ * keel_stats: a tenant exists only through its rows, and a mistyped name
+ * must not pass for an empty backup. */
 KEEL_API int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
 /* Restores a dump into s (in batches, one transaction each). Bad records
  * fail with KEEL_EDUMP naming the line. */
@@ -451,7 +477,8 @@ struct keel_export_options {
 };
 
 /* Writes the export; on failure keel_store_errmsg(s) says why (an
- * KEEL_EINVAL for options the format does not allow). */
+ * KEEL_EINVAL for options the format does not allow; KEEL_ENOTFOUND, with
+ * nothing written, for a tenant with nothing stored, as keel_dump). */
 KEEL_API int keel_export(struct keel_store *s, const struct keel_export_options *o);
 
 /* -------------------------------------------------------------- generate */

@@ -42,6 +42,7 @@ struct dump_ctx {
 	struct keel_store *s;
 	FILE *out;
 	struct keel_buf buf;
+	uint64_t records; /* written so far */
 };
 
 static int dump_write(struct dump_ctx *d)
@@ -119,6 +120,7 @@ static int dump_record(void *ud, const struct keel_record *r)
 {
 	struct dump_ctx *d = ud;
 	keel_dump_line(&d->buf, r);
+	d->records++;
 	return d->buf.len >= KEEL_OUTPUT_CHUNK ? dump_write(d) : 0;
 }
 
@@ -146,6 +148,9 @@ int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
 	int rc = 0;
 	if (tenant) {
 		rc = dump_tenant(&d, tenant);
+		if (rc == 0 && d.records == 0)
+			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
+					     tenant);
 	} else {
 		struct keel_ptrvec names = {0};
 		rc = keel_store_tenants(s, &names);

@@ -721,10 +721,19 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 				       strerror(err));
 	struct keel_ptrvec tenants = {0};
 	int rc = 0;
-	if (opt->tenant)
+	if (opt->tenant) {
+		/* A tenant with no rows at all is not found, as for keel_dump
+		 * and keel_stats (docs/cli.md); one with nothing at --at is an
+		 * empty export. Checked before any file is created. */
+		uint64_t c[4];
+		rc = keel_store_counts(s, keel_str_cstr(opt->tenant), c);
+		if (rc == 0 && !(c[0] || c[1] || c[2] || c[3]))
+			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
+					     opt->tenant);
 		keel_ptrvec_push(&tenants, keel_xstrdup(opt->tenant));
-	else
+	} else {
 		rc = keel_store_tenants(s, &tenants);
+	}
 	if (rc == 0) {
 		switch (opt->format) {
 		case KEEL_EXPORT_CSV:

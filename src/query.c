@@ -172,6 +172,17 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject, int
 	struct query_ctx q;
 	query_init(&q);
 	int rc = find_entity(s, &q, tenant, subject);
+	if (rc == 0 && at < q.first_seen) {
+		/* Nothing can hold for it before the first event that named it:
+		 * empty facts would read as "it existed and knew nothing". */
+		char tb[KEEL_TIME_BUFSZ], fb[KEEL_TIME_BUFSZ];
+		keel_time_format(at, tb);
+		keel_time_format(q.first_seen, fb);
+		rc = keel_store_fail(s, KEEL_ENOTFOUND,
+				     "entity \"%s\" did not exist in tenant \"%s\" at %s "
+				     "(first seen %s)",
+				     subject, tenant, tb, fb);
+	}
 	if (rc == 0) {
 		struct keel_buf *b = &q.b;
 		begin_doc(&q, tenant, subject);

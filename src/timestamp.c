@@ -348,3 +348,17 @@ int64_t keel_time_now(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
 }
+
+int keel_time_parse_at(const char *s, size_t len, int64_t *out, const char **why)
+{
+	/* The one place "now" is understood: --at on the command line and
+	 * ?at= over HTTP must mean the same thing (docs/cli.md). Events never
+	 * come here; their "time" is RFC 3339 only. */
+	if (len == 3 && memcmp(s, "now", 3) == 0) {
+		if (why)
+			*why = NULL;
+		*out = keel_time_now();
+		return 0;
+	}
+	return keel_time_parse(s, len, out, why);
+}

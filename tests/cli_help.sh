@@ -5,8 +5,15 @@
 . "$(dirname "$0")/cli/lib.sh"
 
 expect 0 "$KEEL" --help
-contains out "usage: keel [--help] [--version] COMMAND [ARGS]"
+contains out "usage: keel [-h|--help] [-V|--version] COMMAND [ARGS]"
 empty err
+cp "$dir/out" "$dir/main-help"
+# keel help and keel -h print the same text as keel --help.
+for h in help -h; do
+	expect 0 "$KEEL" $h
+	cmp -s "$dir/out" "$dir/main-help" || fail "keel $h differs from keel --help"
+	empty err
+done
 for c in ingest generate dump load show history why stats version; do
 	contains out "  $c "
 done
@@ -19,8 +26,9 @@ for c in $cmds; do
 	empty err
 	expect 0 "$KEEL" "$c" -h
 	contains out "usage: keel $c"
+	cp "$dir/out" "$dir/cmd-help"
 	expect 0 "$KEEL" help "$c"
-	contains out "usage: keel $c"
+	cmp -s "$dir/out" "$dir/cmd-help" || fail "keel help $c differs from keel $c -h"
 	expect 2 "$KEEL" "$c" --no-such-option
 	contains err "keel $c: unrecognized option '--no-such-option'"
 	contains err "usage: keel $c"
@@ -38,8 +46,11 @@ contains err 'unknown command "frobnicate"'
 expect 0 "$KEEL" version
 grep -qE '^keel [0-9]+\.[0-9]+\.[0-9]+$' "$dir/out" || fail "version: $(cat "$dir/out")"
 cp "$dir/out" "$dir/version"
-expect 0 "$KEEL" --version
-cmp -s "$dir/out" "$dir/version" || fail "keel --version differs from keel version"
+for v in --version -V; do
+	expect 0 "$KEEL" $v
+	cmp -s "$dir/out" "$dir/version" || fail "keel $v differs from keel version"
+	empty err
+done
 expect 2 "$KEEL" version extra
 
 # Operands.

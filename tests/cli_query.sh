@@ -24,6 +24,13 @@ contains out '"outgoing":[],"incoming":[]}'
 expect 0 "$KEEL" show acme depot:D-1 --at ${T}06:30:00Z --store "$db"
 contains out '"location":{"value":{"lat":41.1,"lon":-8.6},'
 contains out '"incoming":[{"subject":"driver:DR-1","relation":"works_at",'
+# Before its first event it did not exist: said so, not empty facts.
+expect 1 "$KEEL" show acme vehicle:V-1 --at 2020-01-01T00:00:00Z --store "$db"
+is_err 'keel show: entity "vehicle:V-1" did not exist in tenant "acme" at 2020-01-01T00:00:00Z (first seen '$T'06:10:00Z)'
+empty out
+# --at now is the default.
+expect 0 "$KEEL" show acme vehicle:V-1 --at now --store "$db"
+contains out '"retired_reason":{"value":"old",'
 expect 1 "$KEEL" show acme vehicle:V-9 --store "$db"
 contains err 'keel show: entity "vehicle:V-9" not found in tenant "acme"'
 empty out
@@ -46,8 +53,24 @@ expect 0 "$KEEL" stats --store "$db"
 is_out "$stats"
 expect 0 "$KEEL" stats --tenant acme --store "$db"
 is_out "$stats"
+# A tenant with nothing stored: stats and dump agree, not found.
 expect 1 "$KEEL" stats --tenant nobody --store "$db"
-contains err 'keel stats: tenant "nobody" not found'
+is_err 'keel stats: tenant "nobody" not found'
+empty out
+expect 1 "$KEEL" dump --tenant nobody --store "$db"
+is_err 'keel dump: tenant "nobody" not found'
+empty out
+expect 1 "$KEEL" dump --tenant nobody --output "$dir/nobody.dump" --store "$db"
+is_err 'keel dump: tenant "nobody" not found'
+expect 1 "$KEEL" export --format ndjson --tenant nobody --store "$db"
+is_err 'keel export: tenant "nobody" not found'
+empty out
+expect 1 "$KEEL" export --format csv --tenant nobody --output "$dir/nobody-csv" --store "$db"
+is_err 'keel export: tenant "nobody" not found'
+[ ! -e "$dir/nobody-csv/entities.csv" ] || fail "export of an unknown tenant wrote entities.csv"
+# A tenant that exists but had nothing yet at --at is an empty export.
+expect 0 "$KEEL" export --format ndjson --tenant acme --at 2020-01-01T00:00:00Z --store "$db"
+empty out
 # KEEL_STORE is the default store.
 run env KEEL_STORE="$db" "$KEEL" stats
 [ "$status" -eq 0 ] || fail "stats with KEEL_STORE: exit $status"

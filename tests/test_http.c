@@ -530,6 +530,39 @@ static void post_and_read(const char *store)
 	assert_int_equal(json_num(r.body, "events"), 6); /* e-1,2,4,5,6,7 */
 	resp_free(&r);
 
+	/* ?at=now is the current time, as --at now is on the command line:
+	 * the "at" answered lies between two readings of the clock taken
+	 * around the request. */
+	int64_t before = keel_time_now();
+	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V-1?at=now", NULL, NULL,
+	     NULL, &r);
+	int64_t after = keel_time_now();
+	assert_status(r, 200);
+	const char *at = strstr(r.body, "\"at\":\"");
+	assert_non_null(at);
+	at += 6;
+	int64_t at_time;
+	assert_int_equal(keel_time_parse(at, (size_t)(strchr(at, '"') - at), &at_time, NULL),
+			 0);
+	assert_true(before <= at_time && at_time <= after);
+	assert_non_null(strstr(r.body, "\"status\":{\"value\":\"in_service\""));
+	resp_free(&r);
+	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V-1/why?predicate=status&at=now",
+	     NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_non_null(strstr(r.body, "\"value\":\"in_service\""));
+	resp_free(&r);
+
+	/* Before its first event the entity did not exist: 404 saying so,
+	 * not a document with empty facts. */
+	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V-1?at=2020-01-01T00:00:00Z",
+	     NULL, NULL, NULL, &r);
+	assert_status(r, 404);
+	assert_non_null(strstr(r.body, "entity \\\"vehicle:V-1\\\" did not exist in tenant "
+				       "\\\"tenant-a\\\" at 2020-01-01T00:00:00Z (first seen "
+				       "2024-05-01T10:00:00Z)"));
+	resp_free(&r);
+
 	/* Not found, bad parameters. */
 	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V-9",
 				     NULL, NULL, NULL),

@@ -154,6 +154,23 @@ static void show_unknown_entity_is_not_found(void **state)
 	    KEEL_ENOTFOUND);
 }
 
+static void show_before_first_seen_is_not_found(void **state)
+{
+	char *json = NULL;
+	assert_int_equal(
+	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T06:09:59.999999Z"), &json),
+	    KEEL_ENOTFOUND);
+	assert_null(json);
+	assert_string_equal(keel_store_errmsg(*state),
+			    "entity \"vehicle:V-1\" did not exist in tenant \"acme\" at "
+			    "2026-01-05T06:09:59.999999Z (first seen 2026-01-05T06:10:00Z)");
+	/* From its first moment on it exists. */
+	assert_int_equal(
+	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T06:10:00Z"), &json), 0);
+	assert_non_null(strstr(json, "\"status\":{\"value\":\"available\""));
+	free(json);
+}
+
 static void history_of_one_predicate(void **state)
 {
 	char *json = NULL;
@@ -320,6 +337,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(show_after_retirement, setup, teardown),
     cmocka_unit_test_setup_teardown(show_escapes_and_raw_values, setup, teardown),
     cmocka_unit_test_setup_teardown(show_unknown_entity_is_not_found, setup, teardown),
+    cmocka_unit_test_setup_teardown(show_before_first_seen_is_not_found, setup, teardown),
     cmocka_unit_test_setup_teardown(history_of_one_predicate, setup, teardown),
     cmocka_unit_test_setup_teardown(history_of_everything, setup, teardown),
     cmocka_unit_test_setup_teardown(history_echoes_bad_utf8_as_replacement, setup,

@@ -428,6 +428,31 @@ static void test_civil_days(void **state)
 	}
 }
 
+/* "now" is a time a read may ask about (--at, ?at=), never an event's. */
+static void test_parse_at(void **state)
+{
+	(void)state;
+	int64_t t = 0;
+	const char *why = NULL;
+	int64_t before = keel_time_now();
+	assert_int_equal(keel_time_parse_at("now", 3, &t, &why), 0);
+	int64_t after = keel_time_now();
+	assert_true(before <= t && t <= after);
+	assert_null(why);
+	assert_int_equal(keel_time_parse_at("2026-01-05T09:30:00+01:00", 25, &t, &why), 0);
+	assert_int_equal(t, 1767601800 * SEC);
+	/* Only the exact word; the length given is what counts. */
+	static const char *const bad[] = {"NOW", "now ", " now", "no", "nowZ", "yesterday", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why = NULL;
+		assert_int_equal(keel_time_parse_at(bad[i], strlen(bad[i]), &t, &why),
+				 KEEL_EINVAL);
+		assert_non_null(why);
+	}
+	assert_int_equal(keel_time_parse_at("nowhere", 3, &t, NULL), 0);
+	assert_int_equal(keel_time_parse("now", 3, &t, NULL), KEEL_EINVAL);
+}
+
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_known_instants),
     cmocka_unit_test(test_civil_days),
@@ -445,6 +470,7 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_day_against_timegm),
     cmocka_unit_test(test_round_trip_random),
     cmocka_unit_test(test_now),
+    cmocka_unit_test(test_parse_at),
 };
 
 KEEL_TEST_MAIN(tests)

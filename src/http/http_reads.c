@@ -47,17 +47,18 @@ static bool get_arg(struct MHD_Connection *c, const char *key, struct keel_buf *
 	return true;
 }
 
-/* Parses ?at=. MHD has turned '+' into ' ' (form encoding); an offset
- * such as +02:00 sent unescaped is restored rather than refused. */
+/* Parses ?at= as the command line parses --at ("now" or RFC 3339). MHD
+ * has turned '+' into ' ' (form encoding); an offset such as +02:00 sent
+ * unescaped is restored rather than refused. */
 static bool parse_at(const char *s, int64_t *out, const char **why)
 {
-	if (keel_time_parse(s, strlen(s), out, why) == 0)
+	if (keel_time_parse_at(s, strlen(s), out, why) == 0)
 		return true;
 	char *copy = keel_xstrdup(s);
 	for (char *p = copy; *p; p++)
 		if (*p == ' ')
 			*p = '+';
-	bool ok = keel_time_parse(copy, strlen(copy), out, NULL) == 0;
+	bool ok = keel_time_parse_at(copy, strlen(copy), out, NULL) == 0;
 	free(copy);
 	return ok;
 }

@@ -52,6 +52,16 @@ $got
 $1"
 }
 
+# is_err TEXT: stderr is exactly TEXT and a newline (one message, once).
+is_err() {
+	[ "$(cat "$dir/err")" = "$1" ] && [ "$(wc -l <"$dir/err")" -eq 1 ] ||
+		fail "stderr is not what was expected:
+--- got:
+$(head -c 1500 "$dir/err")
+--- expected:
+$1"
+}
+
 # empty FILE: $dir/FILE is empty.
 empty() {
 	[ ! -s "$dir/$1" ] || fail "$1 of the last command is not empty: $(head -c 600 "$dir/$1")"

@@ -1,0 +1,114 @@
+/*
+ * test_query_text.c - keel_query_text: names keep their JSON escapes (no
+ * control character reaches a terminal raw), values stay JSON text, an
+ * event no longer logged is said so, and what is not a query's document
+ * is refused. The layout of every document is checked through the tool in
+ * tests/cli_terminal.sh.
+ */
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *render(enum keel_query_kind kind, const char *json)
+{
+	char *text = NULL;
+	assert_int_equal(keel_query_text(kind, json, strlen(json), &text), 0);
+	assert_non_null(text);
+	return text;
+}
+
+static void names_keep_their_escapes(void **state)
+{
+	(void)state;
+	const char *doc =
+	    "{\"tenant\":\"t\",\"subject\":\"a\\u001b[2Jb\",\"at\":\"2026-01-01T00:00:00Z\","
+	    "\"kind\":null,\"first_seen\":\"2026-01-01T00:00:00Z\","
+	    "\"last_seen\":\"2026-01-01T00:00:00Z\","
+	    "\"facts\":{\"p\\\"q\":{\"value\":\"x\\ny\",\"valid_from\":"
+	    "\"2026-01-01T00:00:00Z\",\"valid_to\":null,\"asserted_by\":\"e\\u0007\"}},"
+	    "\"outgoing\":[],\"incoming\":[]}";
+	char *text = render(KEEL_QUERY_SHOW, doc);
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\x07'));
+	assert_non_null(strstr(text, "subject:      a\\u001b[2Jb\n"));
+	assert_non_null(strstr(text, "kind:         -\n"));
+	/* The predicate (an object key) is escaped like every other name;
+	 * the value is its JSON text, quotes and escapes included. */
+	assert_non_null(strstr(text, "  p\\\"q       \"x\\ny\"  2026-01-01T00:00:00Z  -         "
+				     "e\\u0007\n"));
+	assert_non_null(strstr(text, "\noutgoing: none\n\nincoming: none\n"));
+	free(text);
+}
+
+static void why_without_its_event_says_so(void **state)
+{
+	(void)state;
+	const char *doc =
+	    "{\"tenant\":\"t\",\"subject\":\"s\",\"predicate\":\"p\","
+	    "\"at\":\"2026-01-01T00:00:00Z\",\"value\":[1,{\"a\":null}],"
+	    "\"valid_from\":\"2026-01-01T00:00:00Z\",\"valid_to\":null,"
+	    "\"asserted_by\":\"e1\",\"closed_by\":null,\"event\":null}";
+	char *text = render(KEEL_QUERY_WHY, doc);
+	assert_non_null(strstr(text, "value:        [1,{\"a\":null}]\n"));
+	assert_non_null(strstr(text, "closed by:    -\n"));
+	assert_non_null(strstr(text, "\nevent:        - (no longer in the log)\n"));
+	assert_null(strstr(text, "envelope:"));
+	free(text);
+}
+
+static void stats_of_an_empty_store(void **state)
+{
+	(void)state;
+	char *text = render(KEEL_QUERY_STATS,
+			    "{\"tenants\":[],\"total\":{\"entities\":0,\"facts\":0,"
+			    "\"relations\":0,\"events\":0}}");
+	assert_string_equal(text, "TENANT   ENTITIES  FACTS  RELATIONS  EVENTS\n"
+				  "(total)         0      0          0       0\n");
+	free(text);
+}
+
+static void what_is_not_a_document_is_refused(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+	    "",
+	    "not json",
+	    "[]",
+	    "{}",
+	    "{\"tenants\":{},\"total\":{\"entities\":0,\"facts\":0,\"relations\":0,"
+	    "\"events\":0}}",
+	    /* show's facts must be an object keyed by predicate */
+	    "{\"tenant\":\"t\",\"subject\":\"s\",\"at\":null,\"kind\":null,"
+	    "\"first_seen\":null,\"last_seen\":null,\"facts\":[],\"outgoing\":[],"
+	    "\"incoming\":[]}",
+	};
+	static const enum keel_query_kind kinds[] = {KEEL_QUERY_SHOW, KEEL_QUERY_HISTORY,
+						      KEEL_QUERY_WHY, KEEL_QUERY_STATS};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+			char *text = (char *)"untouched";
+			assert_int_equal(
+			    keel_query_text(kinds[k], bad[i], strlen(bad[i]), &text),
+			    KEEL_EINVAL);
+			assert_null(text);
+		}
+	}
+	/* A good document of one query is not one of another. */
+	const char *stats = "{\"tenants\":[],\"total\":{\"entities\":0,\"facts\":0,"
+			    "\"relations\":0,\"events\":0}}";
+	char *text = NULL;
+	assert_int_equal(keel_query_text(KEEL_QUERY_SHOW, stats, strlen(stats), &text),
+			 KEEL_EINVAL);
+	assert_int_equal(keel_query_text(KEEL_QUERY_WHY, stats, strlen(stats), &text),
+			 KEEL_EINVAL);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(names_keep_their_escapes),
+    cmocka_unit_test(why_without_its_event_says_so),
+    cmocka_unit_test(stats_of_an_empty_store),
+    cmocka_unit_test(what_is_not_a_document_is_refused),
+};
+
+KEEL_TEST_MAIN(tests)
