@@ -168,6 +168,12 @@ static int keel_ingest_fail(struct keel_ingest *ing, int rc)
 	return rc;
 }
 
+const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
+						       size_t seq)
+{
+	return ing->events.items[seq];
+}
+
 /* Tells on_outcome what became of each event of the committed batch. */
 static void keel_ingest_report_outcomes(struct keel_ingest *ing)
 {

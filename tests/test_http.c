@@ -863,14 +863,50 @@ static void tenant_matrix(const char *store)
 	assert_status(r, 403);
 	resp_free(&r);
 
-	/* /healthz needs no token; /metrics needs a valid one. */
+	/* /healthz needs no token; /metrics needs a valid one, and shows a
+	 * scoped token its own tenants' series only: every server-wide figure
+	 * also counts the other tenants' traffic. */
 	assert_int_equal(http_status(f.port, "GET", "/healthz", NULL, NULL, NULL), 200);
 	assert_int_equal(http_status(f.port, "GET", "/metrics", NULL, NULL, NULL), 401);
 	http(f.port, "GET", "/metrics", TOK_A, NULL, NULL, &r);
 	assert_status(r, 200);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-a\",outcome=\"accepted\"}"),
+	    1);
+	assert_null(strstr(r.body, "tenant-b"));
+	assert_null(strstr(r.body, "keel_events_total"));
+	assert_null(strstr(r.body, "keel_batch_duration_seconds"));
+	assert_null(strstr(r.body, "keel_http_responses_total"));
+	assert_null(strstr(r.body, "keel_open_connections"));
+	resp_free(&r);
+	/* B's scope: tenant-b's event, and tenant-c with nothing yet. */
+	http(f.port, "GET", "/metrics", TOK_B, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-c\",outcome=\"accepted\"}"),
+	    0);
+	assert_null(strstr(r.body, "tenant-a"));
+	assert_null(strstr(r.body, "keel_events_total"));
+	resp_free(&r);
+	/* The token for all sees everything. */
+	http(f.port, "GET", "/metrics", TOK_ALL, NULL, NULL, &r);
+	assert_status(r, 200);
 	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"accepted\"}"), 2);
 	assert_int_equal(metric(r.body, "keel_batch_duration_seconds_count"), 2);
 	assert_true(metric(r.body, "keel_http_responses_total{code=\"403\"}") >= 10);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-a\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"duplicate\"}"),
+	    0);
+	assert_null(strstr(r.body, "tenant=\"tenant-c\""));
 	resp_free(&r);
 
 	free(a1);

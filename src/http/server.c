@@ -239,12 +239,15 @@ out:
 	return ret;
 }
 
-static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connection *c)
+/* A token scoped to tenants sees their series only (docs/http.md,
+ * "Metrics"): the server-wide ones count every tenant's traffic. */
+static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connection *c,
+				      const struct keel_token_entry *tok)
 {
 	struct keel_buf b;
 	keel_buf_init(&b);
-	keel_metrics_render(&srv->metrics, &b);
-	if (srv->checkpointer) {
+	keel_metrics_render(&srv->metrics, tok, &b);
+	if (srv->checkpointer && (!tok || tok->all)) {
 		uint64_t runs, frames;
 		keel_checkpointer_stats(srv->checkpointer, &runs, &frames);
 		keel_buf_addf(
@@ -368,7 +371,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 	case ROUTE_READ:
 		rq->route = ROUTE_DONE;
 		if (strcmp(url, "/metrics") == 0)
-			return handle_metrics(srv, c);
+			return handle_metrics(srv, c, rq->token);
 		return route_get(srv, c, url, rq->token);
 	case ROUTE_DONE:
 		return MHD_YES;
@@ -472,6 +475,7 @@ static void server_free(struct keel_server *srv)
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
+	keel_metrics_free(&srv->metrics);
 	free(srv->store_url);
 	pthread_mutex_destroy(&srv->write_lock);
 	pthread_mutex_destroy(&srv->queue_lock);
@@ -595,6 +599,8 @@ int keel_server_start(const struct keel_server_options *o, struct keel_server **
 		keel_buf_adds(&err, keel_strerror(rc));
 		goto fail;
 	}
+	srv->group.ing = srv->ing;
+	srv->group.metrics = &srv->metrics;
 	if (strncmp(srv->store_url, "sqlite:", 7) == 0) {
 		rc = keel_checkpointer_start(srv->store_url + 7, CHECKPOINT_INTERVAL_MS,
 					     &srv->checkpointer, &err);

@@ -16,6 +16,7 @@
 #include "http.h"
 
 #include "keel.h"
+#include "../batch.h"
 #include "../json.h"
 
 #include <arpa/inet.h>
@@ -114,6 +115,11 @@ struct request {
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
 	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
+	/* For counting outcomes by tenant: the ingester (whose batch tells
+	 * each event's tenant), the counters, the tenant counted last. */
+	struct keel_ingest *ing;
+	struct keel_metrics *metrics;
+	struct keel_tenant_metrics *last;
 };
 
 struct keel_server {
