@@ -25,7 +25,7 @@ static const char *const outcome_name[KEEL_OUTCOME_COUNT] = {
 
 /* The statuses the server answers with; anything else counts as "other". */
 static const unsigned status_code[KEEL_METRICS_STATUSES - 1] = {
-	200, 400, 401, 403, 404, 405, 413, 415, 422, 500, 503,
+	200, 400, 401, 403, 404, 405, 413, 414, 415, 422, 431, 500, 503,
 };
 
 void keel_metrics_init(struct keel_metrics *m)
@@ -176,7 +176,8 @@ static void render_tenants(struct keel_metrics *m, const struct keel_token_entry
 	pthread_mutex_lock(&m->tenants_lock);
 	size_t n = m->tenants.len;
 	struct keel_tenant_metrics **v = keel_xmalloc((n ? n : 1) * sizeof *v);
-	memcpy(v, m->tenants.items, n * sizeof *v);
+	if (n)
+		memcpy(v, m->tenants.items, n * sizeof *v);
 	pthread_mutex_unlock(&m->tenants_lock);
 	qsort(v, n, sizeof *v, by_name);
 	if (!scope) {

@@ -47,6 +47,14 @@
 /* Per-connection memory for headers and the read buffer: it bounds the
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
+/* Keel's own limits on the request target (path and query) and on the
+ * header fields, answered 414 and 431 in JSON. Both well inside
+ * CONNECTION_MEMORY, which must hold them, the read buffer and MHD's own
+ * bookkeeping: past it libmicrohttpd answers with its own HTML page. */
+#define MAX_REQUEST_TARGET (8u << 10)
+#define MAX_HEADER_BYTES (16u << 10)
+_Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
+	       "the head limits must fit well inside a connection's memory");
 #define WATCHDOG_TICK_MS 100
 /* Small, frequent checkpoints: docs/http.md, "Single-event POSTs on SQLite". */
 #define CHECKPOINT_INTERVAL_MS 10
