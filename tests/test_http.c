@@ -277,6 +277,14 @@ static void fx_stop(struct fx *f)
 	free(f->dir);
 }
 
+/* Stops the server and keeps the fixture's directory (the caller removes
+ * it). */
+static void fx_stop_keep_dir(struct fx *f)
+{
+	keel_server_stop(f->srv);
+	f->srv = NULL;
+}
+
 /* The number of a "name":N in a JSON text, or -1. */
 static long json_num(const char *json, const char *name)
 {
@@ -1056,6 +1064,48 @@ static void oversized_heads_answer_json(void **state)
 	fx_stop(&f);
 }
 
+/* /healthz reads the store: a SQLite database deleted under the running
+ * server (which would go on writing into the unlinked file, lost at the
+ * next start) answers 503 in JSON, with the cause in the log only. */
+static void healthz_checks_the_store(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	char logpath[600];
+	snprintf(logpath, sizeof logpath, "%s/server.log", f.dir);
+	FILE *log = fopen(logpath, "w+");
+	assert_non_null(log);
+	f.o.log = log;
+	fx_start(&f);
+	struct resp r;
+	http(f.port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_string_equal(r.body, "{\"status\":\"ok\"}\n");
+	resp_free(&r);
+
+	char db[600];
+	snprintf(db, sizeof db, "%s/keel.db", f.dir);
+	assert_int_equal(unlink(db), 0);
+	http(f.port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	assert_json_error(&r, 503);
+	assert_non_null(strstr(r.body, "\"status\":\"unavailable\""));
+	assert_null(strstr(r.body, f.dir)); /* no path to an anonymous client */
+	resp_free(&r);
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_store_errors_total"), 1);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"503\"}"), 1);
+	resp_free(&r);
+	fx_stop_keep_dir(&f);
+	fclose(log);
+	char *text = keel_test_read_file(logpath, NULL);
+	assert_non_null(strstr(text, "health check failed: sqlite: database file"));
+	assert_non_null(strstr(text, "was deleted or replaced since it was opened"));
+	free(text);
+	keel_test_rmdir(f.dir);
+	free(f.dir);
+}
+
 /* ------------------------------------------------------- hostile clients */
 
 struct counter_args {
@@ -1753,6 +1803,7 @@ static void graceful_stop_answers_queued_posts(void **state)
 const struct CMUnitTest tests[] = {
 	cmocka_unit_test(healthz_and_routing),
 	cmocka_unit_test(oversized_heads_answer_json),
+	cmocka_unit_test(healthz_checks_the_store),
 	cmocka_unit_test(method_not_allowed_names_the_path_methods),
 	cmocka_unit_test(post_and_read_memory),
 	cmocka_unit_test(post_and_read_sqlite),

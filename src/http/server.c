@@ -279,6 +279,30 @@ out:
 	return ret;
 }
 
+/* GET /healthz: whether the store answers a cheap read, on a read handle
+ * (so it never waits for the writer's batch on SQL stores). Needs no
+ * token, so the cause (paths, SQL errors) goes to the log only. */
+static enum MHD_Result handle_healthz(struct keel_server *srv, struct MHD_Connection *c)
+{
+	char *e = NULL;
+	struct keel_store *s = keel_http_reader_get(srv, &e);
+	int rc = s ? keel_store_check(s) : KEEL_ESTORE;
+	if (rc)
+		keel_http_log(srv, "health check failed: %s",
+			      s ? keel_store_errmsg(s) : e ? e : keel_strerror(rc));
+	if (s)
+		keel_http_reader_put(srv, s);
+	free(e);
+	if (rc == 0)
+		return keel_http_answer_const(srv, c, "{\"status\":\"ok\"}\n");
+	atomic_fetch_add(&srv->metrics.store_errors, 1);
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_adds(&b, "{\"status\":\"unavailable\",\"error\":\"store: a read failed "
+			  "(details in the server log)\"}");
+	return keel_http_answer_json(srv, c, MHD_HTTP_SERVICE_UNAVAILABLE, &b);
+}
+
 /* A token scoped to tenants sees their series only (docs/http.md,
  * "Metrics"): the server-wide ones count every tenant's traffic. */
 static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connection *c,
@@ -344,7 +368,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 			if (!get)
 				return keel_http_answer_not_allowed(srv, c, method,
 								    "GET, HEAD");
-			return keel_http_answer_const(srv, c, "{\"status\":\"ok\"}\n");
+			return handle_healthz(srv, c);
 		}
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;

@@ -17,6 +17,7 @@
 
 #include "keel.h"
 #include "../batch.h"
+#include "../store.h"
 #include "../json.h"
 
 #include <arpa/inet.h>
@@ -234,6 +235,11 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
 
+/* Reads (http_reads.c). A read handle (on the memory store: the writer,
+ * with its mutex held) until put back; NULL with *err (malloc'd) when
+ * none can be opened. */
+struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
+void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
 /* Reads (http_reads.c) */
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
