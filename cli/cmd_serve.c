@@ -53,6 +53,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"header-timeout", required_argument, NULL, OPT_HEADER},
 		{"request-timeout", required_argument, NULL, OPT_REQUEST},
 		{"grace", required_argument, NULL, OPT_GRACE},
+		{"quiet", no_argument, NULL, 'q'},
 		/* Benchmarks only: answer POSTs without ingesting (not in
 		 * --help; docs/http.md, "Benchmarks"). */
 		{"null", no_argument, NULL, OPT_NULL},
@@ -61,10 +62,11 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	};
 	struct keel_server_options o = {0};
 	o.log = stderr;
+	o.request_log = stderr;
 	uint64_t size;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:s:c:t:j:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:c:t:j:qh", opts, NULL)) != -1) {
 		const char *name = NULL;
 		bool ok = true;
 		switch (c) {
@@ -126,6 +128,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_NULL:
 			o.null_mode = true;
 			break;
+		case 'q':
+			o.request_log = NULL;
+			break;
 		case 'h':
 			cli_help(cmd, stdout);
 			return CLI_OK;
@@ -185,6 +190,8 @@ const struct keel_cmd keel_cmd_serve = {
 		 "      --request-timeout S  a whole request within S seconds (60)\n"
 		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
 		 "                           requests under way (10)\n"
+		 "  -q, --quiet              no request log (one JSON line per request on\n"
+		 "                           stderr otherwise)\n"
 		 "  -h, --help               this help\n"
 		 "\n"
 		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"

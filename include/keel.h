@@ -469,6 +469,9 @@ struct keel_server_options {
 					body and answers 200 without parsing
 					or ingesting it */
 	FILE *log;		     /* server messages (borrowed); NULL: none */
+	FILE *request_log;	     /* one JSON line per request (borrowed;
+					docs/http.md, "Request log"); NULL:
+					none */
 };
 
 /* Opens the store, loads the cartridge and tokens, and starts serving on

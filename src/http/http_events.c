@@ -64,6 +64,14 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 	if (!t || t->len != ev->tenant.len || memcmp(t->name, ev->tenant.ptr, t->len) != 0)
 		t = g->last = keel_metrics_tenant(g->metrics, ev->tenant.ptr, ev->tenant.len);
 	atomic_fetch_add_explicit(&t->events[counted], 1, memory_order_relaxed);
+	/* The POST's tenant, for the request log: names are valid by now
+	 * (1-64 bytes), so they fit. */
+	if (job->tenants == 0) {
+		memcpy(job->tenant, t->name, t->len + 1);
+		job->tenants = 1;
+	} else if (job->tenants == 1 && strcmp(job->tenant, t->name) != 0) {
+		job->tenants = 2;
+	}
 }
 
 /* Ingests the POSTs of jobs as one batch, one transaction, and fills in

@@ -231,8 +231,9 @@ static bool read_route(const char *url, const char **seg, size_t *len, size_t *n
 }
 
 static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection *c,
-				 const char *url, const struct keel_token_entry *tok)
+				 const char *url, struct request *rq)
 {
+	const struct keel_token_entry *tok = rq->token;
 	const char *seg[7];
 	size_t len[7], n;
 	enum read_kind kind;
@@ -249,6 +250,8 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 					     "path: invalid percent-escape");
 		goto out;
 	}
+	if (srv->o.request_log)
+		keel_buf_add(&rq->tenant, tenant.data, tenant.len);
 	/* Scope first: a token learns nothing about tenants it may not see,
 	 * not even whether their names are valid. */
 	if (tok && !keel_token_allows(tok, tenant.data, tenant.len)) {
@@ -349,6 +352,13 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		rq->conn = ci ? ci->socket_context : NULL;
 		*con_cls = rq;
+		if (srv->o.request_log) {
+			rq->started = keel_http_mono_usec();
+			rq->method = keel_xstrdup(method);
+			rq->path = keel_xstrdup(url);
+			if (rq->conn)
+				rq->conn->rq = rq;
+		}
 		pthread_mutex_lock(&srv->inflight_lock);
 		srv->inflight++;
 		pthread_mutex_unlock(&srv->inflight_lock);
@@ -440,7 +450,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		rq->route = ROUTE_DONE;
 		if (strcmp(url, "/metrics") == 0)
 			return handle_metrics(srv, c, rq->token);
-		return route_get(srv, c, url, rq->token);
+		return route_get(srv, c, url, rq);
 	case ROUTE_DONE:
 		return MHD_YES;
 	}

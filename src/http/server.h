@@ -17,6 +17,7 @@
 
 #include "keel.h"
 #include "../batch.h"
+#include "../envelope.h"
 #include "../store.h"
 #include "../json.h"
 
@@ -74,6 +75,7 @@ struct conn {
 	 * itself is working on the request. */
 	atomic_int_fast64_t deadline;
 	bool cut;
+	struct request *rq; /* the request under way, for the answer's log */
 };
 
 enum route {
@@ -103,6 +105,10 @@ struct ingest_job {
 	int rc; /* 0, or the store error that rolled the batch back */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
 	struct keel_buf rejects; /* the "rejected" array's members */
+	/* The tenant of the events that went in, for the request log: its
+	 * name when there was exactly one, tenants counting up to 2. */
+	char tenant[KEEL_TENANT_MAX + 1];
+	unsigned tenants;
 };
 
 /* One HTTP request (MHD's con_cls). */
@@ -117,6 +123,12 @@ struct request {
 	bool too_large;
 	bool suspended; /* queued, not yet back on its worker (inflight_lock) */
 	struct ingest_job job;
+	/* For the request log (only kept when there is one). */
+	int64_t started; /* monotonic microseconds, headers in */
+	char *method, *path;
+	unsigned status; /* of the answer queued; 0: none */
+	size_t bytes;	 /* of its body */
+	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
 /* The batch the writer thread is building: which POST each of its events
@@ -210,6 +222,8 @@ void keel_http_add_json_cstr(struct keel_buf *b, const char *s);
 void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Writes rq's line to the request log, if there is one. */
+void keel_http_log_request(struct keel_server *srv, struct request *rq);
 int64_t keel_http_mono_usec(void);
 
 /* The watchdog (http_watchdog.c) */
