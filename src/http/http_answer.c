@@ -48,7 +48,9 @@ void keel_http_log_request(struct keel_server *srv, struct request *rq)
 		keel_buf_addf(&b, ",\"status\":%u", rq->status);
 	else
 		keel_buf_adds(&b, ",\"status\":null"); /* closed without an answer */
-	keel_buf_addf(&b, ",\"bytes\":%zu,\"usec\":%lld,\"tenant\":", rq->bytes,
+	/* A HEAD answer's body is not sent. */
+	size_t bytes = strcmp(rq->method, MHD_HTTP_METHOD_HEAD) == 0 ? 0 : rq->bytes;
+	keel_buf_addf(&b, ",\"bytes\":%zu,\"usec\":%lld,\"tenant\":", bytes,
 		      (long long)(keel_http_mono_usec() - rq->started));
 	if (rq->tenant.data)
 		keel_http_add_json_text(&b, rq->tenant.data, rq->tenant.len);
