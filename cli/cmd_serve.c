@@ -52,15 +52,17 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"header-timeout", required_argument, NULL, OPT_HEADER},
 		{"request-timeout", required_argument, NULL, OPT_REQUEST},
 		{"grace", required_argument, NULL, OPT_GRACE},
+		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct keel_server_options o = {.size = sizeof o};
 	o.log = stderr;
+	o.request_log = stderr;
 	uint64_t size;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:s:c:t:j:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:c:t:j:qh", opts, NULL)) != -1) {
 		const char *name = NULL;
 		bool ok = true;
 		switch (c) {
@@ -118,6 +120,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_GRACE:
 			name = "grace";
 			ok = parse_uint(optarg, 86400, &o.grace);
+			break;
+		case 'q':
+			o.request_log = NULL;
 			break;
 		case 'h':
 			cli_help(cmd, stdout);
@@ -183,6 +188,8 @@ const struct keel_cmd keel_cmd_serve = {
 		 "      --request-timeout S  a whole request within S seconds (60)\n"
 		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
 		 "                           requests under way (10)\n"
+		 "  -q, --quiet              no request log (one JSON line per request on\n"
+		 "                           stderr otherwise)\n"
 		 "  -h, --help               this help\n"
 		 "\n"
 		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"

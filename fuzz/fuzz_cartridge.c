@@ -18,8 +18,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Events of several types, with fields present, missing and of odd types,
- * so that a fuzzed plan finds both hits and pointer misses. */
+/* Events of several types, with fields present, missing and of odd types
+ * (and a string holding U+0000, which no identifier may take), so that a
+ * fuzzed plan finds both hits and pointer misses. */
 static const char *const fuzz_events[] = {
     "{\"id\":\"e1\",\"type\":\"fleet.vehicle.registered\",\"time\":\"2026-01-01T00:00:00Z\","
     "\"tenant\":\"t\",\"data\":{\"vehicle_id\":\"v1\",\"depot_id\":\"d1\",\"make\":\"M\","
@@ -27,7 +28,7 @@ static const char *const fuzz_events[] = {
     "{\"id\":\"e2\",\"type\":\"fleet.vehicle.status_changed\",\"time\":\"2026-01-01T00:00:01Z\","
     "\"tenant\":\"t\",\"data\":{\"vehicle_id\":\"v1\",\"status\":null,\"n\":[1,{\"a\":\"\"}]}}",
     "{\"id\":\"e3\",\"type\":\"a\",\"time\":\"2026-01-01T00:00:02Z\",\"tenant\":\"t\","
-    "\"data\":{\"a\":{\"b\":\"c\"},\"x\":\"y\",\"\":\"empty\",\"~\":\"t\"}}",
+    "\"data\":{\"a\":{\"b\":\"c\"},\"x\":\"y\",\"z\":\"a\\u0000b\",\"\":\"empty\",\"~\":\"t\"}}",
     "{\"id\":\"e4\",\"type\":\"a\",\"time\":\"2025-12-31T23:59:59Z\",\"tenant\":\"t\","
     "\"data\":{\"a\":7,\"x\":true}}",
 };

@@ -105,7 +105,7 @@ KEEL_API int keel_json_write_string(FILE *f, const char *s, size_t len);
 
 /* The time a read looks at (keel show --at, GET ...?at=): "now" (the
  * current time) or an RFC 3339 timestamp as keel_time_parse takes it. */
-int keel_time_parse_at(const char *s, size_t len, int64_t *out, const char **why);
+KEEL_API int keel_time_parse_at(const char *s, size_t len, int64_t *out, const char **why);
 
 /* --------------------------------------------------------------- stores */
 
@@ -525,6 +525,9 @@ struct keel_server_options {
 	unsigned request_timeout;    /* seconds to send a whole request; 60 */
 	unsigned grace;		     /* seconds keel_server_stop waits; 10 */
 	FILE *log;		     /* server messages (borrowed); NULL: none */
+	FILE *request_log;	     /* one JSON line per request (borrowed;
+					docs/http.md, "Request log"); NULL:
+					none */
 };
 
 /* Opens the store, loads the cartridge and tokens, and starts serving on

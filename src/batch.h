@@ -56,6 +56,12 @@ struct keel_batch_event {
 	int64_t seq; /* set by the store when logged */
 };
 
+/* Event seq of the batch an ingester is committing, for its on_outcome
+ * callback (src/ingest.c): valid only during that callback. */
+struct keel_ingest;
+const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
+						       size_t seq);
+
 /* Hash of an event's log key (tenant, id), for the maps that find events
  * by id (the batch's repeats, the memory store's log). Computed on first
  * use and kept, so each event's id is hashed once however many maps see

@@ -289,6 +289,13 @@ static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const cha
 	if (!r->trusted && !keel_utf8_valid(s, len))
 		return ctx_op_fail(ctx, ctx->calls, kind, "field \"%s\": invalid UTF-8",
 				   field);
+	/* Valid JSON ("\u0000") and valid UTF-8, but names travel as C
+	 * strings through show, why, the HTTP path and SQL text: an
+	 * identifier holding NUL could be stored and never named again
+	 * (docs/cartridges.md, "Limits"). */
+	if (memchr(s, 0, len))
+		return ctx_op_fail(ctx, ctx->calls, kind,
+				   "field \"%s\": contains U+0000 (NUL)", field);
 	return 0;
 }
 
@@ -950,6 +957,9 @@ static int tmpl_compile(struct compiler *cc, const char *field, const struct kee
 	if (rc)
 		return rc;
 	/* What can never render within the limits fails now, not per event. */
+	for (size_t i = 0; i < np; i++)
+		if (pieces[i].lit && memchr(pieces[i].lit, 0, pieces[i].lit_len))
+			return cfail(cc, "field \"%s\": contains U+0000 (NUL)", field);
 	if (!has_ptr && lit_total == 0)
 		return cfail(cc, "field \"%s\": empty", field);
 	if (lit_total > max)

@@ -175,6 +175,12 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 	return rc;
 }
 
+const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
+						       size_t seq)
+{
+	return ing->events.items[seq];
+}
+
 /* Tells on_outcome what became of each event of the committed batch. */
 static void keel_batcher_report_outcomes(struct keel_batcher *ing)
 {

@@ -281,3 +281,14 @@ void keel_store_metrics(struct keel_store *s, struct keel_buf *out)
 	if (s->ops->metrics)
 		s->ops->metrics(s, out);
 }
+
+int keel_store_check(struct keel_store *s)
+{
+	int rc = s->ops->check ? s->ops->check(s) : 0;
+	if (rc)
+		return rc;
+	/* The empty name is no valid tenant: an index lookup that finds
+	 * nothing, but still goes to the database (or server). */
+	uint64_t counts[4];
+	return s->ops->counts(s, keel_str_make("", 0), counts);
+}

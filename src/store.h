@@ -155,6 +155,10 @@ struct keel_store_ops {
 			      const struct keel_replace_scope *scope, struct keel_overlay *o,
 			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
 			      struct keel_buf *note);
+	/* Optional. What a cheap read cannot see that makes the store
+	 * unusable (SQLite: its file deleted or replaced under it). 0 or
+	 * an error with the message set; keel_store_check calls it. */
+	int (*check)(struct keel_store *s);
 	/* Optional. Set up a connection that writes alongside others
 	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
 	int (*worker_init)(struct keel_store *s);
@@ -218,6 +222,10 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+/* Whether the store answers, for health checks (keel serve's /healthz):
+ * the backend's own check, then a cheap read (the counts of a tenant that
+ * cannot exist). 0, or an error with the store's message set. */
+int keel_store_check(struct keel_store *s);
 /* Replay and bulk loads (src/replay.c). */
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope, struct keel_overlay *o,

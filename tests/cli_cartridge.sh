@@ -50,6 +50,21 @@ contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 1, rejected 1"
 expect 0 "$KEEL" show t widget:w --store "sqlite:$dir/acme.db"
 contains out '"facts":{"passed":{"value":true,'
 
+# A vehicle id holding U+0000 renders a subject no command could name
+# again: that event is rejected at the template, with its line and the
+# rule, and the rest goes in (docs/cartridges.md, "Limits").
+cat >"$dir/nul.ndjson" <<'END'
+{"id":"n1","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:00Z","data":{"vehicle_id":"V-1","status":"active","reason":null}}
+{"id":"n2","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:01Z","data":{"vehicle_id":"a\u0000b","status":"active","reason":null}}
+{"id":"n3","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:02Z","data":{"vehicle_id":"V-2","status":"idle","reason":null}}
+END
+expect 3 "$KEEL" ingest "$dir/nul.ndjson" --store "sqlite:$dir/nul.db"
+contains err 'line 2: event "n2": type "fleet.vehicle.status_changed": operation 1 (entity): field "subject": contains U+0000 (NUL)'
+contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 0, rejected 1"
+expect 0 "$KEEL" dump --store "sqlite:$dir/nul.db"
+lacks out 'vehicle:a'
+contains out '"vehicle:V-2"'
+
 # Load errors are fatal (exit 1) and name the cartridge, type, operation
 # and field.
 echo '{"cartridge":"x","version":"1","events":{"a":[{"op":"link","subject":"s","relation":"r"}]}}' >"$dir/bad.json"

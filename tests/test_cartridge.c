@@ -792,6 +792,63 @@ static void test_limits(void **state)
 	keel_cartridge_free(c);
 }
 
+/* U+0000 is valid JSON and UTF-8, but an identifier holding it could never
+ * be named again (C strings downstream): every rendered identifier refuses
+ * it, values keep it. */
+static void test_nul_in_identifiers(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = compile_ok(limits_cartridge);
+	const char *pre = "rejected: type \"l.link\": operation 1 (link): field ";
+	struct {
+		const char *data, *field;
+	} cases[] = {
+	    {"{\"s\":\"a\\u0000b\",\"r\":\"r\",\"o\":\"o\"}", "\"subject\""},
+	    {"{\"s\":\"s\",\"r\":\"\\u0000\",\"o\":\"o\"}", "\"relation\""},
+	    {"{\"s\":\"s\",\"r\":\"r\",\"o\":\"o\\u0000\"}", "\"object\""},
+	};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(cases); i++) {
+		char want[256];
+		snprintf(want, sizeof want, "%s%s: contains U+0000 (NUL)\n", pre,
+			 cases[i].field);
+		expect_run(c, "l.link", cases[i].data, want);
+	}
+	expect_run(c, "l.entity", "{\"k\":\"k\\u0000\"}",
+		   "rejected: type \"l.entity\": operation 1 (entity): field \"kind\": "
+		   "contains U+0000 (NUL)\n");
+	expect_run(c, "l.fact", "{\"p\":\"\\u0000p\",\"v\":1}",
+		   "rejected: type \"l.fact\": operation 1 (fact): field \"predicate\": "
+		   "contains U+0000 (NUL)\n");
+	/* A value is JSON text: the escape stays an escape, and is kept. */
+	expect_run(c, "l.fact", "{\"p\":\"p\",\"v\":\"a\\u0000b\"}",
+		   "ok\n  fact \"x\" \"p\" = \"a\\u0000b\"\n");
+	keel_cartridge_free(c);
+
+	/* The fleet cartridge's own template, as a producer would hit it. */
+	c = compile_ok("{\"cartridge\":\"v\",\"version\":\"1\",\"events\":{\"v.seen\":"
+		       "[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/vehicle_id}\"}]}}");
+	expect_run(c, "v.seen", "{\"vehicle_id\":\"a\\u0000b\"}",
+		   "rejected: type \"v.seen\": operation 1 (entity): field \"subject\": "
+		   "contains U+0000 (NUL)\n");
+	expect_run(c, "v.seen", "{\"vehicle_id\":\"a\\u0001b\"}",
+		   "ok\n  entity \"vehicle:a\\u0001b\" kind none\n");
+	keel_cartridge_free(c);
+
+	/* A literal NUL in the cartridge can never render: refused at load. */
+	expect_op_error("{\"op\":\"entity\",\"subject\":\"v:\\u0000{/x}\"}",
+			"cartridge \"t\": type \"e\": operation 1 (entity): field "
+			"\"subject\": contains U+0000 (NUL)");
+	expect_op_error("{\"op\":\"unset\",\"subject\":\"s\",\"predicate\":\"p\\u0000\"}",
+			"cartridge \"t\": type \"e\": operation 1 (unset): field "
+			"\"predicate\": contains U+0000 (NUL)");
+	/* A NUL inside a pointer names a key; it is not rendered. */
+	char *json = one_type("{\"op\":\"entity\",\"subject\":\"{/data/a\\u0000b}\"}");
+	struct keel_cartridge *c2 = compile_ok(json);
+	expect_run(c2, "e", "{\"a\\u0000b\":\"k\"}", "ok\n  entity \"k\" kind none\n");
+	keel_cartridge_free(c2);
+	free(json);
+}
+
 /* ----------------------------------------------------------- C handlers */
 
 static int h_counter(struct keel_ctx *ctx, const struct keel_event *ev, void *userdata)
@@ -1180,6 +1237,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_subject_runs),
     cmocka_unit_test(test_pointer_escapes),
     cmocka_unit_test(test_limits),
+    cmocka_unit_test(test_nul_in_identifiers),
     cmocka_unit_test(test_c_handlers_in_process),
     cmocka_unit_test(test_shared_object),
     cmocka_unit_test(test_load),

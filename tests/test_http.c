@@ -13,6 +13,7 @@
  * under way.
  */
 #include "support.h"
+#include "json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -275,6 +276,14 @@ static void fx_stop(struct fx *f)
 	f->srv = NULL;
 	keel_test_rmdir(f->dir);
 	free(f->dir);
+}
+
+/* Stops the server and keeps the fixture's directory (the caller removes
+ * it). */
+static void fx_stop_keep_dir(struct fx *f)
+{
+	keel_server_stop(f->srv);
+	f->srv = NULL;
 }
 
 /* The number of a "name":N in a JSON text, or -1. */
@@ -952,14 +961,50 @@ static void tenant_matrix(const char *store)
 	assert_status(r, 403);
 	resp_free(&r);
 
-	/* /healthz needs no token; /metrics needs a valid one. */
+	/* /healthz needs no token; /metrics needs a valid one, and shows a
+	 * scoped token its own tenants' series only: every server-wide figure
+	 * also counts the other tenants' traffic. */
 	assert_int_equal(http_status(f.port, "GET", "/healthz", NULL, NULL, NULL), 200);
 	assert_int_equal(http_status(f.port, "GET", "/metrics", NULL, NULL, NULL), 401);
 	http(f.port, "GET", "/metrics", TOK_A, NULL, NULL, &r);
 	assert_status(r, 200);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-a\",outcome=\"accepted\"}"),
+	    1);
+	assert_null(strstr(r.body, "tenant-b"));
+	assert_null(strstr(r.body, "keel_events_total"));
+	assert_null(strstr(r.body, "keel_batch_duration_seconds"));
+	assert_null(strstr(r.body, "keel_http_responses_total"));
+	assert_null(strstr(r.body, "keel_open_connections"));
+	resp_free(&r);
+	/* B's scope: tenant-b's event, and tenant-c with nothing yet. */
+	http(f.port, "GET", "/metrics", TOK_B, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-c\",outcome=\"accepted\"}"),
+	    0);
+	assert_null(strstr(r.body, "tenant-a"));
+	assert_null(strstr(r.body, "keel_events_total"));
+	resp_free(&r);
+	/* The token for all sees everything. */
+	http(f.port, "GET", "/metrics", TOK_ALL, NULL, NULL, &r);
+	assert_status(r, 200);
 	assert_int_equal(metric(r.body, "keel_events_total{outcome=\"accepted\"}"), 2);
 	assert_int_equal(metric(r.body, "keel_batch_duration_seconds_count"), 2);
 	assert_true(metric(r.body, "keel_http_responses_total{code=\"403\"}") >= 10);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-a\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"accepted\"}"),
+	    1);
+	assert_int_equal(
+	    metric(r.body, "keel_tenant_events_total{tenant=\"tenant-b\",outcome=\"duplicate\"}"),
+	    0);
+	assert_null(strstr(r.body, "tenant=\"tenant-c\""));
 	resp_free(&r);
 
 	free(a1);
@@ -1007,6 +1052,145 @@ static void loopback_only_without_tokens(void **state)
 	assert_non_null(strstr(err, "line 1: hash: not 64 hex digits"));
 	free(err);
 	f.srv = NULL;
+	keel_test_rmdir(f.dir);
+	free(f.dir);
+}
+
+/* Sends text as one request on a fresh connection. */
+static void raw_request(uint16_t port, const char *text, size_t len, struct resp *r)
+{
+	int fd = connect_port(port);
+	assert_true(fd >= 0);
+	assert_true(send_all(fd, text, len));
+	size_t n;
+	char *raw = recv_all(fd, &n);
+	close(fd);
+	parse_resp(raw, n, r);
+}
+
+/* A GET with a path of path_len bytes (after "/v1/tenants/t/entities/"),
+ * a query of query_len and one header of header_len. */
+static void big_get(uint16_t port, size_t path_len, size_t query_len, size_t header_len,
+		    struct resp *r)
+{
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_adds(&b, "GET /v1/tenants/t/entities/");
+	for (size_t i = 0; i < path_len; i++)
+		keel_buf_addc(&b, 'p');
+	if (query_len) {
+		keel_buf_adds(&b, "?at=");
+		for (size_t i = 0; i < query_len; i++)
+			keel_buf_addc(&b, 'q');
+	}
+	keel_buf_adds(&b, " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n");
+	if (header_len) {
+		keel_buf_adds(&b, "X-Padding: ");
+		for (size_t i = 0; i < header_len; i++)
+			keel_buf_addc(&b, 'h');
+		keel_buf_adds(&b, "\r\n");
+	}
+	keel_buf_adds(&b, "\r\n");
+	raw_request(port, b.data, b.len, r);
+	keel_buf_free(&b);
+}
+
+static void assert_json_error(const struct resp *r, int status)
+{
+	assert_status(*r, status);
+	assert_non_null(strstr(r->raw, "Content-Type: application/json"));
+	assert_true(r->body_len > 0);
+	struct keel_json_doc doc;
+	struct keel_json_error jerr;
+	keel_json_doc_init(&doc);
+	assert_int_equal(keel_json_parse(&doc, r->body, r->body_len, &jerr), 0);
+	const struct keel_json *e = keel_json_get(doc.root, "error", 5);
+	assert_non_null(e);
+	assert_int_equal(e->type, KEEL_JSON_STRING);
+	keel_json_doc_free(&doc);
+}
+
+/* A request line or header block too long is answered by Keel, in JSON
+ * (414, 431), not with libmicrohttpd's HTML page; just under the limits
+ * the request is served as usual. */
+static void oversized_heads_answer_json(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "memory", false);
+	fx_start(&f);
+	struct resp r;
+	big_get(f.port, 7000, 0, 15000, &r);
+	assert_json_error(&r, 404); /* served: no such entity */
+	resp_free(&r);
+	big_get(f.port, 20000, 0, 0, &r);
+	assert_json_error(&r, 414);
+	assert_non_null(strstr(r.body, "request target"));
+	resp_free(&r);
+	big_get(f.port, 10, 20000, 0, &r);
+	assert_json_error(&r, 414);
+	resp_free(&r);
+	big_get(f.port, 10, 0, 40000, &r);
+	assert_json_error(&r, 431);
+	assert_non_null(strstr(r.body, "header fields"));
+	resp_free(&r);
+	/* Many small headers count together. */
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_adds(&b, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n");
+	for (int i = 0; i < 400; i++)
+		keel_buf_addf(&b, "X-H%d: %060d\r\n", i, i);
+	keel_buf_adds(&b, "\r\n");
+	raw_request(f.port, b.data, b.len, &r);
+	keel_buf_free(&b);
+	assert_json_error(&r, 431);
+	resp_free(&r);
+	/* Counted among the answers. */
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"414\"}"), 2);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"431\"}"), 2);
+	resp_free(&r);
+	fx_stop(&f);
+}
+
+/* /healthz reads the store: a SQLite database deleted under the running
+ * server (which would go on writing into the unlinked file, lost at the
+ * next start) answers 503 in JSON, with the cause in the log only. */
+static void healthz_checks_the_store(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	char logpath[600];
+	snprintf(logpath, sizeof logpath, "%s/server.log", f.dir);
+	FILE *log = fopen(logpath, "w+");
+	assert_non_null(log);
+	f.o.log = log;
+	fx_start(&f);
+	struct resp r;
+	http(f.port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_string_equal(r.body, "{\"status\":\"ok\"}\n");
+	resp_free(&r);
+
+	char db[600];
+	snprintf(db, sizeof db, "%s/keel.db", f.dir);
+	assert_int_equal(unlink(db), 0);
+	http(f.port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	assert_json_error(&r, 503);
+	assert_non_null(strstr(r.body, "\"status\":\"unavailable\""));
+	assert_null(strstr(r.body, f.dir)); /* no path to an anonymous client */
+	resp_free(&r);
+	http(f.port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(metric(r.body, "keel_store_errors_total"), 1);
+	assert_int_equal(metric(r.body, "keel_http_responses_total{code=\"503\"}"), 1);
+	resp_free(&r);
+	fx_stop_keep_dir(&f);
+	fclose(log);
+	char *text = keel_test_read_file(logpath, NULL);
+	assert_non_null(strstr(text, "health check failed: sqlite: database file"));
+	assert_non_null(strstr(text, "was deleted or replaced since it was opened"));
+	free(text);
 	keel_test_rmdir(f.dir);
 	free(f.dir);
 }
@@ -1730,6 +1914,8 @@ static void graceful_stop_answers_queued_posts(void **state)
 
 const struct CMUnitTest tests[] = {
 	cmocka_unit_test(healthz_and_routing),
+	cmocka_unit_test(oversized_heads_answer_json),
+	cmocka_unit_test(healthz_checks_the_store),
 	cmocka_unit_test(method_not_allowed_names_the_path_methods),
 	cmocka_unit_test(post_and_read_memory),
 	cmocka_unit_test(post_and_read_sqlite),

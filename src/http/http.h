@@ -7,6 +7,7 @@
 #ifndef KEEL_HTTP_H
 #define KEEL_HTTP_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,7 +108,15 @@ enum keel_outcome {
 };
 
 /* HTTP statuses the server answers with, counted by class of route. */
-#define KEEL_METRICS_STATUSES 12
+#define KEEL_METRICS_STATUSES 14
+
+/* One tenant's event counters, created when the first event of it is
+ * committed and kept (at the same address) for the server's life. */
+struct keel_tenant_metrics {
+	char *name; /* NUL-terminated, owned */
+	size_t len;
+	atomic_uint_fast64_t events[KEEL_OUTCOME_COUNT];
+};
 
 /* Counters updated lock-free from every worker thread. */
 struct keel_metrics {
@@ -122,14 +131,26 @@ struct keel_metrics {
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
+	/* Per tenant: the lock guards the set, not the counters. */
+	pthread_mutex_t tenants_lock;
+	struct keel_ptrvec tenants; /* struct keel_tenant_metrics * */
+	struct keel_map tenant_index;
 };
 
 void keel_metrics_init(struct keel_metrics *m);
+void keel_metrics_free(struct keel_metrics *m);
+/* The counters of tenant name[0..len), created on first use. */
+struct keel_tenant_metrics *keel_metrics_tenant(struct keel_metrics *m, const char *name,
+						size_t len);
 /* Records one committed (or failed) batch, how long it took and how many
  * POSTs it gathered. */
 void keel_metrics_batch(struct keel_metrics *m, uint64_t usec, uint64_t requests);
 void keel_metrics_status(struct keel_metrics *m, unsigned status);
-/* Appends the Prometheus text exposition (format 0.0.4). */
-void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out);
+/* Appends the Prometheus text exposition (format 0.0.4) of what scope may
+ * see: everything when scope is NULL (no token file) or covers every
+ * tenant; otherwise only the per-tenant series of its own tenants, since
+ * every server-wide figure also counts other tenants' traffic. */
+void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *scope,
+			 struct keel_buf *out);
 
 #endif

@@ -26,6 +26,44 @@ void keel_http_log(struct keel_server *srv, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* One line of JSON per request, written whole by one call so that lines
+ * of concurrent requests never interleave. The token is never logged; the
+ * path is as sent (percent-escaped, without the query). */
+void keel_http_log_request(struct keel_server *srv, struct request *rq)
+{
+	FILE *f = srv->o.request_log;
+	if (!f || !rq->method)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char when[KEEL_TIME_BUFSZ];
+	keel_time_format((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, when);
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_addf(&b, "{\"time\":\"%s\",\"method\":", when);
+	keel_http_add_json_cstr(&b, rq->method);
+	keel_buf_adds(&b, ",\"path\":");
+	keel_http_add_json_cstr(&b, rq->path);
+	if (rq->status)
+		keel_buf_addf(&b, ",\"status\":%u", rq->status);
+	else
+		keel_buf_adds(&b, ",\"status\":null"); /* closed without an answer */
+	/* A HEAD answer's body is not sent. */
+	size_t bytes = strcmp(rq->method, MHD_HTTP_METHOD_HEAD) == 0 ? 0 : rq->bytes;
+	keel_buf_addf(&b, ",\"bytes\":%zu,\"usec\":%lld,\"tenant\":", bytes,
+		      (long long)(keel_http_mono_usec() - rq->started));
+	if (rq->tenant.data)
+		keel_http_add_json_text(&b, rq->tenant.data, rq->tenant.len);
+	else if (rq->job.tenants == 1)
+		keel_http_add_json_cstr(&b, rq->job.tenant);
+	else
+		keel_buf_adds(&b, "null");
+	keel_buf_adds(&b, "}\n");
+	fwrite(b.data, 1, b.len, f);
+	fflush(f);
+	keel_buf_free(&b);
+}
+
 /* Through util.h's one JSON string writer: invalid UTF-8 becomes U+FFFD,
  * so an answer quoting bad input is still valid JSON. */
 void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len)
@@ -64,6 +102,13 @@ static enum MHD_Result answer_allow(struct keel_server *srv, struct MHD_Connecti
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	keel_metrics_status(&srv->metrics, status);
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *conn = ci ? ci->socket_context : NULL;
+	if (conn && conn->rq && ret == MHD_YES) {
+		conn->rq->status = status;
+		conn->rq->bytes = len;
+	}
 	return ret;
 }
 

@@ -37,19 +37,40 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 	(void)position;
 	struct group *g = ud;
 	struct ingest_job *job = g->owner.items[seq];
+	enum keel_outcome counted = KEEL_OUTCOME_ACCEPTED;
 	switch (o) {
 	case KEEL_INGEST_UNHANDLED:
 		job->unhandled++;
-		__attribute__((fallthrough)); /* unhandled events are accepted */
+		job->accepted++; /* unhandled events are accepted */
+		counted = KEEL_OUTCOME_UNHANDLED;
+		break;
 	case KEEL_INGEST_ACCEPTED:
 		job->accepted++;
 		break;
 	case KEEL_INGEST_CONFLICTING:
 		job->conflicting++;
-		__attribute__((fallthrough)); /* and counted as duplicates */
+		job->duplicates++; /* and counted as duplicates */
+		counted = KEEL_OUTCOME_CONFLICTING;
+		break;
 	case KEEL_INGEST_DUPLICATE:
 		job->duplicates++;
+		counted = KEEL_OUTCOME_DUPLICATE;
 		break;
+	}
+	/* Outcomes come only after the commit, so these count what went in.
+	 * Runs of one tenant look its counters up once. */
+	const struct keel_batch_event *ev = keel_ingest_batch_event(g->ing, seq);
+	struct keel_tenant_metrics *t = g->last;
+	if (!t || t->len != ev->tenant.len || memcmp(t->name, ev->tenant.ptr, t->len) != 0)
+		t = g->last = keel_metrics_tenant(g->metrics, ev->tenant.ptr, ev->tenant.len);
+	atomic_fetch_add_explicit(&t->events[counted], 1, memory_order_relaxed);
+	/* The POST's tenant, for the request log: names are valid by now
+	 * (1-64 bytes), so they fit. */
+	if (job->tenants == 0) {
+		memcpy(job->tenant, t->name, t->len + 1);
+		job->tenants = 1;
+	} else if (job->tenants == 1 && strcmp(job->tenant, t->name) != 0) {
+		job->tenants = 2;
 	}
 }
 

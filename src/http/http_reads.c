@@ -6,7 +6,7 @@
 
 /* ------------------------------------------------------------- stores */
 
-static struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err)
+struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err)
 {
 	if (srv->shared_store) {
 		pthread_mutex_lock(&srv->write_lock);
@@ -22,7 +22,7 @@ static struct keel_store *keel_http_reader_get(struct keel_server *srv, char **e
 	return s;
 }
 
-static void keel_http_reader_put(struct keel_server *srv, struct keel_store *s)
+void keel_http_reader_put(struct keel_server *srv, struct keel_store *s)
 {
 	if (srv->shared_store) {
 		pthread_mutex_unlock(&srv->write_lock);

@@ -98,6 +98,12 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	struct request *rq = *con_cls;
 	if (!rq)
 		return;
+	keel_http_log_request(srv, rq);
+	if (rq->conn)
+		rq->conn->rq = NULL;
+	free(rq->method);
+	free(rq->path);
+	keel_buf_free(&rq->tenant);
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
 	atomic_fetch_sub(&srv->buffered, rq->claimed);
 	keel_buf_free(&rq->body);

@@ -6,6 +6,9 @@
  */
 #include "http.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Batch latency bucket bounds in microseconds (0.1 ms to 10 s). */
 static const uint64_t bucket_usec[KEEL_METRICS_BUCKETS] = {
 	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000,
@@ -22,7 +25,7 @@ static const char *const outcome_name[KEEL_OUTCOME_COUNT] = {
 
 /* The statuses the server answers with; anything else counts as "other". */
 static const unsigned status_code[KEEL_METRICS_STATUSES - 1] = {
-	200, 400, 401, 403, 404, 405, 413, 415, 422, 500, 503,
+	200, 400, 401, 403, 404, 405, 413, 414, 415, 422, 431, 500, 503,
 };
 
 void keel_metrics_init(struct keel_metrics *m)
@@ -41,6 +44,48 @@ void keel_metrics_init(struct keel_metrics *m)
 	atomic_init(&m->timeouts, 0);
 	for (size_t i = 0; i < KEEL_METRICS_STATUSES; i++)
 		atomic_init(&m->status[i], 0);
+	pthread_mutex_init(&m->tenants_lock, NULL);
+	m->tenants = (struct keel_ptrvec){0};
+	keel_map_init(&m->tenant_index);
+}
+
+void keel_metrics_free(struct keel_metrics *m)
+{
+	for (size_t i = 0; i < m->tenants.len; i++) {
+		struct keel_tenant_metrics *t = m->tenants.items[i];
+		free(t->name);
+		free(t);
+	}
+	keel_ptrvec_free(&m->tenants);
+	keel_map_free(&m->tenant_index);
+	pthread_mutex_destroy(&m->tenants_lock);
+}
+
+struct keel_tenant_metrics *keel_metrics_tenant(struct keel_metrics *m, const char *name,
+						size_t len)
+{
+	uint64_t h = keel_hash64(name, len, 0);
+	struct keel_tenant_metrics *found = NULL;
+	pthread_mutex_lock(&m->tenants_lock);
+	for (size_t i = keel_map_first(&m->tenant_index, h); i != SIZE_MAX && !found;
+	     i = keel_map_next(&m->tenant_index, h, i)) {
+		struct keel_tenant_metrics *t = m->tenant_index.values[i];
+		if (t->len == len && memcmp(t->name, name, len) == 0)
+			found = t;
+	}
+	if (!found) {
+		found = keel_xcalloc(1, sizeof *found);
+		found->name = keel_xmalloc(len + 1);
+		memcpy(found->name, name, len);
+		found->name[len] = 0;
+		found->len = len;
+		for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)
+			atomic_init(&found->events[i], 0);
+		keel_ptrvec_push(&m->tenants, found);
+		keel_map_put(&m->tenant_index, h, found);
+	}
+	pthread_mutex_unlock(&m->tenants_lock);
+	return found;
 }
 
 void keel_metrics_batch(struct keel_metrics *m, uint64_t usec, uint64_t requests)
@@ -75,8 +120,89 @@ static void add_seconds(struct keel_buf *out, uint64_t usec)
 		      (unsigned long long)(usec % 1000000));
 }
 
-void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out)
+static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct keel_tenant_metrics *x = *(const struct keel_tenant_metrics *const *)a;
+	const struct keel_tenant_metrics *y = *(const struct keel_tenant_metrics *const *)b;
+	return name_cmp(x->name, x->len, y->name, y->len);
+}
+
+/* The counters named name in v[0..n), sorted by by_name, or NULL. */
+static struct keel_tenant_metrics *find_sorted(struct keel_tenant_metrics **v, size_t n,
+					       const char *name)
+{
+	size_t len = strlen(name), lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = name_cmp(v[mid]->name, v[mid]->len, name, len);
+		if (c == 0)
+			return v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void add_tenant_series(struct keel_buf *out, const char *name,
+			      struct keel_tenant_metrics *t)
+{
+	/* Tenant names are [A-Za-z0-9._-] (docs/time-and-envelopes.md):
+	 * nothing in them needs escaping in a label value. */
+	for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++) {
+		if (i == KEEL_OUTCOME_REJECTED)
+			continue;
+		keel_buf_addf(out, "keel_tenant_events_total{tenant=\"%s\",outcome=\"%s\"} %llu\n",
+			      name, outcome_name[i],
+			      (unsigned long long)(t ? get(&t->events[i]) : 0));
+	}
+}
+
+/* The per-tenant series: every tenant seen when scope is NULL, else each
+ * tenant of the scope (0 for one without events yet). */
+static void render_tenants(struct keel_metrics *m, const struct keel_token_entry *scope,
+			   struct keel_buf *out)
+{
+	keel_buf_adds(out, "# HELP keel_tenant_events_total Events of one tenant committed "
+			   "over HTTP, by outcome.\n"
+			   "# TYPE keel_tenant_events_total counter\n");
+	pthread_mutex_lock(&m->tenants_lock);
+	size_t n = m->tenants.len;
+	struct keel_tenant_metrics **v = keel_xmalloc((n ? n : 1) * sizeof *v);
+	if (n)
+		memcpy(v, m->tenants.items, n * sizeof *v);
+	pthread_mutex_unlock(&m->tenants_lock);
+	qsort(v, n, sizeof *v, by_name);
+	if (!scope) {
+		for (size_t i = 0; i < n; i++)
+			add_tenant_series(out, v[i]->name, v[i]);
+	} else {
+		/* The scope's own names, not the set's: a tenant without events
+		 * shows zeros, and nothing else is even looked at. */
+		for (size_t k = 0; k < scope->ntenants; k++) {
+			const char *name = scope->tenants[k];
+			add_tenant_series(out, name, find_sorted(v, n, name));
+		}
+	}
+	free(v);
+}
+
+void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *scope,
+			 struct keel_buf *out)
+{
+	if (scope && scope->all)
+		scope = NULL;
+	if (scope) {
+		render_tenants(m, scope, out);
+		return;
+	}
 	keel_buf_adds(out, "# HELP keel_events_total Events received over HTTP, by outcome.\n"
 			   "# TYPE keel_events_total counter\n");
 	for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)
@@ -148,4 +274,5 @@ void keel_metrics_render(struct keel_metrics *m, struct keel_buf *out)
 			keel_buf_addf(out, "keel_http_responses_total{code=\"other\"} %llu\n",
 				      (unsigned long long)v);
 	}
+	render_tenants(m, NULL, out);
 }

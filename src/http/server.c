@@ -86,6 +86,46 @@ static bool authenticate(struct keel_server *srv, struct MHD_Connection *c,
 	return true;
 }
 
+/* MHD_KeyValueIterator adding one field's bytes as sent: "k=v&" for a
+ * query argument, "k: v\r\n" for a header. */
+static enum MHD_Result add_field_size(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	size_t *total = cls;
+	*total += strlen(key) + (value ? strlen(value) : 0) +
+		  (kind == MHD_GET_ARGUMENT_KIND ? 2 : 4);
+	return MHD_YES;
+}
+
+/* Keel's own limits on the request line and the headers, below what
+ * libmicrohttpd's per-connection memory holds: past that memory
+ * libmicrohttpd answers 414 or 431 itself, with an HTML page and no hook
+ * to replace it (docs/http.md, "Limits"), so Keel refuses first, in JSON.
+ * True after queueing the answer. */
+static bool too_large_head(struct keel_server *srv, struct MHD_Connection *c,
+			   const char *url, enum MHD_Result *ret)
+{
+	size_t target = strlen(url);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_field_size, &target);
+	if (target > MAX_REQUEST_TARGET) {
+		*ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_URI_TOO_LONG,
+		    "request target of about %zu bytes: longer than the maximum of %u bytes",
+		    target, MAX_REQUEST_TARGET);
+		return true;
+	}
+	size_t headers = 0;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_field_size, &headers);
+	if (headers > MAX_HEADER_BYTES) {
+		*ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+		    "header fields of %zu bytes: more than the maximum of %u bytes", headers,
+		    MAX_HEADER_BYTES);
+		return true;
+	}
+	return false;
+}
+
 static bool keel_http_parse_size(const char *s, uint64_t *out)
 {
 	if (!s || !*s)
@@ -194,8 +234,9 @@ static bool read_route(const char *url, const char **seg, size_t *len, size_t *n
 }
 
 static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection *c,
-				 const char *url, const struct keel_token_entry *tok)
+				 const char *url, struct request *rq)
 {
+	const struct keel_token_entry *tok = rq->token;
 	const char *seg[7];
 	size_t len[7], n;
 	enum read_kind kind;
@@ -212,6 +253,8 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 					     "path: invalid percent-escape");
 		goto out;
 	}
+	if (srv->o.request_log)
+		keel_buf_add(&rq->tenant, tenant.data, tenant.len);
 	/* Scope first: a token learns nothing about tenants it may not see,
 	 * not even whether their names are valid. */
 	if (tok && !keel_token_allows(tok, tenant.data, tenant.len)) {
@@ -242,14 +285,43 @@ out:
 	return ret;
 }
 
-static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connection *c)
+/* GET /healthz: whether the store answers a cheap read, on a read handle
+ * (so it never waits for the writer's batch on SQL stores). Needs no
+ * token, so the cause (paths, SQL errors) goes to the log only. */
+static enum MHD_Result handle_healthz(struct keel_server *srv, struct MHD_Connection *c)
+{
+	char *e = NULL;
+	struct keel_store *s = keel_http_reader_get(srv, &e);
+	int rc = s ? keel_store_check(s) : KEEL_ESTORE;
+	if (rc)
+		keel_http_log(srv, "health check failed: %s",
+			      s ? keel_store_errmsg(s) : e ? e : keel_strerror(rc));
+	if (s)
+		keel_http_reader_put(srv, s);
+	free(e);
+	if (rc == 0)
+		return keel_http_answer_const(srv, c, "{\"status\":\"ok\"}\n");
+	atomic_fetch_add(&srv->metrics.store_errors, 1);
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_adds(&b, "{\"status\":\"unavailable\",\"error\":\"store: a read failed "
+			  "(details in the server log)\"}");
+	return keel_http_answer_json(srv, c, MHD_HTTP_SERVICE_UNAVAILABLE, &b);
+}
+
+/* A token scoped to tenants sees their series only (docs/http.md,
+ * "Metrics"): the server-wide ones count every tenant's traffic. */
+static enum MHD_Result handle_metrics(struct keel_server *srv, struct MHD_Connection *c,
+				      const struct keel_token_entry *tok)
 {
 	struct keel_buf b;
 	keel_buf_init(&b);
-	keel_metrics_render(&srv->metrics, &b);
-	/* The writer's own counters (SQLite: its background checkpoints);
-	 * the store reads only atomics, so no lock. */
-	keel_store_metrics(srv->writer, &b);
+	keel_metrics_render(&srv->metrics, tok, &b);
+	/* The writer's own counters (SQLite: its background checkpointer),
+	 * store-wide, so only for a token that sees every tenant; the store
+	 * reads only atomics, so no lock. */
+	if (!tok || tok->all)
+		keel_store_metrics(srv->writer, &b);
 	char *data = b.data;
 	size_t len = b.len;
 	return keel_http_answer(srv, c, MHD_HTTP_OK, data, len,
@@ -273,12 +345,24 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		rq->conn = ci ? ci->socket_context : NULL;
 		*con_cls = rq;
+		if (srv->o.request_log) {
+			rq->started = keel_http_mono_usec();
+			rq->method = keel_xstrdup(method);
+			rq->path = keel_xstrdup(url);
+			if (rq->conn)
+				rq->conn->rq = rq;
+		}
 		pthread_mutex_lock(&srv->inflight_lock);
 		srv->inflight++;
 		pthread_mutex_unlock(&srv->inflight_lock);
 		keel_http_set_deadline(rq->conn,
 				       (int64_t)srv->o.request_timeout * 1000000);
 
+		enum MHD_Result ret = MHD_YES;
+		if (too_large_head(srv, c, url, &ret)) {
+			rq->route = ROUTE_DONE;
+			return ret;
+		}
 		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
 			   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 		bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
@@ -287,9 +371,8 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 			if (!get)
 				return keel_http_answer_not_allowed(srv, c, method,
 								    "GET, HEAD");
-			return keel_http_answer_const(srv, c, "{\"status\":\"ok\"}\n");
+			return handle_healthz(srv, c);
 		}
-		enum MHD_Result ret = MHD_YES;
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;
 			return ret;
@@ -359,8 +442,8 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 	case ROUTE_READ:
 		rq->route = ROUTE_DONE;
 		if (strcmp(url, "/metrics") == 0)
-			return handle_metrics(srv, c);
-		return route_get(srv, c, url, rq->token);
+			return handle_metrics(srv, c, rq->token);
+		return route_get(srv, c, url, rq);
 	case ROUTE_DONE:
 		return MHD_YES;
 	}
@@ -462,6 +545,7 @@ static void server_free(struct keel_server *srv)
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
+	keel_metrics_free(&srv->metrics);
 	free(srv->store_url);
 	pthread_mutex_destroy(&srv->write_lock);
 	pthread_mutex_destroy(&srv->queue_lock);
@@ -606,6 +690,8 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 		keel_buf_adds(&err, keel_strerror(rc));
 		goto fail;
 	}
+	srv->group.ing = srv->ing;
+	srv->group.metrics = &srv->metrics;
 	/* Read handles opened now, while nothing writes: a handle is opened
 	 * later only if more requests read at once than there are workers. */
 	for (unsigned i = 0; !srv->shared_store && i < so->threads; i++) {

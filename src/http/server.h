@@ -18,6 +18,9 @@
 #include "server_bench.h"
 
 #include "keel.h"
+#include "../batch.h"
+#include "../envelope.h"
+#include "../store.h"
 #include "../json.h"
 
 #include <arpa/inet.h>
@@ -46,6 +49,14 @@
 /* Per-connection memory for headers and the read buffer: it bounds the
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
+/* Keel's own limits on the request target (path and query) and on the
+ * header fields, answered 414 and 431 in JSON. Both well inside
+ * CONNECTION_MEMORY, which must hold them, the read buffer and MHD's own
+ * bookkeeping: past it libmicrohttpd answers with its own HTML page. */
+#define MAX_REQUEST_TARGET (8u << 10)
+#define MAX_HEADER_BYTES (16u << 10)
+_Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
+	       "the head limits must fit well inside a connection's memory");
 #define WATCHDOG_TICK_MS 100
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
@@ -62,6 +73,7 @@ struct conn {
 	 * itself is working on the request. */
 	atomic_int_fast64_t deadline;
 	bool cut;
+	struct request *rq; /* the request under way, for the answer's log */
 };
 
 enum route {
@@ -91,6 +103,10 @@ struct ingest_job {
 	int rc; /* 0, or the store error that rolled the batch back */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
 	struct keel_buf rejects; /* the "rejected" array's members */
+	/* The tenant of the events that went in, for the request log: its
+	 * name when there was exactly one, tenants counting up to 2. */
+	char tenant[KEEL_TENANT_MAX + 1];
+	unsigned tenants;
 };
 
 /* One HTTP request (MHD's con_cls). */
@@ -105,6 +121,12 @@ struct request {
 	bool too_large;
 	bool suspended; /* queued, not yet back on its worker (inflight_lock) */
 	struct ingest_job job;
+	/* For the request log (only kept when there is one). */
+	int64_t started; /* monotonic microseconds, headers in */
+	char *method, *path;
+	unsigned status; /* of the answer queued; 0: none */
+	size_t bytes;	 /* of its body */
+	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
 /* The batch the writer thread is building: which POST each of its events
@@ -112,6 +134,11 @@ struct request {
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
 	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
+	/* For counting outcomes by tenant: the ingester (whose batch tells
+	 * each event's tenant), the counters, the tenant counted last. */
+	struct keel_ingest *ing;
+	struct keel_metrics *metrics;
+	struct keel_tenant_metrics *last;
 };
 
 struct keel_server {
@@ -191,6 +218,8 @@ void keel_http_add_json_cstr(struct keel_buf *b, const char *s);
 void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Writes rq's line to the request log, if there is one. */
+void keel_http_log_request(struct keel_server *srv, struct request *rq);
 int64_t keel_http_mono_usec(void);
 
 /* The watchdog (http_watchdog.c) */
@@ -216,6 +245,11 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
 
+/* Reads (http_reads.c). A read handle (on the memory store: the writer,
+ * with its mutex held) until put back; NULL with *err (malloc'd) when
+ * none can be opened. */
+struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
+void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
 /* Reads (http_reads.c) */
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,

@@ -567,6 +567,24 @@ int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
 	return 0;
 }
 
+/* A connection keeps reading and writing a database file that was
+ * deleted or replaced by another (its open descriptor still works), and
+ * whatever it writes is lost with it: no read would notice. */
+static int keel_sqlite_check(struct keel_store *bs)
+{
+	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	int moved = 0;
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
+	    moved) {
+		const char *path = sqlite3_db_filename(s->db, "main");
+		return keel_store_fail(bs, KEEL_EIO,
+				       "sqlite: database file \"%s\" was deleted or replaced "
+				       "since it was opened",
+				       path ? path : "");
+	}
+	return 0;
+}
+
 const struct keel_store_ops keel_store_sqlite_ops = {
     .scheme = "sqlite",
     .url_form = "sqlite:PATH",
@@ -583,6 +601,7 @@ const struct keel_store_ops keel_store_sqlite_ops = {
     .counts = keel_sqlite_counts,
     .replace_tenant = keel_sqlite_replace_tenant,
     .metrics = keel_sqlite_metrics,
+    .check = keel_sqlite_check,
 };
 
 /* ------------------------------------------------- for tests (internal) */
