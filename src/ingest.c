@@ -175,8 +175,8 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 	return rc;
 }
 
-const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
-						       size_t seq)
+const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *ing,
+							size_t seq)
 {
 	return ing->events.items[seq];
 }

@@ -31,6 +31,10 @@ int keel_batcher_add_too_long(struct keel_batcher *b, uint64_t position,
 int keel_batcher_flush(struct keel_batcher *b);
 size_t keel_batcher_pending(const struct keel_batcher *b);
 const struct keel_report *keel_batcher_report(const struct keel_batcher *b);
+/* The event at seq (its order in the batch) of the batch being committed,
+ * for on_outcome callbacks that need more than the position. */
+const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *b,
+							size_t seq);
 const char *keel_batcher_errmsg(const struct keel_batcher *b);
 void keel_batcher_free(struct keel_batcher *b);
 

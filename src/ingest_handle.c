@@ -184,3 +184,11 @@ const struct keel_workers *keel_ingest_workers_of(const struct keel_ingest *ing)
 {
 	return ing->workers;
 }
+
+const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
+						       size_t seq)
+{
+	/* on_outcome comes from the streaming batcher (the server's mode);
+	 * in workers mode each worker's batcher calls it on its thread. */
+	return ing->batcher ? keel_batcher_batch_event(ing->batcher, seq) : NULL;
+}

@@ -266,11 +266,6 @@ bool keel_store_state_in_handle(const struct keel_store *s)
 	return s->state_in_handle;
 }
 
-bool keel_store_concurrent_writers(const struct keel_store *s)
-{
-	return s->ops->concurrent_writers;
-}
-
 bool keel_store_hashes_on_demand(const struct keel_store *s)
 {
 	return s->ops->hashes_on_demand;

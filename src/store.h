@@ -207,8 +207,6 @@ int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
 /* Wrappers the library calls. */
 /* The URL s was opened with ("" if it was not opened by keel_store_open). */
 const char *keel_store_url(const struct keel_store *s);
-/* Whether several connections may write at once (ops.concurrent_writers). */
-bool keel_store_concurrent_writers(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);

@@ -129,7 +129,7 @@ static void zero_or_larger_size_is_refused(void **state)
 
 	struct keel_server_options so = {.listen = "127.0.0.1:0", .store_url = "memory:"};
 	struct keel_server *srv = NULL;
-	err = NULL;
+	char *err = NULL;
 	assert_int_equal(keel_server_start(&so, &srv, &err), KEEL_EINVAL);
 	assert_null(srv);
 	assert_non_null(err);

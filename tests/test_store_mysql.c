@@ -2140,7 +2140,7 @@ static void workers_equal_one_writer_and_never_share_a_tenant(void **state)
 	(void)state;
 	char *u1 = fresh_url();
 	if (!u1)
-		skip();
+		keel_test_skip(NO_SERVER);
 	char *u4 = fresh_url();
 	struct text *t = generate(4000, 8, 29, 0.1, 0.05);
 	struct keel_store *a = open_url(u1);
