@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 	double mib = 1024.0;
 	printf("Keel %s bench (issue 2), one run, %llu-event input; machine: %ld cores\n",
 	       KEEL_VERSION, (unsigned long long)big, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-46s %14s %16s %12s %s\n", "measure", "this run", "seed note", "target", "");
+	printf("%-46s %14s %16s %12s %s\n", "measure", "this run", "python", "target", "");
 	printf("%-46s %11.0f /s %16s %12s %s\n", "parse + validate envelopes", parse_rate,
 	       "157 000 /s", ">= 1.5M/s", verdict(parse_rate >= 1.5e6));
 	printf("%-46s %11.0f /s %16s\n", "  limit: reading the same bytes (lines)",

@@ -592,8 +592,8 @@ int main(int argc, char **argv)
 	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
 	       "%ld cores\n",
 	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "note 0.7.1",
-	       "note 0.8.0", "target");
+	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "python 0.7.1",
+	       "python 0.8.0", "target");
 	row_s("3 030 events, batch 500", r3k.seconds, "8.9 s", "0.5 s", "", NULL);
 	row_s("101 000 events, batch 500", r101k.seconds, "~300 s", "8.4 s", "<= 3 s",
 	      verdict(r101k.seconds <= 3.0));
@@ -648,7 +648,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)st[b].bulk_statements,
 		       (unsigned long long)st[b].logged_first, st[b].max_statement,
 		       st[b].max_in_tuples, (unsigned long long)st[b].warnings);
-	printf(" * the note's multi-row INSERT rate; times exclude opening the store)\n");
+	printf(" * Python 0.8.0's multi-row INSERT rate; times exclude opening the store)\n");
 	const size_t prof_batch[2] = {big_batch[0], big_batch[1 % nbig]};
 	print_profiles(prof, prof_batch);
 
