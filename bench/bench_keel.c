@@ -1,9 +1,9 @@
 /*
- * bench_keel.c - issue 2's benchmark table, in one run, beside the seed
- * note's figures and against the limits measured in the same run:
+ * bench_keel.c - issue 2's benchmark table, in one run, beside the Python
+ * figures of docs/performance.md and against the limits of the same run:
  *
  *   parse + validate envelopes        vs reading the same bytes
- *   parse + handlers, memory store    (seed note: 160 000 events/s), one
+ *   parse + handlers, memory store    (Python: 160 000 events/s), one
  *     thread and the pipeline of --workers 2; median of three runs each
  *   SQLite, batch 500: 101 000 and 1 000 000 fleet events (via the keel
  *     binary, so peak RSS is the ingest's own), the same 1 000 000 re-sent

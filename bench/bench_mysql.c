@@ -1,10 +1,10 @@
 /*
- * bench_mysql.c - issue 3's benchmark: the seed note's MySQL rows measured
- * on this machine, in one run, beside the note's figures:
+ * bench_mysql.c - issue 3's benchmark: MySQL/MariaDB ingestion measured on
+ * this machine, in one run, beside the Python figures of docs/performance.md:
  *
  *   3 030 and 101 000 fleet events at batch 500
  *   N (default 1 000 000) events at batch 500 and at batch 5000, the two
- *   ends of the note's "one transaction per batch of 500 to 5000" (the
+ *   ends of the batch path's "one transaction per batch of 500 to 5000" (the
  *   issue names no batch for the million; docs/store-mysql.md)
  *   the 101 000 re-sent (all duplicates)
  *   statements per batch (mean and most)
@@ -243,7 +243,7 @@ static struct keel_store *open_store(const char *url)
 
 /* Where a batch size's time goes: the 101 000 events once more, each batch
  * size on a fresh database with the store's statement profile on (two
- * clock readings per statement), so that the note can say what batch 500
+ * clock readings per statement), so that the docs can say what batch 500
  * pays over batch 5000 and in which statements. */
 struct profiled {
 	struct run run;

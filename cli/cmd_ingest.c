@@ -1,6 +1,6 @@
 /*
  * cmd_ingest.c - keel ingest: NDJSON envelopes from files or standard input
- * into a store (SPEC sections 6 and 11, docs/cli.md).
+ * into a store (docs/cli.md, docs/semantics.md).
  *
  * Files are read straight through: lines go to keel_ingest_add, which
  * commits a batch whenever it is full; each input's last batch is committed
@@ -19,7 +19,7 @@
  * files straight through, never live input. On SQLite, one input file and
  * two or more cores, the default is the pipeline of --workers 2: one
  * thread parses, checks and runs the cartridge while the other writes
- * (docs/store-sqlite.md has the measurements). Rejections then arrive on
+ * (docs/performance.md has the measurements). Rejections then arrive on
  * the writer thread, so they and the progress line share a lock.
  *
  * On SQLite a background checkpointer (keel_checkpointer_open) copies the

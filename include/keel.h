@@ -275,7 +275,7 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
 	       char **json);
 
-/* Writes the canonical dump (SPEC section 8) of one tenant or all. */
+/* Writes the canonical dump (docs/dump.md) of one tenant or all. */
 int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
 /* Restores a dump into s (in batches, one transaction each). Bad records
  * fail with KEEL_EDUMP naming the line. */
@@ -446,7 +446,7 @@ int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
 
 struct keel_server;
 
-/* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
+/* keel serve (docs/http.md). Zero / NULL fields take the
  * defaults shown. */
 struct keel_server_options {
 	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";

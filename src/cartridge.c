@@ -311,7 +311,7 @@ static bool utf8_valid(const char *str, size_t n)
 	return true;
 }
 
-/* Checks one rendered string against its limit (SPEC 4). */
+/* Checks one rendered string against its limit (docs/cartridges.md). */
 static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const char *field,
 		     const char *s, size_t len, size_t max)
 {

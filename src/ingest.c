@@ -1,5 +1,5 @@
 /*
- * ingest.c - the one ingestion path (SPEC section 6), for every batch size.
+ * ingest.c - the one ingestion path (docs/architecture.md), for every batch size.
  *
  * keel_ingest_add does all the per-event work that needs no store (parse,
  * validate, run the cartridge, compact and hash: prepare.c). The event and

@@ -1,5 +1,5 @@
 /*
- * workers.c - design C of the note: keel ingest --workers N
+ * workers.c - keel ingest --workers N
  * (docs/replay.md).
  *
  * The input is partitioned by tenant, never by subject, so no two writers

@@ -1,5 +1,5 @@
 /*
- * test_conformance.c - the invariants of SPEC 5.5, on generated fleet
+ * test_conformance.c - the invariants of docs/semantics.md, on generated fleet
  * streams with late events and duplicates, against every store: memory,
  * SQLite, and MySQL/MariaDB when KEEL_TEST_MYSQL_URL names a server (the
  * suite's MariaDB fixture sets it).

@@ -15,7 +15,7 @@
  *
  * keel ingest uses it too (keel_checkpointer_open, keel.h): there the
  * commits of a long ingest no longer stop to checkpoint
- * (docs/store-sqlite.md has the measurements).
+ * (docs/performance.md has the measurements).
  */
 #include "http.h"
 

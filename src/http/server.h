@@ -47,7 +47,7 @@
  * request line and headers a client can send. */
 #define CONNECTION_MEMORY (64u << 10)
 #define WATCHDOG_TICK_MS 100
-/* Small, frequent checkpoints: docs/http.md, "Single-event POSTs on SQLite". */
+/* Small, frequent checkpoints: docs/performance.md, "HTTP". */
 #define CHECKPOINT_INTERVAL_MS 10
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
