@@ -1,10 +1,10 @@
 /*
- * bench_mysql.c - issue 3's benchmark: the seed note's MySQL rows measured
- * on this machine, in one run, beside the note's figures:
+ * bench_mysql.c - issue 3's benchmark: MySQL/MariaDB ingestion measured on
+ * this machine, in one run, beside the Python figures of docs/performance.md:
  *
  *   3 030 and 101 000 fleet events at batch 500
  *   N (default 1 000 000) events at batch 500 and at batch 5000, the two
- *   ends of the note's "one transaction per batch of 500 to 5000" (the
+ *   ends of the batch path's "one transaction per batch of 500 to 5000" (the
  *   issue names no batch for the million; docs/store-mysql.md)
  *   the 101 000 re-sent (all duplicates)
  *   statements per batch (mean and most)
@@ -244,7 +244,7 @@ static struct keel_store *open_store(const char *url)
 
 /* Where a batch size's time goes: the 101 000 events once more, each batch
  * size on a fresh database with the store's statement profile on (two
- * clock readings per statement), so that the note can say what batch 500
+ * clock readings per statement), so that the docs can say what batch 500
  * pays over batch 5000 and in which statements. */
 struct profiled {
 	struct run run;
@@ -593,8 +593,8 @@ int main(int argc, char **argv)
 	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
 	       "%ld cores\n",
 	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "note 0.7.1",
-	       "note 0.8.0", "target");
+	printf("%-42s %12s %12s %12s %10s\n", "measure", "this run", "python 0.7.1",
+	       "python 0.8.0", "target");
 	row_s("3 030 events, batch 500", r3k.seconds, "8.9 s", "0.5 s", "", NULL);
 	row_s("101 000 events, batch 500", r101k.seconds, "~300 s", "8.4 s", "<= 3 s",
 	      verdict(r101k.seconds <= 3.0));
@@ -649,7 +649,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)st[b].bulk_statements,
 		       (unsigned long long)st[b].logged_first, st[b].max_statement,
 		       st[b].max_in_tuples, (unsigned long long)st[b].warnings);
-	printf(" * the note's multi-row INSERT rate; times exclude opening the store)\n");
+	printf(" * Python 0.8.0's multi-row INSERT rate; times exclude opening the store)\n");
 	const size_t prof_batch[2] = {big_batch[0], big_batch[1 % nbig]};
 	print_profiles(prof, prof_batch);
 

@@ -1,6 +1,6 @@
 /*
  * cmd_dump.c - keel dump: the canonical NDJSON dump of the store, or of one
- * tenant (SPEC section 8, docs/dump.md).
+ * tenant (docs/dump.md).
  */
 #include "cli.h"
 

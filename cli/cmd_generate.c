@@ -1,6 +1,6 @@
 /*
  * cmd_generate.c - keel generate fleet: a deterministic synthetic fleet
- * stream as NDJSON (SPEC section 11).
+ * stream as NDJSON (docs/generator.md).
  */
 #include "cli.h"
 

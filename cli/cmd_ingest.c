@@ -1,6 +1,6 @@
 /*
  * cmd_ingest.c - keel ingest: NDJSON envelopes from files or standard input
- * into a store (SPEC sections 6 and 11, docs/cli.md).
+ * into a store (docs/cli.md, docs/semantics.md).
  *
  * Files are read straight through: lines go to keel_ingest_add, which
  * commits a batch whenever it is full; each input's last batch is committed

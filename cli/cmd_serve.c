@@ -1,5 +1,5 @@
 /*
- * cmd_serve.c - keel serve: runs the HTTP API (SPEC section 10,
+ * cmd_serve.c - keel serve: runs the HTTP API (
  * docs/http.md) until SIGTERM or SIGINT, then stops gracefully: no new
  * connections, requests under way finish, batches are never cut.
  *

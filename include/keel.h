@@ -393,7 +393,7 @@ enum keel_query_kind {
 KEEL_API int keel_query_text(enum keel_query_kind kind, const char *json, size_t len,
 		    char **text);
 
-/* Writes the canonical dump (SPEC section 8) of one tenant or all. A
+/* Writes the canonical dump (docs/dump.md) of one tenant or all. A
  * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for
  * keel_stats: a tenant exists only through its rows, and a mistyped name
  * must not pass for an empty backup. */
@@ -503,7 +503,7 @@ struct keel_server;
 #define KEEL_DEFAULT_MAX_BODY ((size_t)16 << 20)      /* 16 MiB */
 #define KEEL_DEFAULT_MAX_BUFFERED ((size_t)256 << 20) /* 256 MiB */
 
-/* keel serve (SPEC section 10, docs/http.md). Zero / NULL fields take the
+/* keel serve (docs/http.md). Zero / NULL fields take the
  * defaults shown. */
 struct keel_server_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */

@@ -274,7 +274,7 @@ int keel_ctx_reject(struct keel_ctx *ctx, const char *fmt, ...)
 	return KEEL_EREJECTED;
 }
 
-/* Checks one rendered string against its limit (SPEC 4). */
+/* Checks one rendered string against its limit (docs/cartridges.md, "Limits"). */
 static int ctx_check(struct keel_ctx *ctx, const struct op_request *r, const char *field,
 		     const char *s, size_t len, size_t max)
 {

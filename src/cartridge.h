@@ -17,7 +17,7 @@
 #include "json.h"
 #include "util.h"
 
-/* Rendered limits (SPEC 4); the same on every store. */
+/* Rendered limits (docs/cartridges.md); the same on every store. */
 #define KEEL_SUBJECT_MAX 255
 #define KEEL_NAME_MAX 128
 #define KEEL_VALUE_MAX (64 * 1024)

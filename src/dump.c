@@ -1,5 +1,5 @@
 /*
- * dump.c - the canonical dump (SPEC section 8) and its inverse, load.
+ * dump.c - the canonical dump (docs/dump.md) and its inverse, load.
  *
  * Dump walks the store through its scan interface: tenants in bytewise
  * order, and for each tenant the four record types in the order entity,
@@ -197,7 +197,7 @@ struct load_ctx {
 	struct load_prev prev;
 	/* The hashes of the current tenant's entity subjects: every fact's
 	 * and relation's subject, and every relation's object, must be one
-	 * (SPEC 5.2 upserts an entity for each). 16 bytes an entity; a
+	 * (ingestion upserts one for each, docs/semantics.md). 16 bytes an entity; a
 	 * collision can only let a missing entity pass, never fail a good
 	 * dump. */
 	struct keel_map entities;
@@ -310,7 +310,7 @@ static int cmp_i64(int64_t a, int64_t b)
 	return (a > b) - (a < b);
 }
 
-/* Canonical order within one record type; see SPEC 8. Returns <0, 0, >0
+/* Canonical order within one record type; see docs/dump.md. Returns <0, 0, >0
  * comparing the previous record's key with the current one's. */
 static int order_cmp(const struct load_prev *p, int type, struct keel_str subject,
 		     struct keel_str name, struct keel_str object, int64_t from,

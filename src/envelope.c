@@ -1,5 +1,5 @@
 /*
- * envelope.c - the envelope rules of SPEC section 2 (see envelope.h).
+ * envelope.c - the envelope rules of docs/time-and-envelopes.md (see envelope.h).
  *
  * One pass over the top-level members picks out the fields Keel reads;
  * the rules are then checked in a fixed order (id, specversion, tenant,
@@ -8,7 +8,7 @@
  * message of any later rule.
  *
  * Every message has the form `field "NAME": RULE`, except the one for a
- * document that is not an object at all. Decisions beyond the SPEC's table
+ * document that is not an object at all. Decisions beyond the field table
  * (docs/time-and-envelopes.md): a field that is present with the value
  * null counts as having the wrong type, not as missing; id and type may
  * not contain control characters (U+0000-U+001F), which would break

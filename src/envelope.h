@@ -1,5 +1,5 @@
 /*
- * envelope.h - validation of one CloudEvents envelope (SPEC sections 2-3).
+ * envelope.h - validation of one CloudEvents envelope (docs/time-and-envelopes.md).
  *
  * keel_envelope_read checks a parsed JSON document against every envelope
  * rule and extracts the fields Keel uses. Views point into the document,

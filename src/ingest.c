@@ -1,5 +1,5 @@
 /*
- * ingest.c - the one ingestion path (SPEC section 6), for every batch size:
+ * ingest.c - the one ingestion path (docs/architecture.md), for every batch size:
  * the batcher behind KEEL_INGEST_STREAMING and each worker of
  * KEEL_INGEST_WORKERS (src/ingest.h).
  *

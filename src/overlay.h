@@ -94,7 +94,7 @@ void keel_overlay_prefetch_rows(struct keel_batch_event **ev, size_t n);
 /* Applies an accepted event's operations at its time (placement). */
 void keel_overlay_apply(struct keel_overlay *o, const struct keel_batch_event *ev);
 
-/* Upsert rule of SPEC 5.2 for one mention of an entity at time t. */
+/* Upsert rule of docs/semantics.md for one mention of an entity at time t. */
 void keel_entity_mention(struct keel_entity *e, int64_t t, struct keel_str kind,
 			 struct keel_arena *a);
 

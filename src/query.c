@@ -1,6 +1,6 @@
 /*
  * query.c - the read side as JSON documents: show, history, why, stats
- * (SPEC section 8). The CLI prints these documents and the HTTP server
+ * (docs/cli.md). The CLI prints these documents and the HTTP server
  * sends them as response bodies; their shapes are documented in
  * docs/cli.md and must only ever grow.
  *

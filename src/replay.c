@@ -1,5 +1,5 @@
 /*
- * replay.c - design B of the note: a tenant built in memory, then written
+ * replay.c - replay: a tenant built in memory, then written
  * in bulk (docs/replay.md).
  *
  * Two entry points share everything below the first section:

@@ -1,6 +1,6 @@
 /*
  * store.h - the backend interface: a table of function pointers behind the
- * opaque keel_store handle (SPEC section 7).
+ * opaque keel_store handle (docs/stores.md).
  *
  * A backend is its own files in src/store/ that fill a const keel_store_ops
  * and register it in store.c's table (docs/architecture.md, "A new store").
@@ -61,7 +61,7 @@ struct keel_record {
 };
 
 /* What to scan: one record type of one tenant, in canonical dump order
- * (SPEC 8), narrowed by the optional filters. */
+ * (docs/dump.md), narrowed by the optional filters. */
 struct keel_scan {
 	enum keel_record_type type;
 	struct keel_str tenant;	    /* required */
@@ -119,7 +119,7 @@ struct keel_store_ops {
 	 * containing it or, when none does, the first non-empty row after it. */
 	int (*prefetch)(struct keel_store *s, struct keel_overlay *o);
 	/* Optional, instead of prefetch: a store whose whole state is one
-	 * overlay (the memory store, SPEC 6) returns it, and the ingester
+	 * overlay (the memory store) returns it, and the ingester
 	 * resolves and applies batches in it in place. write_back of that
 	 * overlay then makes the batch permanent (numbering new_rows in
 	 * order, logging ev, emptying new_rows and dirty_rows); it and commit

@@ -1,5 +1,5 @@
 /*
- * timeline.c - placement of assertions on one timeline (SPEC 5.1).
+ * timeline.c - placement of assertions on one timeline (docs/semantics.md).
  *
  * Rows live in an array sorted by valid_from; rows with equal valid_from
  * keep insertion order, so the row emptied by an equal-time assertion stays

@@ -1,5 +1,5 @@
 /*
- * timeline.h - rows of one timeline and placement (SPEC section 5.1). Pure:
+ * timeline.h - rows of one timeline and placement (docs/semantics.md). Pure:
  * no I/O, no store; the overlay and the memory store both use it.
  *
  * A timeline's rows are kept sorted by valid_from, rows with equal
@@ -94,7 +94,7 @@ struct keel_place_sink {
 	void *ud;
 };
 
-/* Places an assertion (SPEC 5.1): `row` is a caller-allocated row holding
+/* Places an assertion (docs/semantics.md): `row` is a caller-allocated row holding
  * the asserted value, linked flag and asserted_by; placement sets its
  * interval and closed_by, inserts it and closes the row it splits.
  * Returns true when it closed (shortened) an existing row. */
@@ -104,7 +104,7 @@ bool keel_timeline_place(struct keel_timeline *tl, int64_t t, struct keel_row *r
 void keel_timeline_free_rows(struct keel_timeline *tl);
 
 /* qsort comparator over struct keel_row *: the canonical dump order of
- * SPEC 8 - kind, subject, predicate or relation, object, valid_from,
+ * docs/dump.md - kind, subject, predicate or relation, object, valid_from,
  * valid_to, asserted_by - then seq, so that rows equal in all of it keep
  * their insertion order. */
 int keel_row_cmp_canonical(const void *pa, const void *pb);

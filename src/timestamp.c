@@ -1,6 +1,6 @@
 /*
  * timestamp.c - RFC 3339 timestamps <-> int64 microseconds since the epoch
- * (SPEC section 3).
+ * (docs/time-and-envelopes.md).
  *
  * The parser is a straight-line scan over the fixed layout
  * YYYY-MM-DDTHH:MM:SS[.f+](Z|+HH:MM|-HH:MM): it runs once per event, so it

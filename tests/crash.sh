@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash test (SPEC 5.4, 5.5): kill -9 the ingest at random moments, at least
+# Crash test (docs/semantics.md): kill -9 the ingest at random moments, at least
 # 20 times, running the same command again after each kill; the final dump
 # must equal an uninterrupted run's, byte for byte.
 set -euo pipefail

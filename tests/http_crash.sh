@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash test for keel serve (SPEC 5.4, docs/http.md), on SQLite or on the
+# Crash test for keel serve (docs/semantics.md, docs/http.md), on SQLite or on the
 # store KEEL_CRASH_STORE names: a producer posts a stream in NDJSON chunks,
 # one after another, while the server is killed with SIGKILL at random
 # moments, at least 10 times. After each kill

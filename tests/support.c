@@ -167,7 +167,7 @@ char *keel_test_dump(struct keel_store *s, const char *tenant)
 
 /* A fuel report of exactly `size` bytes, written compact (so that its
  * compacted envelope is the line itself), or a short one when size is 0.
- * The note is \" pairs: two bytes each in the envelope, four once escaped
+ * The `note` field is \" pairs: two bytes each in the envelope, four once escaped
  * for an SQL literal, the worst case of escaping. */
 static char *large_line(int i, size_t size)
 {

@@ -1183,7 +1183,7 @@ static void test_fleet_file_matches_builtin(void **state)
 	keel_cartridge_free(b);
 }
 
-/* Every fleet type of SPEC 4 is handled, and a typical event costs about
+/* Every fleet type (docs/cartridges.md) is handled, and a typical event costs about
  * four row writes (an operation on a timeline inserts a row and closes the
  * previous one; an entity operation upserts one row). */
 static void test_fleet_types(void **state)

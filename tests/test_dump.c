@@ -1,5 +1,5 @@
 /*
- * test_dump.c - the canonical dump (SPEC 8) byte for byte on hand-built
+ * test_dump.c - the canonical dump (docs/dump.md) byte for byte on hand-built
  * store contents, load round trips, a store that goes on ingesting after a
  * load, and load's errors on bad records.
  *

@@ -13,7 +13,7 @@
  *    errors, checked word for word, the password never shown;
  *  - the schema: created on first use, versioned, a newer one refused;
  *    strings compare bytewise (trailing spaces, NUL bytes, case);
- *  - design A's caveats: statements per batch do not grow with the batch;
+ *  - the batch path's promises: statements per batch do not grow with the batch;
  *    IN lists of at most 1000 tuples and no warnings after any read;
  *    prefetch reads touch only the rows they return, however long the
  *    timeline; closures are one statement per table; memory is bounded by
@@ -819,7 +819,7 @@ static void strings_compare_bytewise(void **state)
 	free(url);
 }
 
-/* ------------------------------------------------------- design A caveats */
+/* ------------------------------------------------ the batch path's promises */
 
 /* Counts the statements of each batch of an ingest: the most any batch
  * took, and the most any batch after the first took. */

@@ -296,7 +296,7 @@ static void schema_is_created_on_first_use(void **state)
 			"AND name IN ('meta', 'events', 'event_ids', 'entities', "
 			"'facts', 'relations')"),
 	    6);
-	/* One secondary index per row table (SPEC 6), none other. */
+	/* One secondary index per row table (docs/store-sqlite.md), none other. */
 	assert_int_equal(
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
 			"AND sql IS NOT NULL"),

@@ -1,5 +1,5 @@
 /*
- * test_timeline.c - placement (SPEC 5.1), every case, on the pure timeline:
+ * test_timeline.c - placement (docs/semantics.md), each case, on the pure timeline:
  * in order, late into a closed row, equal times, before the first row,
  * unset rows, empty rows never matching, order independence.
  */

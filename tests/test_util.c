@@ -1,6 +1,6 @@
 /*
  * test_util.c - the building blocks of util.h whose results outlive a run:
- * keel_hash64 is stored in the event log (SPEC: never change it), so its
+ * keel_hash64 is stored in the event log (docs/semantics.md), so its
  * values are pinned here, for every length that takes a different path
  * through it (whole 16-byte rounds, an 8-byte word, tails of 0-7 bytes).
  * The expected values were computed by the byte-at-a-time implementation

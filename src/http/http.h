@@ -1,5 +1,5 @@
 /*
- * http.h - internals of the HTTP server (SPEC section 10) shared by the
+ * http.h - internals of the HTTP server (docs/http.md) shared by the
  * files in src/http/: SHA-256 (sha256.c), bearer tokens and their tenant
  * scopes (auth.c), Prometheus counters (metrics.c). server.c holds the
  * libmicrohttpd daemon and the routes; docs/http.md is the user's view.
@@ -69,7 +69,7 @@ const struct keel_token_entry *keel_tokens_find(const struct keel_tokens *t,
 /* Whether the entry's scope includes the tenant. */
 bool keel_token_allows(const struct keel_token_entry *e, const char *tenant,
 		       size_t len);
-/* Whether s is a valid tenant name (SPEC 2: 1-64 bytes of [A-Za-z0-9._-]). */
+/* Whether s is a valid tenant name (docs/time-and-envelopes.md). */
 bool keel_tenant_name_ok(const char *s, size_t len);
 
 /* ----------------------------------------------------------------- bodies */

@@ -199,7 +199,7 @@ static bool enqueue(struct keel_server *srv, struct MHD_Connection *c, struct re
 	return true;
 }
 
-/* The answer of a POST the writer has done with (SPEC 10). */
+/* The answer of a POST the writer has done with (docs/http.md). */
 enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Connection *c,
 					struct request *rq)
 {

@@ -1,5 +1,5 @@
 /*
- * server.c - keel serve: the HTTP API of SPEC section 10 on libmicrohttpd.
+ * server.c - keel serve: the HTTP API of docs/http.md on libmicrohttpd.
  *
  * This file holds the access handler, which routes a request to POST
  * /v1/events (http_events.c), the read endpoints (http_reads.c), /healthz

@@ -1,6 +1,6 @@
 /*
  * memory.c - the memory store: its whole state is one overlay indexed by
- * key (SPEC 6), plus the event log.
+ * key, plus the event log.
  *
  * The ingester resolves and applies each batch directly in that overlay
  * (keel_store_overlay): there is nothing to prefetch, and write_back only

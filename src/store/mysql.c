@@ -1,8 +1,8 @@
 /*
- * mysql.c - the MySQL/MariaDB store: design A of the note on a real server,
+ * mysql.c - the MySQL/MariaDB store: the set-based batch path on a server,
  * through MariaDB Connector/C.
  *
- * A batch costs a handful of statements whatever its size (SPEC section 6):
+ * A batch costs a handful of statements whatever its size (docs/store-mysql.md):
  *
  *   seen ids      SELECT ... FROM keel_writers WHERE tenant = .. UNION ALL
  *                 SELECT ... FROM keel_events WHERE tenant = .. AND id IN
@@ -510,7 +510,7 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
 }
 
 /*
- * Design A's first statement asks which of the batch's ids are logged
+ * A batch's first statement asks which of the batch's ids are logged
  * already; in a stream of new events the answer is "none" batch after
  * batch, and asking cost 8 % of the server's time (docs/store-mysql.md).
  * So while the last lookup found no duplicate, a batch does not ask: it
@@ -696,7 +696,7 @@ static int keel_mysql_seen_ids(struct keel_store *s, struct keel_batch_event **e
 /* The columns every prefetch of rows returns, facts and relations alike
  * (from f). Rows are found on the timeline index, which is forced: with a
  * long list and a small table the optimizer may judge a full scan cheaper
- * (MariaDB 10.11 did so for 600 tuples against 10 000 rows), and design A
+ * (MariaDB 10.11 did so for 600 tuples against 10 000 rows), and the batch path
  * promises reads that touch only the rows they return, whatever the
  * table's size. */
 #define KEEL_MYSQL_FACT_COLS                                                             \
@@ -790,8 +790,8 @@ static int keel_mysql_cmp_timeline(const void *pa, const void *pb)
  * returns nothing. Measured on 250 keys against the 101 000-event store:
  * 2.9-3.0 ms against 3.3-3.5 ms for the version 2 read, (subject,
  * predicate) IN (..) with valid_to = INF in the index. The constructor is
- * no IN list, so the range optimizer never sees the keys (the note's 1000
- * tuple caveat does not arise) and the keys are not cut into parts.
+ * no IN list, so the range optimizer never sees the keys (the 1000-tuple
+ * limit of IN lists does not arise) and the keys are not cut into parts.
  */
 #define KEEL_MYSQL_OPEN_FACTS_BODY                                                       \
 	KEEL_MYSQL_FACT_COLS                                                             \
@@ -1129,7 +1129,7 @@ static int keel_mysql_cmp_entity(const void *pa, const void *pb)
 /* Entities in one upsert, in primary-key order (locality in the clustered
  * index, and one lock order for concurrent writers). The store's entity
  * rows are not read before the batch: the upsert merges the batch's view
- * into the stored row by the rule of SPEC 5.2 (first_seen the least,
+ * into the stored row by the rule of docs/semantics.md (first_seen the least,
  * last_seen the greatest, the kind of the earliest mention, a later arrival
  * winning ties), so the overlay's entities all arrive as NEW. kind_time is
  * assigned before kind, and the condition holds the same either way. */
@@ -1393,7 +1393,7 @@ int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
 
 /* keel ingest --workers: each worker's connection reads committed rows
  * only, so concurrent batches of other tenants take no gap locks from one
- * another (the note's caveat 5). */
+ * another (docs/store-mysql.md, "Session settings Keel makes"). */
 int keel_mysql_worker_init(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);

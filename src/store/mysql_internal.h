@@ -1,6 +1,6 @@
 /*
  * mysql_internal.h - what the MySQL store shows its own tests and
- * benchmarks: counters that prove design A's caveats (IN lists of at most a
+ * benchmarks: counters that prove the batch path's promises (IN lists of at most a
  * thousand tuples, no warnings after prefetch reads, statements that do not
  * grow with the batch, memory bounded by the batch) and a way to run SQL on
  * the store's own connection. Not part of the library's API.
@@ -15,7 +15,7 @@
 struct keel_store;
 
 /* Row-constructor IN lists are cut into chunks of at most this many tuples
- * (the note's caveat: beyond the low thousands MySQL's range optimizer may
+ * (docs/store-mysql.md: beyond the low thousands MySQL's range optimizer may
  * give up and scan, warning 3170). */
 #define KEEL_MYSQL_IN_MAX 1000
 

@@ -76,7 +76,7 @@ static void keel_mysql_record(const struct keel_scan *q, MYSQL_ROW row,
 	}
 }
 
-/* Records in canonical dump order (SPEC 8): the ORDER BY compares the
+/* Records in canonical dump order (docs/dump.md): the ORDER BY compares the
  * VARBINARY columns bytewise, shorter first on a common prefix, exactly as
  * keel_str_cmp; seq breaks the remaining ties in insertion order, as the
  * memory store does. A scan of a whole tenant streams its result; a narrow

@@ -19,13 +19,13 @@
 /* ------------------------------------------- replay (docs/replay.md) */
 
 /*
- * Design B: a tenant built in memory is written with LOAD DATA LOCAL
+ * Replay: a tenant built in memory is written with LOAD DATA LOCAL
  * INFILE, one temporary TSV file per table, inside the batch transaction.
  * The connection announces LOCAL INFILE support, but the only file it
  * ever sends is the one keel_mysql_bulk_load is loading at that moment:
  * the handlers below refuse any other name a server might ask for. When
  * the server has local_infile off, the rows go through the multi-row
- * INSERTs of write-back instead, and the note says so.
+ * INSERTs of write-back instead, and the report says so.
  */
 
 static int keel_mysql_infile_init(void **ptr, const char *name, void *ud)

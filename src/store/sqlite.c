@@ -1,5 +1,5 @@
 /*
- * sqlite.c - the SQLite store (SPEC sections 6 and 7, design A of the note).
+ * sqlite.c - the SQLite store (docs/stores.md, docs/store-sqlite.md).
  *
  * Organisation (sqlite_store.h lists the files):
  *  - sqlite.c: open (URL, pragmas: WAL, synchronous=NORMAL, busy timeout),

@@ -54,7 +54,7 @@ static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
     [KEEL_SQ_REL_LATE] = {"WITH k(i, t, s, r, o, a) AS (VALUES ", 5, true,
 			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LATE_ROW("relations",
 								 KEEL_SQ_REL_KEY)},
-    /* UPDATE ... FROM a VALUES list is SQLite's form of the note's
+    /* UPDATE ... FROM a VALUES list is SQLite's form of a bulk
      * "UPDATE ... CASE": one statement per chunk, but each row is found by
      * a rowid seek where a CASE with n arms costs n comparisons per row. */
     [KEEL_SQ_FACT_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
