@@ -768,15 +768,16 @@ static void logging_first_falls_back_to_the_lookup(void **state)
 	free(url);
 }
 
-/* Strings that differ only by trailing spaces, a NUL byte or case are
- * different keys, and sort bytewise, exactly as in the memory store. */
+/* Strings that differ only by trailing spaces, a control byte or case are
+ * different keys, and sort bytewise, exactly as in the memory store.
+ * (U+0000 cannot be part of a subject: docs/cartridges.md, "Limits".) */
 static void strings_compare_bytewise(void **state)
 {
 	(void)state;
 	char *url = fresh_url();
 	if (!url)
 		keel_test_skip(NO_SERVER);
-	static const char *const vehicles[] = {"a", "a ", "a\\u0000", "A", "a  ", "b"};
+	static const char *const vehicles[] = {"a", "a ", "a\\u0001", "A", "a  ", "b"};
 	struct keel_buf in;
 	keel_buf_init(&in);
 	for (size_t i = 0; i < 6; i++)
@@ -811,7 +812,7 @@ static void strings_compare_bytewise(void **state)
 	assert_non_null(strstr(mine, "\"subject\":\"vehicle:a \""));
 	assert_non_null(strstr(mine, "\"subject\":\"vehicle:a  \""));
 	assert_non_null(strstr(mine, "\"asserted_by\":\"e0 \""));
-	assert_non_null(strstr(mine, "\"subject\":\"vehicle:a\\u0000\""));
+	assert_non_null(strstr(mine, "\"subject\":\"vehicle:a\\u0001\""));
 	free(mine);
 	free(mem);
 	keel_store_close(s);
