@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "../include/keel.h"
-#include "options.h"
 #include "batch.h"
 #include "ingest.h"
 #include "overlay.h"
@@ -40,24 +39,16 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		    struct keel_batcher **out)
 {
 	*out = NULL;
-	if (!s || !o)
-		return KEEL_EINVAL;
-	struct keel_ingest_options opt;
-	const char *why = keel_options_copy(&opt, sizeof opt, o);
-	if (why)
-		return keel_store_fail(s, KEEL_EINVAL, "keel_ingest_options: %s", why);
-	if (!opt.cartridge)
-		return KEEL_EINVAL;
 	struct keel_batcher *ing = keel_xcalloc(1, sizeof *ing);
 	ing->store = s;
-	ing->opt = opt;
+	ing->opt = *o;
 	if (!ing->opt.batch)
 		ing->opt.batch = KEEL_DEFAULT_BATCH;
 	if (!ing->opt.max_line)
 		ing->opt.max_line = KEEL_DEFAULT_MAX_LINE;
 	if (!ing->opt.position_word)
 		ing->opt.position_word = "line";
-	keel_prep_init(&ing->prep, opt.cartridge, &ing->report);
+	keel_prep_init(&ing->prep, o->cartridge, &ing->report);
 	ing->prep.position_word = ing->opt.position_word;
 	ing->prep.max_line = ing->opt.max_line;
 	ing->prep.max_envelope = s->max_envelope;

@@ -9,17 +9,16 @@
  *   keel_workers  N connections, the input partitioned by tenant, each
  *                 worker a keel_batcher of its own (workers.c)
  *
- * Each takes the public keel_ingest_options and follows the contract of
- * the keel_ingest_* function of the same suffix. Not part of the API.
+ * Each takes the public keel_ingest_options, already copied to this
+ * library's size and checked (cartridge set) by keel_ingest_new, the one
+ * place that reads a caller's struct, and follows the contract of the
+ * keel_ingest_* function of the same suffix. Not part of the API.
  */
 #ifndef KEEL_INGEST_H
 #define KEEL_INGEST_H
 
 #include "../include/keel.h"
 #include "util.h"
-
-#define KEEL_DEFAULT_BATCH 500
-#define KEEL_DEFAULT_MAX_LINE (1024 * 1024)
 
 struct keel_batcher;
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,

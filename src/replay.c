@@ -799,19 +799,10 @@ struct keel_bulk {
 	bool failed;
 };
 
-int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *given,
+int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 		  struct keel_bulk **out)
 {
 	*out = NULL;
-	if (!s || !given)
-		return KEEL_EINVAL;
-	struct keel_ingest_options opt;
-	const char *why = keel_options_copy(&opt, sizeof opt, given);
-	if (why)
-		return keel_store_fail(s, KEEL_EINVAL, "keel_ingest_options: %s", why);
-	const struct keel_ingest_options *o = &opt;
-	if (!o->cartridge)
-		return KEEL_EINVAL;
 	struct keel_bulk *b = keel_xcalloc(1, sizeof *b);
 	b->store = s;
 	keel_replay_prep_init(&b->prep, o->cartridge, &b->report);
