@@ -202,9 +202,14 @@ static int ingest_file(struct ingest_state *st, struct keel_reader *r)
 }
 
 /* Live input: commit when the input goes quiet (see the file comment).
+ * Without quiet_commits, input that is read straight through but may block
+ * (a pipe under --replay or --workers, a FILE that is a FIFO): batches are
+ * committed only when full, as ingest_file does, but the reading is on a
+ * thread, so that a signal stops the run while a read waits for input.
  * *reader_busy is set when the reading thread is still inside the reader
  * (interrupted while waiting for input): the reader must then stay open. */
-static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *reader_busy)
+static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool quiet_commits,
+		       bool *reader_busy)
 {
 	struct cli_stream *stream = cli_stream_start(r);
 	if (!stream)
@@ -213,7 +218,7 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *rea
 	double deadline = 0;
 	int rc = 0, got = 0;
 	while (!ingest_interrupted) {
-		bool pending = keel_ingest_pending(st->ing) > 0;
+		bool pending = quiet_commits && keel_ingest_pending(st->ing) > 0;
 		int timeout = 100; /* wake up now and then to notice a signal */
 		if (pending) {
 			double left = deadline - cli_now();
@@ -230,7 +235,7 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool *rea
 			double now = cli_now();
 			if (!pending && keel_ingest_pending(st->ing))
 				deadline = now + linger;
-			if (linger > 0 && keel_ingest_pending(st->ing) &&
+			if (quiet_commits && linger > 0 && keel_ingest_pending(st->ing) &&
 			    now >= deadline && keel_ingest_flush(st->ing)) {
 				rc = store_failed(st);
 				break;
@@ -494,6 +499,8 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 		char fdpath[32];
 		int pipe_fd = -1;
 		bool live = a.follow;
+		bool blocking = false; /* not live, but a read may wait */
+		struct stat sb;
 		if (a.follow) {
 			follow = cli_follow_start(path, &pipe_fd, &err);
 			if (!follow) {
@@ -502,10 +509,14 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 				break;
 			}
 			snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", pipe_fd);
-		} else if (strcmp(path, "-") == 0 && o.mode == KEEL_INGEST_STREAMING) {
-			struct stat sb;
-			live = a.linger_set ||
-			       (fstat(STDIN_FILENO, &sb) == 0 && !S_ISREG(sb.st_mode));
+		} else if (strcmp(path, "-") == 0) {
+			bool reg = fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
+			if (o.mode == KEEL_INGEST_STREAMING)
+				live = a.linger_set || !reg;
+			else
+				blocking = !reg;
+		} else {
+			blocking = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 		}
 
 		struct keel_reader *r = NULL;
@@ -519,7 +530,8 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 			break;
 		}
 		bool reader_busy = false;
-		rc = live ? ingest_live(&st, r, &reader_busy) : ingest_file(&st, r);
+		rc = live || blocking ? ingest_live(&st, r, live, &reader_busy)
+				      : ingest_file(&st, r);
 		cli_follow_stop(follow);
 		if (!reader_busy) {
 			uint64_t done, total;

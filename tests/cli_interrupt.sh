@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_interrupt.sh - SIGINT and SIGTERM stop keel ingest the same way for
 # every input (docs/cli.md): a file, several files, standard input that is
-# a file, and --replay. The report starts with "interrupted: ", the exit
+# a file, and --replay, also while a read waits on a silent pipe (a FILE
+# that is a FIFO, a pipe under --replay). The report starts with "interrupted: ", the exit
 # status is that of a finished run (3 here: one line is rejected), what the
 # report counts as accepted is exactly what the store holds, and running
 # the same command again completes the store to the dump of an
@@ -125,5 +126,43 @@ contains bulk.err "accepted 0, duplicates 0"
 lacks bulk.err "written by"
 [ "$(events "$db")" -eq 0 ] || fail "bulk: an interrupted --replay wrote $(events "$db") events"
 rerun bulk "$db" "$KEEL" ingest --replay "$dir/in.ndjson" --store "$db"
+
+
+# A read that waits: input read straight through (not live) from a FIFO
+# that stays open and silent after the signal. The signal stops the run
+# while keel waits for more input, not when more input comes: a FILE that is
+# a named pipe, and standard input that is a pipe under --replay.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+waiting() {
+	local name=$1 i
+	shift
+	rm -f "$dir/fifo"
+	mkfifo "$dir/fifo"
+	"$@" 2>"$dir/$name.err" &
+	local pid=$!
+	exec 4>"$dir/fifo"
+	head -n 5000 "$dir/in.ndjson" >&4
+	for ((i = 0; i < 1200; i++)); do
+		grep -q 'line 2: event "bad"' "$dir/$name.err" && break
+		sleep 0.05
+	done
+	kill -INT "$pid"
+	wait_until 20 gone "$pid" ||
+		fail "$name: SIGINT did not stop keel while it waited for input"
+	exec 4>&-
+	wait "$pid"
+	local st=$?
+	[ "$st" -eq 3 ] || fail "$name: exit $st after SIGINT, expected 3: $(cat "$dir/$name.err")"
+	grep -q '^interrupted: read [0-9]* events' "$dir/$name.err" ||
+		fail "$name: no interrupted: report: $(cat "$dir/$name.err")"
+}
+db=sqlite:$dir/fifofile.db
+waiting fifofile "$KEEL" ingest "$dir/fifo" --store "$db"
+check_store fifofile "$db"
+[ "$(events "$db")" -gt 0 ] || fail "fifofile: nothing committed before the signal"
+db=sqlite:$dir/bulkwait.db
+waiting bulkwait bash -c 'exec "$0" ingest --replay - --store "$1" <"$2"' "$KEEL" "$db" "$dir/fifo"
+contains bulkwait.err "accepted 0, duplicates 0"
+[ "$(events "$db")" -eq 0 ] || fail "bulkwait: an interrupted --replay wrote $(events "$db") events"
 
 finish
