@@ -296,6 +296,20 @@ int main(int argc, char **argv)
 	snprintf(big_in, sizeof big_in, "%s/fleet-big.ndjson", dir);
 	snprintf(db_small, sizeof db_small, "%s/small.db", dir);
 	snprintf(db_big, sizeof db_big, "%s/big.db", dir);
+	char limit_path[4096];
+	snprintf(limit_path, sizeof limit_path, "%s/limit.db", dir);
+	/* A --dir of an earlier run still holds its stores: start them afresh,
+	 * or the ingest would measure re-sends and the limit copy would fail. */
+	const char *stores[] = {db_small, db_big, limit_path};
+	static const char *const suffix[] = {"", "-wal", "-shm"};
+	for (size_t i = 0; i < sizeof stores / sizeof stores[0]; i++) {
+		for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
+			char p[4200];
+			snprintf(p, sizeof p, "%s%s", stores[i], suffix[k]);
+			if (unlink(p) != 0 && errno != ENOENT)
+				die("cannot remove an earlier run's store");
+		}
+	}
 	fprintf(stderr, "generating inputs in %s ...\n", dir);
 	generate(small_in, 101000, 0.0, 0.0);
 
@@ -323,8 +337,6 @@ int main(int argc, char **argv)
 	double t_big = run_keel(a2, &rss_big);
 	double t_resend = run_keel(a2, &rss_resend);
 
-	char limit_path[4096];
-	snprintf(limit_path, sizeof limit_path, "%s/limit.db", dir);
 	snprintf(url, sizeof url, "sqlite:%s", limit_path);
 	uint64_t rows;
 	double t_limit = bench_sqlite_limit(db_big, url, limit_path, &rows);
