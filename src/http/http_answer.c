@@ -41,9 +41,9 @@ void keel_http_log_request(struct keel_server *srv, struct request *rq)
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addf(&b, "{\"time\":\"%s\",\"method\":", when);
-	keel_http_add_json_cstr(&b, rq->method);
+	keel_buf_add_json_str(&b, keel_str_cstr(rq->method));
 	keel_buf_adds(&b, ",\"path\":");
-	keel_http_add_json_cstr(&b, rq->path);
+	keel_buf_add_json_str(&b, keel_str_cstr(rq->path));
 	if (rq->status)
 		keel_buf_addf(&b, ",\"status\":%u", rq->status);
 	else
@@ -53,27 +53,15 @@ void keel_http_log_request(struct keel_server *srv, struct request *rq)
 	keel_buf_addf(&b, ",\"bytes\":%zu,\"usec\":%lld,\"tenant\":", bytes,
 		      (long long)(keel_http_mono_usec() - rq->started));
 	if (rq->tenant.data)
-		keel_http_add_json_text(&b, rq->tenant.data, rq->tenant.len);
+		keel_buf_add_json_str(&b, keel_str_make(rq->tenant.data, rq->tenant.len));
 	else if (rq->job.tenants == 1)
-		keel_http_add_json_cstr(&b, rq->job.tenant);
+		keel_buf_add_json_str(&b, keel_str_cstr(rq->job.tenant));
 	else
 		keel_buf_adds(&b, "null");
 	keel_buf_adds(&b, "}\n");
 	fwrite(b.data, 1, b.len, f);
 	fflush(f);
 	keel_buf_free(&b);
-}
-
-/* Through util.h's one JSON string writer: invalid UTF-8 becomes U+FFFD,
- * so an answer quoting bad input is still valid JSON. */
-void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len)
-{
-	keel_buf_add_json_str(b, keel_str_make(s ? s : "", s ? len : 0));
-}
-
-void keel_http_add_json_cstr(struct keel_buf *b, const char *s)
-{
-	keel_http_add_json_text(b, s, strlen(s));
 }
 
 /* Queues an answer; takes the body (malloc'd or NULL). allow: for a 405,
@@ -150,7 +138,7 @@ enum MHD_Result keel_http_answer_error(struct keel_server *srv, struct MHD_Conne
 	keel_buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	keel_buf_adds(&b, "{\"error\":");
-	keel_http_add_json_text(&b, msg.data ? msg.data : "", msg.len);
+	keel_buf_add_json_str(&b, keel_str_make(msg.data ? msg.data : "", msg.len));
 	keel_buf_addc(&b, '}');
 	keel_buf_free(&msg);
 	return keel_http_answer_json(srv, c, status, &b);
@@ -166,7 +154,7 @@ enum MHD_Result keel_http_answer_not_allowed(struct keel_server *srv,
 	keel_buf_init(&b);
 	keel_buf_addf(&msg, "method %s: not allowed here", method);
 	keel_buf_adds(&b, "{\"error\":");
-	keel_http_add_json_text(&b, msg.data, msg.len);
+	keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
 	keel_buf_adds(&b, "}\n");
 	keel_buf_free(&msg);
 	return answer_allow(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, b.data, b.len,

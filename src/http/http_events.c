@@ -21,11 +21,11 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"id\":", (unsigned long long)position);
 	if (id)
-		keel_http_add_json_cstr(b, id);
+		keel_buf_add_json_str(b, keel_str_cstr(id));
 	else
 		keel_buf_adds(b, "null");
 	keel_buf_adds(b, ",\"error\":");
-	keel_http_add_json_cstr(b, message);
+	keel_buf_add_json_str(b, keel_str_cstr(message));
 	keel_buf_addc(b, '}');
 }
 
@@ -265,7 +265,7 @@ static enum MHD_Result forbidden_tenant(struct keel_server *srv, struct MHD_Conn
 	keel_buf_addf(&msg, "index %llu: tenant \"", (unsigned long long)index);
 	keel_buf_add(&msg, t, tlen);
 	keel_buf_adds(&msg, "\": not in the token's scope; nothing was ingested");
-	keel_http_add_json_text(&b, msg.data, msg.len);
+	keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
 	keel_buf_free(&msg);
 	keel_buf_addc(&b, '}');
 	return keel_http_answer_json(srv, c, MHD_HTTP_FORBIDDEN, &b);

@@ -266,7 +266,7 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 		keel_buf_adds(&msg, "tenant \"");
 		keel_buf_add(&msg, tenant.data, tenant.len);
 		keel_buf_adds(&msg, "\": not in the token's scope");
-		keel_http_add_json_text(&b, msg.data, msg.len);
+		keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
 		keel_buf_free(&msg);
 		keel_buf_addc(&b, '}');
 		ret = keel_http_answer_json(srv, c, MHD_HTTP_FORBIDDEN, &b);

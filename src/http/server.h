@@ -214,8 +214,6 @@ enum MHD_Result keel_http_answer_json(struct keel_server *srv, struct MHD_Connec
 enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection *c,
 				 unsigned status, char *body, size_t len,
 				 const char *content_type);
-void keel_http_add_json_cstr(struct keel_buf *b, const char *s);
-void keel_http_add_json_text(struct keel_buf *b, const char *s, size_t len);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Writes rq's line to the request log, if there is one. */
