@@ -305,3 +305,48 @@ struct keel_cartridge *keel_test_fleet_cartridge(const char *from, const char *t
 	free(json);
 	return c;
 }
+
+struct keel_test_lines *keel_test_lines_split(char *text)
+{
+	struct keel_test_lines *t = calloc(1, sizeof *t);
+	t->text = text;
+	size_t cap = 1024;
+	t->lines = malloc(cap * sizeof *t->lines);
+	for (char *p = t->text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		*nl = 0;
+		if (t->n == cap)
+			t->lines = realloc(t->lines, (cap *= 2) * sizeof *t->lines);
+		t->lines[t->n++] = p;
+	}
+	return t;
+}
+
+struct keel_test_lines *keel_test_lines_generate(uint64_t events, uint32_t tenants,
+						 uint64_t seed, double late, double dups)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const struct keel_generate_options o = {
+	    .size = sizeof o,
+	    .events = events,
+	    .tenants = tenants,
+	    .seed = seed,
+	    .late = late,
+	    .duplicates = dups,
+	};
+	assert_int_equal(keel_generate_fleet(&o, f), 0);
+	fclose(f);
+	return keel_test_lines_split(text);
+}
+
+void keel_test_lines_free(struct keel_test_lines *t)
+{
+	if (!t)
+		return;
+	free(t->lines);
+	free(t->text);
+	free(t);
+}

@@ -54,6 +54,19 @@ char *keel_test_read_file(const char *path, size_t *len);
 void keel_test_write_file(const char *path, const char *text, size_t len);
 /* Runs a shell command; returns its exit status (or -1). */
 int keel_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* NDJSON text split into its lines in place (text is owned and freed with
+ * it), for feeding ingesters line by line. */
+struct keel_test_lines {
+	char *text;
+	char **lines;
+	size_t n;
+};
+struct keel_test_lines *keel_test_lines_split(char *text);
+/* A generated fleet stream (keel_generate_fleet), split. */
+struct keel_test_lines *keel_test_lines_generate(uint64_t events, uint32_t tenants,
+						 uint64_t seed, double late, double dups);
+void keel_test_lines_free(struct keel_test_lines *t);
+
 /* The canonical dump of a store as a malloc'd string. */
 char *keel_test_dump(struct keel_store *s, const char *tenant);
 

@@ -17,51 +17,14 @@
 
 #define STREAM_EVENTS 6000
 
-struct stream {
-	char *text;
-	char **lines;
-	size_t n;
-};
-
-static struct stream *stream_from_text(char *text)
+/* A generated stream of exactly `events` lines. */
+static struct keel_test_lines *stream_generate(uint64_t events, uint32_t tenants,
+					       uint64_t seed, double late, double duplicates)
 {
-	struct stream *s = calloc(1, sizeof *s);
-	s->text = text;
-	size_t cap = 1024;
-	s->lines = malloc(cap * sizeof *s->lines);
-	for (char *p = s->text, *nl; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		assert_non_null(nl);
-		*nl = 0;
-		if (s->n == cap)
-			s->lines = realloc(s->lines, (cap *= 2) * sizeof *s->lines);
-		s->lines[s->n++] = p;
-	}
-	return s;
-}
-
-static struct stream *stream_generate(uint64_t events, uint32_t tenants, uint64_t seed,
-				      double late, double duplicates)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	const struct keel_generate_options o = {.size = sizeof o, 
-		.events = events, .tenants = tenants, .seed = seed,
-		.late = late, .duplicates = duplicates,
-	};
-	assert_int_equal(keel_generate_fleet(&o, f), 0);
-	fclose(f);
-	struct stream *s = stream_from_text(text);
+	struct keel_test_lines *s =
+	    keel_test_lines_generate(events, tenants, seed, late, duplicates);
 	assert_int_equal(s->n, events);
 	return s;
-}
-
-static void stream_free(struct stream *s)
-{
-	free(s->lines);
-	free(s->text);
-	free(s);
 }
 
 /* ------------------------------------------------------------ the stores */
@@ -164,7 +127,7 @@ static void collect_reject(void *ud, uint64_t position, const char *id, const ch
 
 /* Ingests lines[order[i]] (or lines[i]) in batches into s; returns the
  * dump. rejects, when not NULL, collects the rejection messages. */
-static char *ingest_rejects(struct keel_store *s, const struct stream *st, const size_t *order,
+static char *ingest_rejects(struct keel_store *s, const struct keel_test_lines *st, const size_t *order,
 			    size_t batch, struct keel_report *out, struct keel_buf *rejects)
 {
 	struct keel_ingest *ing;
@@ -187,14 +150,14 @@ static char *ingest_rejects(struct keel_store *s, const struct stream *st, const
 	return keel_test_dump(s, NULL);
 }
 
-static char *ingest_into(struct keel_store *s, const struct stream *st, const size_t *order,
+static char *ingest_into(struct keel_store *s, const struct keel_test_lines *st, const size_t *order,
 			 size_t batch, struct keel_report *out)
 {
 	return ingest_rejects(s, st, order, batch, out, NULL);
 }
 
 /* The dump of a new store of kind k given the stream. */
-static char *ingest_fresh(const struct store_kind *k, const struct stream *st,
+static char *ingest_fresh(const struct store_kind *k, const struct keel_test_lines *st,
 			  const size_t *order, size_t batch, struct keel_report *out)
 {
 	struct store_case c;
@@ -205,9 +168,9 @@ static char *ingest_fresh(const struct store_kind *k, const struct stream *st,
 }
 
 /* Fleet events with late ones and re-sent ones, shared by the cases. */
-static struct stream *standard_stream(void)
+static struct keel_test_lines *standard_stream(void)
 {
-	static struct stream *s;
+	static struct keel_test_lines *s;
 	if (!s)
 		s = stream_generate(STREAM_EVENTS, 3, 42, 0.05, 0.05);
 	return s;
@@ -269,7 +232,7 @@ static void permutations_give_same_timelines(const struct store_kind *k)
 {
 	/* No late events here: the generator never gives two events of one
 	 * tenant the same time, so any order must give the same state. */
-	struct stream *st = stream_generate(3000, 2, 7, 0.0, 0.02);
+	struct keel_test_lines *st = stream_generate(3000, 2, 7, 0.0, 0.02);
 	char *reference = state_only(ingest_fresh(memory, st, NULL, 100, NULL));
 	assert_true(strlen(reference) > 1000);
 	size_t *order = malloc(st->n * sizeof *order);
@@ -290,7 +253,7 @@ static void permutations_give_same_timelines(const struct store_kind *k)
 		free(got);
 	}
 	free(order);
-	stream_free(st);
+	keel_test_lines_free(st);
 	free(reference);
 }
 
@@ -372,7 +335,7 @@ static void conflicting_duplicate_is_skipped_and_counted(const struct store_kind
  * rest. */
 static void bad_events_are_rejected_alone(const struct store_kind *k)
 {
-	const struct stream *good = standard_stream();
+	const struct keel_test_lines *good = standard_stream();
 	struct keel_buf in;
 	keel_buf_init(&in);
 	for (size_t i = 0; i < 2000; i++) {
@@ -388,7 +351,7 @@ static void bad_events_are_rejected_alone(const struct store_kind *k)
 					     "\"fleet.unknown\",\"time\":\"2026-01-01T00:00:00Z\","
 					     "\"data\":{}}\n");
 	}
-	struct stream *st = stream_from_text(in.data);
+	struct keel_test_lines *st = keel_test_lines_split(in.data);
 	struct keel_buf want_rejects, got_rejects;
 	keel_buf_init(&want_rejects);
 	keel_buf_init(&got_rejects);
@@ -410,14 +373,14 @@ static void bad_events_are_rejected_alone(const struct store_kind *k)
 	keel_buf_free(&got_rejects);
 	store_done(ms, &mc);
 	store_done(s, &c);
-	stream_free(st); /* and in's bytes, which it owns */
+	keel_test_lines_free(st); /* and in's bytes, which it owns */
 }
 
 /* The read side (show, history, why, stats) answers every store's state
  * with the memory store's JSON, at several times. */
 static void queries_match_the_memory_store(const struct store_kind *k)
 {
-	struct stream *st = stream_generate(4000, 2, 17, 0.05, 0.05);
+	struct keel_test_lines *st = stream_generate(4000, 2, 17, 0.05, 0.05);
 	struct store_case mc, c;
 	struct keel_store *mem = store_open(memory, &mc), *s = store_open(k, &c);
 	free(ingest_into(s, st, NULL, 500, NULL));
@@ -476,7 +439,7 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 	assert_true(compared >= 10);
 	store_done(mem, &mc);
 	store_done(s, &c);
-	stream_free(st);
+	keel_test_lines_free(st);
 }
 
 /* ------------------------------------------------ cases times stores */

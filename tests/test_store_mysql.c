@@ -129,57 +129,8 @@ static const struct keel_cartridge *fleet(void)
 	return c;
 }
 
-struct text {
-	char *buf;
-	char **lines;
-	size_t n;
-};
-
-static struct text *text_split(char *buf)
-{
-	struct text *t = calloc(1, sizeof *t);
-	t->buf = buf;
-	size_t cap = 1024;
-	t->lines = malloc(cap * sizeof *t->lines);
-	for (char *p = buf, *nl; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		assert_non_null(nl);
-		*nl = 0;
-		if (t->n == cap)
-			t->lines = realloc(t->lines, (cap *= 2) * sizeof *t->lines);
-		t->lines[t->n++] = p;
-	}
-	return t;
-}
-
-static struct text *generate(uint64_t events, uint32_t tenants, uint64_t seed,
-			     double late, double dups)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	const struct keel_generate_options o = {
-	    .size = sizeof o,
-	    .events = events,
-	    .tenants = tenants,
-	    .seed = seed,
-	    .late = late,
-	    .duplicates = dups,
-	};
-	assert_int_equal(keel_generate_fleet(&o, f), 0);
-	fclose(f);
-	return text_split(buf);
-}
-
-static void text_free(struct text *t)
-{
-	free(t->lines);
-	free(t->buf);
-	free(t);
-}
-
 /* Ingests lines [from, to) (through order[] when given) in batches. */
-static int ingest_range(struct keel_store *s, const struct text *t, const size_t *order,
+static int ingest_range(struct keel_store *s, const struct keel_test_lines *t, const size_t *order,
 			size_t from, size_t to, size_t batch, struct keel_report *rep)
 {
 	struct keel_ingest *ing;
@@ -198,7 +149,7 @@ static int ingest_range(struct keel_store *s, const struct text *t, const size_t
 	return rc;
 }
 
-static void ingest_all(struct keel_store *s, const struct text *t, size_t batch,
+static void ingest_all(struct keel_store *s, const struct keel_test_lines *t, size_t batch,
 		       struct keel_report *rep)
 {
 	if (ingest_range(s, t, NULL, 0, t->n, batch, rep))
@@ -206,7 +157,7 @@ static void ingest_all(struct keel_store *s, const struct text *t, size_t batch,
 }
 
 /* The dump of the first n lines ingested into a memory store. */
-static char *memory_dump(const struct text *t, const size_t *order, size_t n,
+static char *memory_dump(const struct keel_test_lines *t, const size_t *order, size_t n,
 			 size_t batch)
 {
 	struct keel_store *m = open_url("memory:");
@@ -742,7 +693,7 @@ static void logging_first_falls_back_to_the_lookup(void **state)
 		snprintf(id, sizeof id, "a%d", i);
 		fuel_line(&in, id, "t1", sec++, "V2", i);
 	}
-	struct text *t = text_split(strdup(in.data));
+	struct keel_test_lines *t = keel_test_lines_split(strdup(in.data));
 	keel_buf_free(&in);
 	assert_int_equal(t->n, 35);
 
@@ -764,7 +715,7 @@ static void logging_first_falls_back_to_the_lookup(void **state)
 	free(mine);
 	free(mem);
 	keel_store_close(s);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -797,7 +748,7 @@ static void strings_compare_bytewise(void **state)
 		      "{\"id\":\"e0\",\"tenant\":\"t\",\"type\":"
 		      "\"fleet.vehicle.fuel_reported\",\"time\":\"2026-01-01T00:00:00Z\","
 		      "\"data\":{\"vehicle_id\":\"a\",\"fuel_pct\":\"s0 \"}}\n");
-	struct text *t = text_split(strdup(in.data));
+	struct keel_test_lines *t = keel_test_lines_split(strdup(in.data));
 	keel_buf_free(&in);
 	struct keel_store *s = open_url(url);
 	struct keel_report rep;
@@ -816,7 +767,7 @@ static void strings_compare_bytewise(void **state)
 	free(mine);
 	free(mem);
 	keel_store_close(s);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -824,7 +775,7 @@ static void strings_compare_bytewise(void **state)
 
 /* Counts the statements of each batch of an ingest: the most any batch
  * took, and the most any batch after the first took. */
-static void batch_statements(struct keel_store *s, const struct text *t, size_t batch,
+static void batch_statements(struct keel_store *s, const struct keel_test_lines *t, size_t batch,
 			     uint64_t *max, uint64_t *later, uint64_t *batches)
 {
 	struct keel_ingest *ing;
@@ -895,7 +846,7 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	 * events, entities, facts, relations, closures of facts and of
 	 * relations, commit: no lookup, and the writer is this connection
 	 * already). */
-	struct text *t = generate(20000, 3, 5, 0.0, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(20000, 3, 5, 0.0, 0.0);
 	struct keel_store *a = open_url(u1), *b = open_url(u2);
 	uint64_t max500, later500, n500, max5000, later5000, n5000;
 	keel_store_mysql_set_profile(a, true); /* bench_mysql's breakdown */
@@ -917,12 +868,12 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	free(db);
 	keel_store_close(a);
 	keel_store_close(b);
-	text_free(t);
+	keel_test_lines_free(t);
 
 	/* Duplicates: a batch after one without them logs first, meets a
 	 * logged id, and looks up after all (one statement more); late
 	 * events may need one more read, rows around them. */
-	t = generate(20000, 3, 5, 0.05, 0.05);
+	t = keel_test_lines_generate(20000, 3, 5, 0.05, 0.05);
 	a = open_url(u3);
 	b = open_url(u4);
 	batch_statements(a, t, 500, &max500, &later500, &n500);
@@ -931,7 +882,7 @@ static void statements_per_batch_do_not_grow_with_the_batch(void **state)
 	assert_true(max5000 <= 13);
 	keel_store_close(a);
 	keel_store_close(b);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(u1);
 	free(u2);
 	free(u3);
@@ -957,7 +908,7 @@ static void in_lists_are_short_and_reads_leave_no_warnings(void **state)
 	assert_int_equal(keel_store_mysql_stats(s)->last_warning, 1292);
 
 	keel_store_mysql_reset_stats(s);
-	struct text *t = generate(30000, 4, 9, 0.05, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(30000, 4, 9, 0.05, 0.05);
 	ingest_all(s, t, 5000, NULL);
 	/* and again: every id is seen, 5000 to a batch */
 	ingest_all(s, t, 5000, NULL);
@@ -992,7 +943,7 @@ static void in_lists_are_short_and_reads_leave_no_warnings(void **state)
 	assert_int_equal(st->warnings, 0);
 	assert_true(st->max_in_tuples <= KEEL_MYSQL_IN_MAX);
 	keel_store_close(s);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -1428,7 +1379,7 @@ static struct keel_cartridge *fleet_renamed(void)
 /* Ingests half of t, replays tenant-00 through another connection (or
  * store) with "status" renamed, then ingests the rest: the dump. */
 static char *ingest_replay_ingest(struct keel_store *s, struct keel_store *other,
-				  const struct text *t)
+				  const struct keel_test_lines *t)
 {
 	if (ingest_range(s, t, NULL, 0, t->n / 2, 500, NULL))
 		fail_msg("ingest: %s", keel_store_errmsg(s));
@@ -1455,7 +1406,7 @@ static void open_row_cache_yields_to_a_replay(void **state)
 	char *u1 = fresh_url();
 	if (!u1)
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(4000, 1, 41, 0.0, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(4000, 1, 41, 0.0, 0.0);
 	struct keel_store *mem = open_url("memory:");
 	char *ref = ingest_replay_ingest(mem, mem, t);
 	keel_store_close(mem);
@@ -1464,7 +1415,7 @@ static void open_row_cache_yields_to_a_replay(void **state)
 	assert_string_equal(d, ref);
 	free(d);
 	free(ref);
-	text_free(t);
+	keel_test_lines_free(t);
 	keel_store_close(a);
 	keel_store_close(other);
 	free(u1);
@@ -1501,7 +1452,7 @@ static void seq_follows_insertion_order(void **state)
 	struct keel_store *s = open_url(sv.url);
 	assert_int_equal(query_u64(s, "SELECT @@innodb_autoinc_lock_mode"), 2);
 
-	struct text *t = generate(5000, 2, 11, 0.05, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(5000, 2, 11, 0.05, 0.05);
 	ingest_all(s, t, 700, NULL);
 	check_seq_order(s, "keel_facts");
 	check_seq_order(s, "keel_relations");
@@ -1538,7 +1489,7 @@ static void seq_follows_insertion_order(void **state)
 	}
 	hb_free(&b);
 	keel_store_close(s);
-	text_free(t);
+	keel_test_lines_free(t);
 	server_stop(&sv);
 }
 
@@ -1553,7 +1504,7 @@ static void text_and_bulk_paths_give_the_same_dumps(void **state)
 	(void)state;
 	if (!fixture_dir())
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(2500, 3, 23, 0.05, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(2500, 3, 23, 0.05, 0.05);
 	char *ref = memory_dump(t, NULL, t->n, 500);
 	static const size_t batches[] = {7, 500, 5000};
 	for (int text = 0; text < 2; text++) {
@@ -1592,7 +1543,7 @@ static void text_and_bulk_paths_give_the_same_dumps(void **state)
 	}
 	unsetenv("KEEL_MYSQL_BULK");
 	free(ref);
-	text_free(t);
+	keel_test_lines_free(t);
 }
 
 /* Open rows hold their asserted_by in closed_by (closing them rewrites the
@@ -1605,7 +1556,7 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	if (!dir)
 		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
-	struct text *t = generate(3000, 2, 29, 0.05, 0.02);
+	struct keel_test_lines *t = keel_test_lines_generate(3000, 2, 29, 0.05, 0.02);
 	char *ref = memory_dump(t, NULL, t->n, 500);
 	struct keel_store *s = open_url(url);
 	ingest_all(s, t, 500, NULL);
@@ -1648,7 +1599,7 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	assert_string_equal(d, ref);
 	free(d);
 	/* and ingesting on it closes version 1's open rows correctly */
-	struct text *more = generate(2000, 2, 31, 0.05, 0.02);
+	struct keel_test_lines *more = keel_test_lines_generate(2000, 2, 31, 0.05, 0.02);
 	struct keel_store *mem = open_url("memory:");
 	ingest_all(mem, t, 500, NULL);
 	ingest_all(mem, more, 500, NULL);
@@ -1659,10 +1610,10 @@ static void open_rows_placeholder_and_version_1_stores(void **state)
 	assert_string_equal(d, ref2);
 	free(d);
 	free(ref2);
-	text_free(more);
+	keel_test_lines_free(more);
 	keel_store_close(s);
 	free(ref);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -1707,8 +1658,8 @@ static void version_2_stores_migrate(void **state)
 		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
 	const char *db = strrchr(url, '/') + 1;
-	struct text *t = generate(3000, 2, 33, 0.05, 0.02);
-	struct text *more = generate(2000, 2, 35, 0.05, 0.02);
+	struct keel_test_lines *t = keel_test_lines_generate(3000, 2, 33, 0.05, 0.02);
+	struct keel_test_lines *more = keel_test_lines_generate(2000, 2, 35, 0.05, 0.02);
 	char *ref = memory_dump(t, NULL, t->n, 500);
 	struct keel_store *mem = open_url("memory:");
 	ingest_all(mem, t, 500, NULL);
@@ -1779,8 +1730,8 @@ static void version_2_stores_migrate(void **state)
 	keel_store_close(s);
 	free(ref);
 	free(ref2);
-	text_free(t);
-	text_free(more);
+	keel_test_lines_free(t);
+	keel_test_lines_free(more);
 	free(url);
 }
 
@@ -1894,7 +1845,7 @@ static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
 	char *url = fresh_url();
 	if (!url)
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(3000, 1, 45, 0.0, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(3000, 1, 45, 0.0, 0.0);
 	struct keel_store *a = open_url(url);
 	assert_int_equal(ingest_range(a, t, NULL, 0, t->n, 500, NULL), 0);
 	struct hbatch held;
@@ -1917,7 +1868,7 @@ static void a_replay_waits_for_a_batch_of_its_tenant(void **state)
 	assert_int_equal(query_u64(a, "SELECT COUNT(*) FROM keel_events"), t->n + 1);
 	keel_cartridge_free(r.cartridge);
 	keel_store_close(a);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -1993,7 +1944,7 @@ static void writers_of_different_tenants_do_not_wait(void **state)
  * back in rc, err and rep). */
 struct writer_thread {
 	const char *url;
-	const struct text *t;
+	const struct keel_test_lines *t;
 	size_t first, every;
 	struct keel_report rep;
 	int rc;
@@ -2039,7 +1990,7 @@ static void run_two_writers(struct writer_thread w[2])
 
 /* The store at url holds t's events once each, one open row a timeline,
  * and the memory store's state for t. */
-static void assert_one_delivery(const char *url, const struct text *t)
+static void assert_one_delivery(const char *url, const struct keel_test_lines *t)
 {
 	struct keel_store *s = open_url(url);
 	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM keel_events"), t->n);
@@ -2063,7 +2014,7 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 	char *url = fresh_url();
 	if (!url)
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(8000, 1, 43, 0.0, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(8000, 1, 43, 0.0, 0.0);
 	for (int round = 0; round < 2; round++) {
 		char *u = round ? fresh_url() : url;
 		struct writer_thread w[2] = {{.url = u, .t = t, .first = 0, .every = 2},
@@ -2073,7 +2024,7 @@ static void concurrent_writers_of_one_tenant_take_turns(void **state)
 		if (round)
 			free(u);
 	}
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -2089,7 +2040,7 @@ static void two_deliveries_at_once_log_each_event_once(void **state)
 	char *url = fresh_url();
 	if (!url)
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(6000, 1, 47, 0.0, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(6000, 1, 47, 0.0, 0.0);
 	struct writer_thread w[2] = {{.url = url, .t = t, .every = 1},
 				     {.url = url, .t = t, .every = 1}};
 	run_two_writers(w);
@@ -2097,7 +2048,7 @@ static void two_deliveries_at_once_log_each_event_once(void **state)
 	assert_int_equal(w[0].rep.duplicates + w[1].rep.duplicates, t->n);
 	assert_int_equal(w[0].rep.conflicting + w[1].rep.conflicting, 0);
 	assert_one_delivery(url, t);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(url);
 }
 
@@ -2143,7 +2094,7 @@ static void workers_equal_one_writer_and_never_share_a_tenant(void **state)
 	if (!u1)
 		keel_test_skip(NO_SERVER);
 	char *u4 = fresh_url();
-	struct text *t = generate(4000, 8, 29, 0.1, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(4000, 8, 29, 0.1, 0.05);
 	struct keel_store *a = open_url(u1);
 	ingest_all(a, t, 500, NULL);
 	char *want = keel_test_dump(a, NULL);
@@ -2206,7 +2157,7 @@ static void workers_equal_one_writer_and_never_share_a_tenant(void **state)
 	keel_store_close(b);
 	free(want);
 	free(got);
-	text_free(t);
+	keel_test_lines_free(t);
 	free(u1);
 	free(u4);
 }
@@ -2218,7 +2169,7 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	if (!u1)
 		keel_test_skip(NO_SERVER);
 	char *u2 = fresh_url();
-	struct text *t = generate(6000, 2, 21, 0.05, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(6000, 2, 21, 0.05, 0.05);
 	struct keel_store *a = open_url(u1);
 	ingest_all(a, t, 500, NULL);
 	char *before = keel_test_dump(a, NULL);
@@ -2234,7 +2185,7 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 		free(tenants.items[i]);
 	}
 	keel_ptrvec_free(&tenants);
-	struct text *replay = text_split(log.text.data);
+	struct keel_test_lines *replay = keel_test_lines_split(log.text.data);
 	struct keel_store *b = open_url(u2);
 	struct keel_report rep;
 	ingest_all(b, replay, 500, &rep);
@@ -2247,8 +2198,8 @@ static void replay_from_the_log_gives_the_same_dump(void **state)
 	free(after);
 	keel_store_close(a);
 	keel_store_close(b);
-	text_free(replay);
-	text_free(t);
+	keel_test_lines_free(replay);
+	keel_test_lines_free(t);
 	free(u1);
 	free(u2);
 }
@@ -2299,7 +2250,7 @@ static void server_killed_mid_ingest_loses_no_batch_and_retry_completes(void **s
 	if (!server_start(&sv))
 		keel_test_skip(NO_SERVER);
 	/* no duplicates in the input: every batch logs exactly 2000 events */
-	struct text *t = generate(40000, 2, 33, 0.05, 0.0);
+	struct keel_test_lines *t = keel_test_lines_generate(40000, 2, 33, 0.05, 0.0);
 	char input[4096], errfile[4096];
 	snprintf(input, sizeof input, "%s/in.ndjson", sv.dir);
 	snprintf(errfile, sizeof errfile, "%s/err.txt", sv.dir);
@@ -2355,7 +2306,7 @@ static void server_killed_mid_ingest_loses_no_batch_and_retry_completes(void **s
 	free(want);
 	keel_store_close(s);
 	free(err);
-	text_free(t);
+	keel_test_lines_free(t);
 	server_stop(&sv);
 }
 
@@ -2367,7 +2318,7 @@ static void store_reconnects_after_the_server_returns(void **state)
 	struct server sv;
 	if (!server_start(&sv))
 		keel_test_skip(NO_SERVER);
-	struct text *t = generate(3000, 1, 44, 0.05, 0.05);
+	struct keel_test_lines *t = keel_test_lines_generate(3000, 1, 44, 0.05, 0.05);
 	struct keel_store *s = open_url(sv.url);
 	assert_int_equal(ingest_range(s, t, NULL, 0, 1000, 500, NULL), 0);
 	server_cmd(&sv, "kill");
@@ -2396,7 +2347,7 @@ static void store_reconnects_after_the_server_returns(void **state)
 	free(got);
 	free(want);
 	keel_store_close(s);
-	text_free(t);
+	keel_test_lines_free(t);
 	server_stop(&sv);
 }
 
