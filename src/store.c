@@ -54,7 +54,8 @@ const char *keel_strerror(int code)
 	return "unknown error";
 }
 
-void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops)
+void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops,
+			  const char *url)
 {
 	s->ops = ops;
 	keel_buf_init(&s->errmsg);
@@ -63,12 +64,13 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	s->max_envelope = 0;
 	s->max_envelope_why = NULL;
 	s->state_in_handle = false;
-	s->url = NULL;
+	s->url = keel_xstrdup(url);
 }
 
 void keel_store_base_free(struct keel_store *s)
 {
 	keel_buf_free(&s->errmsg);
+	free(s->url);
 }
 
 int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
@@ -118,8 +120,6 @@ static int keel_store_open_as(const char *url, bool existing, struct keel_store 
 		struct keel_buf err;
 		keel_buf_init(&err);
 		int rc = ops->open(url, existing, out, &err);
-		if (rc == 0)
-			(*out)->url = keel_xstrdup(url);
 		if (rc) {
 			*out = NULL;
 			if (errmsg)
@@ -149,9 +149,7 @@ void keel_store_close(struct keel_store *s)
 		return;
 	if (s->in_tx)
 		s->ops->rollback(s);
-	char *url = s->url;
 	s->ops->close(s);
-	free(url);
 }
 
 const char *keel_store_url(const struct keel_store *s)

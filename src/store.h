@@ -192,14 +192,16 @@ struct keel_store {
 	 * another, empty store, so every reader must share this one. Set
 	 * when the store opens. */
 	bool state_in_handle;
-	/* The URL keel_store_open opened it with (set there, freed by
-	 * keel_store_close): more connections to the same store are opened
-	 * with it (KEEL_INGEST_WORKERS). */
+	/* The URL the store was opened with (keel_store_base_init): for
+	 * messages, and more connections to the same store are opened with
+	 * it (KEEL_INGEST_WORKERS). */
 	char *url;
 };
 
-/* For backends: initialise the base, set the message. */
-void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops);
+/* For backends: initialise the base (url: the URL being opened, copied),
+ * set the message. */
+void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops,
+			  const char *url);
 void keel_store_base_free(struct keel_store *s);
 int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -77,7 +77,7 @@ static int keel_memory_open(const char *url, bool existing, struct keel_store **
 		return KEEL_EURL;
 	}
 	struct keel_memory_store *m = keel_xcalloc(1, sizeof *m);
-	keel_store_base_init(&m->base, &keel_store_memory_ops);
+	keel_store_base_init(&m->base, &keel_store_memory_ops, url);
 	m->base.state_in_handle = true;
 	keel_overlay_init(&m->state);
 	keel_arena_free(&m->state.arena);

@@ -302,7 +302,7 @@ int keel_mysql_open(const char *url, bool existing, struct keel_store **out,
 	(void)existing;
 	*out = NULL;
 	struct keel_mysql_store *m = keel_xcalloc(1, sizeof *m);
-	keel_store_base_init(&m->base, &keel_store_mysql_ops);
+	keel_store_base_init(&m->base, &keel_store_mysql_ops, url);
 	keel_buf_init(&m->sql);
 	keel_buf_init(&m->part);
 	keel_map_init(&m->ids);

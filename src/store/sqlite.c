@@ -69,7 +69,6 @@ static void keel_sqlite_close(struct keel_store *bs)
 	free(s->keys);
 	free(s->times);
 	keel_ptrvec_free(&s->rows);
-	free(s->url);
 	free(s->path);
 	keel_store_base_free(&s->base);
 	free(s);
@@ -118,10 +117,9 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 	}
 
 	struct keel_sqlite_store *s = keel_xcalloc(1, sizeof *s);
-	keel_store_base_init(&s->base, &keel_store_sqlite_ops);
+	keel_store_base_init(&s->base, &keel_store_sqlite_ops, url);
 	/* Another handle on ":memory:" is another database. */
 	s->base.state_in_handle = in_memory;
-	s->url = keel_xstrdup(url);
 	s->path = keel_xstrdup(path);
 	keel_open_rows_init(&s->open_rows, KEEL_SQLITE_OPEN_ROWS,
 			    KEEL_SQLITE_OPEN_ROWS_AGE, false);

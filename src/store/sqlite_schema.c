@@ -111,7 +111,7 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 			    keel_store_fail(&s->base, KEEL_ESCHEMA,
 					    "store \"%s\": not a keel database (it has a "
 					    "table \"%s\" and no meta table)",
-					    s->url, other);
+					    s->base.url, other);
 			free(other);
 			return rc;
 		}
@@ -131,7 +131,7 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 		rc = keel_store_fail(&s->base, KEEL_ESCHEMA,
 				     "store \"%s\": the meta table has no integer "
 				     "schema_version",
-				     s->url);
+				     s->base.url);
 	} else {
 		rc = keel_sqlite_fail(s);
 	}
@@ -145,7 +145,7 @@ static int keel_sqlite_newer(struct keel_sqlite_store *s, int64_t version)
 	    &s->base, KEEL_ESCHEMA,
 	    "store \"%s\": schema version %lld is newer than this keel "
 	    "supports (%lld)",
-	    s->url, (long long)version, (long long)KEEL_SQLITE_SCHEMA_VERSION);
+	    s->base.url, (long long)version, (long long)KEEL_SQLITE_SCHEMA_VERSION);
 }
 
 int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql)

@@ -134,7 +134,6 @@ struct keel_sqlite_checkpointer {
 struct keel_sqlite_store {
 	struct keel_store base;
 	sqlite3 *db;
-	char *url;  /* as given, for schema messages */
 	char *path; /* for "sqlite \"PATH\": ..." messages */
 	sqlite3_stmt *padded[KEEL_SQ_NPADDED][KEEL_SQLITE_NLADDER];
 	sqlite3_stmt *insert[KEEL_SI_N][KEEL_SQLITE_INSERT_LOG2 + 1];
