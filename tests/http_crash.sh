@@ -44,9 +44,11 @@ logged() {
 
 # server_gone: the server in $pid has exited (or is a zombie).
 server_gone() {
-	local state
-	state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
-	[ -z "$state" ] || [[ $state == Z* ]]
+	# From /proc, not ps(1): procps is not on a minimal machine. Field 3 of
+	# /proc/PID/stat is the state (the command name before it is "keel").
+	local state=""
+	read -r _ _ state _ 2>/dev/null <"/proc/$pid/stat" || state=""
+	[ -z "$state" ] || [ "$state" = Z ]
 }
 
 start_server() {
