@@ -242,6 +242,8 @@ typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 
 /* The defaults that options left 0 take, for callers that show them (the
  * CLI's help) or compare against them. */
+#define KEEL_DEFAULT_COMMIT_INTERVAL_MS 1000 /* keel_ingest_options */
+#define KEEL_COMMIT_EVERY_BATCH UINT32_MAX
 #define KEEL_DEFAULT_BATCH 500		    /* events per transaction */
 #define KEEL_DEFAULT_MAX_LINE (1024 * 1024) /* bytes of one event: 1 MiB */
 #define KEEL_DEFAULT_CARTRIDGE "fleet"	    /* the built-in cartridge */
@@ -282,6 +284,13 @@ struct keel_ingest_options {
 	void *outcome_userdata;
 	enum keel_ingest_mode mode;	 /* 0: KEEL_INGEST_STREAMING */
 	unsigned workers;		 /* KEEL_INGEST_WORKERS: 0 = 2 */
+	/* A commit holds every batch (each atomic, behind its own
+	 * savepoint) written within this many milliseconds of the
+	 * transaction's first; keel_ingest_flush always commits
+	 * (docs/semantics.md, "Batches and commits"). 0 =
+	 * KEEL_DEFAULT_COMMIT_INTERVAL_MS; KEEL_COMMIT_EVERY_BATCH: one commit
+	 * a batch. */
+	uint32_t commit_interval_ms;
 };
 
 struct keel_report {
@@ -291,8 +300,8 @@ struct keel_report {
 	uint64_t conflicting; /* duplicates whose envelope differs */
 	uint64_t unhandled;   /* accepted, type unknown to the cartridge */
 	uint64_t rejected;
-	uint64_t rows_inserted;
-	uint64_t rows_closed;
+	uint64_t rows_inserted; /* assertions written (rows are never updated) */
+	uint64_t commits;
 	uint64_t batches;
 	uint64_t statements; /* SQL statements executed by the store */
 };
@@ -362,19 +371,35 @@ KEEL_API void keel_reader_close(struct keel_reader *r);
 
 /* ------------------------------------------------------ reading the graph */
 
+/* What every read takes: a valid time and a transaction time
+ * (docs/semantics.md, "Transaction time"). Zero fields take the defaults:
+ * at now, and everything the store has recorded. */
+struct keel_read_options {
+	size_t size;	   /* sizeof the struct (see "Options structs" above) */
+	bool at_set;	   /* valid time: rows valid at `at` (default: now) */
+	int64_t at;
+	bool known_at_set; /* transaction time: the graph as it stood when */
+	int64_t known_at;  /* the store's clock read known_at */
+	/* keel_history: how the belief about each timeline changed and when
+	 * each change was recorded, instead of its rows */
+	bool changes;
+};
+
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
  * KEEL_ENOTFOUND when the entity / value does not exist (for keel_show:
  * also at a time before the entity was first seen), or another error
  * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
- * stored is KEEL_ENOTFOUND, as its keel_dump is. */
+ * stored is KEEL_ENOTFOUND, as its keel_dump is. o may be NULL (the
+ * defaults). */
 KEEL_API int keel_show(struct keel_store *s, const char *tenant, const char *subject,
-	      int64_t at, char **json);
+		       const struct keel_read_options *o, char **json);
 KEEL_API int keel_history(struct keel_store *s, const char *tenant, const char *subject,
-		 const char *predicate /* NULL: all */, char **json);
+			  const char *predicate /* NULL: all */,
+			  const struct keel_read_options *o, char **json);
 KEEL_API int keel_why(struct keel_store *s, const char *tenant, const char *subject,
-	     const char *predicate, int64_t at, char **json);
+		      const char *predicate, const struct keel_read_options *o, char **json);
 KEEL_API int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
-	       char **json);
+			const struct keel_read_options *o, char **json);
 
 /* The documents above, by the query that made them. */
 enum keel_query_kind {
@@ -397,7 +422,8 @@ KEEL_API int keel_query_text(enum keel_query_kind kind, const char *json, size_t
  * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for
  * keel_stats: a tenant exists only through its rows, and a mistyped name
  * must not pass for an empty backup. */
-KEEL_API int keel_dump(struct keel_store *s, const char *tenant, FILE *out);
+KEEL_API int keel_dump(struct keel_store *s, const char *tenant,
+		       const struct keel_read_options *o /* NULL: now */, FILE *out);
 /* Restores a dump into s (in batches, one transaction each). Bad records
  * fail with KEEL_EDUMP naming the line. */
 KEEL_API int keel_load(struct keel_store *s, FILE *in);
@@ -474,6 +500,8 @@ struct keel_export_options {
 	 * which only ndjson, and graphml of one tenant, allow. */
 	const char *dir;
 	FILE *out;
+	bool known_at_set; /* as recorded by known_at (docs/semantics.md) */
+	int64_t known_at;
 };
 
 /* Writes the export; on failure keel_store_errmsg(s) says why (an

@@ -53,7 +53,8 @@ struct keel_batch_event {
 	bool unhandled;	      /* no handler for its type */
 	struct keel_op *ops;
 	size_t nops;
-	int64_t seq; /* set by the store when logged */
+	int64_t seq;	     /* set by the store when logged */
+	int64_t recorded_at; /* the store's clock when logged (keel_store_recorded_at) */
 };
 
 /* Event seq of the batch an ingester is committing, for its on_outcome

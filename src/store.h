@@ -20,7 +20,7 @@
 
 #include "../include/keel.h"
 #include "batch.h"
-#include "overlay.h"
+#include "timeline.h"
 #include "util.h"
 
 enum keel_record_type {
@@ -48,10 +48,15 @@ struct keel_record {
 	struct keel_str value; /* fact: compact JSON, absent = null */
 	bool linked;
 	int64_t valid_from;
+	/* Derived on read (docs/semantics.md): a store's scan leaves them
+	 * unset (KEEL_TIME_INF, null) and keel_store_scan fills them in. */
 	int64_t valid_to; /* KEEL_TIME_INF = open */
 	struct keel_str asserted_by;
 	struct keel_str closed_by;
-	int64_t seq;
+	int64_t seq; /* arrival order of the row (rows) or event (events) */
+	/* every type: when the store recorded it (entities: the latest of
+	 * their visible mentions) */
+	int64_t recorded_at;
 	/* event */
 	struct keel_str id;
 	struct keel_str event_type;
@@ -60,8 +65,29 @@ struct keel_record {
 	uint64_t hash;
 };
 
-/* What to scan: one record type of one tenant, in canonical dump order
- * (docs/dump.md), narrowed by the optional filters. */
+/* What to scan: one record type of one tenant, narrowed by the optional
+ * filters.
+ *
+ * What keel_store_scan gives its callback: records in canonical dump order
+ * (docs/dump.md) with facts and relations derived (valid_to, closed_by)
+ * from the next assertion on their timeline; with at_set only the rows
+ * valid at `at` (from <= at < to, never an empty row); with known_at_set
+ * everything as it stood when known_at was the store's clock: only what
+ * was recorded by then (recorded_at <= known_at), derived among those.
+ *
+ * What a store's scan op gives (the raw contract, store.c derives from
+ * it): rows only among those recorded by known_at when known_at_set;
+ *  - entities: one record per entity, aggregated over its visible
+ *    mentions (first_seen min, last_seen max, kind of the mention with
+ *    the least kind_time giving one, ties: the later mention), by subject;
+ *  - facts and relations: the assertions as written, valid_to and
+ *    closed_by unset, ordered by subject, name, object, valid_from, seq
+ *    (so each timeline is contiguous and in (valid_from, arrival) order);
+ *    with at_set, of each timeline only the last row with valid_from <=
+ *    at and the row after it (the first with valid_from > at), if any;
+ *  - events: by seq.
+ * raw: keel_store_scan hands the store's records through as they are
+ * (history --changes derives belief changes itself). */
 struct keel_scan {
 	enum keel_record_type type;
 	struct keel_str tenant;	    /* required */
@@ -70,7 +96,50 @@ struct keel_scan {
 	struct keel_str object;	    /* optional (relations): this object */
 	bool at_set;		    /* optional: rows with from <= at < to */
 	int64_t at;
+	bool known_at_set; /* optional: as recorded by known_at */
+	int64_t known_at;
+	bool raw;
 	struct keel_str event_id; /* optional (events) */
+};
+
+/* One assertion (fact, unset, link, unlink) as written: once, never
+ * updated (docs/semantics.md). The store numbers rows in the order it is
+ * given them, which is arrival order. */
+struct keel_assertion {
+	enum keel_row_kind kind;
+	struct keel_str tenant;
+	struct keel_str subject;
+	struct keel_str name;	/* predicate or relation */
+	struct keel_str object; /* relations */
+	struct keel_str value;	/* facts: compact JSON; ptr NULL: unset */
+	bool linked;		/* relations: link or unlink */
+	int64_t valid_from;
+	struct keel_str asserted_by;
+	int64_t recorded_at;
+};
+
+/* The mentions of one entity within one batch, folded (keel_entity_mention):
+ * the store appends it as one row; reads aggregate an entity's rows. */
+struct keel_mention {
+	struct keel_str tenant;
+	struct keel_str subject;
+	struct keel_str kind; /* ptr NULL: none given */
+	int64_t kind_time;
+	int64_t first_seen;
+	int64_t last_seen;
+	int64_t recorded_at;
+};
+
+/* What one batch (or a replay's or a load's rebuild) appends. Every array
+ * is in arrival order; the store appends them in that order and sets each
+ * event's seq. Everything stays valid until the transaction ends. */
+struct keel_append {
+	struct keel_batch_event **events; /* to log, recorded_at set */
+	size_t nevents;
+	struct keel_assertion *rows;
+	size_t nrows;
+	struct keel_mention *mentions;
+	size_t nmentions;
 };
 
 /* The part of a tenant a replace rewrites: a replay rewrites only what
@@ -109,51 +178,50 @@ struct keel_store_ops {
 	int (*commit)(struct keel_store *s);
 	int (*rollback)(struct keel_store *s);
 
+	/* Batches within a transaction (docs/semantics.md, "Batches and
+	 * commits"): savepoint before each batch's writes, release after
+	 * them, rollback_to_savepoint to drop only the failing batch. A store
+	 * whose append cannot fail part way (memory) may leave them NULL. */
+	int (*savepoint)(struct keel_store *s);
+	int (*release)(struct keel_store *s);
+	int (*rollback_to_savepoint)(struct keel_store *s);
+
+	/* The latest recorded_at in the store's log (0 when empty), read
+	 * when a transaction begins so that recorded_at never decreases along
+	 * the log, even across processes (keel_store_recorded_at). */
+	int (*last_recorded_at)(struct keel_store *s, int64_t *out);
+
 	/* For each event whose (tenant, id) is in the log: status becomes
 	 * KEEL_EV_DUPLICATE and stored_hash the logged hash. One batched
-	 * lookup per (at most) thousand events. */
+	 * lookup per (at most) thousand events. The only stored state the
+	 * write path reads. */
 	int (*seen_ids)(struct keel_store *s, struct keel_batch_event **ev, size_t n);
-	/* Fills the overlay with the store's state for the overlay's
-	 * requested keys: entities; for each timeline the open row, plus for
-	 * every uncovered time (keel_overlay_uncovered_times) the row
-	 * containing it or, when none does, the first non-empty row after it. */
-	int (*prefetch)(struct keel_store *s, struct keel_overlay *o);
-	/* Optional, instead of prefetch: a store whose whole state is one
-	 * overlay (the memory store) returns it, and the ingester
-	 * resolves and applies batches in it in place. write_back of that
-	 * overlay then makes the batch permanent (numbering new_rows in
-	 * order, logging ev, emptying new_rows and dirty_rows); it and commit
-	 * must not fail, since an applied batch cannot be taken back. Other
-	 * overlays (loads) are still handed to write_back as usual. */
-	struct keel_overlay *(*overlay)(struct keel_store *s);
-	/* Writes entities (NEW inserted, DIRTY updated), new_rows in order
-	 * (setting row->seq), dirty_rows' valid_to and closed_by, and logs
-	 * events in order (setting ev->seq). */
-	int (*write_back)(struct keel_store *s, struct keel_overlay *o,
-			  struct keel_batch_event **ev, size_t n);
+	/* Appends a batch: logs a->events (setting ev->seq), then inserts
+	 * a->rows and a->mentions, all in order. Nothing is updated. */
+	int (*append)(struct keel_store *s, const struct keel_append *a);
 
 	/* Reading. tenants: malloc'd NUL-terminated names, sorted bytewise. */
 	int (*tenants)(struct keel_store *s, struct keel_ptrvec *out);
 	int (*scan)(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
-	/* Row counts of one tenant: entities, facts, relations, events. */
-	int (*counts)(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+	/* Row counts of one tenant: entities, facts, relations, events, of
+	 * what was recorded by known_at (KEEL_TIME_INF: everything). */
+	int (*counts)(struct keel_store *s, struct keel_str tenant, int64_t known_at,
+		      uint64_t out[4]);
 
 	/* Replay and bulk loads (src/replay.c, docs/replay.md). Inside the
-	 * open transaction: deletes the tenant's rows that scope covers (NULL:
-	 * its entities, facts and relations), then inserts the overlay's
-	 * entities and new_rows (exactly those rows again, all NEW, rows in
-	 * the order to number them, none dirty) and appends ev[0..n) to the
-	 * log (setting seqs). The log is otherwise kept. log_events is the
-	 * number of events the tenant's log held when the state was built: a
-	 * store that cannot hold the log still for the whole transaction
-	 * checks it under a lock and fails if it changed. note gets one line
-	 * saying how the rows were written (e.g. the bulk method and any
-	 * fallback). tenant, scope, o and ev stay valid until the transaction
-	 * ends. */
+	 * open transaction: deletes the tenant's rows and mentions that scope
+	 * covers (NULL: all of them), then appends a (its rows and mentions
+	 * exactly those again, with the recorded_at they carry; a->events, if
+	 * any, logged as by append). The log is otherwise kept. log_events is
+	 * the number of events the tenant's log held when the state was
+	 * built: a store that cannot hold the log still for the whole
+	 * transaction checks it under a lock and fails if it changed. note
+	 * gets one line saying how the rows were written (e.g. the bulk
+	 * method and any fallback). */
 	int (*replace_tenant)(struct keel_store *s, struct keel_str tenant,
-			      const struct keel_replace_scope *scope, struct keel_overlay *o,
-			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      const struct keel_replace_scope *scope,
+			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
 	/* Optional. What a cheap read cannot see that makes the store
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
@@ -192,6 +260,9 @@ struct keel_store {
 	 * another, empty store, so every reader must share this one. Set
 	 * when the store opens. */
 	bool state_in_handle;
+	/* The floor of recorded_at: the latest one this handle gave or read
+	 * from the log (keel_store_recorded_at). */
+	int64_t recorded_floor;
 	/* The URL the store was opened with (keel_store_base_init): for
 	 * messages, and more connections to the same store are opened with
 	 * it (KEEL_INGEST_WORKERS). */
@@ -212,24 +283,28 @@ const char *keel_store_url(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);
+int keel_store_savepoint(struct keel_store *s);
+int keel_store_release(struct keel_store *s);
+int keel_store_rollback_to_savepoint(struct keel_store *s);
 int keel_store_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n);
-int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o);
-/* The store's own overlay (see keel_store_ops.overlay), or NULL. */
-struct keel_overlay *keel_store_overlay(struct keel_store *s);
-int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
-			  struct keel_batch_event **ev, size_t n);
+int keel_store_append(struct keel_store *s, const struct keel_append *a);
+/* The recorded_at for what the open transaction appends next: the
+ * store's clock (microseconds since the epoch), never less than any
+ * recorded_at the store's log holds or this handle gave before. */
+int64_t keel_store_recorded_at(struct keel_store *s);
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
-int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
+		      uint64_t out[4]);
 /* Whether the store answers, for health checks (keel serve's /healthz):
  * the backend's own check, then a cheap read (the counts of a tenant that
  * cannot exist). 0, or an error with the store's message set. */
 int keel_store_check(struct keel_store *s);
 /* Replay and bulk loads (src/replay.c). */
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      const struct keel_replace_scope *scope, struct keel_overlay *o,
-			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      const struct keel_replace_scope *scope,
+			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
 int keel_store_worker_init(struct keel_store *s);
 
