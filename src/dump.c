@@ -31,6 +31,7 @@
 #include "envelope.h"
 #include "json.h"
 #include "append.h"
+#include "query.h"
 #include "store.h"
 #include "timeline.h"
 #include "util.h"
@@ -42,6 +43,7 @@
 
 struct dump_ctx {
 	struct keel_store *s;
+	const struct keel_read_options *o; /* known_at */
 	FILE *out;
 	struct keel_buf buf;
 	uint64_t records; /* written so far */
@@ -132,6 +134,7 @@ static int dump_tenant(struct dump_ctx *d, const char *tenant)
 						      KEEL_REC_RELATION, KEEL_REC_EVENT};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(order); i++) {
 		struct keel_scan q = {.type = order[i], .tenant = keel_str_cstr(tenant)};
+		keel_scan_known_at(&q, d->o);
 		int rc = keel_store_scan(d->s, &q, dump_record, d);
 		if (rc)
 			return rc;
@@ -139,15 +142,22 @@ static int dump_tenant(struct dump_ctx *d, const char *tenant)
 	return 0;
 }
 
-int keel_dump(struct keel_store *s, const char *tenant, FILE *out)
+int keel_dump(struct keel_store *s, const char *tenant,
+	      const struct keel_read_options *given, FILE *out)
 {
 	if (!s || !out)
 		return KEEL_EINVAL;
-	struct dump_ctx d = {.s = s, .out = out};
+	/* A dump is every row, so only known_at narrows it: as known then,
+	 * it is the dump of a store that had recorded only what it had
+	 * recorded by then (docs/semantics.md, "Transaction time"). */
+	struct keel_read_options o;
+	int rc = keel_read_options_take(s, given, &o);
+	if (rc)
+		return rc;
+	struct dump_ctx d = {.s = s, .o = &o, .out = out};
 	keel_buf_init(&d.buf);
 	keel_buf_reserve(&d.buf, KEEL_OUTPUT_CHUNK + 4096);
 
-	int rc = 0;
 	if (tenant) {
 		rc = dump_tenant(&d, tenant);
 		if (rc == 0 && d.records == 0)
