@@ -227,6 +227,9 @@ struct keel_store_ops {
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
 	int (*check)(struct keel_store *s);
+	/* Optional. keel migrate: the schema version the store had when it
+	 * opened (0: created by this open) and the one it has now. */
+	int (*schema_versions)(struct keel_store *s, int *was, int *now);
 	/* Optional. Set up a connection that writes alongside others
 	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
 	int (*worker_init)(struct keel_store *s);
