@@ -65,18 +65,27 @@ bool cli_parse_size(const char *s, uint64_t *out);
 /* A fraction in [0, 1]. */
 bool cli_parse_fraction(const char *s, double *out);
 
+/* A time option's value (--at, --known-at): RFC 3339 or "now". CLI_OK, or
+ * the usage error printed and CLI_USAGE. */
+int cli_time_option(const struct keel_cmd *cmd, const char *option, const char *arg,
+		    int64_t *out);
+
 /* The read commands (show, history, why) share one shape: options --at
- * (when the command takes a time; default now), --json, --store and
- * --help, then between min_args and max_args positional arguments, then
- * one query that returns a JSON document, printed as cli_print_doc does. */
+ * (when the command takes a time; default now), --known-at (the graph as
+ * the store had recorded it then; default everything), --changes (when
+ * the command takes it), --json, --store and --help, then between
+ * min_args and max_args positional arguments, then one query that returns
+ * a JSON document, printed as cli_print_doc does. */
 struct cli_read {
 	enum keel_query_kind kind;
+	enum keel_query_kind changes_kind; /* the document with --changes */
 	int min_args;
 	int max_args;
 	bool takes_at;
+	bool takes_changes;
 	const char *arity; /* the usage error when the count is wrong */
-	int (*query)(struct keel_store *s, char **args, int nargs, int64_t at,
-		     char **json);
+	int (*query)(struct keel_store *s, char **args, int nargs,
+		     const struct keel_read_options *o, char **json);
 };
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);

@@ -13,18 +13,25 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"tenant", required_argument, NULL, 't'},
+	    {"known-at", required_argument, NULL, 'k'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL, *tenant = NULL, *output = NULL;
-	int c;
+	struct keel_read_options o = {.size = sizeof o};
+	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:o:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:k:o:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			tenant = optarg;
+			break;
+		case 'k':
+			if ((rc = cli_time_option(cmd, "--known-at", optarg, &o.known_at)))
+				return rc;
+			o.known_at_set = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -50,7 +57,7 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 		keel_store_close(s);
 		return CLI_FATAL;
 	}
-	int rc = keel_dump(s, tenant, out);
+	rc = keel_dump(s, tenant, &o, out);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	rc = cli_output_close(cmd, out, output, rc);
@@ -61,16 +68,20 @@ static int dump_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_dump = {
     .name = "dump",
     .summary = "Write the canonical NDJSON dump of the store.",
-    .usage = "dump [--tenant T] [--output FILE] [--store URL]\n"
+    .usage = "dump [--tenant T] [--known-at TIME] [--output FILE] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -o, --output FILE  write to FILE (default: standard output)\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "One record a line: entities, facts, relations and events, sorted by\n"
 	     "tenant and type (docs/dump.md). Two stores holding the same data give\n"
-	     "byte-identical dumps; 'keel load' restores one.",
+	     "byte-identical dumps; 'keel load' restores one. With --known-at, the\n"
+	     "dump of a store that had recorded only what this one had by TIME.",
     .run = dump_run,
 };

@@ -13,6 +13,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	static const struct option opts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"at", required_argument, NULL, 'a'},
+	    {"known-at", required_argument, NULL, 'k'},
 	    {"tenant", required_argument, NULL, 't'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"store", required_argument, NULL, 's'},
@@ -21,19 +22,22 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	};
 	struct keel_export_options o = {.size = sizeof o, .format = KEEL_EXPORT_NDJSON, .out = stdout};
 	const char *url = NULL, *format = NULL;
-	const char *why = NULL;
-	int c;
+	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "f:a:t:o:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:a:k:t:o:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;
 			break;
 		case 'a':
-			if (keel_time_parse_at(optarg, strlen(optarg), &o.at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg,
-						       why);
+			if ((rc = cli_time_option(cmd, "--at", optarg, &o.at)))
+				return rc;
 			o.at_set = true;
+			break;
+		case 'k':
+			if ((rc = cli_time_option(cmd, "--known-at", optarg, &o.known_at)))
+				return rc;
+			o.known_at_set = true;
 			break;
 		case 't':
 			o.tenant = optarg;
@@ -77,7 +81,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
-	int rc = keel_export(s, &o);
+	rc = keel_export(s, &o);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else if (!o.dir)
@@ -89,13 +93,16 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_export = {
     .name = "export",
     .summary = "Write a snapshot as CSV, NDJSON or GraphML.",
-    .usage = "export --format csv|ndjson|graphml [--at TIME] [--tenant T]\n"
-	     "                 [--output DIR] [--store URL]\n"
+    .usage = "export --format csv|ndjson|graphml [--at TIME] [--known-at TIME]\n"
+	     "                 [--tenant T] [--output DIR] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -f, --format F     csv, ndjson or graphml (required)\n"
 	     "  -a, --at TIME      rows valid at TIME (RFC 3339 or now), entities\n"
 	     "                     first seen and events up to it\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -t, --tenant T     only this tenant\n"
 	     "  -o, --output DIR   write files into DIR (created if missing):\n"
 	     "                     entities/facts/relations/events.csv,\n"

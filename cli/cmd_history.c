@@ -4,20 +4,21 @@
  */
 #include "cli.h"
 
-static int history_query(struct keel_store *s, char **args, int nargs, int64_t at,
-			 char **json)
+static int history_query(struct keel_store *s, char **args, int nargs,
+			 const struct keel_read_options *o, char **json)
 {
-	(void)at;
-	return keel_history(s, args[0], args[1], nargs == 3 ? args[2] : NULL, json);
+	return keel_history(s, args[0], args[1], nargs == 3 ? args[2] : NULL, o, json);
 }
 
 static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct cli_read read = {
 	    .kind = KEEL_QUERY_HISTORY,
+	    .changes_kind = KEEL_QUERY_HISTORY_CHANGES,
 	    .min_args = 2,
 	    .max_args = 3,
 	    .takes_at = false,
+	    .takes_changes = true,
 	    .arity = "expected a tenant, a subject and optionally a predicate",
 	    .query = history_query,
 	};
@@ -27,9 +28,15 @@ static int history_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_history = {
     .name = "history",
     .summary = "Print every row of a subject's timelines with provenance.",
-    .usage = "history TENANT SUBJECT [PREDICATE] [--json] [--store URL]\n"
+    .usage = "history TENANT SUBJECT [PREDICATE] [--changes] [--known-at TIME]\n"
+	     "                [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
+	     "  -c, --changes      how the belief about each timeline changed, and\n"
+	     "                     when each change was recorded\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
@@ -38,6 +45,9 @@ const struct keel_cmd keel_cmd_history = {
 	     "and emptied rows included, each with valid_from, valid_to, asserted_by\n"
 	     "and closed_by. PREDICATE narrows both lists to one predicate or\n"
 	     "relation name. Exits 1 when the entity does not exist.\n"
+	     "With --changes, every assertion of those timelines instead, in the\n"
+	     "order the store recorded them: when (recorded_at), the row it created\n"
+	     "(as derived then) and the row it shortened, if any.\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = history_run,

@@ -4,11 +4,11 @@
  */
 #include "cli.h"
 
-static int show_query(struct keel_store *s, char **args, int nargs, int64_t at,
-		      char **json)
+static int show_query(struct keel_store *s, char **args, int nargs,
+		      const struct keel_read_options *o, char **json)
 {
 	(void)nargs;
-	return keel_show(s, args[0], args[1], at, json);
+	return keel_show(s, args[0], args[1], o, json);
 }
 
 static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
@@ -27,10 +27,13 @@ static int show_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_show = {
     .name = "show",
     .summary = "Print an entity, its facts and its relations at a time.",
-    .usage = "show TENANT SUBJECT [--at TIME] [--json] [--store URL]\n"
+    .usage = "show TENANT SUBJECT [--at TIME] [--known-at TIME] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"
@@ -39,7 +42,7 @@ const struct keel_cmd keel_cmd_show = {
 	     "at TIME (predicate -> value), and the links valid at TIME, outgoing\n"
 	     "(SUBJECT is the subject) and incoming (SUBJECT is the object). Exits 1\n"
 	     "when the entity does not exist, or did not yet exist at TIME (before\n"
-	     "its first event).\n"
+	     "its first event), or was not yet recorded at the --known-at TIME.\n"
 	     "On a terminal it is printed as aligned text; into a pipe or a\n"
 	     "file, or with --json, as one line of JSON (docs/cli.md).",
     .run = show_run,

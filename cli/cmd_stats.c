@@ -10,6 +10,7 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"tenant", required_argument, NULL, 't'},
+	    {"known-at", required_argument, NULL, 'k'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
@@ -17,10 +18,16 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 	};
 	const char *url = NULL, *tenant = NULL;
 	bool as_json = false;
-	int c;
+	struct keel_read_options o = {.size = sizeof o};
+	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:js:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:k:js:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'k':
+			if ((rc = cli_time_option(cmd, "--known-at", optarg, &o.known_at)))
+				return rc;
+			o.known_at_set = true;
+			break;
 		case 'j':
 			as_json = true;
 			break;
@@ -44,7 +51,7 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;
-	int rc = keel_stats(s, tenant, &json);
+	rc = keel_stats(s, tenant, &o, &json);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else
@@ -56,10 +63,13 @@ static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_stats = {
     .name = "stats",
     .summary = "Print row counts per tenant.",
-    .usage = "stats [--tenant T] [--json] [--store URL]\n"
+    .usage = "stats [--tenant T] [--known-at TIME] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"

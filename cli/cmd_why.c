@@ -4,11 +4,11 @@
  */
 #include "cli.h"
 
-static int why_query(struct keel_store *s, char **args, int nargs, int64_t at,
-		     char **json)
+static int why_query(struct keel_store *s, char **args, int nargs,
+		     const struct keel_read_options *o, char **json)
 {
 	(void)nargs;
-	return keel_why(s, args[0], args[1], args[2], at, json);
+	return keel_why(s, args[0], args[1], args[2], o, json);
 }
 
 static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
@@ -27,10 +27,14 @@ static int why_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_why = {
     .name = "why",
     .summary = "Print the event behind a fact's value at a time.",
-    .usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--json] [--store URL]\n"
+    .usage = "why TENANT SUBJECT PREDICATE [--at TIME] [--known-at TIME] [--json]\n"
+	     "              [--store URL]\n"
 	     "\n"
 	     "options:\n"
 	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
+	     "  -k, --known-at TIME\n"
+	     "                     as the store knew it at TIME: only what it had\n"
+	     "                     recorded by then (default: everything)\n"
 	     "  -j, --json         print the JSON document even on a terminal\n"
 	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	     "  -h, --help         this help\n"

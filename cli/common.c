@@ -177,31 +177,64 @@ int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, in
 	return rc;
 }
 
+int cli_time_option(const struct keel_cmd *cmd, const char *option, const char *arg,
+		    int64_t *out)
+{
+	const char *why = NULL;
+	if (keel_time_parse_at(arg, strlen(arg), out, &why))
+		return cli_usage_error(cmd, "%s \"%s\": %s", option, arg, why);
+	return CLI_OK;
+}
+
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv)
 {
-	static const struct option with_at[] = {
+	/* The options a read command takes, those it does not left out. */
+	static const struct option all[] = {
 	    {"at", required_argument, NULL, 'a'},
+	    {"known-at", required_argument, NULL, 'k'},
+	    {"changes", no_argument, NULL, 'c'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
 	};
+	struct option opts[sizeof all / sizeof all[0] + 1];
+	char shorts[32];
+	size_t n_opts = 0, n_shorts = 0;
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		if ((all[i].val == 'a' && !r->takes_at) ||
+		    (all[i].val == 'c' && !r->takes_changes))
+			continue;
+		opts[n_opts++] = all[i];
+		shorts[n_shorts++] = (char)all[i].val;
+		if (all[i].has_arg == required_argument)
+			shorts[n_shorts++] = ':';
+	}
+	opts[n_opts] = (struct option){NULL, 0, NULL, 0};
+	shorts[n_shorts] = 0;
+
 	const char *url = NULL;
-	int64_t at = keel_time_now();
+	struct keel_read_options o = {.size = sizeof o};
 	bool as_json = false;
-	const char *why;
-	int c;
+	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, r->takes_at ? "a:js:h" : "js:h",
-				r->takes_at ? with_at : with_at + 1, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			as_json = true;
 			break;
 		case 'a':
-			if (keel_time_parse_at(optarg, strlen(optarg), &at, &why))
-				return cli_usage_error(cmd, "--at \"%s\": %s", optarg, why);
+			if ((rc = cli_time_option(cmd, "--at", optarg, &o.at)))
+				return rc;
+			o.at_set = true;
+			break;
+		case 'k':
+			if ((rc = cli_time_option(cmd, "--known-at", optarg, &o.known_at)))
+				return rc;
+			o.known_at_set = true;
+			break;
+		case 'c':
+			o.changes = true;
 			break;
 		case 's':
 			url = optarg;
@@ -221,11 +254,11 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;
-	int rc = r->query(s, argv + optind, n, at, &json);
+	rc = r->query(s, argv + optind, n, &o, &json);
 	if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else
-		rc = cli_print_doc(cmd, r->kind, json, as_json);
+		rc = cli_print_doc(cmd, o.changes ? r->changes_kind : r->kind, json, as_json);
 	keel_store_close(s);
 	return rc;
 }

@@ -22,7 +22,7 @@ static char *dump_of(struct keel_store *s, size_t *len)
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 	CHECK(f);
-	CHECK(keel_dump(s, NULL, f) == 0);
+	CHECK(keel_dump(s, NULL, NULL, f) == 0);
 	CHECK(fclose(f) == 0);
 	return text;
 }

@@ -407,10 +407,11 @@ enum keel_query_kind {
 	KEEL_QUERY_HISTORY,
 	KEEL_QUERY_WHY,
 	KEEL_QUERY_STATS,
+	KEEL_QUERY_HISTORY_CHANGES, /* keel_history with changes set */
 };
 
-/* Renders a document of keel_show, keel_history, keel_why or keel_stats
- * (json[0..len), of the given kind) as aligned text for a person: labelled
+/* Renders a document of keel_show, keel_history (either form), keel_why or
+ * keel_stats (json[0..len), of the given kind) as aligned text for a person: labelled
  * lines and one table per list, every row of the document present, times
  * canonical, values as JSON text, null as "-" (docs/cli.md, "On a
  * terminal"). Returns 0 and a malloc'd NUL-terminated text in *text

@@ -122,7 +122,10 @@ static int export_scan(struct keel_store *s, const struct keel_export_options *o
 {
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < ntenants; i++) {
-		struct keel_scan q = {.type = type, .tenant = keel_str_cstr(tenants[i])};
+		struct keel_scan q = {.type = type,
+				      .tenant = keel_str_cstr(tenants[i]),
+				      .known_at_set = opt->known_at_set,
+				      .known_at = opt->known_at};
 		if (opt->at_set && (type == KEEL_REC_FACT || type == KEEL_REC_RELATION)) {
 			q.at_set = true;
 			q.at = opt->at;
@@ -726,7 +729,8 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 		 * and keel_stats (docs/cli.md); one with nothing at --at is an
 		 * empty export. Checked before any file is created. */
 		uint64_t c[4];
-		rc = keel_store_counts(s, keel_str_cstr(opt->tenant), c);
+		rc = keel_store_counts(s, keel_str_cstr(opt->tenant),
+				       opt->known_at_set ? opt->known_at : KEEL_TIME_INF, c);
 		if (rc == 0 && !(c[0] || c[1] || c[2] || c[3]))
 			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
 					     opt->tenant);

@@ -5,7 +5,10 @@
  * docs/cli.md and must only ever grow.
  *
  * Every query is a few store scans narrowed by tenant, subject, name and
- * time; the records are formatted straight into one buffer during the scan
+ * time, and by transaction time when the caller reads the graph as known
+ * at a moment (keel_read_options.known_at: every scan and count takes it,
+ * the entity lookup too, so an entity not yet recorded then is not
+ * found). Such a document says so with a "known_at" member. The records are formatted straight into one buffer during the scan
  * callbacks (scan views live only that long). Strings are written with the
  * canonical dump's escaping and values and envelopes as stored.
  */
@@ -14,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
+#include "query.h"
 #include "store.h"
 #include "util.h"
 
@@ -51,6 +56,37 @@ static int query_bad(struct keel_store *s, const char *what)
 	return keel_store_fail(s, KEEL_EINVAL, "%s: missing argument", what);
 }
 
+int keel_read_options_take(struct keel_store *s, const struct keel_read_options *given,
+			   struct keel_read_options *o)
+{
+	if (given) {
+		const char *why = keel_options_copy(o, sizeof *o, given);
+		if (why)
+			return keel_store_fail(s, KEEL_EINVAL, "keel_read_options: %s", why);
+	} else {
+		memset(o, 0, sizeof *o);
+		o->size = sizeof *o;
+	}
+	if (!o->at_set)
+		o->at = keel_time_now();
+	return 0;
+}
+
+void keel_scan_known_at(struct keel_scan *q, const struct keel_read_options *o)
+{
+	q->known_at_set = o->known_at_set;
+	q->known_at = o->known_at;
+}
+
+/* ,"known_at":TIME when the read is as known at a moment. */
+static void add_known_at(struct keel_buf *b, const struct keel_read_options *o)
+{
+	if (!o->known_at_set)
+		return;
+	keel_buf_adds(b, ",\"known_at\":");
+	keel_buf_add_json_time(b, o->known_at);
+}
+
 static int entity_cb(void *ud, const struct keel_record *r)
 {
 	struct query_ctx *q = ud;
@@ -66,15 +102,24 @@ static int entity_cb(void *ud, const struct keel_record *r)
 
 /* Looks the entity up; KEEL_ENOTFOUND (with a message) when it is absent. */
 static int find_entity(struct keel_store *s, struct query_ctx *q, const char *tenant,
-		       const char *subject)
+		       const char *subject, const struct keel_read_options *o)
 {
 	struct keel_scan sc = {.type = KEEL_REC_ENTITY,
 			       .tenant = keel_str_cstr(tenant),
 			       .subject = keel_str_cstr(subject)};
+	keel_scan_known_at(&sc, o);
 	q->found = false;
 	int rc = keel_store_scan(s, &sc, entity_cb, q);
 	if (rc)
 		return rc;
+	if (!q->found && o->known_at_set) {
+		char kb[KEEL_TIME_BUFSZ];
+		keel_time_format(o->known_at, kb);
+		return keel_store_fail(s, KEEL_ENOTFOUND,
+				       "entity \"%s\" not found in tenant \"%s\" as known "
+				       "at %s",
+				       subject, tenant, kb);
+	}
 	if (!q->found)
 		return keel_store_fail(s, KEEL_ENOTFOUND,
 				       "entity \"%s\" not found in tenant \"%s\"",
@@ -162,16 +207,21 @@ static int show_in_cb(void *ud, const struct keel_record *r)
 	return 0;
 }
 
-int keel_show(struct keel_store *s, const char *tenant, const char *subject, int64_t at,
-	      char **json)
+int keel_show(struct keel_store *s, const char *tenant, const char *subject,
+	      const struct keel_read_options *given, char **json)
 {
 	if (!s || !json)
 		return KEEL_EINVAL;
 	if (!tenant || !subject)
 		return query_bad(s, "show");
+	struct keel_read_options o;
+	int rc = keel_read_options_take(s, given, &o);
+	if (rc)
+		return rc;
+	int64_t at = o.at;
 	struct query_ctx q;
 	query_init(&q);
-	int rc = find_entity(s, &q, tenant, subject);
+	rc = find_entity(s, &q, tenant, subject, &o);
 	if (rc == 0 && at < q.first_seen) {
 		/* Nothing can hold for it before the first event that named it:
 		 * empty facts would read as "it existed and knew nothing". */
@@ -188,6 +238,7 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject, int
 		begin_doc(&q, tenant, subject);
 		keel_buf_adds(b, ",\"at\":");
 		keel_buf_add_json_time(b, at);
+		add_known_at(b, &o);
 		keel_buf_adds(b, ",\"kind\":");
 		keel_buf_add_json_str(b, q.has_kind
 					     ? keel_str_make(q.kind.data, q.kind.len)
@@ -202,6 +253,7 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject, int
 				       .subject = keel_str_cstr(subject),
 				       .at_set = true,
 				       .at = at};
+		keel_scan_known_at(&sc, &o);
 		keel_buf_adds(b, ",\"facts\":{");
 		q.n = 0;
 		rc = keel_store_scan(s, &sc, show_fact_cb, &q);
@@ -258,26 +310,40 @@ static int history_rel_cb(void *ud, const struct keel_record *r)
 }
 
 int keel_history(struct keel_store *s, const char *tenant, const char *subject,
-		 const char *predicate, char **json)
+		 const char *predicate, const struct keel_read_options *given, char **json)
 {
 	if (!s || !json)
 		return KEEL_EINVAL;
 	if (!tenant || !subject)
 		return query_bad(s, "history");
+	struct keel_read_options o;
+	int rc = keel_read_options_take(s, given, &o);
+	if (rc)
+		return rc;
 	struct query_ctx q;
 	query_init(&q);
-	int rc = find_entity(s, &q, tenant, subject);
-	if (rc == 0) {
+	rc = find_entity(s, &q, tenant, subject, &o);
+	if (rc == 0 && o.changes) {
+		begin_doc(&q, tenant, subject);
+		keel_buf_adds(&q.b, ",\"predicate\":");
+		keel_buf_add_json_str(&q.b, predicate ? keel_str_cstr(predicate)
+						      : KEEL_STR_NULL);
+		add_known_at(&q.b, &o);
+		rc = keel_query_changes(s, tenant, subject, predicate, &o, &q.b);
+		keel_buf_addc(&q.b, '}');
+	} else if (rc == 0) {
 		struct keel_buf *b = &q.b;
 		begin_doc(&q, tenant, subject);
 		keel_buf_adds(b, ",\"predicate\":");
 		keel_buf_add_json_str(b, predicate ? keel_str_cstr(predicate)
 						   : KEEL_STR_NULL);
+		add_known_at(b, &o);
 		struct keel_scan sc = {.type = KEEL_REC_FACT,
 				       .tenant = keel_str_cstr(tenant),
 				       .subject = keel_str_cstr(subject),
 				       .name = predicate ? keel_str_cstr(predicate)
 							 : KEEL_STR_NULL};
+		keel_scan_known_at(&sc, &o);
 		keel_buf_adds(b, ",\"facts\":[");
 		q.n = 0;
 		rc = keel_store_scan(s, &sc, history_fact_cb, &q);
@@ -328,15 +394,20 @@ static int why_event_cb(void *ud, const struct keel_record *r)
 }
 
 int keel_why(struct keel_store *s, const char *tenant, const char *subject,
-	     const char *predicate, int64_t at, char **json)
+	     const char *predicate, const struct keel_read_options *given, char **json)
 {
 	if (!s || !json)
 		return KEEL_EINVAL;
 	if (!tenant || !subject || !predicate)
 		return query_bad(s, "why");
+	struct keel_read_options o;
+	int rc = keel_read_options_take(s, given, &o);
+	if (rc)
+		return rc;
+	int64_t at = o.at;
 	struct query_ctx q;
 	query_init(&q);
-	int rc = find_entity(s, &q, tenant, subject);
+	rc = find_entity(s, &q, tenant, subject, &o);
 	if (rc == 0) {
 		struct keel_buf *b = &q.b;
 		begin_doc(&q, tenant, subject);
@@ -344,12 +415,14 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 		keel_buf_add_json_str(b, keel_str_cstr(predicate));
 		keel_buf_adds(b, ",\"at\":");
 		keel_buf_add_json_time(b, at);
+		add_known_at(b, &o);
 		struct keel_scan sc = {.type = KEEL_REC_FACT,
 				       .tenant = keel_str_cstr(tenant),
 				       .subject = keel_str_cstr(subject),
 				       .name = keel_str_cstr(predicate),
 				       .at_set = true,
 				       .at = at};
+		keel_scan_known_at(&sc, &o);
 		q.found = false;
 		rc = keel_store_scan(s, &sc, why_row_cb, &q);
 		if (rc == 1)
@@ -368,6 +441,7 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 		    .type = KEEL_REC_EVENT,
 		    .tenant = keel_str_cstr(tenant),
 		    .event_id = keel_str_make(q.asserted_by.data, q.asserted_by.len)};
+		keel_scan_known_at(&ev, &o);
 		keel_buf_adds(&q.b, ",\"event\":");
 		q.found = false;
 		rc = keel_store_scan(s, &ev, why_event_cb, &q);
@@ -391,26 +465,41 @@ static void add_counts(struct keel_buf *b, const uint64_t c[4])
 		      (unsigned long long)c[2], (unsigned long long)c[3]);
 }
 
-int keel_stats(struct keel_store *s, const char *tenant, char **json)
+int keel_stats(struct keel_store *s, const char *tenant,
+	       const struct keel_read_options *given, char **json)
 {
 	if (!s || !json)
 		return KEEL_EINVAL;
+	struct keel_read_options o;
+	int rc = keel_read_options_take(s, given, &o);
+	if (rc)
+		return rc;
+	int64_t known_at = o.known_at_set ? o.known_at : KEEL_TIME_INF;
 	struct query_ctx q;
 	query_init(&q);
 	struct keel_ptrvec names = {0};
-	int rc = 0;
 	if (tenant)
 		keel_ptrvec_push(&names, keel_xstrdup(tenant));
 	else
 		rc = keel_store_tenants(s, &names);
 
 	uint64_t total[4] = {0};
-	keel_buf_adds(&q.b, "{\"tenants\":[");
+	keel_buf_addc(&q.b, '{');
+	if (o.known_at_set) {
+		keel_buf_adds(&q.b, "\"known_at\":");
+		keel_buf_add_json_time(&q.b, o.known_at);
+		keel_buf_addc(&q.b, ',');
+	}
+	keel_buf_adds(&q.b, "\"tenants\":[");
 	for (size_t i = 0; rc == 0 && i < names.len; i++) {
 		uint64_t c[4];
-		rc = keel_store_counts(s, keel_str_cstr(names.items[i]), c);
+		rc = keel_store_counts(s, keel_str_cstr(names.items[i]), known_at, c);
 		if (rc)
 			break;
+		/* Listing every tenant, one with nothing recorded yet at
+		 * known_at did not exist then. */
+		if (!tenant && !(c[0] || c[1] || c[2] || c[3]))
+			continue;
 		if (tenant && !(c[0] || c[1] || c[2] || c[3])) {
 			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
 					     tenant);

@@ -108,9 +108,19 @@ static void line_cell(struct text_ctx *t, const char *label, const struct keel_j
 	keel_buf_addc(&t->out, '\n');
 }
 
+/* A line for a member that only some documents have (history's
+ * "predicate", every read's "known_at"): shown when present and not null. */
+static void line_if_present(struct text_ctx *t, const char *label,
+			    const struct keel_json *obj, const char *key)
+{
+	const struct keel_json *v = keel_json_get(obj, key, strlen(key));
+	if (v && v->type != KEEL_JSON_NULL)
+		line_cell(t, label, v);
+}
+
 /* ----------------------------------------------------------------- tables */
 
-#define TABLE_MAX_COLS 8
+#define TABLE_MAX_COLS 10
 
 struct table {
 	size_t ncols;
@@ -234,6 +244,7 @@ static void show_text(struct text_ctx *t, const struct keel_json *doc)
 	line_cell(t, "subject", member(t, doc, "subject"));
 	line_cell(t, "kind", member(t, doc, "kind"));
 	line_cell(t, "at", member(t, doc, "at"));
+	line_if_present(t, "known at", doc, "known_at");
 	line_cell(t, "first seen", member(t, doc, "first_seen"));
 	line_cell(t, "last seen", member(t, doc, "last_seen"));
 
@@ -290,6 +301,7 @@ static void history_text(struct text_ctx *t, const struct keel_json *doc)
 	const struct keel_json *pred = member(t, doc, "predicate");
 	if (pred && pred->type != KEEL_JSON_NULL)
 		line_cell(t, "predicate", pred);
+	line_if_present(t, "known at", doc, "known_at");
 
 	static const char *const fact_heads[] = {"PREDICATE",	"VALUE",       "VALID FROM",
 						 "VALID TO",	"ASSERTED BY", "CLOSED BY"};
@@ -329,6 +341,7 @@ static void why_text(struct text_ctx *t, const struct keel_json *doc)
 	line_cell(t, "subject", member(t, doc, "subject"));
 	line_cell(t, "predicate", member(t, doc, "predicate"));
 	line_cell(t, "at", member(t, doc, "at"));
+	line_if_present(t, "known at", doc, "known_at");
 	add_label(t, "value");
 	add_value(t, &t->out, member(t, doc, "value"));
 	keel_buf_addc(&t->out, '\n');
@@ -377,8 +390,74 @@ static void stats_text(struct text_ctx *t, const struct keel_json *doc)
 	/* Tenant names are [A-Za-z0-9._-], so "(total)" cannot be one. */
 	keel_buf_adds(table_cell(&tb), "(total)");
 	count_cells(t, &tb, member(t, doc, "total"));
-	/* No title: stats is nothing but the table. */
+	/* No title: stats is nothing but the table (and, read as known at a
+	 * moment, that moment above it). */
+	const struct keel_json *known_at = keel_json_get(doc, "known_at", 8);
+	if (known_at && known_at->type != KEEL_JSON_NULL) {
+		line_cell(t, "known at", known_at);
+		keel_buf_addc(&t->out, '\n');
+	}
 	table_print(t, NULL, &tb);
+	table_free(&tb);
+}
+
+/* ------------------------------------------------------- history changes */
+
+/* The cells every change ends with: its row (VALID FROM, VALID TO,
+ * CLOSED BY), then the row it shortened (SHORTENED: that row's asserter,
+ * WAS VALID TO: where it ended before; it now ends at VALID FROM). */
+static void change_cells(struct text_ctx *t, struct table *tb, const struct keel_json *c)
+{
+	add_cell(t, table_cell(tb), member(t, c, "valid_from"));
+	add_cell(t, table_cell(tb), member(t, c, "valid_to"));
+	add_cell(t, table_cell(tb), member(t, c, "closed_by"));
+	const struct keel_json *sh = member(t, c, "shortened");
+	if (sh && sh->type == KEEL_JSON_NULL) {
+		add_cell(t, table_cell(tb), sh);
+		add_cell(t, table_cell(tb), sh);
+	} else {
+		add_cell(t, table_cell(tb), member(t, sh, "asserted_by"));
+		add_cell(t, table_cell(tb), member(t, sh, "valid_to_before"));
+	}
+}
+
+static void changes_text(struct text_ctx *t, const struct keel_json *doc)
+{
+	line_cell(t, "tenant", member(t, doc, "tenant"));
+	line_cell(t, "subject", member(t, doc, "subject"));
+	line_if_present(t, "predicate", doc, "predicate");
+	line_if_present(t, "known at", doc, "known_at");
+
+	static const char *const fact_heads[] = {
+	    "PREDICATE", "RECORDED AT", "ASSERTED BY", "VALUE",	  "VALID FROM",
+	    "VALID TO",	 "CLOSED BY",	"SHORTENED",   "WAS VALID TO"};
+	struct table tb;
+	table_init(&tb, fact_heads, KEEL_ARRAY_LEN(fact_heads));
+	const struct keel_json *facts = list(t, doc, "facts", KEEL_JSON_ARRAY);
+	for (const struct keel_json *f = facts ? facts->child : NULL; f; f = f->next) {
+		add_cell(t, table_cell(&tb), member(t, f, "predicate"));
+		add_cell(t, table_cell(&tb), member(t, f, "recorded_at"));
+		add_cell(t, table_cell(&tb), member(t, f, "asserted_by"));
+		add_value(t, table_cell(&tb), member(t, f, "value"));
+		change_cells(t, &tb, f);
+	}
+	table_print(t, "fact changes", &tb);
+	table_free(&tb);
+
+	static const char *const rel_heads[] = {
+	    "RELATION", "OBJECT",   "RECORDED AT", "ASSERTED BY", "LINKED",
+	    "VALID FROM", "VALID TO", "CLOSED BY",	 "SHORTENED",	"WAS VALID TO"};
+	table_init(&tb, rel_heads, KEEL_ARRAY_LEN(rel_heads));
+	const struct keel_json *rels = list(t, doc, "relations", KEEL_JSON_ARRAY);
+	for (const struct keel_json *r = rels ? rels->child : NULL; r; r = r->next) {
+		add_cell(t, table_cell(&tb), member(t, r, "relation"));
+		add_cell(t, table_cell(&tb), member(t, r, "object"));
+		add_cell(t, table_cell(&tb), member(t, r, "recorded_at"));
+		add_cell(t, table_cell(&tb), member(t, r, "asserted_by"));
+		add_cell(t, table_cell(&tb), member(t, r, "linked"));
+		change_cells(t, &tb, r);
+	}
+	table_print(t, "relation changes", &tb);
 	table_free(&tb);
 }
 
@@ -409,6 +488,9 @@ int keel_query_text(enum keel_query_kind kind, const char *json, size_t len, cha
 			break;
 		case KEEL_QUERY_STATS:
 			stats_text(&t, doc.root);
+			break;
+		case KEEL_QUERY_HISTORY_CHANGES:
+			changes_text(&t, doc.root);
 			break;
 		default:
 			t.bad = true;

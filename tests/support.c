@@ -160,7 +160,7 @@ char *keel_test_dump(struct keel_store *s, const char *tenant)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(keel_dump(s, tenant, f), 0);
+	assert_int_equal(keel_dump(s, tenant, NULL, f), 0);
 	fclose(f);
 	return buf;
 }

@@ -67,6 +67,12 @@ struct keel_test_lines *keel_test_lines_generate(uint64_t events, uint32_t tenan
 						 uint64_t seed, double late, double dups);
 void keel_test_lines_free(struct keel_test_lines *t);
 
+/* Read options for the valid time t (a compound literal, so it lives as
+ * long as the enclosing block). */
+#define KEEL_TEST_AT(t)                                                                  \
+	(&(struct keel_read_options){                                                    \
+	    .size = sizeof(struct keel_read_options), .at_set = true, .at = (t)})
+
 /* The canonical dump of a store as a malloc'd string. */
 char *keel_test_dump(struct keel_store *s, const char *tenant);
 

@@ -5,7 +5,9 @@
  * dumps that do not depend on the batch size or on the order events come in,
  * the memory store's dump and answers from every store, ingesting twice
  * changing nothing, dump/load round trips, duplicates and bad events
- * counted and rejected alike. A new store joins with one line in stores[]
+ * counted and rejected alike, and the store read as known at each moment
+ * of its log equal to a store that had ingested only what it had recorded
+ * by then. A new store joins with one line in stores[]
  * (docs/architecture.md, "Testing").
  */
 #include "support.h"
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store.h"
 #include "util.h"
 
 #define STREAM_EVENTS 6000
@@ -399,8 +402,8 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 		for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++) {
 			for (size_t t = 0; t < 3; t++) {
 				char *a = NULL, *b = NULL;
-				int ra = keel_show(s, tenant, subjects[i], at[t], &a);
-				int rb = keel_show(mem, tenant, subjects[i], at[t], &b);
+				int ra = keel_show(s, tenant, subjects[i], KEEL_TEST_AT(at[t]), &a);
+				int rb = keel_show(mem, tenant, subjects[i], KEEL_TEST_AT(at[t]), &b);
 				assert_int_equal(ra, rb);
 				if (ra == 0) {
 					assert_string_equal(a, b);
@@ -410,9 +413,9 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 				free(b);
 				for (size_t p = 0; p < 3; p++) {
 					a = b = NULL;
-					ra = keel_why(s, tenant, subjects[i], predicates[p], at[t], &a);
-					rb = keel_why(mem, tenant, subjects[i], predicates[p], at[t],
-						      &b);
+					ra = keel_why(s, tenant, subjects[i], predicates[p], KEEL_TEST_AT(at[t]), &a);
+					rb = keel_why(mem, tenant, subjects[i], predicates[p],
+						      KEEL_TEST_AT(at[t]), &b);
 					assert_int_equal(ra, rb);
 					if (ra == 0)
 						assert_string_equal(a, b);
@@ -421,8 +424,8 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 				}
 			}
 			char *a = NULL, *b = NULL;
-			int ra = keel_history(s, tenant, subjects[i], NULL, &a);
-			int rb = keel_history(mem, tenant, subjects[i], NULL, &b);
+			int ra = keel_history(s, tenant, subjects[i], NULL, NULL, &a);
+			int rb = keel_history(mem, tenant, subjects[i], NULL, NULL, &b);
 			assert_int_equal(ra, rb);
 			if (ra == 0)
 				assert_string_equal(a, b);
@@ -430,8 +433,8 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 			free(b);
 		}
 		char *a = NULL, *b = NULL;
-		assert_int_equal(keel_stats(s, tenant, &a), 0);
-		assert_int_equal(keel_stats(mem, tenant, &b), 0);
+		assert_int_equal(keel_stats(s, tenant, NULL, &a), 0);
+		assert_int_equal(keel_stats(mem, tenant, NULL, &b), 0);
 		assert_string_equal(a, b);
 		free(a);
 		free(b);
@@ -440,6 +443,202 @@ static void queries_match_the_memory_store(const struct store_kind *k)
 	store_done(mem, &mc);
 	store_done(s, &c);
 	keel_test_lines_free(st);
+}
+
+/* One logged event: when it was recorded and its envelope (malloc'd). */
+struct logged {
+	int64_t recorded_at;
+	char *envelope;
+};
+
+struct log_ctx {
+	struct logged *ev;
+	size_t n, cap;
+};
+
+static int log_cb(void *ud, const struct keel_record *r)
+{
+	struct log_ctx *l = ud;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->ev = realloc(l->ev, l->cap * sizeof *l->ev);
+	}
+	l->ev[l->n++] = (struct logged){r->recorded_at,
+					strndup(r->envelope.ptr, r->envelope.len)};
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int by_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The dump read as known at `known_at`. */
+static char *dump_known_at(struct keel_store *s, int64_t known_at)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const struct keel_read_options o = {.size = sizeof o, .known_at_set = true,
+					    .known_at = known_at};
+	if (keel_dump(s, NULL, &o, f))
+		fail_msg("dump --known-at: %s", keel_store_errmsg(s));
+	fclose(f);
+	return buf;
+}
+
+/* Whether a row of a that had ended (valid_to not null) is not a row of
+ * b: a late event recorded in between shortened it. (Open rows are closed
+ * by events in order too, and entities' last_seen grows: those prove
+ * nothing.) */
+static bool closed_row_changed(const char *a, const char *b)
+{
+	struct keel_test_lines *la = keel_test_lines_split(strdup(a));
+	struct keel_test_lines *lb = keel_test_lines_split(strdup(b));
+	qsort(la->lines, la->n, sizeof *la->lines, by_line);
+	qsort(lb->lines, lb->n, sizeof *lb->lines, by_line);
+	bool missing = false;
+	for (size_t i = 0, j = 0; i < la->n && !missing; i++) {
+		const char *line = la->lines[i];
+		if ((strncmp(line, "{\"type\":\"fact\"", 14) != 0 &&
+		     strncmp(line, "{\"type\":\"relation\"", 18) != 0) ||
+		    strstr(line, "\"valid_to\":null"))
+			continue;
+		while (j < lb->n && strcmp(lb->lines[j], la->lines[i]) < 0)
+			j++;
+		missing = j == lb->n || strcmp(lb->lines[j], la->lines[i]) != 0;
+	}
+	keel_test_lines_free(la);
+	keel_test_lines_free(lb);
+	return missing;
+}
+
+/* Transaction time (docs/semantics.md): a fleet stream with late and
+ * re-sent events goes in as k chunks, each event in a chunk drawn at
+ * random (so later chunks bring events older than those already stored),
+ * with a flush, which commits, after each chunk. Then for every moment
+ * the log records, and one before the first, the dump as known then is
+ * byte for byte the dump of a new store of the same kind given only the
+ * events recorded by then, in the order they were logged. Several seeds,
+ * chunk counts and batch sizes. */
+static void known_at_is_the_store_of_what_was_recorded(const struct store_kind *k)
+{
+	static const uint64_t seeds[] = {3, 11, 29};
+	static const size_t batches[] = {50, 500, 7};
+	size_t rewritten = 0; /* seeds where a later chunk changed an earlier row */
+	for (size_t si = 0; si < KEEL_ARRAY_LEN(seeds); si++) {
+		struct keel_test_lines *st = stream_generate(1200, 2, seeds[si], 0.1, 0.05);
+		size_t nchunks = 3 + si;
+		size_t *chunk = malloc(st->n * sizeof *chunk);
+		uint64_t rng = seeds[si] * 2654435761u + 1;
+		for (size_t i = 0; i < st->n; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			chunk[i] = (size_t)(rng >> 33) % nchunks;
+		}
+
+		struct store_case c;
+		struct keel_store *s = store_open(k, &c);
+		struct keel_ingest *ing;
+		const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(),
+						      .batch = batches[si]};
+		assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+		for (size_t ch = 0; ch < nchunks; ch++) {
+			for (size_t i = 0; i < st->n; i++)
+				if (chunk[i] == ch &&
+				    keel_ingest_add(ing, st->lines[i], strlen(st->lines[i]), i + 1))
+					fail_msg("ingest: %s", keel_ingest_errmsg(ing));
+			if (keel_ingest_flush(ing))
+				fail_msg("flush: %s", keel_ingest_errmsg(ing));
+		}
+		assert_int_equal(keel_ingest_report(ing)->rejected, 0);
+		keel_ingest_free(ing);
+		char *final = keel_test_dump(s, NULL);
+
+		/* The log, tenant by tenant in arrival order. */
+		struct log_ctx log = {0};
+		struct keel_ptrvec tenants = {0};
+		assert_int_equal(keel_store_tenants(s, &tenants), 0);
+		assert_int_equal(tenants.len, 2);
+		for (size_t t = 0; t < tenants.len; t++) {
+			struct keel_scan q = {.type = KEEL_REC_EVENT,
+					      .tenant = keel_str_cstr(tenants.items[t])};
+			assert_int_equal(keel_store_scan(s, &q, log_cb, &log), 0);
+			free(tenants.items[t]);
+		}
+		keel_ptrvec_free(&tenants);
+
+		/* The moments: each distinct recorded_at, and one before all. */
+		int64_t *moments = malloc((log.n + 1) * sizeof *moments);
+		for (size_t i = 0; i < log.n; i++)
+			moments[i] = log.ev[i].recorded_at;
+		qsort(moments, log.n, sizeof *moments, by_time);
+		size_t nm = 0;
+		for (size_t i = 0; i < log.n; i++)
+			if (nm == 0 || moments[nm - 1] != moments[i])
+				moments[nm++] = moments[i];
+		/* Each flush committed at its own moment. */
+		assert_true(nm >= nchunks);
+		memmove(moments + 1, moments, nm * sizeof *moments);
+		moments[0] = moments[1] - 1;
+		nm++;
+
+		bool changed = false;
+		for (size_t m = 0; m < nm; m++) {
+			char *got = dump_known_at(s, moments[m]);
+			struct store_case fc;
+			struct keel_store *fresh = store_open(k, &fc);
+			struct keel_ingest *fi;
+			const struct keel_ingest_options fo = {
+			    .size = sizeof fo, .cartridge = fleet(), .batch = 500};
+			assert_int_equal(keel_ingest_new(fresh, &fo, &fi), 0);
+			size_t given = 0;
+			for (size_t i = 0; i < log.n; i++) {
+				if (log.ev[i].recorded_at > moments[m])
+					continue;
+				given++;
+				if (keel_ingest_add(fi, log.ev[i].envelope,
+						    strlen(log.ev[i].envelope), given))
+					fail_msg("ingest: %s", keel_ingest_errmsg(fi));
+			}
+			if (keel_ingest_flush(fi))
+				fail_msg("flush: %s", keel_ingest_errmsg(fi));
+			assert_int_equal(keel_ingest_report(fi)->accepted, given);
+			keel_ingest_free(fi);
+			char *want = keel_test_dump(fresh, NULL);
+			store_done(fresh, &fc);
+			if (strcmp(got, want) != 0)
+				fail_msg("seed %llu: the dump known at moment %zu of %zu "
+					 "(%zu events recorded by then) differs from a store "
+					 "given only those events",
+					 (unsigned long long)seeds[si], m, nm, given);
+			if (m == 0)
+				assert_string_equal(got, ""); /* nothing recorded yet */
+			if (m + 1 == nm)
+				assert_string_equal(got, final);
+			else if (closed_row_changed(got, final))
+				changed = true;
+			free(want);
+			free(got);
+		}
+		rewritten += changed;
+
+		for (size_t i = 0; i < log.n; i++)
+			free(log.ev[i].envelope);
+		free(log.ev);
+		free(moments);
+		free(final);
+		free(chunk);
+		store_done(s, &c);
+		keel_test_lines_free(st);
+	}
+	/* The late events did rewrite what was derived earlier. */
+	assert_int_equal(rewritten, KEEL_ARRAY_LEN(seeds));
 }
 
 /* ------------------------------------------------ cases times stores */
@@ -459,6 +658,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(conflicting_duplicate_is_skipped_and_counted),
 	CONTRACT_CASE(bad_events_are_rejected_alone),
 	CONTRACT_CASE(queries_match_the_memory_store),
+	CONTRACT_CASE(known_at_is_the_store_of_what_was_recorded),
 };
 
 /* One contract case on one store: a cmocka case's initial state. */

@@ -287,7 +287,7 @@ static void dump_of_one_tenant(void **state)
 	dump = NULL;
 	FILE *f = open_memstream(&dump, &len);
 	assert_non_null(f);
-	assert_int_equal(keel_dump(s, "nobody", f), KEEL_ENOTFOUND);
+	assert_int_equal(keel_dump(s, "nobody", NULL, f), KEEL_ENOTFOUND);
 	fclose(f);
 	assert_int_equal(len, 0);
 	assert_string_equal(keel_store_errmsg(s), "tenant \"nobody\" not found");

@@ -627,7 +627,7 @@ static void reads_match_library_sqlite(void **state)
 	char *want = NULL;
 	struct resp r;
 	/* A subject with a slash, sent as %2F. */
-	assert_int_equal(keel_show(s, "tenant-a", "vehicle:A/B", at, &want), 0);
+	assert_int_equal(keel_show(s, "tenant-a", "vehicle:A/B", KEEL_TEST_AT(at), &want), 0);
 	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:A%2FB?at=2024-05-01T10:07:00Z",
 	     NULL, NULL, NULL, &r);
 	assert_status(r, 200);
@@ -635,14 +635,14 @@ static void reads_match_library_sqlite(void **state)
 	assert_memory_equal(r.body, want, strlen(want));
 	free(want);
 	resp_free(&r);
-	assert_int_equal(keel_history(s, "tenant-a", "vehicle:A/B", NULL, &want), 0);
+	assert_int_equal(keel_history(s, "tenant-a", "vehicle:A/B", NULL, NULL, &want), 0);
 	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:A%2FB/history", NULL, NULL,
 	     NULL, &r);
 	assert_status(r, 200);
 	assert_memory_equal(r.body, want, strlen(want));
 	free(want);
 	resp_free(&r);
-	assert_int_equal(keel_why(s, "tenant-a", "vehicle:A/B", "status", at, &want), 0);
+	assert_int_equal(keel_why(s, "tenant-a", "vehicle:A/B", "status", KEEL_TEST_AT(at), &want), 0);
 	http(f.port, "GET",
 	     "/v1/tenants/tenant-a/entities/vehicle:A%2FB/why?predicate=status&at=2024-05-01T10%3A07%3A00Z",
 	     NULL, NULL, NULL, &r);
@@ -650,7 +650,7 @@ static void reads_match_library_sqlite(void **state)
 	assert_memory_equal(r.body, want, strlen(want));
 	free(want);
 	resp_free(&r);
-	assert_int_equal(keel_stats(s, "tenant-a", &want), 0);
+	assert_int_equal(keel_stats(s, "tenant-a", NULL, &want), 0);
 	http(f.port, "GET", "/v1/tenants/tenant-a/stats", NULL, NULL, NULL, &r);
 	assert_status(r, 200);
 	assert_memory_equal(r.body, want, strlen(want));
@@ -1849,7 +1849,7 @@ static void graceful_stop_finishes_batch(void **state)
 	struct keel_store *s = NULL;
 	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
 	char *json = NULL;
-	assert_int_equal(keel_stats(s, "tenant-a", &json), 0);
+	assert_int_equal(keel_stats(s, "tenant-a", NULL, &json), 0);
 	assert_int_equal(json_num(json, "events"), N);
 	free(json);
 	keel_store_close(s);
@@ -1904,7 +1904,7 @@ static void graceful_stop_answers_queued_posts(void **state)
 	struct keel_store *s = NULL;
 	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
 	char *json = NULL;
-	assert_int_equal(keel_stats(s, "tenant-a", &json), 0);
+	assert_int_equal(keel_stats(s, "tenant-a", NULL, &json), 0);
 	assert_int_equal(json_num(json, "events"), 1 + N);
 	free(json);
 	keel_store_close(s);

@@ -69,11 +69,13 @@ static int64_t T(const char *s)
 	return t;
 }
 
+#define AT(s) KEEL_TEST_AT(T(s))
+
 static void show_in_service(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(
-	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T08:30:00Z"), &json),
+	    keel_show(*state, "acme", "vehicle:V-1", AT("2026-01-05T08:30:00Z"), &json),
 	    0);
 	assert_string_equal(
 	    json, "{\"tenant\":\"acme\",\"subject\":\"vehicle:V-1\",\"at\":\"2026-01-"
@@ -108,7 +110,7 @@ static void show_after_retirement(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(
-	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T11:00:00Z"), &json),
+	    keel_show(*state, "acme", "vehicle:V-1", AT("2026-01-05T11:00:00Z"), &json),
 	    0);
 	assert_null(strstr(json, "\"status\""));
 	assert_null(strstr(json, "based_at"));
@@ -122,7 +124,7 @@ static void show_escapes_and_raw_values(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(
-	    keel_show(*state, "acme", "depot:D-1", T("2026-01-05T06:30:00Z"), &json), 0);
+	    keel_show(*state, "acme", "depot:D-1", AT("2026-01-05T06:30:00Z"), &json), 0);
 	/* The value keeps the event's own text, compacted. */
 	assert_non_null(
 	    strstr(json, "\"location\":{\"value\":{\"lat\":41.1,\"lon\":-8.6},"));
@@ -134,7 +136,7 @@ static void show_escapes_and_raw_values(void **state)
 	    strstr(json, "{\"subject\":\"vehicle:V-1\",\"relation\":\"based_at\""));
 	free(json);
 	assert_int_equal(
-	    keel_show(*state, "acme", "driver:DR-1", T("2026-01-05T06:30:00Z"), &json),
+	    keel_show(*state, "acme", "driver:DR-1", AT("2026-01-05T06:30:00Z"), &json),
 	    0);
 	assert_non_null(strstr(json, "\"name\":{\"value\":\"Ana \\\"A\\\"\","));
 	free(json);
@@ -144,13 +146,13 @@ static void show_unknown_entity_is_not_found(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(
-	    keel_show(*state, "acme", "vehicle:V-9", T("2026-01-05T08:30:00Z"), &json),
+	    keel_show(*state, "acme", "vehicle:V-9", AT("2026-01-05T08:30:00Z"), &json),
 	    KEEL_ENOTFOUND);
 	assert_null(json);
 	assert_string_equal(keel_store_errmsg(*state),
 			    "entity \"vehicle:V-9\" not found in tenant \"acme\"");
 	assert_int_equal(
-	    keel_show(*state, "other", "vehicle:V-1", T("2026-01-05T08:30:00Z"), &json),
+	    keel_show(*state, "other", "vehicle:V-1", AT("2026-01-05T08:30:00Z"), &json),
 	    KEEL_ENOTFOUND);
 }
 
@@ -158,7 +160,7 @@ static void show_before_first_seen_is_not_found(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(
-	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T06:09:59.999999Z"), &json),
+	    keel_show(*state, "acme", "vehicle:V-1", AT("2026-01-05T06:09:59.999999Z"), &json),
 	    KEEL_ENOTFOUND);
 	assert_null(json);
 	assert_string_equal(keel_store_errmsg(*state),
@@ -166,7 +168,7 @@ static void show_before_first_seen_is_not_found(void **state)
 			    "2026-01-05T06:09:59.999999Z (first seen 2026-01-05T06:10:00Z)");
 	/* From its first moment on it exists. */
 	assert_int_equal(
-	    keel_show(*state, "acme", "vehicle:V-1", T("2026-01-05T06:10:00Z"), &json), 0);
+	    keel_show(*state, "acme", "vehicle:V-1", AT("2026-01-05T06:10:00Z"), &json), 0);
 	assert_non_null(strstr(json, "\"status\":{\"value\":\"available\""));
 	free(json);
 }
@@ -174,7 +176,7 @@ static void show_before_first_seen_is_not_found(void **state)
 static void history_of_one_predicate(void **state)
 {
 	char *json = NULL;
-	assert_int_equal(keel_history(*state, "acme", "vehicle:V-1", "status", &json), 0);
+	assert_int_equal(keel_history(*state, "acme", "vehicle:V-1", "status", NULL, &json), 0);
 	assert_string_equal(
 	    json,
 	    "{\"tenant\":\"acme\",\"subject\":\"vehicle:V-1\",\"predicate\":\"status\","
@@ -199,7 +201,7 @@ static void history_of_one_predicate(void **state)
 static void history_echoes_bad_utf8_as_replacement(void **state)
 {
 	char *json = NULL;
-	assert_int_equal(keel_history(*state, "acme", "vehicle:V-1", "sta\xffus\xc3", &json),
+	assert_int_equal(keel_history(*state, "acme", "vehicle:V-1", "sta\xffus\xc3", NULL, &json),
 			 0);
 	assert_string_equal(json, "{\"tenant\":\"acme\",\"subject\":\"vehicle:V-1\","
 				  "\"predicate\":\"sta\xef\xbf\xbdus\xef\xbf\xbd\","
@@ -210,7 +212,7 @@ static void history_echoes_bad_utf8_as_replacement(void **state)
 static void history_of_everything(void **state)
 {
 	char *json = NULL;
-	assert_int_equal(keel_history(*state, "acme", "driver:DR-1", NULL, &json), 0);
+	assert_int_equal(keel_history(*state, "acme", "driver:DR-1", NULL, NULL, &json), 0);
 	assert_string_equal(
 	    json, "{\"tenant\":\"acme\",\"subject\":\"driver:DR-1\",\"predicate\":null,"
 		  "\"facts\":["
@@ -233,7 +235,7 @@ static void history_of_everything(void **state)
 		  "\"asserted_by\":\"e3\",\"closed_by\":null}]}");
 	free(json);
 	/* A name narrows relations too. */
-	assert_int_equal(keel_history(*state, "acme", "driver:DR-1", "works_at", &json),
+	assert_int_equal(keel_history(*state, "acme", "driver:DR-1", "works_at", NULL, &json),
 			 0);
 	assert_non_null(
 	    strstr(json, "\"facts\":[],\"relations\":[{\"relation\":\"works_at\""));
@@ -245,7 +247,7 @@ static void why_names_the_event(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(keel_why(*state, "acme", "vehicle:V-1", "status",
-				  T("2026-01-05T09:00:00Z"), &json),
+				  AT("2026-01-05T09:00:00Z"), &json),
 			 0);
 	assert_string_equal(json,
 			    "{\"tenant\":\"acme\",\"subject\":\"vehicle:V-1\","
@@ -267,7 +269,7 @@ static void why_after_unset_names_the_unsetting_event(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(keel_why(*state, "acme", "vehicle:V-1", "status",
-				  T("2026-01-05T12:00:00Z"), &json),
+				  AT("2026-01-05T12:00:00Z"), &json),
 			 0);
 	assert_non_null(strstr(json, "\"value\":null,"));
 	assert_non_null(strstr(
@@ -279,17 +281,17 @@ static void why_without_a_row_is_not_found(void **state)
 {
 	char *json = NULL;
 	assert_int_equal(keel_why(*state, "acme", "vehicle:V-1", "status",
-				  T("2026-01-05T06:00:00Z"), &json),
+				  AT("2026-01-05T06:00:00Z"), &json),
 			 KEEL_ENOTFOUND);
 	assert_string_equal(
 	    keel_store_errmsg(*state),
 	    "entity \"vehicle:V-1\" in tenant \"acme\" has no \"status\" at "
 	    "2026-01-05T06:00:00Z");
 	assert_int_equal(keel_why(*state, "acme", "vehicle:V-1", "colour",
-				  T("2026-01-05T09:00:00Z"), &json),
+				  AT("2026-01-05T09:00:00Z"), &json),
 			 KEEL_ENOTFOUND);
 	assert_int_equal(keel_why(*state, "acme", "nobody", "status",
-				  T("2026-01-05T09:00:00Z"), &json),
+				  AT("2026-01-05T09:00:00Z"), &json),
 			 KEEL_ENOTFOUND);
 	assert_null(json);
 }
@@ -302,7 +304,7 @@ static void stats_counts_rows(void **state)
 	 * Relations: based_at 2 rows, works_at 1, drives 2. */
 	const char *acme = "{\"tenant\":\"acme\",\"entities\":3,\"facts\":14,"
 			   "\"relations\":5,\"events\":7}";
-	assert_int_equal(keel_stats(*state, NULL, &json), 0);
+	assert_int_equal(keel_stats(*state, NULL, NULL, &json), 0);
 	char expect[512];
 	snprintf(expect, sizeof expect,
 		 "{\"tenants\":[%s],\"total\":{\"entities\":3,\"facts\":14,"
@@ -310,11 +312,11 @@ static void stats_counts_rows(void **state)
 		 acme);
 	assert_string_equal(json, expect);
 	free(json);
-	assert_int_equal(keel_stats(*state, "acme", &json), 0);
+	assert_int_equal(keel_stats(*state, "acme", NULL, &json), 0);
 	assert_string_equal(json, expect);
 	free(json);
 	json = NULL;
-	assert_int_equal(keel_stats(*state, "nobody", &json), KEEL_ENOTFOUND);
+	assert_int_equal(keel_stats(*state, "nobody", NULL, &json), KEEL_ENOTFOUND);
 	assert_null(json);
 	assert_string_equal(keel_store_errmsg(*state), "tenant \"nobody\" not found");
 }
@@ -325,7 +327,7 @@ static void stats_of_empty_store(void **state)
 	struct keel_store *s = NULL;
 	assert_int_equal(keel_store_open("memory:", &s, NULL), 0);
 	char *json = NULL;
-	assert_int_equal(keel_stats(s, NULL, &json), 0);
+	assert_int_equal(keel_stats(s, NULL, NULL, &json), 0);
 	assert_string_equal(json, "{\"tenants\":[],\"total\":{\"entities\":0,\"facts\":0,"
 				  "\"relations\":0,\"events\":0}}");
 	free(json);

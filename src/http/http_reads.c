@@ -63,32 +63,63 @@ static bool parse_at(const char *s, int64_t *out, const char **why)
 	return ok;
 }
 
+/* ?changes= on history: "1" or "true" asks for the changes, "0", "false"
+ * or nothing for the rows. */
+static bool parse_flag(const char *s, bool *out)
+{
+	if (!strcmp(s, "1") || !strcmp(s, "true"))
+		*out = true;
+	else if (!*s || !strcmp(s, "0") || !strcmp(s, "false"))
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
 				      const char *subject)
 {
-	struct keel_buf predicate, at_text;
+	struct keel_buf predicate, at_text, known_at_text, changes_text;
 	keel_buf_init(&predicate);
 	keel_buf_init(&at_text);
+	keel_buf_init(&known_at_text);
+	keel_buf_init(&changes_text);
 	bool bad = false;
 	bool has_pred = get_arg(c, "predicate", &predicate, &bad);
 	bool has_at = get_arg(c, "at", &at_text, &bad);
+	bool has_known_at = get_arg(c, "known_at", &known_at_text, &bad);
+	bool has_changes = get_arg(c, "changes", &changes_text, &bad);
 	enum MHD_Result ret;
-	int64_t at = 0;
+	struct keel_read_options o = {.size = sizeof o};
 	if (bad) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
 					     "query: invalid percent-escape");
 		goto out;
 	}
 	const char *why = NULL;
-	if (has_at && !parse_at(at_text.data, &at, &why)) {
+	if (has_at && !parse_at(at_text.data, &o.at, &why)) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
 					     "parameter \"at\": %s",
 					     why ? why : "not an RFC 3339 timestamp");
 		goto out;
 	}
-	if (!has_at)
-		at = keel_time_now();
+	o.at_set = has_at;
+	why = NULL;
+	if (has_known_at && !parse_at(known_at_text.data, &o.known_at, &why)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"known_at\": %s",
+					     why ? why : "not an RFC 3339 timestamp");
+		goto out;
+	}
+	o.known_at_set = has_known_at;
+	if (has_changes && (kind != READ_HISTORY ||
+			    !parse_flag(changes_text.data, &o.changes))) {
+		ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_BAD_REQUEST, "parameter \"changes\": %s",
+		    kind != READ_HISTORY ? "only history takes it" : "not 1, true, 0 or false");
+		goto out;
+	}
 	if (kind == READ_WHY && (!has_pred || predicate.len == 0)) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
 					     "parameter \"predicate\": required");
@@ -109,18 +140,18 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	int rc;
 	switch (kind) {
 	case READ_SHOW:
-		rc = keel_show(s, tenant, subject, at, &json);
+		rc = keel_show(s, tenant, subject, &o, &json);
 		break;
 	case READ_HISTORY:
 		rc = keel_history(s, tenant, subject,
-				  has_pred && predicate.len ? predicate.data : NULL,
+				  has_pred && predicate.len ? predicate.data : NULL, &o,
 				  &json);
 		break;
 	case READ_WHY:
-		rc = keel_why(s, tenant, subject, predicate.data, at, &json);
+		rc = keel_why(s, tenant, subject, predicate.data, &o, &json);
 		break;
 	default:
-		rc = keel_stats(s, tenant, &json);
+		rc = keel_stats(s, tenant, &o, &json);
 		break;
 	}
 	char *msg = rc != 0 ? keel_xstrdup(keel_store_errmsg(s)) : NULL;
@@ -153,5 +184,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 out:
 	keel_buf_free(&predicate);
 	keel_buf_free(&at_text);
+	keel_buf_free(&known_at_text);
+	keel_buf_free(&changes_text);
 	return ret;
 }
