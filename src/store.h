@@ -227,9 +227,6 @@ struct keel_store_ops {
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
 	int (*check)(struct keel_store *s);
-	/* Optional. keel migrate: the schema version the store had when it
-	 * opened (0: created by this open) and the one it has now. */
-	int (*schema_versions)(struct keel_store *s, int *was, int *now);
 	/* Optional. Set up a connection that writes alongside others
 	 * (keel ingest --workers): e.g. READ COMMITTED on MySQL. */
 	int (*worker_init)(struct keel_store *s);
@@ -238,6 +235,10 @@ struct keel_store_ops {
 	 * checkpoints. Called from any thread while another uses the store,
 	 * so it reads only atomics. */
 	void (*metrics)(struct keel_store *s, struct keel_buf *out);
+	/* Optional. The schema version the store had when this handle opened
+	 * it (0: none, a new store) and the one it has now, which opening
+	 * brought it to (keel migrate). */
+	int (*schema_versions)(struct keel_store *s, int *was, int *now);
 	/* Several connections may write at once (tenants run in parallel). */
 	bool concurrent_writers;
 	/* The store keeps every logged envelope and hashes it when it needs
