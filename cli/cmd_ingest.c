@@ -298,6 +298,7 @@ struct ingest_args {
 	uint64_t batch, max_line;
 	bool linger_set, follow, replay;
 	uint64_t linger, workers;
+	uint64_t commit_interval; /* ms; 0: every batch */
 };
 
 static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
@@ -308,6 +309,7 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	    {"cartridge", required_argument, NULL, 'c'},
 	    {"batch", required_argument, NULL, 'b'},
 	    {"linger", required_argument, NULL, 'l'},
+	    {"commit-interval", required_argument, NULL, 'C'},
 	    {"rejects", required_argument, NULL, 'r'},
 	    {"follow", no_argument, NULL, 'f'},
 	    {"replay", no_argument, NULL, 'R'},
@@ -320,7 +322,7 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 	};
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:c:b:l:r:fm:qvhRw:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:c:b:l:C:r:fm:qvhRw:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			a->url = optarg;
@@ -343,6 +345,14 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 						       "milliseconds (0-3600000)",
 						       optarg);
 			a->linger_set = true;
+			break;
+		case 'C':
+			if (!cli_parse_u64(optarg, &a->commit_interval) ||
+			    a->commit_interval > 3600000)
+				return cli_usage_error(cmd,
+						       "--commit-interval \"%s\": not a number "
+						       "of milliseconds (0-3600000)",
+						       optarg);
 			break;
 		case 'r':
 			a->rejects = optarg;
@@ -423,7 +433,9 @@ static void install_signals(void)
 
 static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	struct ingest_args a = {.batch = KEEL_DEFAULT_BATCH, .max_line = KEEL_DEFAULT_MAX_LINE};
+	struct ingest_args a = {.batch = KEEL_DEFAULT_BATCH,
+				.max_line = KEEL_DEFAULT_MAX_LINE,
+				.commit_interval = KEEL_DEFAULT_COMMIT_INTERVAL_MS};
 	struct ingest_state st = {.cmd = cmd};
 	int rc = parse_args(cmd, argc, argv, &a, &st);
 	if (rc)
@@ -483,6 +495,8 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .reject_userdata = &st,
 	    .mode = ingest_mode(&a),
 	    .workers = (unsigned)a.workers,
+	    .commit_interval_ms = a.commit_interval ? (uint32_t)a.commit_interval
+						    : KEEL_COMMIT_EVERY_BATCH,
 	};
 	if (keel_ingest_new(s, &o, &st.ing)) {
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
@@ -575,7 +589,8 @@ const struct keel_cmd keel_cmd_ingest = {
     .summary = "Read NDJSON events into the store.",
     .usage =
 	"ingest [FILE...|-] [--store URL] [--cartridge NAME|PATH] [--batch N]\n"
-	"                 [--linger MS] [--rejects FILE] [--follow]\n"
+	"                 [--commit-interval MS] [--linger MS] [--rejects FILE]\n"
+	"                 [--follow]\n"
 	"                 [--max-line BYTES] [--quiet] [--verbose]\n"
 	"                 [--replay | --workers N]\n"
 	"\n"
@@ -583,7 +598,10 @@ const struct keel_cmd keel_cmd_ingest = {
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
 	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
-	"  -b, --batch N            events per transaction (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
+	"  -b, --batch N            events per batch, each atomic (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
+	"  -C, --commit-interval MS a commit holds the batches of at most MS ms\n"
+	"                           (default " CLI_STR(KEEL_DEFAULT_COMMIT_INTERVAL_MS) "; 0: one commit a batch);\n"
+	"                           live input is committed when it goes quiet\n"
 	"  -l, --linger MS          live input: commit a batch once its first event\n"
 	"                           has waited MS ms (default 0: as soon as the\n"
 	"                           input is quiet)\n"

@@ -7,9 +7,6 @@
 
 #include "util.h"
 
-struct keel_timeline;
-struct keel_entity;
-
 enum keel_op_kind {
 	KEEL_OP_ENTITY, /* name = kind (absent: none given) */
 	KEEL_OP_FACT,   /* name = predicate, value = JSON (absent: no value) */
@@ -24,10 +21,6 @@ struct keel_op {
 	struct keel_str name;
 	struct keel_str object;
 	struct keel_str value;
-	/* Resolved by the overlay when the batch's keys are collected. */
-	struct keel_timeline *timeline;
-	struct keel_entity *subject_entity;
-	struct keel_entity *object_entity;
 };
 
 enum keel_event_status {

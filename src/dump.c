@@ -10,12 +10,14 @@
  * one buffer written with large fwrite calls.
  *
  * Load reads a dump line by line, validates every record (shape, field
- * rules, canonical order, timelines that tile) and writes the records
- * through the store's ordinary write-back path in batches, one transaction
- * each: entities become NEW overlay entities, rows become NEW rows on
- * overlay timelines, events are logged as accepted batch events in dump
- * order. Nothing goes through placement, so rows keep the intervals and
- * provenance the dump gives them. See docs/dump.md.
+ * rules, canonical order, timelines that tile) and appends the records
+ * through the store's ordinary append in batches, one transaction each:
+ * an entity becomes one mention, a row one assertion, an event is logged
+ * as accepted in dump order. A store derives valid_to and closed_by from
+ * the order in which a timeline's assertions arrived, so load restores
+ * that order: within one valid_from the emptied rows [t, t) are chained
+ * by their closed_by to the row that won it, and every closed_by must
+ * name the next assertion (docs/dump.md).
  */
 #include "../include/keel.h"
 
@@ -28,7 +30,7 @@
 #include "dump.h"
 #include "envelope.h"
 #include "json.h"
-#include "overlay.h"
+#include "append.h"
 #include "query.h"
 #include "store.h"
 #include "timeline.h"
@@ -198,8 +200,20 @@ struct load_ctx {
 	struct keel_store *s;
 	struct keel_json_doc doc;  /* the line */
 	struct keel_json_doc edoc; /* its envelope, compacted */
-	struct keel_overlay ov;
+	struct keel_append_builder ab; /* the open batch's rows and mentions */
+	struct keel_arena arena;       /* the open batch's events */
 	struct keel_ptrvec events; /* struct keel_batch_event *, in the arena */
+	/* The open run: a timeline's rows of one valid_from, in dump order,
+	 * until the run ends (it may span two batches). */
+	struct load_run_row *run;
+	size_t nrun, run_cap;
+	struct keel_arena run_arena;
+	/* The last run's winning row was closed: the next run (of the same
+	 * timeline, tiling checks that) must begin with the assertion its
+	 * closed_by names. */
+	bool chain_open;
+	struct keel_buf chain_closed_by;
+	uint64_t chain_line;
 	struct keel_map event_ids; /* ids of the events in this batch */
 	struct keel_buf tmp;
 	struct keel_buf msg;
@@ -214,6 +228,15 @@ struct load_ctx {
 	size_t records;	     /* records in the open batch */
 	uint64_t first_line; /* first line of the open batch */
 	uint64_t line;
+};
+
+/* One row of the open run. */
+struct load_run_row {
+	struct keel_assertion a; /* strings in run_arena */
+	int64_t valid_to;
+	struct keel_str closed_by;
+	uint64_t line;
+	bool used;
 };
 
 /* Fails the load with a message naming the line. */
@@ -359,7 +382,7 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 	}
 	if (new_tenant) {
 		uint64_t counts[4];
-		int rc = keel_store_counts(L->s, tenant, counts);
+		int rc = keel_store_counts(L->s, tenant, KEEL_TIME_INF, counts);
 		if (rc)
 			return rc;
 		if (counts[0] || counts[1] || counts[2] || counts[3])
@@ -425,6 +448,106 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 	return 0;
 }
 
+static bool load_same_timeline(const struct keel_assertion *a, const struct keel_assertion *b)
+{
+	return a->kind == b->kind && keel_str_eq(a->tenant, b->tenant) &&
+	       keel_str_eq(a->subject, b->subject) && keel_str_eq(a->name, b->name) &&
+	       keel_str_eq(a->object, b->object);
+}
+
+/* Ends the open run: puts its rows in the order they must have arrived
+ * (each emptied row closed by the next, the winner last) and adds them to
+ * the batch; fails where no arrival order gives the dump's closed_by. */
+static int load_run_flush(struct load_ctx *L)
+{
+	size_t n = L->nrun;
+	if (!n)
+		return 0;
+	uint64_t line = L->line;
+	struct load_run_row *win = &L->run[n - 1];
+	int rc = 0;
+	struct load_run_row **order = keel_xmalloc(n * sizeof *order);
+	if (win->valid_to == win->a.valid_from) {
+		L->line = win->line;
+		rc = load_fail(L, "empty row: no row of its timeline begins at its "
+				  "valid_from after it");
+	}
+	/* From the winner back: the emptied row closed by the current one. */
+	order[n - 1] = win;
+	for (size_t k = n - 1; rc == 0 && k-- > 0;) {
+		struct load_run_row *prev = NULL;
+		for (size_t i = 0; i + 1 < n && !prev; i++)
+			if (!L->run[i].used &&
+			    keel_str_eq(L->run[i].closed_by, order[k + 1]->a.asserted_by))
+				prev = &L->run[i];
+		if (!prev) {
+			for (size_t i = 0; i + 1 < n; i++)
+				if (!L->run[i].used)
+					L->line = L->run[i].line;
+			rc = load_fail(L, "field \"closed_by\": names no assertion that "
+					  "follows it on its timeline");
+			break;
+		}
+		prev->used = true;
+		order[k] = prev;
+	}
+	if (rc == 0 && L->chain_open &&
+	    !keel_str_eq(keel_str_make(L->chain_closed_by.data, L->chain_closed_by.len),
+			 order[0]->a.asserted_by)) {
+		L->line = L->chain_line;
+		rc = load_fail(L, "field \"closed_by\": is not the event asserting the "
+				  "next row of its timeline");
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		keel_append_add_row(&L->ab, &order[i]->a);
+	free(order);
+	L->chain_open = rc == 0 && win->valid_to != KEEL_TIME_INF;
+	if (L->chain_open) {
+		keel_buf_reset(&L->chain_closed_by);
+		keel_buf_addstr(&L->chain_closed_by, win->closed_by);
+		L->chain_line = win->line;
+	}
+	L->nrun = 0;
+	keel_arena_reset(&L->run_arena);
+	if (rc == 0)
+		L->line = line;
+	return rc;
+}
+
+/* Adds a row to the open run, ending the run first if the row begins
+ * another. */
+static int load_run_add(struct load_ctx *L, const struct keel_assertion *a, int64_t to,
+			struct keel_str closed_by)
+{
+	if (L->nrun && (!load_same_timeline(&L->run[0].a, a) ||
+			L->run[0].a.valid_from != a->valid_from)) {
+		bool same = load_same_timeline(&L->run[0].a, a);
+		int rc = load_run_flush(L);
+		if (rc)
+			return rc;
+		if (!same)
+			L->chain_open = false;
+	}
+	if (L->nrun == L->run_cap) {
+		L->run_cap = L->run_cap ? 2 * L->run_cap : 8;
+		L->run = keel_xrealloc(L->run, L->run_cap * sizeof *L->run);
+	}
+	struct keel_arena *ar = &L->run_arena;
+	struct load_run_row *r = &L->run[L->nrun++];
+	r->a = *a;
+	r->a.tenant = keel_arena_str(ar, a->tenant);
+	r->a.subject = keel_arena_str(ar, a->subject);
+	r->a.name = keel_arena_str(ar, a->name);
+	r->a.object = a->object.ptr ? keel_arena_str(ar, a->object) : a->object;
+	r->a.value = a->value.ptr ? keel_arena_str(ar, a->value) : a->value;
+	r->a.asserted_by = keel_arena_str(ar, a->asserted_by);
+	r->valid_to = to;
+	r->closed_by = closed_by.ptr ? keel_arena_str(ar, closed_by) : closed_by;
+	r->line = L->line;
+	r->used = false;
+	return 0;
+}
+
 static uint64_t load_entity_hash(struct keel_str subject)
 {
 	return keel_hash64(subject.ptr, subject.len, 0x656e74);
@@ -461,18 +584,15 @@ static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 		return rc;
 
 	keel_map_put(&L->entities, load_entity_hash(subject), NULL);
-	struct keel_entity *e = keel_overlay_entity(&L->ov, tenant, subject);
-	if (e->flags & KEEL_ENTITY_NEW)
-		return load_fail(L, "duplicate entity \"%.*s\"", (int)subject.len,
-				 subject.ptr);
 	/* The dump does not carry the time of the mention that gave the kind;
-	 * first_seen is the earliest it can have been (docs/dump.md). With no
-	 * kind, any later mention that gives one must win. */
-	e->kind = keel_arena_str(&L->ov.arena, kind);
-	e->kind_time = kind.ptr ? first : KEEL_TIME_INF;
-	e->first_seen = first;
-	e->last_seen = last;
-	e->flags |= KEEL_ENTITY_NEW;
+	 * first_seen is the earliest it can have been (docs/dump.md). */
+	struct keel_mention m = {.tenant = tenant,
+				 .subject = subject,
+				 .kind = kind,
+				 .kind_time = kind.ptr ? first : 0,
+				 .first_seen = first,
+				 .last_seen = last};
+	keel_append_add_mention(&L->ab, &m);
 	return 0;
 }
 
@@ -543,20 +663,16 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	    (!fact && (rc = load_check_entity(L, "relation", "object", object))))
 		return rc;
 
-	struct keel_timeline *tl =
-	    keel_overlay_timeline(&L->ov, kind, tenant, subject, name, object);
-	struct keel_row *row = keel_arena_alloc(&L->ov.arena, sizeof *row);
-	memset(row, 0, sizeof *row);
-	row->valid_from = from;
-	row->valid_to = to;
-	row->value = keel_arena_str(&L->ov.arena, value);
-	row->linked = linked;
-	row->asserted_by = keel_arena_str(&L->ov.arena, asserted_by);
-	row->closed_by = keel_arena_str(&L->ov.arena, closed_by);
-	row->flags = KEEL_ROW_NEW;
-	keel_timeline_insert_row(tl, row);
-	keel_ptrvec_push(&L->ov.new_rows, row);
-	return 0;
+	struct keel_assertion a = {.kind = kind,
+				   .tenant = tenant,
+				   .subject = subject,
+				   .name = name,
+				   .object = object,
+				   .value = value,
+				   .linked = linked,
+				   .valid_from = from,
+				   .asserted_by = asserted_by};
+	return load_run_add(L, &a, to, closed_by);
 }
 
 static int load_event(struct load_ctx *L, const struct keel_json *obj,
@@ -615,7 +731,7 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 					 (unsigned long long)o->position);
 	}
 
-	struct keel_arena *a = &L->ov.arena;
+	struct keel_arena *a = &L->arena;
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
 	ev->tenant = keel_arena_str(a, tenant);
@@ -634,7 +750,7 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 /* Writes the open batch in one transaction. */
 static int load_flush(struct load_ctx *L)
 {
-	if (L->records == 0)
+	if (L->records == 0 && !L->ab.nrows && !L->ab.nmentions)
 		return 0;
 	struct keel_batch_event **ev = (struct keel_batch_event **)L->events.items;
 	size_t n = L->events.len;
@@ -649,8 +765,17 @@ static int load_flush(struct load_ctx *L)
 		}
 		ev[i]->status = KEEL_EV_ACCEPTED;
 	}
-	if (rc == 0)
-		rc = keel_store_write_back(L->s, &L->ov, ev, n);
+	if (rc == 0) {
+		int64_t recorded_at = keel_store_recorded_at(L->s);
+		for (size_t i = 0; i < n; i++)
+			ev[i]->recorded_at = recorded_at;
+		for (size_t i = 0; i < L->ab.nrows; i++)
+			L->ab.rows[i].recorded_at = recorded_at;
+		for (size_t i = 0; i < L->ab.nmentions; i++)
+			L->ab.mentions[i].recorded_at = recorded_at;
+		struct keel_append a = keel_append_view(&L->ab, ev, n);
+		rc = keel_store_append(L->s, &a);
+	}
 	if (rc == 0)
 		rc = keel_store_commit(L->s);
 	if (rc) {
@@ -665,7 +790,8 @@ static int load_flush(struct load_ctx *L)
 		keel_store_rollback(L->s);
 		return rc;
 	}
-	keel_overlay_reset(&L->ov);
+	keel_append_builder_reset(&L->ab);
+	keel_arena_reset(&L->arena);
 	L->events.len = 0;
 	keel_map_clear(&L->event_ids);
 	L->records = 0;
@@ -690,6 +816,10 @@ static int load_line(struct load_ctx *L, const char *text, size_t len)
 	if (!tenant_name_ok(tenant))
 		return load_fail(L, "field \"tenant\": must be 1-64 bytes of "
 				    "[A-Za-z0-9._-]");
+	bool row = keel_str_eq(type, keel_str_cstr("fact")) ||
+		   keel_str_eq(type, keel_str_cstr("relation"));
+	if (!row && (rc = load_run_flush(L)) != 0)
+		return rc;
 	if (keel_str_eq(type, keel_str_cstr("entity")))
 		return load_entity(L, obj, tenant);
 	if (keel_str_eq(type, keel_str_cstr("fact")))
@@ -708,7 +838,10 @@ int keel_load(struct keel_store *s, FILE *in)
 	struct load_ctx L = {.s = s};
 	keel_json_doc_init(&L.doc);
 	keel_json_doc_init(&L.edoc);
-	keel_overlay_init(&L.ov);
+	keel_append_builder_init(&L.ab, true);
+	keel_arena_init(&L.arena);
+	keel_arena_init(&L.run_arena);
+	keel_buf_init(&L.chain_closed_by);
 	keel_map_init(&L.event_ids);
 	keel_map_init(&L.entities);
 	keel_buf_init(&L.tmp);
@@ -748,6 +881,8 @@ int keel_load(struct keel_store *s, FILE *in)
 			       (unsigned long long)p->row_line);
 	}
 	if (rc == 0)
+		rc = load_run_flush(&L);
+	if (rc == 0)
 		rc = load_flush(&L);
 
 	free(line);
@@ -761,7 +896,11 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&L.why);
 	keel_map_free(&L.event_ids);
 	keel_map_free(&L.entities);
-	keel_overlay_free(&L.ov);
+	keel_append_builder_free(&L.ab);
+	keel_arena_free(&L.arena);
+	keel_arena_free(&L.run_arena);
+	keel_buf_free(&L.chain_closed_by);
+	free(L.run);
 	keel_json_doc_free(&L.doc);
 	keel_json_doc_free(&L.edoc);
 	keel_ptrvec_free(&L.events);

@@ -5,18 +5,26 @@
  *
  * keel_batcher_add does all the per-event work that needs no store (parse,
  * validate, run the cartridge, compact and hash: prepare.c). The event and
- * its operations go into the batch arena. keel_batcher_flush then runs the
- * batch against the store: begin, drop logged ids (one batched lookup),
- * resolve keys into the overlay, prefetch, apply in event order, write back,
- * commit. A batch of one is simply a batch.
+ * its operations go into the batch arena. A full batch is written behind
+ * its own savepoint: drop logged ids (one batched lookup, the only stored
+ * state the write path reads), then append the accepted events, their
+ * assertions and their mentions (append.c). Nothing is updated: valid_to
+ * and closed_by are derived on read (derive.c).
+ *
+ * A transaction holds the batches written within commit_interval_ms of
+ * its first; keel_batcher_flush always commits (docs/semantics.md,
+ * "Batches and commits"). The report and on_outcome learn of a batch only
+ * once its transaction has committed. A batch that fails is rolled back
+ * to its savepoint alone; the batches before it are committed.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../include/keel.h"
+#include "append.h"
 #include "batch.h"
 #include "ingest.h"
-#include "overlay.h"
 #include "prepare.h"
 #include "store.h"
 
@@ -24,16 +32,35 @@ struct keel_batcher {
 	struct keel_store *store;
 	struct keel_ingest_options opt;
 	struct keel_prep prep;
-	struct keel_arena arena; /* the open batch's events and operations */
-	struct keel_ptrvec events;
+	/* The open batch's events and operations; when on_outcome is set,
+	 * those of every batch of the open transaction (their outcomes are
+	 * told after its commit). */
+	struct keel_arena arena;
+	struct keel_ptrvec events; /* the open batch */
 	struct keel_ptrvec accepted;
 	struct keel_map batch_ids;
-	struct keel_overlay overlay;
+	struct keel_append_builder append;
 	struct keel_buf errmsg;
 	struct keel_report report;
-	uint64_t first_position;
+	uint64_t first_position; /* of the open batch */
 	uint64_t last_position;
+	/* The open transaction: batches written, not yet committed. */
+	bool in_tx;
+	int64_t tx_started;	   /* monotonic microseconds */
+	uint64_t tx_first_position;
+	uint64_t tx_last_position;
+	struct keel_report tx_counts; /* what its commit adds to report */
+	struct keel_ptrvec tx_events; /* when on_outcome: its events */
 };
+
+static int keel_batcher_write(struct keel_batcher *ing, bool commit_now);
+
+static int64_t mono_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		    struct keel_batcher **out)
@@ -57,8 +84,10 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	ing->prep.reject_userdata = ing->opt.reject_userdata;
 	ing->prep.defer_hash = keel_store_hashes_on_demand(s);
 	keel_arena_init(&ing->arena);
+	if (!ing->opt.commit_interval_ms)
+		ing->opt.commit_interval_ms = KEEL_DEFAULT_COMMIT_INTERVAL_MS;
 	keel_map_init(&ing->batch_ids);
-	keel_overlay_init(&ing->overlay);
+	keel_append_builder_init(&ing->append, false);
 	keel_buf_init(&ing->errmsg);
 	*out = ing;
 	return 0;
@@ -73,7 +102,10 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_ptrvec_free(&ing->events);
 	keel_ptrvec_free(&ing->accepted);
 	keel_map_free(&ing->batch_ids);
-	keel_overlay_free(&ing->overlay);
+	keel_append_builder_free(&ing->append);
+	keel_ptrvec_free(&ing->tx_events);
+	if (ing->in_tx)
+		keel_store_rollback(ing->store);
 	keel_buf_free(&ing->errmsg);
 	free(ing);
 }
@@ -90,7 +122,8 @@ const char *keel_batcher_errmsg(const struct keel_batcher *ing)
 
 size_t keel_batcher_pending(const struct keel_batcher *ing)
 {
-	return ing->events.len;
+	const struct keel_report *c = &ing->tx_counts;
+	return ing->events.len + c->accepted + c->duplicates;
 }
 
 int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const char *head,
@@ -112,7 +145,7 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 	ing->last_position = position;
 	keel_ptrvec_push(&ing->events, ev);
 	if (ing->events.len >= ing->opt.batch)
-		return keel_batcher_flush(ing);
+		return keel_batcher_write(ing, false);
 	return 0;
 }
 
@@ -143,40 +176,51 @@ static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 	}
 }
 
+/* Ends the open batch; its memory goes unless the transaction's
+ * outcomes still need it. */
 static void keel_batcher_reset_batch(struct keel_batcher *ing)
 {
-	keel_overlay_reset(&ing->overlay);
-	keel_arena_reset(&ing->arena);
+	keel_append_builder_reset(&ing->append);
+	if (!ing->opt.on_outcome)
+		keel_arena_reset(&ing->arena);
 	keel_map_clear(&ing->batch_ids);
 	ing->events.len = 0;
 	ing->accepted.len = 0;
 }
 
-static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+/* Ends the open transaction (committed or not): nothing of it is kept. */
+static void keel_batcher_reset_tx(struct keel_batcher *ing)
+{
+	ing->in_tx = false;
+	ing->tx_events.len = 0;
+	memset(&ing->tx_counts, 0, sizeof ing->tx_counts);
+	if (!ing->events.len)
+		keel_arena_reset(&ing->arena);
+}
+
+static void keel_batcher_message(struct keel_batcher *ing, const char *what,
+				 uint64_t first, uint64_t last)
 {
 	keel_buf_reset(&ing->errmsg);
 	const char *word = ing->opt.position_word;
 	size_t n = strlen(word);
-	keel_buf_addf(&ing->errmsg, "batch of %s%s %llu-%llu: %s", word,
-		      n && word[n - 1] == 'x' ? "es" : "s",
-		      (unsigned long long)ing->first_position,
-		      (unsigned long long)ing->last_position, keel_store_errmsg(ing->store));
-	keel_store_rollback(ing->store);
-	keel_batcher_reset_batch(ing);
-	return rc;
+	keel_buf_addf(&ing->errmsg, "%s of %s%s %llu-%llu: %s", what, word,
+		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
+		      (unsigned long long)last, keel_store_errmsg(ing->store));
 }
 
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *ing,
 							size_t seq)
 {
-	return ing->events.items[seq];
+	return ing->tx_events.items[seq];
 }
 
-/* Tells on_outcome what became of each event of the committed batch. */
+/* Tells on_outcome what became of each event of the committed
+ * transaction, seq counting from its first. */
 static void keel_batcher_report_outcomes(struct keel_batcher *ing)
 {
-	for (size_t i = 0; i < ing->events.len; i++) {
-		const struct keel_batch_event *ev = ing->events.items[i];
+	for (size_t i = 0; i < ing->tx_events.len; i++) {
+		const struct keel_batch_event *ev = ing->tx_events.items[i];
 		enum keel_ingest_outcome o;
 		if (ev->status == KEEL_EV_CONFLICT)
 			o = KEEL_INGEST_CONFLICTING;
@@ -190,71 +234,138 @@ static void keel_batcher_report_outcomes(struct keel_batcher *ing)
 	}
 }
 
-int keel_batcher_flush(struct keel_batcher *ing)
+/* Commits the open transaction; only then does the report (and
+ * on_outcome) learn of its batches. */
+static int keel_batcher_commit(struct keel_batcher *ing)
 {
-	if (!ing->events.len)
+	if (!ing->in_tx)
 		return 0;
+	int rc = keel_store_commit(ing->store);
+	if (rc) {
+		keel_batcher_message(ing, "commit", ing->tx_first_position,
+				     ing->tx_last_position);
+		keel_store_rollback(ing->store);
+		keel_batcher_reset_tx(ing);
+		return rc;
+	}
+	if (ing->opt.on_outcome)
+		keel_batcher_report_outcomes(ing);
+	struct keel_report *r = &ing->report, *c = &ing->tx_counts;
+	r->accepted += c->accepted;
+	r->duplicates += c->duplicates;
+	r->conflicting += c->conflicting;
+	r->unhandled += c->unhandled;
+	r->rows_inserted += c->rows_inserted;
+	r->batches += c->batches;
+	r->commits++;
+	r->statements = keel_store_statements(ing->store);
+	keel_batcher_reset_tx(ing);
+	return 0;
+}
+
+/* A batch failed: it alone is rolled back (to its savepoint) and the
+ * batches before it are committed; if even that fails, the transaction
+ * goes. The message names the failed batch's range. */
+static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+{
+	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+	keel_batcher_reset_batch(ing);
+	if (keel_store_rollback_to_savepoint(ing->store) != 0 ||
+	    keel_store_release(ing->store) != 0) {
+		keel_store_rollback(ing->store);
+		keel_batcher_reset_tx(ing);
+		return rc;
+	}
+	struct keel_buf keep = ing->errmsg;
+	keel_buf_init(&ing->errmsg);
+	keel_batcher_commit(ing); /* its own failure is reported below ours */
+	if (ing->errmsg.len) {
+		keel_buf_adds(&keep, "; then ");
+		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));
+	}
+	keel_buf_free(&ing->errmsg);
+	ing->errmsg = keep;
+	return rc;
+}
+
+/* Writes the open batch behind its savepoint, opening a transaction if
+ * none is; commits when the transaction is old enough (or always, with
+ * commit_now). */
+static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
+{
 	struct keel_store *s = ing->store;
+	int rc;
+	if (!ing->events.len)
+		return commit_now ? keel_batcher_commit(ing) : 0;
+	if (!ing->in_tx) {
+		if ((rc = keel_store_begin(s)) != 0) {
+			keel_batcher_message(ing, "batch", ing->first_position,
+					     ing->last_position);
+			keel_store_rollback(s);
+			keel_batcher_reset_batch(ing);
+			return rc;
+		}
+		ing->in_tx = true;
+		ing->tx_started = mono_usec();
+		ing->tx_first_position = ing->first_position;
+	}
+	ing->tx_last_position = ing->last_position;
+	if ((rc = keel_store_savepoint(s)) != 0)
+		return keel_batcher_fail(ing, rc);
+
 	struct keel_batch_event **events = (struct keel_batch_event **)ing->events.items;
 	size_t n = ing->events.len;
-	/* A store whose state is an overlay (memory) takes the batch in place. */
-	struct keel_overlay *o = keel_store_overlay(s);
-	bool in_place = o != NULL;
-	if (!in_place)
-		o = &ing->overlay;
-	uint64_t rows_inserted = 0, rows_closed = 0;
-	int rc;
-
-	if ((rc = keel_store_begin(s)) != 0)
-		return keel_batcher_fail(ing, rc);
 	if ((rc = keel_store_seen_ids(s, events, n)) != 0)
 		return keel_batcher_fail(ing, rc);
 	keel_batcher_mark_repeats(ing);
 
-	uint64_t duplicates = 0, conflicting = 0, unhandled = 0;
+	struct keel_report counts = {.batches = 1};
+	int64_t recorded_at = keel_store_recorded_at(s);
 	for (size_t i = 0; i < n; i++) {
 		struct keel_batch_event *ev = events[i];
 		if (ev->status == KEEL_EV_DUPLICATE) {
-			duplicates++;
+			counts.duplicates++;
 			if (ev->stored_hash != keel_batch_event_hash(ev)) {
 				ev->status = KEEL_EV_CONFLICT;
-				conflicting++;
+				counts.conflicting++;
 			}
 			continue;
 		}
 		ev->status = KEEL_EV_ACCEPTED;
-		unhandled += ev->unhandled;
+		ev->recorded_at = recorded_at;
+		counts.unhandled += ev->unhandled;
 		keel_ptrvec_push(&ing->accepted, ev);
+		keel_append_add_event(&ing->append, ev);
 	}
 	struct keel_batch_event **acc = (struct keel_batch_event **)ing->accepted.items;
-	size_t nacc = ing->accepted.len;
-	if (nacc) {
-		keel_overlay_resolve(o, acc, nacc);
-		if (!in_place && (rc = keel_store_prefetch(s, o)) != 0)
-			return keel_batcher_fail(ing, rc);
-		keel_overlay_prefetch_rows(acc, nacc);
-		for (size_t i = 0; i < nacc; i++)
-			keel_overlay_apply(o, acc[i]);
-		rows_inserted = o->new_rows.len;
-		rows_closed = o->rows_closed;
-		if ((rc = keel_store_write_back(s, o, acc, nacc)) != 0)
+	counts.accepted = ing->accepted.len;
+	counts.rows_inserted = ing->append.nrows;
+	if (counts.accepted) {
+		struct keel_append a = keel_append_view(&ing->append, acc, counts.accepted);
+		if ((rc = keel_store_append(s, &a)) != 0)
 			return keel_batcher_fail(ing, rc);
 	}
-	if ((rc = keel_store_commit(s)) != 0)
+	if ((rc = keel_store_release(s)) != 0)
 		return keel_batcher_fail(ing, rc);
 
+	struct keel_report *c = &ing->tx_counts;
+	c->accepted += counts.accepted;
+	c->duplicates += counts.duplicates;
+	c->conflicting += counts.conflicting;
+	c->unhandled += counts.unhandled;
+	c->rows_inserted += counts.rows_inserted;
+	c->batches++;
 	if (ing->opt.on_outcome)
-		keel_batcher_report_outcomes(ing);
-
-	struct keel_report *r = &ing->report;
-	r->accepted += nacc;
-	r->duplicates += duplicates;
-	r->conflicting += conflicting;
-	r->unhandled += unhandled;
-	r->rows_inserted += rows_inserted;
-	r->rows_closed += rows_closed;
-	r->batches++;
-	r->statements = keel_store_statements(s);
+		for (size_t i = 0; i < n; i++)
+			keel_ptrvec_push(&ing->tx_events, events[i]);
 	keel_batcher_reset_batch(ing);
-	return 0;
+
+	bool due = ing->opt.commit_interval_ms == KEEL_COMMIT_EVERY_BATCH ||
+		   mono_usec() - ing->tx_started >= (int64_t)ing->opt.commit_interval_ms * 1000;
+	return commit_now || due ? keel_batcher_commit(ing) : 0;
+}
+
+int keel_batcher_flush(struct keel_batcher *ing)
+{
+	return keel_batcher_write(ing, true);
 }

@@ -13,22 +13,18 @@
  * Both take the ingestion path's own pieces, not a second implementation
  * of its semantics: an envelope is parsed, validated and run through the
  * cartridge exactly as keel_ingest_add does (same rules, same messages),
- * and its operations go through keel_overlay_resolve and keel_overlay_apply
- * (placement in src/timeline.c) in arrival order. The difference is the
- * overlay's scope: one overlay holds the whole tenant, so nothing is ever
- * prefetched (a tenant built from nothing has no stored state to read) and
- * every row is NEW. The strings rows keep (event ids, values, kinds) are
- * copied into the overlay's arena, which lives as long as the build; the
+ * and its operations become assertions and mentions through the same
+ * builder (append.c), in arrival order, each carrying its event's
+ * recorded_at, so that the graph reads as known at any moment after a
+ * replay as before it. One builder holds the whole tenant; its strings are
+ * copied into the builder's arena, which lives as long as the build; the
  * per-event operations live in a scratch arena rewound after each event.
  *
- * The rows are then numbered in canonical dump order (rows that tie on
- * every dump key keep their creation order, the only order the dump reads
- * from seq) and handed to the store's replace_tenant op inside one
- * transaction: delete the tenant's entities, facts and relations, insert
- * the new ones in bulk. Sorted input also makes every index insert an
- * append on the SQL stores.
+ * The assertions are handed, in arrival order, to the store's
+ * replace_tenant op inside one transaction: delete the tenant's rows and
+ * mentions, append the new ones in bulk.
  *
- * The report compares the rows before and after as multisets per
+ * The report compares the derived rows before and after as multisets per
  * predicate and relation: each row is reduced to a 64-bit hash of all its
  * dump fields, the hashes of each group are sorted and merged.
  */
@@ -44,7 +40,7 @@
 #include "envelope.h"
 #include "ingest.h"
 #include "json.h"
-#include "overlay.h"
+#include "append.h"
 #include "prepare.h"
 #include "store.h"
 #include "timeline.h"
@@ -109,9 +105,8 @@ static struct keel_batch_event *keel_replay_prep_event(struct keel_replay_prep *
 /* ------------------------------------------------- a tenant in memory */
 
 struct keel_build {
-	char *tenant;	       /* NUL-terminated */
-	struct keel_overlay o; /* every key and row of the tenant */
-	struct keel_map kinds; /* interned kind strings (in o.arena) */
+	char *tenant; /* NUL-terminated */
+	struct keel_append_builder ab; /* the tenant's assertions and mentions */
 	/* bulk loads only: the events to log, and their ids */
 	struct keel_arena log;
 	struct keel_ptrvec events;
@@ -124,8 +119,7 @@ static struct keel_build *keel_build_new(struct keel_str tenant)
 {
 	struct keel_build *b = keel_xcalloc(1, sizeof *b);
 	b->tenant = keel_xstrndup(tenant.ptr, tenant.len);
-	keel_overlay_init(&b->o);
-	keel_map_init(&b->kinds);
+	keel_append_builder_init(&b->ab, true);
 	keel_arena_init(&b->log);
 	keel_map_init(&b->ids);
 	return b;
@@ -135,8 +129,7 @@ static void keel_build_free(struct keel_build *b)
 {
 	if (!b)
 		return;
-	keel_overlay_free(&b->o);
-	keel_map_free(&b->kinds);
+	keel_append_builder_free(&b->ab);
 	keel_arena_free(&b->log);
 	keel_ptrvec_free(&b->events);
 	keel_map_free(&b->ids);
@@ -144,95 +137,40 @@ static void keel_build_free(struct keel_build *b)
 	free(b);
 }
 
-static struct keel_str keel_build_kind(struct keel_build *b, struct keel_str kind)
-{
-	uint64_t h = keel_hash64(kind.ptr, kind.len, 11);
-	for (size_t i = keel_map_first(&b->kinds, h); i != SIZE_MAX;
-	     i = keel_map_next(&b->kinds, h, i)) {
-		struct keel_str *k = b->kinds.values[i];
-		if (keel_str_eq(*k, kind))
-			return *k;
-	}
-	struct keel_str *k = keel_arena_alloc(&b->o.arena, sizeof *k);
-	*k = keel_arena_str(&b->o.arena, kind);
-	keel_map_put(&b->kinds, h, k);
-	return *k;
-}
-
-/* Places one accepted event's operations. ev->id must already be a string
- * that outlives the build (the rows' asserted_by and closed_by point at
- * it); values and kinds are copied here. */
+/* One accepted event's assertions and mentions (ev->recorded_at set). */
 static void keel_build_apply(struct keel_build *b, struct keel_batch_event *ev)
 {
-	struct keel_arena *a = &b->o.arena;
-	for (size_t i = 0; i < ev->nops; i++) {
-		struct keel_op *op = &ev->ops[i];
-		if (op->kind == KEEL_OP_FACT && op->value.ptr)
-			op->value = keel_arena_str(a, op->value);
-		else if (op->kind == KEEL_OP_ENTITY && op->name.ptr)
-			op->name = keel_build_kind(b, op->name);
-	}
-	keel_overlay_resolve(&b->o, &ev, 1);
-	keel_overlay_apply(&b->o, ev);
-	/* The times resolve records are for prefetching; a build has none. */
-	for (size_t i = 0; i < ev->nops; i++)
-		if (ev->ops[i].timeline)
-			ev->ops[i].timeline->ntimes = 0;
+	keel_append_add_event(&b->ab, ev);
 	b->unhandled += ev->unhandled;
 }
 
-static int keel_build_cmp_entity(const void *pa, const void *pb)
-{
-	const struct keel_entity *a = *(const struct keel_entity *const *)pa;
-	const struct keel_entity *b = *(const struct keel_entity *const *)pb;
-	return keel_str_cmp(a->subject, b->subject);
-}
+/* Sorting the build's rows into timeline order, (valid_from, arrival)
+ * within each, to derive them as a store's scan would be derived. */
+static const struct keel_assertion *keel_sort_rows;
 
-static int keel_build_cmp_timeline(const void *pa, const void *pb)
+static int keel_build_cmp_row(const void *pa, const void *pb)
 {
-	const struct keel_timeline *a = *(const struct keel_timeline *const *)pa;
-	const struct keel_timeline *b = *(const struct keel_timeline *const *)pb;
+	const struct keel_assertion *a = &keel_sort_rows[*(const size_t *)pa];
+	const struct keel_assertion *b = &keel_sort_rows[*(const size_t *)pb];
 	int c;
-	if ((c = (int)a->kind - (int)b->kind) ||
-	    (c = keel_str_cmp(a->subject, b->subject)) ||
-	    (c = keel_str_cmp(a->name, b->name)))
+	if ((c = (int)a->kind - (int)b->kind) || (c = keel_str_cmp(a->subject, b->subject)) ||
+	    (c = keel_str_cmp(a->name, b->name)) || (c = keel_str_cmp(a->object, b->object)))
 		return c;
-	return keel_str_cmp(a->object, b->object);
+	if (a->valid_from != b->valid_from)
+		return a->valid_from < b->valid_from ? -1 : 1;
+	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
 }
 
-/* Puts rows and entities in the order the store numbers them. A
- * timeline's rows are already sorted by valid_from (equal ones in creation
- * order), so only the timelines are sorted and, inside a timeline, the
- * short runs of rows that share a valid_from. */
-static void keel_build_finish(struct keel_build *b)
+static const struct keel_mention *keel_sort_mentions;
+
+static int keel_build_cmp_mention(const void *pa, const void *pb)
 {
-	struct keel_ptrvec *rows = &b->o.new_rows;
-	for (size_t i = 0; i < rows->len; i++)
-		((struct keel_row *)rows->items[i])->seq = (int64_t)i + 1;
-	struct keel_ptrvec *tls = &b->o.timelines;
-	if (tls->len > 1)
-		qsort(tls->items, tls->len, sizeof(void *), keel_build_cmp_timeline);
-	size_t n = 0;
-	for (size_t i = 0; i < tls->len; i++) {
-		struct keel_timeline *tl = tls->items[i];
-		for (size_t k = 0; k < tl->nrows; k++) {
-			/* Insertion sort of the run of equal valid_from. */
-			struct keel_row *r = tl->rows[k];
-			size_t j = n;
-			while (j > 0 &&
-			       ((struct keel_row *)rows->items[j - 1])->timeline == tl &&
-			       keel_row_cmp_canonical(&rows->items[j - 1], &r) > 0) {
-				rows->items[j] = rows->items[j - 1];
-				j--;
-			}
-			rows->items[j] = r;
-			n++;
-		}
-	}
-	rows->len = n;
-	if (b->o.entities.len > 1)
-		qsort(b->o.entities.items, b->o.entities.len, sizeof(void *),
-		      keel_build_cmp_entity);
+	const struct keel_mention *a = &keel_sort_mentions[*(const size_t *)pa];
+	const struct keel_mention *b = &keel_sort_mentions[*(const size_t *)pb];
+	int c = keel_str_cmp(a->subject, b->subject);
+	if (c)
+		return c;
+	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
 }
 
 /* ------------------------------------------------------------ the diff */
@@ -366,28 +304,57 @@ static int keel_diff_scan_record(void *ud, const struct keel_record *r)
 	return 0;
 }
 
+/* The build's side of the diff: its entities folded from their mentions,
+ * its rows derived (valid_to and closed_by from the next assertion of the
+ * timeline), as a scan of the store would give them once written. Runs on
+ * the build thread only (the sort's comparators read one static). */
 static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
 {
-	for (size_t i = 0; i < b->o.entities.len; i++) {
-		const struct keel_entity *e = b->o.entities.items[i];
+	const struct keel_append_builder *ab = &b->ab;
+	size_t n = ab->nmentions > ab->nrows ? ab->nmentions : ab->nrows;
+	size_t *order = keel_xmalloc((n ? n : 1) * sizeof *order);
+	for (size_t i = 0; i < ab->nmentions; i++)
+		order[i] = i;
+	keel_sort_mentions = ab->mentions;
+	qsort(order, ab->nmentions, sizeof *order, keel_build_cmp_mention);
+	for (size_t i = 0; i < ab->nmentions;) {
+		struct keel_mention e = ab->mentions[order[i]];
+		size_t k = i + 1;
+		for (; k < ab->nmentions && keel_str_eq(ab->mentions[order[k]].subject, e.subject);
+		     k++) {
+			const struct keel_mention *x = &ab->mentions[order[k]];
+			keel_mention_fold(&e, x->first_seen, KEEL_STR_NULL);
+			keel_mention_fold(&e, x->last_seen, KEEL_STR_NULL);
+			if (x->kind.ptr)
+				keel_mention_fold(&e, x->kind_time, x->kind);
+		}
 		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
+		keel_u64vec_push(&g->side[1], keel_hash_entity(e.subject, e.kind, e.kind_time,
+							       e.first_seen, e.last_seen));
+		i = k;
+	}
+	for (size_t i = 0; i < ab->nrows; i++)
+		order[i] = i;
+	keel_sort_rows = ab->rows;
+	qsort(order, ab->nrows, sizeof *order, keel_build_cmp_row);
+	for (size_t i = 0; i < ab->nrows; i++) {
+		const struct keel_assertion *r = &ab->rows[order[i]];
+		const struct keel_assertion *next =
+		    i + 1 < ab->nrows ? &ab->rows[order[i + 1]] : NULL;
+		if (next && (next->kind != r->kind || !keel_str_eq(next->subject, r->subject) ||
+			     !keel_str_eq(next->name, r->name) ||
+			     !keel_str_eq(next->object, r->object)))
+			next = NULL;
+		bool fact = r->kind == KEEL_ROW_FACT;
+		struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, r->name);
 		keel_u64vec_push(
 		    &g->side[1],
-		    keel_hash_entity(e->subject, e->kind, e->kind_time, e->first_seen,
-				     e->last_seen));
+		    keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
+				  fact ? r->value : KEEL_STR_NULL, fact ? false : r->linked,
+				  r->valid_from, next ? next->valid_from : KEEL_TIME_INF,
+				  r->asserted_by, next ? next->asserted_by : KEEL_STR_NULL));
 	}
-	for (size_t i = 0; i < b->o.new_rows.len; i++) {
-		const struct keel_row *r = b->o.new_rows.items[i];
-		const struct keel_timeline *tl = r->timeline;
-		bool fact = tl->kind == KEEL_ROW_FACT;
-		struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, tl->name);
-		keel_u64vec_push(
-		    &g->side[1],
-		    keel_hash_row(tl->subject, fact ? KEEL_STR_NULL : tl->object,
-				  fact ? r->value : KEEL_STR_NULL,
-				  fact ? false : r->linked, r->valid_from, r->valid_to,
-				  r->asserted_by, r->closed_by));
-	}
+	free(order);
 }
 
 static int keel_cmp_u64(const void *pa, const void *pb)
@@ -483,7 +450,7 @@ static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep
  * and inserts nothing else; unchanged rows stay as they are, seq and all
  * (a timeline is always rewritten whole, with its predicate's group). */
 static size_t keel_replay_scope(const struct keel_replay_report *rep,
-				struct keel_replace_scope *sc, struct keel_overlay *o)
+				struct keel_replace_scope *sc, struct keel_append_builder *ab)
 {
 	size_t changed = 0;
 	memset(sc, 0, sizeof *sc);
@@ -502,14 +469,12 @@ static size_t keel_replay_scope(const struct keel_replay_report *rep,
 		sc->names[k][sc->nnames[k]++] = keel_str_cstr(c->name);
 	}
 	if (!sc->entities)
-		o->entities.len = 0;
+		ab->nmentions = 0;
 	size_t kept = 0;
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		struct keel_row *r = o->new_rows.items[i];
-		if (keel_replace_scope_covers(sc, r->timeline->kind, r->timeline->name))
-			o->new_rows.items[kept++] = r;
-	}
-	o->new_rows.len = kept;
+	for (size_t i = 0; i < ab->nrows; i++)
+		if (keel_replace_scope_covers(sc, ab->rows[i].kind, ab->rows[i].name))
+			ab->rows[kept++] = ab->rows[i];
+	ab->nrows = kept;
 	return changed;
 }
 
@@ -537,7 +502,8 @@ void keel_replay_report_free(struct keel_replay_report *r)
 
 struct keel_replay_block {
 	struct keel_buf text;
-	size_t *ends; /* end offset of each envelope */
+	size_t *ends;	      /* end offset of each envelope */
+	int64_t *recorded_at; /* and when it was recorded */
 	size_t n;
 	struct keel_replay_block *next;
 };
@@ -562,6 +528,7 @@ static void keel_replay_block_free(struct keel_replay_block *b)
 		return;
 	keel_buf_free(&b->text);
 	free(b->ends);
+	free(b->recorded_at);
 	free(b);
 }
 
@@ -589,8 +556,10 @@ static int keel_replay_event(void *ud, const struct keel_record *r)
 		b = c->filling = keel_xcalloc(1, sizeof *b);
 		keel_buf_init(&b->text);
 		b->ends = keel_xmalloc(KEEL_REPLAY_BLOCK * sizeof *b->ends);
+		b->recorded_at = keel_xmalloc(KEEL_REPLAY_BLOCK * sizeof *b->recorded_at);
 	}
 	keel_buf_add(&b->text, r->envelope.ptr, r->envelope.len);
+	b->recorded_at[b->n] = r->recorded_at;
 	b->ends[b->n++] = b->text.len;
 	if (b->n == KEEL_REPLAY_BLOCK) {
 		c->filling = NULL;
@@ -628,16 +597,14 @@ static void *keel_replay_build_main(void *arg)
 			start = b->ends[i];
 			if (!ev)
 				continue;
-			/* The id outlives the build in its arena: rows point at it. */
-			ev->id = keel_arena_str(&c->build->o.arena, ev->id);
+			ev->recorded_at = b->recorded_at[i];
 			keel_build_apply(c->build, ev);
 		}
 		keel_replay_block_free(b);
 	}
-	/* Finishing the build is the build's work too: number the rows and
+	/* Finishing the build is the build's work too: derive the rows and
 	 * hash them while the calling thread may still be reading. */
 	if (!aborted) {
-		keel_build_finish(c->build);
 		keel_diff_build(&c->after, c->build);
 		keel_diff_sort_after(&c->after);
 	}
@@ -743,12 +710,12 @@ int keel_replay(struct keel_store *s, const char *tenant,
 		snprintf(rep->method, sizeof rep->method, "dry run: nothing written");
 	} else {
 		struct keel_replace_scope sc;
-		size_t changed = keel_replay_scope(rep, &sc, &c.build->o);
+		size_t changed = keel_replay_scope(rep, &sc, &c.build->ab);
+		struct keel_append a = keel_append_view(&c.build->ab, NULL, 0);
 		/* Nothing changed: nothing to write (the transaction still
 		 * ends by commit, as one that wrote would). */
 		if (changed)
-			rc = keel_store_replace_tenant(s, t, &sc, &c.build->o, NULL, 0, c.n,
-						       &note);
+			rc = keel_store_replace_tenant(s, t, &sc, &a, c.n, &note);
 		if (rc == 0)
 			rc = keel_store_commit(s);
 		free(sc.names[0]); /* the store may use the scope until commit */
@@ -882,7 +849,7 @@ static int keel_bulk_build(struct keel_bulk *b, struct keel_str tenant,
 		}
 	}
 	uint64_t counts[4];
-	int rc = keel_store_counts(b->store, tenant, counts);
+	int rc = keel_store_counts(b->store, tenant, KEEL_TIME_INF, counts);
 	if (rc)
 		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(b->store));
 	if (counts[3])
@@ -933,8 +900,7 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 	logged->nops = 0;
 	keel_map_put(&x->ids, h, logged);
 	keel_ptrvec_push(&x->events, logged);
-	ev->id = logged->id;
-	keel_build_apply(x, ev);
+	keel_build_apply(x, ev); /* recorded_at: set when written */
 	b->accepted++;
 	return 0;
 }
@@ -944,6 +910,17 @@ int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *h
 {
 	keel_prep_too_long(&b->prep.p, position, head, head_len);
 	return 0;
+}
+
+/* A bulk load is recorded when it is written, all of it at once. */
+static void keel_build_stamp(struct keel_build *x, int64_t recorded_at)
+{
+	for (size_t i = 0; i < x->events.len; i++)
+		((struct keel_batch_event *)x->events.items[i])->recorded_at = recorded_at;
+	for (size_t i = 0; i < x->ab.nrows; i++)
+		x->ab.rows[i].recorded_at = recorded_at;
+	for (size_t i = 0; i < x->ab.nmentions; i++)
+		x->ab.mentions[i].recorded_at = recorded_at;
 }
 
 static int keel_bulk_cmp_build(const void *pa, const void *pb)
@@ -966,15 +943,16 @@ int keel_bulk_finish(struct keel_bulk *b)
 	int rc = keel_store_begin(s);
 	if (rc)
 		return keel_bulk_fail(b, rc, "%s", keel_store_errmsg(s));
-	uint64_t unhandled = 0, rows_inserted = 0, rows_closed = 0;
+	uint64_t unhandled = 0, rows_inserted = 0;
+	int64_t recorded_at = keel_store_recorded_at(s);
 	for (size_t i = 0; i < b->builds.len; i++) {
 		struct keel_build *x = b->builds.items[i];
-		keel_build_finish(x);
+		keel_build_stamp(x, recorded_at);
 		keel_buf_reset(&b->method);
-		rc =
-		    keel_store_replace_tenant(s, keel_str_cstr(x->tenant), NULL, &x->o,
-					      (struct keel_batch_event **)x->events.items,
-					      x->events.len, 0, &b->method);
+		struct keel_append a = keel_append_view(
+		    &x->ab, (struct keel_batch_event **)x->events.items, x->events.len);
+		rc = keel_store_replace_tenant(s, keel_str_cstr(x->tenant), NULL, &a, 0,
+					       &b->method);
 		if (rc) {
 			keel_bulk_fail(b, rc, "writing tenant \"%s\": %s", x->tenant,
 				       keel_store_errmsg(s));
@@ -983,8 +961,7 @@ int keel_bulk_finish(struct keel_bulk *b)
 			return rc;
 		}
 		unhandled += x->unhandled;
-		rows_inserted += x->o.new_rows.len;
-		rows_closed += x->o.rows_closed;
+		rows_inserted += x->ab.nrows;
 	}
 	rc = keel_store_commit(s);
 	if (rc) {
@@ -1000,9 +977,9 @@ int keel_bulk_finish(struct keel_bulk *b)
 	r->conflicting += b->conflicting;
 	r->unhandled += unhandled;
 	r->rows_inserted += rows_inserted;
-	r->rows_closed += rows_closed;
 	b->accepted = b->duplicates = b->conflicting = 0;
 	r->batches = 1;
+	r->commits = 1;
 	b->report.statements = keel_store_statements(s);
 	b->failed = true; /* finished: nothing more may be added */
 	return 0;

@@ -9,6 +9,8 @@
  */
 #include "store.h"
 
+#include "derive.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,7 @@ void keel_store_base_init(struct keel_store *s, const struct keel_store_ops *ops
 	s->max_envelope = 0;
 	s->max_envelope_why = NULL;
 	s->state_in_handle = false;
+	s->recorded_floor = 0;
 	s->url = keel_xstrdup(url);
 }
 
@@ -177,9 +180,17 @@ int keel_store_begin(struct keel_store *s)
 	if (s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "transaction already open");
 	int rc = s->ops->begin(s);
-	if (rc == 0)
-		s->in_tx = true;
-	return rc;
+	if (rc)
+		return rc;
+	s->in_tx = true;
+	/* Another process may have written since: recorded_at continues
+	 * from the log's latest (keel_store_recorded_at). */
+	int64_t last = 0;
+	if (s->ops->last_recorded_at && (rc = s->ops->last_recorded_at(s, &last)) != 0)
+		return rc;
+	if (last > s->recorded_floor)
+		s->recorded_floor = last;
+	return 0;
 }
 
 int keel_store_commit(struct keel_store *s)
@@ -201,27 +212,42 @@ int keel_store_rollback(struct keel_store *s)
 	return s->ops->rollback(s);
 }
 
+int keel_store_savepoint(struct keel_store *s)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "savepoint outside a transaction");
+	return s->ops->savepoint ? s->ops->savepoint(s) : 0;
+}
+
+int keel_store_release(struct keel_store *s)
+{
+	return s->ops->release ? s->ops->release(s) : 0;
+}
+
+int keel_store_rollback_to_savepoint(struct keel_store *s)
+{
+	return s->ops->rollback_to_savepoint ? s->ops->rollback_to_savepoint(s) : 0;
+}
+
 int keel_store_seen_ids(struct keel_store *s, struct keel_batch_event **ev, size_t n)
 {
 	return n ? s->ops->seen_ids(s, ev, n) : 0;
 }
 
-int keel_store_prefetch(struct keel_store *s, struct keel_overlay *o)
-{
-	return s->ops->prefetch(s, o);
-}
-
-struct keel_overlay *keel_store_overlay(struct keel_store *s)
-{
-	return s->ops->overlay ? s->ops->overlay(s) : NULL;
-}
-
-int keel_store_write_back(struct keel_store *s, struct keel_overlay *o,
-			  struct keel_batch_event **ev, size_t n)
+int keel_store_append(struct keel_store *s, const struct keel_append *a)
 {
 	if (!s->in_tx)
-		return keel_store_fail(s, KEEL_EINVAL, "write-back outside a transaction");
-	return s->ops->write_back(s, o, ev, n);
+		return keel_store_fail(s, KEEL_EINVAL, "append outside a transaction");
+	return s->ops->append(s, a);
+}
+
+int64_t keel_store_recorded_at(struct keel_store *s)
+{
+	int64_t now = keel_time_now();
+	if (now < s->recorded_floor)
+		now = s->recorded_floor;
+	s->recorded_floor = now;
+	return now;
 }
 
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)
@@ -229,20 +255,35 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)
 	return s->ops->tenants(s, out);
 }
 
+static int derive_fn(void *ud, const struct keel_record *r)
+{
+	return keel_deriver_push(ud, r);
+}
+
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud)
 {
-	return s->ops->scan(s, q, fn, ud);
+	if (q->raw || (q->type != KEEL_REC_FACT && q->type != KEEL_REC_RELATION))
+		return s->ops->scan(s, q, fn, ud);
+	struct keel_deriver d;
+	keel_deriver_init(&d, q, fn, ud);
+	int rc = s->ops->scan(s, q, derive_fn, &d);
+	if (rc) {
+		keel_deriver_free(&d);
+		return rc;
+	}
+	return keel_deriver_finish(&d);
 }
 
-int keel_store_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4])
+int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
+		      uint64_t out[4])
 {
-	return s->ops->counts(s, tenant, out);
+	return s->ops->counts(s, tenant, known_at, out);
 }
 
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			      const struct keel_replace_scope *scope, struct keel_overlay *o,
-			      struct keel_batch_event **ev, size_t n, uint64_t log_events,
+			      const struct keel_replace_scope *scope,
+			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note)
 {
 	if (!s->in_tx)
@@ -251,7 +292,7 @@ int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		return keel_store_fail(s, KEEL_EINVAL,
 				       "the %s store cannot replace a tenant",
 				       s->ops->scheme);
-	return s->ops->replace_tenant(s, tenant, scope, o, ev, n, log_events, note);
+	return s->ops->replace_tenant(s, tenant, scope, a, log_events, note);
 }
 
 int keel_store_worker_init(struct keel_store *s)
@@ -283,5 +324,5 @@ int keel_store_check(struct keel_store *s)
 	/* The empty name is no valid tenant: an index lookup that finds
 	 * nothing, but still goes to the database (or server). */
 	uint64_t counts[4];
-	return s->ops->counts(s, keel_str_make("", 0), counts);
+	return s->ops->counts(s, keel_str_make("", 0), KEEL_TIME_INF, counts);
 }

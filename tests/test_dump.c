@@ -4,8 +4,9 @@
  * load, and load's errors on bad records.
  *
  * Hand-built contents go into the memory store through the ordinary
- * write-back path (begin, write_back of an overlay, commit), inserted out
- * of canonical order so the dump's sorting is what is tested.
+ * append path (begin, append, commit): assertions in arrival order, out
+ * of canonical order so the dump's sorting (and its derivation of
+ * valid_to and closed_by) is what is tested.
  */
 #include "support.h"
 
@@ -13,17 +14,17 @@
 #include <string.h>
 
 #include "batch.h"
-#include "overlay.h"
+#include "append.h"
 #include "store.h"
 #include "store/sqlite_internal.h"
-#include "timeline.h"
 #include "util.h"
 
 /* ------------------------------------------------------------- builder */
 
 struct builder {
 	struct keel_store *s;
-	struct keel_overlay o;
+	struct keel_append_builder ab;
+	struct keel_arena arena;
 	struct keel_ptrvec events;
 };
 
@@ -41,55 +42,53 @@ static struct keel_str S(const char *s) {
 	return s ? keel_str_cstr(s) : KEEL_STR_NULL;
 }
 
-static void
-b_init(struct builder *b, struct keel_store *s)
+static void b_init(struct builder *b, struct keel_store *s)
 {
 	memset(b, 0, sizeof *b);
 	b->s = s;
-	keel_overlay_init(&b->o);
+	keel_append_builder_init(&b->ab, true);
+	keel_arena_init(&b->arena);
 }
 
 static void b_entity(struct builder *b, const char *tenant, const char *subject,
 		     const char *kind, const char *first, const char *last)
 {
-	struct keel_entity *e = keel_overlay_entity(&b->o, S(tenant), S(subject));
-	e->kind = keel_arena_str(&b->o.arena, S(kind));
-	e->kind_time = T(first);
-	e->first_seen = T(first);
-	e->last_seen = T(last);
-	e->flags |= KEEL_ENTITY_NEW;
+	struct keel_mention m = {.tenant = S(tenant),
+				 .subject = S(subject),
+				 .kind = S(kind),
+				 .kind_time = kind ? T(first) : 0,
+				 .first_seen = T(first),
+				 .last_seen = T(last)};
+	keel_append_add_mention(&b->ab, &m);
 }
 
+/* One assertion; a timeline's come in the order they arrived. */
 static void b_row(struct builder *b, enum keel_row_kind kind, const char *tenant,
 		  const char *subject, const char *name, const char *object,
-		  const char *value, bool linked, const char *from, const char *to,
-		  const char *asserted_by, const char *closed_by)
+		  const char *value, bool linked, const char *from, const char *asserted_by)
 {
-	struct keel_timeline *tl =
-	    keel_overlay_timeline(&b->o, kind, S(tenant), S(subject), S(name), S(object));
-	struct keel_row *r = keel_arena_alloc(&b->o.arena, sizeof *r);
-	memset(r, 0, sizeof *r);
-	r->valid_from = T(from);
-	r->valid_to = T(to);
-	r->value = keel_arena_str(&b->o.arena, S(value));
-	r->linked = linked;
-	r->asserted_by = keel_arena_str(&b->o.arena, S(asserted_by));
-	r->closed_by = keel_arena_str(&b->o.arena, S(closed_by));
-	r->flags = KEEL_ROW_NEW;
-	keel_timeline_insert_row(tl, r);
-	keel_ptrvec_push(&b->o.new_rows, r);
+	struct keel_assertion a = {.kind = kind,
+				   .tenant = S(tenant),
+				   .subject = S(subject),
+				   .name = S(name),
+				   .object = S(object),
+				   .value = S(value),
+				   .linked = linked,
+				   .valid_from = T(from),
+				   .asserted_by = S(asserted_by)};
+	keel_append_add_row(&b->ab, &a);
 }
 
 static void b_event(struct builder *b, const char *tenant, const char *id,
 		    const char *type, const char *time, const char *envelope)
 {
-	struct keel_batch_event *ev = keel_arena_alloc(&b->o.arena, sizeof *ev);
+	struct keel_batch_event *ev = keel_arena_alloc(&b->arena, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
-	ev->tenant = keel_arena_str(&b->o.arena, S(tenant));
-	ev->id = keel_arena_str(&b->o.arena, S(id));
-	ev->type = keel_arena_str(&b->o.arena, S(type));
+	ev->tenant = keel_arena_str(&b->arena, S(tenant));
+	ev->id = keel_arena_str(&b->arena, S(id));
+	ev->type = keel_arena_str(&b->arena, S(type));
 	ev->time = T(time);
-	ev->envelope = keel_arena_str(&b->o.arena, S(envelope));
+	ev->envelope = keel_arena_str(&b->arena, S(envelope));
 	ev->hash = keel_hash64(ev->envelope.ptr, ev->envelope.len, 0);
 	ev->status = KEEL_EV_ACCEPTED;
 	keel_ptrvec_push(&b->events, ev);
@@ -98,14 +97,14 @@ static void b_event(struct builder *b, const char *tenant, const char *id,
 static void b_commit(struct builder *b)
 {
 	assert_int_equal(keel_store_begin(b->s), 0);
-	assert_int_equal(
-	    keel_store_write_back(
-		b->s, &b->o, (struct keel_batch_event **)b->events.items, b->events.len),
-	    0);
+	struct keel_append a = keel_append_view(
+	    &b->ab, (struct keel_batch_event **)b->events.items, b->events.len);
+	assert_int_equal(keel_store_append(b->s, &a), 0);
 	assert_int_equal(keel_store_commit(b->s), 0);
-	keel_overlay_free(&b->o);
+	keel_append_builder_free(&b->ab);
+	keel_arena_free(&b->arena);
 	keel_ptrvec_free(&b->events);
-	keel_overlay_init(&b->o);
+	b_init(b, b->s);
 }
 
 static struct keel_store *open_memory(void)
@@ -144,21 +143,22 @@ static void build_sample(struct keel_store *s)
 		 "2026-01-05T05:30:00Z");
 	b_entity(&b, "alpha", "q\"b\\n\n\x01\xc3\xa9", "k\x1f", "2026-01-05T05:00:00Z",
 		 "2026-01-05T05:00:00.000001Z");
-	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"in_service\"",
-	      false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
-	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"available\"",
-	      false, "2026-01-05T05:00:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
+	/* status arrived as x and in_service (both e-2, the later wins at
+	 * 05:30), with available (e-1, 05:00) between them. */
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"x\"", false,
-	      "2026-01-05T05:30:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
+	      "2026-01-05T05:30:00Z", "e-2");
+	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"available\"",
+	      false, "2026-01-05T05:00:00Z", "e-1");
+	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "status", NULL, "\"in_service\"",
+	      false, "2026-01-05T05:30:00Z", "e-2");
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "location", NULL, NULL, false,
-	      "2026-01-05T05:00:00Z", NULL, "e-1", NULL);
+	      "2026-01-05T05:00:00Z", "e-1");
 	b_row(&b, KEEL_ROW_FACT, "alpha", "vehicle:V-1", "geo", NULL,
-	      "{\"lat\":41.10,\"lon\":-8.6e0}", false, "2026-01-05T05:00:00Z", NULL,
-	      "e-1", NULL);
+	      "{\"lat\":41.10,\"lon\":-8.6e0}", false, "2026-01-05T05:00:00Z", "e-1");
 	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1", NULL,
-	      false, "2026-01-05T05:30:00Z", NULL, "e-2", NULL);
+	      false, "2026-01-05T05:30:00Z", "e-2");
 	b_row(&b, KEEL_ROW_RELATION, "alpha", "driver:D-1", "drives", "vehicle:V-1", NULL,
-	      true, "2026-01-05T05:00:00Z", "2026-01-05T05:30:00Z", "e-1", "e-2");
+	      true, "2026-01-05T05:00:00Z", "e-1");
 	b_commit(&b);
 }
 
@@ -192,7 +192,7 @@ static const char sample_dump[] =
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"status\","
     "\"value\":\"x\",\"valid_from\":\"2026-01-05T05:30:00Z\","
-    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-2\",\"closed_by\":\"e-2\"}"
     "\n"
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"status\","

@@ -1,62 +1,66 @@
 /*
- * memory.c - the memory store: its whole state is one overlay indexed by
- * key, plus the event log.
+ * memory.c - the memory store: the event log, the assertions and the
+ * entity mentions, appended and kept in memory (docs/stores.md).
  *
- * The ingester resolves and applies each batch directly in that overlay
- * (keel_store_overlay): there is nothing to prefetch, and write_back only
- * makes the batch's changes permanent - it copies the batch's events into
- * the store's arena (their envelopes hold most strings the new rows borrow:
- * ids, values, which then point into the copies), numbers the new rows,
- * copies what else they borrow, clears the rows' per-batch flags and logs
- * the events. Neither it nor commit can fail, so a batch applied in place
- * never needs rolling back.
- *
- * Other writers hand in an overlay of their own: a load (all rows new) and
- * replay (replace_tenant). Those are staged and copied in at commit, so
- * rollback is forgetting the stage. All strings live in the state's arena
- * as long as the store.
+ * Like every store it writes each row once (docs/semantics.md): an
+ * assertion goes into its timeline's array in (valid_from, arrival)
+ * order, a mention into its entity's list, an event into the log; reads
+ * hand them to store.c, which derives valid_to and closed_by. A
+ * transaction's appends are applied at once; rollback takes them back by
+ * their counts (appends only ever add at the ends of arrays, except a
+ * late row, which the transaction's undo list removes). All strings live
+ * in the store's arena as long as the store.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../store.h"
 
-struct keel_mem_event {
+struct mem_event {
 	struct keel_str tenant, id, type, envelope;
 	int64_t time;
-	uint64_t hash; /* keel_memory_event_hash: 0 until asked */
+	uint64_t hash; /* mem_event_hash: 0 until asked */
+	int64_t seq;
+	int64_t recorded_at;
+};
+
+struct mem_row {
+	struct keel_assertion a;
 	int64_t seq;
 };
 
-struct keel_id_fwd {
-	const char *from;	   /* a batch event's id */
-	struct keel_str envelope;  /* the batch event's envelope */
-	struct keel_mem_event *to; /* the event's copy in the store */
+struct mem_timeline {
+	enum keel_row_kind kind;
+	struct keel_str tenant, subject, name, object;
+	struct keel_ptrvec rows; /* struct mem_row *, by (valid_from, seq) */
+};
+
+struct mem_entity {
+	struct keel_str tenant, subject;
+	struct keel_ptrvec mentions; /* struct keel_mention *, arrival order */
+};
+
+/* What the open transaction added, to take back on rollback. */
+struct mem_undo {
+	size_t events;
+	struct keel_ptrvec rows;	/* struct mem_row * added */
+	struct keel_ptrvec mentions;	/* struct mem_entity * given one */
+	bool replaced;			/* a replace ran: no rollback past it */
 };
 
 struct keel_memory_store {
 	struct keel_store base;
-	struct keel_overlay state; /* timelines, entities; its arena holds everything */
+	struct keel_arena arena;
 	struct keel_map event_map;
 	struct keel_ptrvec events; /* arrival order */
+	struct keel_map timeline_map;
+	struct keel_ptrvec timelines;
+	struct keel_map entity_map;
+	struct keel_ptrvec entities;
 	struct keel_ptrvec tenants; /* sorted, arena strings */
 	int64_t next_seq;
-	/* A foreign overlay (a load), staged by write_back until commit. */
-	struct keel_overlay *staged;
-	struct keel_batch_event **staged_events;
-	size_t staged_n;
-	/* staged by replace_tenant (replay, bulk loads), applied by commit */
-	struct keel_ptrvec staged_replaces;
-	/* settle: the batch's events in order, each with the store's copy,
-	 * found by the address of the batch's id through fwd_map */
-	struct keel_id_fwd *fwd;
-	size_t fwd_cap;
-	struct keel_map fwd_map;
-	struct keel_mem_event *last_copied; /* its tenant is shared with the next */
+	struct mem_undo undo;
 };
-
-static void keel_memory_drop_replaces(struct keel_memory_store *m);
-static void keel_memory_apply_replaces(struct keel_memory_store *m);
 
 static struct keel_memory_store *keel_memory_downcast(struct keel_store *s)
 {
@@ -79,12 +83,10 @@ static int keel_memory_open(const char *url, bool existing, struct keel_store **
 	struct keel_memory_store *m = keel_xcalloc(1, sizeof *m);
 	keel_store_base_init(&m->base, &keel_store_memory_ops, url);
 	m->base.state_in_handle = true;
-	keel_overlay_init(&m->state);
-	keel_arena_free(&m->state.arena);
-	keel_arena_init_large(&m->state.arena);
-	m->state.keeps_state = true;
+	keel_arena_init_large(&m->arena);
 	keel_map_init(&m->event_map);
-	keel_map_init(&m->fwd_map);
+	keel_map_init(&m->timeline_map);
+	keel_map_init(&m->entity_map);
 	*out = &m->base;
 	return 0;
 }
@@ -92,59 +94,106 @@ static int keel_memory_open(const char *url, bool existing, struct keel_store **
 static void keel_memory_close(struct keel_store *s)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	keel_overlay_free(&m->state);
+	for (size_t i = 0; i < m->timelines.len; i++)
+		keel_ptrvec_free(&((struct mem_timeline *)m->timelines.items[i])->rows);
+	for (size_t i = 0; i < m->entities.len; i++)
+		keel_ptrvec_free(&((struct mem_entity *)m->entities.items[i])->mentions);
 	keel_ptrvec_free(&m->events);
+	keel_ptrvec_free(&m->timelines);
+	keel_ptrvec_free(&m->entities);
 	keel_ptrvec_free(&m->tenants);
-	keel_memory_drop_replaces(m);
-	keel_ptrvec_free(&m->staged_replaces);
+	keel_ptrvec_free(&m->undo.rows);
+	keel_ptrvec_free(&m->undo.mentions);
 	keel_map_free(&m->event_map);
-	free(m->fwd);
-	keel_map_free(&m->fwd_map);
+	keel_map_free(&m->timeline_map);
+	keel_map_free(&m->entity_map);
+	keel_arena_free(&m->arena);
 	keel_store_base_free(&m->base);
 	free(m);
 }
 
-static struct keel_overlay *keel_memory_overlay(struct keel_store *s)
+static void mem_undo_clear(struct keel_memory_store *m)
 {
-	return &keel_memory_downcast(s)->state;
+	m->undo.events = m->events.len;
+	m->undo.rows.len = 0;
+	m->undo.mentions.len = 0;
+	m->undo.replaced = false;
 }
 
 static int keel_memory_begin(struct keel_store *s)
 {
-	keel_memory_downcast(s)->staged = NULL;
-	keel_memory_drop_replaces(keel_memory_downcast(s));
+	mem_undo_clear(keel_memory_downcast(s));
 	return 0;
+}
+
+static int keel_memory_commit(struct keel_store *s)
+{
+	mem_undo_clear(keel_memory_downcast(s));
+	return 0;
+}
+
+static uint64_t mem_event_key_hash(struct keel_str tenant, struct keel_str id)
+{
+	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 3)) | 1;
+}
+
+/* The event map has no removal: rebuilt from the log (rollback only). */
+static void mem_rebuild_event_map(struct keel_memory_store *m)
+{
+	keel_map_clear(&m->event_map);
+	for (size_t i = 0; i < m->events.len; i++) {
+		struct mem_event *e = m->events.items[i];
+		keel_map_put(&m->event_map, mem_event_key_hash(e->tenant, e->id), e);
+	}
 }
 
 static int keel_memory_rollback(struct keel_store *s)
 {
-	keel_memory_downcast(s)->staged = NULL;
-	keel_memory_drop_replaces(keel_memory_downcast(s));
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	if (m->undo.replaced)
+		return keel_store_fail(s, KEEL_ESTORE,
+				       "the memory store cannot roll back a replace");
+	/* Rows: remove each added row from its timeline (the rows of a
+	 * timeline are few per transaction; this is the rare path). */
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		size_t w = 0;
+		for (size_t k = 0; k < tl->rows.len; k++) {
+			struct mem_row *row = tl->rows.items[k];
+			bool added = false;
+			for (size_t u = 0; u < m->undo.rows.len && !added; u++)
+				added = m->undo.rows.items[u] == row;
+			if (!added)
+				tl->rows.items[w++] = row;
+		}
+		tl->rows.len = w;
+	}
+	for (size_t i = 0; i < m->undo.mentions.len; i++) {
+		struct mem_entity *e = m->undo.mentions.items[i];
+		e->mentions.len--;
+	}
+	if (m->events.len != m->undo.events) {
+		m->events.len = m->undo.events;
+		mem_rebuild_event_map(m);
+	}
+	mem_undo_clear(m);
 	return 0;
 }
 
-/* ------------------------------------------------------------- the log */
-
-/* The hash of a logged envelope. The store hashes on demand
- * (hashes_on_demand): an event ingested into it comes unhashed, and only a
- * repeat of its id or a scan needs the hash, computed then and kept. */
-static uint64_t keel_memory_event_hash(struct keel_mem_event *e)
+static uint64_t mem_event_hash(struct mem_event *e)
 {
 	if (!e->hash)
 		e->hash = keel_hash64(e->envelope.ptr, e->envelope.len, 0);
 	return e->hash;
 }
 
-/* The log is keyed by keel_batch_event_key_hash: every lookup and every
- * insertion comes with a batch event, whose hash is computed once. */
-static struct keel_mem_event *keel_memory_find_event(struct keel_memory_store *m,
-						     struct keel_batch_event *ev)
+static struct mem_event *mem_find_event(struct keel_memory_store *m, struct keel_str tenant,
+					struct keel_str id, uint64_t h)
 {
-	uint64_t h = keel_batch_event_key_hash(ev);
 	for (size_t i = keel_map_first(&m->event_map, h); i != SIZE_MAX;
 	     i = keel_map_next(&m->event_map, h, i)) {
-		struct keel_mem_event *e = m->event_map.values[i];
-		if (keel_str_eq(e->id, ev->id) && keel_str_eq(e->tenant, ev->tenant))
+		struct mem_event *e = m->event_map.values[i];
+		if (keel_str_eq(e->id, id) && keel_str_eq(e->tenant, tenant))
 			return e;
 	}
 	return NULL;
@@ -154,25 +203,23 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 				size_t n)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	keel_batch_key_hashes(ev, n);
-	/* The log's map outgrows the caches: ask for every event's slot
-	 * first, so that the misses overlap instead of coming one by one. */
-	if (m->event_map.cap)
-		for (size_t i = 0; i < n; i++)
-			__builtin_prefetch(
-			    &m->event_map.hashes[keel_batch_event_key_hash(ev[i]) &
-						 (m->event_map.cap - 1)]);
 	for (size_t i = 0; i < n; i++) {
-		struct keel_mem_event *e = keel_memory_find_event(m, ev[i]);
+		struct mem_event *e = mem_find_event(m, ev[i]->tenant, ev[i]->id,
+						     mem_event_key_hash(ev[i]->tenant, ev[i]->id));
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
-			ev[i]->stored_hash = keel_memory_event_hash(e);
+			ev[i]->stored_hash = mem_event_hash(e);
 		}
 	}
 	return 0;
 }
 
-static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str t)
+static struct keel_str mem_str(struct keel_memory_store *m, struct keel_str v)
+{
+	return v.ptr ? keel_arena_str(&m->arena, v) : v;
+}
+
+static void mem_add_tenant(struct keel_memory_store *m, struct keel_str t)
 {
 	size_t lo = 0, hi = m->tenants.len;
 	while (lo < hi) {
@@ -185,256 +232,146 @@ static void keel_memory_add_tenant(struct keel_memory_store *m, struct keel_str 
 		else
 			hi = mid;
 	}
-	keel_ptrvec_push(&m->tenants, NULL);
-	memmove(m->tenants.items + lo + 1, m->tenants.items + lo,
-		(m->tenants.len - 1 - lo) * sizeof(void *));
-	char *copy = keel_arena_alloc(&m->state.arena, t.len + 1);
+	char *copy = keel_arena_alloc(&m->arena, t.len + 1);
 	memcpy(copy, t.ptr, t.len);
-	copy[t.len] = 0;
+	copy[t.len] = '\0';
+	keel_ptrvec_push(&m->tenants, NULL);
+	memmove(&m->tenants.items[lo + 1], &m->tenants.items[lo],
+		(m->tenants.len - 1 - lo) * sizeof *m->tenants.items);
 	m->tenants.items[lo] = copy;
 }
 
-/* A field of a batch event (tenant, id, type) in the store: a view into
- * the store's copy of the envelope where the batch's is one into the
- * batch's envelope (prepare.c), else a copy. */
-static struct keel_str keel_memory_field(struct keel_arena *a, struct keel_str v,
-					 struct keel_str batch_env, struct keel_str env)
+static void mem_log_event(struct keel_memory_store *m, struct keel_batch_event *ev)
 {
-	uintptr_t p = (uintptr_t)v.ptr, b = (uintptr_t)batch_env.ptr;
-	if (v.ptr && p >= b && p - b <= batch_env.len && v.len <= batch_env.len - (p - b))
-		return keel_str_make(env.ptr + (p - b), v.len);
-	return keel_arena_str(a, v);
-}
-
-/* The store's copy of an accepted event, not yet in the log. The previous
- * event's tenant is usually this one's: its copy is shared. */
-static struct keel_mem_event *keel_memory_copy_event(struct keel_memory_store *m,
-						     const struct keel_batch_event *ev)
-{
-	struct keel_arena *a = &m->state.arena;
-	struct keel_mem_event *e = keel_arena_alloc(a, sizeof *e);
-	struct keel_mem_event *prev = m->last_copied;
-	e->envelope = keel_arena_str(a, ev->envelope);
-	if (prev && keel_str_eq(prev->tenant, ev->tenant)) {
-		e->tenant = prev->tenant;
-	} else {
-		e->tenant = keel_memory_field(a, ev->tenant, ev->envelope, e->envelope);
-		keel_memory_add_tenant(m, e->tenant);
-	}
-	e->id = keel_memory_field(a, ev->id, ev->envelope, e->envelope);
-	e->type = keel_memory_field(a, ev->type, ev->envelope, e->envelope);
+	struct mem_event *e = keel_arena_alloc(&m->arena, sizeof *e);
+	e->tenant = mem_str(m, ev->tenant);
+	e->id = mem_str(m, ev->id);
+	e->type = mem_str(m, ev->type);
+	e->envelope = mem_str(m, ev->envelope);
 	e->time = ev->time;
 	e->hash = ev->hash;
-	m->last_copied = e;
+	e->seq = ev->seq = (int64_t)m->events.len + 1;
+	e->recorded_at = ev->recorded_at;
+	keel_ptrvec_push(&m->events, e);
+	keel_map_put(&m->event_map, mem_event_key_hash(e->tenant, e->id), e);
+	mem_add_tenant(m, e->tenant);
+}
+
+static struct mem_timeline *mem_timeline(struct keel_memory_store *m,
+					 const struct keel_assertion *a)
+{
+	uint64_t h = keel_timeline_hash(a->kind, a->tenant, a->subject, a->name, a->object);
+	for (size_t i = keel_map_first(&m->timeline_map, h); i != SIZE_MAX;
+	     i = keel_map_next(&m->timeline_map, h, i)) {
+		struct mem_timeline *tl = m->timeline_map.values[i];
+		if (tl->kind == a->kind && keel_str_eq(tl->subject, a->subject) &&
+		    keel_str_eq(tl->name, a->name) && keel_str_eq(tl->tenant, a->tenant) &&
+		    keel_str_eq(tl->object, a->object))
+			return tl;
+	}
+	struct mem_timeline *tl = keel_arena_alloc(&m->arena, sizeof *tl);
+	memset(tl, 0, sizeof *tl);
+	tl->kind = a->kind;
+	tl->tenant = mem_str(m, a->tenant);
+	tl->subject = mem_str(m, a->subject);
+	tl->name = mem_str(m, a->name);
+	tl->object = mem_str(m, a->object);
+	keel_map_put(&m->timeline_map, h, tl);
+	keel_ptrvec_push(&m->timelines, tl);
+	mem_add_tenant(m, tl->tenant);
+	return tl;
+}
+
+/* Rows of a timeline stay in (valid_from, seq) order: a row goes after
+ * every row with valid_from <= its own (it is the latest arrival). */
+static void mem_insert_row(struct mem_timeline *tl, struct mem_row *row)
+{
+	size_t lo = 0, hi = tl->rows.len;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct mem_row *r = tl->rows.items[mid];
+		if (r->a.valid_from <= row->a.valid_from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	keel_ptrvec_push(&tl->rows, NULL);
+	memmove(&tl->rows.items[lo + 1], &tl->rows.items[lo],
+		(tl->rows.len - 1 - lo) * sizeof *tl->rows.items);
+	tl->rows.items[lo] = row;
+}
+
+static void mem_add_row(struct keel_memory_store *m, const struct keel_assertion *a)
+{
+	struct mem_timeline *tl = mem_timeline(m, a);
+	struct mem_row *row = keel_arena_alloc(&m->arena, sizeof *row);
+	row->a = *a;
+	row->a.tenant = tl->tenant;
+	row->a.subject = tl->subject;
+	row->a.name = tl->name;
+	row->a.object = tl->object;
+	row->a.value = mem_str(m, a->value);
+	row->a.asserted_by = mem_str(m, a->asserted_by);
+	row->seq = ++m->next_seq;
+	mem_insert_row(tl, row);
+	keel_ptrvec_push(&m->undo.rows, row);
+}
+
+static struct mem_entity *mem_entity(struct keel_memory_store *m, struct keel_str tenant,
+				     struct keel_str subject)
+{
+	uint64_t h = keel_hash64(subject.ptr, subject.len, keel_hash64(tenant.ptr, tenant.len, 5));
+	for (size_t i = keel_map_first(&m->entity_map, h); i != SIZE_MAX;
+	     i = keel_map_next(&m->entity_map, h, i)) {
+		struct mem_entity *e = m->entity_map.values[i];
+		if (keel_str_eq(e->subject, subject) && keel_str_eq(e->tenant, tenant))
+			return e;
+	}
+	struct mem_entity *e = keel_arena_alloc(&m->arena, sizeof *e);
+	memset(e, 0, sizeof *e);
+	e->tenant = mem_str(m, tenant);
+	e->subject = mem_str(m, subject);
+	keel_map_put(&m->entity_map, h, e);
+	keel_ptrvec_push(&m->entities, e);
+	mem_add_tenant(m, e->tenant);
 	return e;
 }
 
-/* Appends an event copied by keel_memory_copy_event to the log. */
-static void keel_memory_log_event(struct keel_memory_store *m,
-				  struct keel_batch_event *ev, struct keel_mem_event *e)
+static void mem_add_mention(struct keel_memory_store *m, const struct keel_mention *x)
 {
-	e->seq = ev->seq = ++m->next_seq;
-	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
-	keel_ptrvec_push(&m->events, e);
+	struct mem_entity *e = mem_entity(m, x->tenant, x->subject);
+	struct keel_mention *c = keel_arena_alloc(&m->arena, sizeof *c);
+	*c = *x;
+	c->tenant = e->tenant;
+	c->subject = e->subject;
+	c->kind = mem_str(m, x->kind);
+	keel_ptrvec_push(&e->mentions, c);
+	keel_ptrvec_push(&m->undo.mentions, e);
 }
 
-/* ---------------------------------------------------- batches in place */
-
-/* The key of a batch event's id in fwd_map: its address, mixed so that
- * the low bits the map indexes by depend on all of it. */
-static uint64_t keel_memory_fwd_hash(const char *p)
+static void mem_append(struct keel_memory_store *m, const struct keel_append *a)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-	return x ^ (x >> 32);
+	for (size_t i = 0; i < a->nevents; i++)
+		mem_log_event(m, a->events[i]);
+	for (size_t i = 0; i < a->nrows; i++)
+		mem_add_row(m, &a->rows[i]);
+	for (size_t i = 0; i < a->nmentions; i++)
+		mem_add_mention(m, &a->mentions[i]);
 }
 
-/* Copies the batch's events into the store (not yet logged): m->fwd[i] is
- * ev[i] and its copy, found by the address of ev[i]'s id (the map is
- * rebuilt per batch). */
-static void keel_memory_copy_events(struct keel_memory_store *m,
-				    struct keel_batch_event **ev, size_t n)
+static int keel_memory_append(struct keel_store *s, const struct keel_append *a)
 {
-	if (n > m->fwd_cap) {
-		free(m->fwd);
-		m->fwd_cap = n > 2 * m->fwd_cap ? n : 2 * m->fwd_cap;
-		m->fwd = keel_xmalloc(m->fwd_cap * sizeof *m->fwd);
-	}
-	keel_map_clear(&m->fwd_map);
-	for (size_t i = 0; i < n; i++) {
-		m->fwd[i].from = ev[i]->id.ptr;
-		m->fwd[i].envelope = ev[i]->envelope;
-		m->fwd[i].to = keel_memory_copy_event(m, ev[i]);
-		keel_map_put(&m->fwd_map, keel_memory_fwd_hash(ev[i]->id.ptr), &m->fwd[i]);
-	}
-}
-
-/* The entry of the batch's event whose id is at p, or NULL. */
-static const struct keel_id_fwd *keel_memory_fwd_find(const struct keel_memory_store *m,
-						      const char *p)
-{
-	uint64_t h = keel_memory_fwd_hash(p);
-	for (size_t i = keel_map_first(&m->fwd_map, h); i != SIZE_MAX;
-	     i = keel_map_next(&m->fwd_map, h, i)) {
-		const struct keel_id_fwd *f = m->fwd_map.values[i];
-		if (f->from == p)
-			return f;
-	}
-	return NULL;
-}
-
-/* keel_memory_fwd_find for a new row's event, looked for first at *j
- * and the few entries after it: new rows come in the order of their
- * events, so from one row to the next the walk takes a step or none (an
- * event without rows is skipped over, a longer gap asks the map). *j is
- * left at the entry found. */
-static const struct keel_id_fwd *keel_memory_fwd_near(const struct keel_memory_store *m,
-						      size_t n, size_t *j, const char *p)
-{
-	for (size_t k = *j; k < n && k < *j + 4; k++)
-		if (m->fwd[k].from == p) {
-			*j = k;
-			return &m->fwd[k];
-		}
-	const struct keel_id_fwd *f = keel_memory_fwd_find(m, p);
-	if (f)
-		*j = (size_t)(f - m->fwd);
-	return f;
-}
-
-/* The store's copy of an event id a row of the batch holds. Every
- * asserted_by and closed_by is an event id: this batch's (applied, so
- * accepted and copied by keel_memory_copy_events), or already the store's
- * copy, which is kept - ids are copied once per event, not per row. */
-static struct keel_str keel_memory_fwd(const struct keel_memory_store *m,
-				       struct keel_str s)
-{
-	if (!s.ptr)
-		return s;
-	const struct keel_id_fwd *f = keel_memory_fwd_find(m, s.ptr);
-	return f ? f->to->id : s;
-}
-
-/* The batch applied in m->state becomes the store's: new rows get their
- * seq (in creation order), every string a row borrows from the batch is
- * copied or replaced by the store's copy, row flags are cleared for the
- * next batch, events logged. Entities need nothing: placement in the
- * state gives them the state's copy of a new kind (overlay.c), and of
- * their flags only "exists" (FOUND or NEW) means anything in the state -
- * NEW and DIRTY say what a store with a write-back must write, and this
- * one has none - so they keep what placement set. */
-static void keel_memory_settle(struct keel_memory_store *m, struct keel_batch_event **ev,
-			       size_t n)
-{
-	struct keel_overlay *o = &m->state;
-	struct keel_arena *a = &o->arena;
-	keel_memory_copy_events(m, ev, n);
-	size_t j = 0;
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		struct keel_row *r = o->new_rows.items[i];
-		/* A new row's event is this batch's; its value is mostly a view
-		 * into the event's envelope (cartridge.c), and so becomes one
-		 * into the store's copy of it. */
-		const struct keel_id_fwd *f =
-		    keel_memory_fwd_near(m, n, &j, r->asserted_by.ptr);
-		if (f) {
-			r->value =
-			    keel_memory_field(a, r->value, f->envelope, f->to->envelope);
-			r->asserted_by = f->to->id;
-		} else {
-			r->value = keel_arena_str(a, r->value);
-		}
-		r->closed_by = keel_memory_fwd(m, r->closed_by);
-		r->flags = 0;
-		r->seq = ++m->next_seq;
-	}
-	for (size_t i = 0; i < o->dirty_rows.len; i++) {
-		struct keel_row *r = o->dirty_rows.items[i];
-		r->closed_by = keel_memory_fwd(m, r->closed_by);
-		r->flags = 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i], m->fwd[i].to);
-	o->new_rows.len = 0;
-	o->dirty_rows.len = 0;
-	o->rows_closed = 0;
-}
-
-static int keel_memory_write_back(struct keel_store *s, struct keel_overlay *o,
-				  struct keel_batch_event **ev, size_t n)
-{
-	struct keel_memory_store *m = keel_memory_downcast(s);
-	if (o == &m->state) {
-		keel_memory_settle(m, ev, n);
-		return 0;
-	}
-	m->staged = o;
-	m->staged_events = ev;
-	m->staged_n = n;
+	mem_append(keel_memory_downcast(s), a);
 	return 0;
 }
 
-/* ------------------------------------------------ copying overlays in */
-
-/* Copies a row of another overlay into the store's timeline st and gives
- * it the next seq, which the source row learns too. */
-static void keel_memory_copy_row(struct keel_memory_store *m, struct keel_timeline *st,
-				 struct keel_row *r)
-{
-	struct keel_arena *a = &m->state.arena;
-	struct keel_row *sr = keel_arena_alloc(a, sizeof *sr);
-	*sr = *r;
-	sr->value = keel_arena_str(a, r->value);
-	sr->asserted_by = keel_arena_str(a, r->asserted_by);
-	sr->closed_by = keel_arena_str(a, r->closed_by);
-	sr->flags = 0;
-	sr->timeline = st;
-	sr->seq = r->seq = ++m->next_seq;
-	keel_timeline_insert_row(st, sr);
-}
-
-/* Copies another overlay's entities and (all new) rows in, then logs the
- * events: a load's batch, or a replayed tenant after its old state went. */
-static void keel_memory_copy_in(struct keel_memory_store *m, struct keel_overlay *o,
-				struct keel_batch_event **ev, size_t n)
-{
-	struct keel_arena *a = &m->state.arena;
-	for (size_t i = 0; i < o->entities.len; i++) {
-		const struct keel_entity *e = o->entities.items[i];
-		if (!(e->flags & (KEEL_ENTITY_NEW | KEEL_ENTITY_DIRTY)))
-			continue;
-		struct keel_entity *se = keel_overlay_entity(&m->state, e->tenant, e->subject);
-		se->kind = keel_arena_str(a, e->kind);
-		se->kind_time = e->kind_time;
-		se->first_seen = e->first_seen;
-		se->last_seen = e->last_seen;
-		se->flags = KEEL_ENTITY_FOUND;
-	}
-	struct keel_timeline *st = NULL;
-	for (size_t i = 0; i < o->new_rows.len; i++) {
-		struct keel_row *r = o->new_rows.items[i];
-		/* Rows mostly come grouped by timeline: look each one up once. */
-		const struct keel_timeline *tl = r->timeline;
-		if (i == 0 || tl != ((struct keel_row *)o->new_rows.items[i - 1])->timeline)
-			st = keel_overlay_timeline(&m->state, tl->kind, tl->tenant, tl->subject,
-						   tl->name, tl->object);
-		keel_memory_copy_row(m, st, r);
-	}
-	for (size_t i = 0; i < n; i++)
-		keel_memory_log_event(m, ev[i], keel_memory_copy_event(m, ev[i]));
-}
-
-static int keel_memory_commit(struct keel_store *s)
+static int keel_memory_last_recorded_at(struct keel_store *s, int64_t *out)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	struct keel_overlay *o = m->staged;
-	m->staged = NULL;
-	keel_memory_apply_replaces(m);
-	if (o)
-		keel_memory_copy_in(m, o, m->staged_events, m->staged_n);
+	*out = m->events.len ? ((struct mem_event *)m->events.items[m->events.len - 1])->recorded_at
+			     : 0;
 	return 0;
 }
-
-/* ------------------------------------------------------------- reading */
 
 static int keel_memory_tenants(struct keel_store *s, struct keel_ptrvec *out)
 {
@@ -444,190 +381,237 @@ static int keel_memory_tenants(struct keel_store *s, struct keel_ptrvec *out)
 	return 0;
 }
 
-static int keel_memory_cmp_entity(const void *pa, const void *pb)
+/* ------------------------------------------------------------- reading */
+
+static bool mem_match(struct keel_str filter, struct keel_str value)
 {
-	const struct keel_entity *a = *(const struct keel_entity *const *)pa;
-	const struct keel_entity *b = *(const struct keel_entity *const *)pb;
+	return !filter.ptr || keel_str_eq(filter, value);
+}
+
+static bool mem_visible(const struct keel_scan *q, int64_t recorded_at)
+{
+	return !q->known_at_set || recorded_at <= q->known_at;
+}
+
+static int mem_cmp_entity(const void *pa, const void *pb)
+{
+	const struct mem_entity *a = *(const struct mem_entity *const *)pa;
+	const struct mem_entity *b = *(const struct mem_entity *const *)pb;
 	return keel_str_cmp(a->subject, b->subject);
 }
 
-static bool keel_memory_match(struct keel_str filter, struct keel_str value)
+static int mem_cmp_timeline(const void *pa, const void *pb)
 {
-	return !filter.ptr || keel_str_eq(filter, value);
+	const struct mem_timeline *a = *(const struct mem_timeline *const *)pa;
+	const struct mem_timeline *b = *(const struct mem_timeline *const *)pb;
+	int c = keel_str_cmp(a->subject, b->subject);
+	if (!c)
+		c = keel_str_cmp(a->name, b->name);
+	if (!c)
+		c = keel_str_cmp(a->object, b->object);
+	return c;
+}
+
+/* The entity as its visible mentions make it; false if none is. */
+static bool mem_fold_entity(const struct mem_entity *e, const struct keel_scan *q,
+			    struct keel_record *r)
+{
+	bool any = false;
+	memset(r, 0, sizeof *r);
+	r->type = KEEL_REC_ENTITY;
+	r->tenant = e->tenant;
+	r->subject = e->subject;
+	for (size_t i = 0; i < e->mentions.len; i++) {
+		const struct keel_mention *x = e->mentions.items[i];
+		if (!mem_visible(q, x->recorded_at))
+			continue;
+		if (!any) {
+			r->first_seen = x->first_seen;
+			r->last_seen = x->last_seen;
+		}
+		if (x->first_seen < r->first_seen)
+			r->first_seen = x->first_seen;
+		if (x->last_seen > r->last_seen)
+			r->last_seen = x->last_seen;
+		if (x->kind.ptr && (!r->kind.ptr || x->kind_time <= r->kind_time)) {
+			r->kind = x->kind;
+			r->kind_time = x->kind_time;
+		}
+		if (x->recorded_at > r->recorded_at)
+			r->recorded_at = x->recorded_at;
+		any = true;
+	}
+	return any;
+}
+
+static int mem_scan_events(struct keel_memory_store *m, const struct keel_scan *q,
+			   keel_scan_fn fn, void *ud)
+{
+	int rc = 0;
+	for (size_t i = 0; i < m->events.len && !rc; i++) {
+		struct mem_event *e = m->events.items[i];
+		if (!keel_str_eq(e->tenant, q->tenant) || !mem_match(q->event_id, e->id) ||
+		    !mem_visible(q, e->recorded_at))
+			continue;
+		struct keel_record r = {.type = KEEL_REC_EVENT,
+					.tenant = e->tenant,
+					.id = e->id,
+					.event_type = e->type,
+					.time = e->time,
+					.envelope = e->envelope,
+					.hash = mem_event_hash(e),
+					.seq = e->seq,
+					.recorded_at = e->recorded_at};
+		rc = fn(ud, &r);
+	}
+	return rc;
+}
+
+static int mem_scan_entities(struct keel_memory_store *m, const struct keel_scan *q,
+			     keel_scan_fn fn, void *ud)
+{
+	struct keel_ptrvec hits = {0};
+	int rc = 0;
+	for (size_t i = 0; i < m->entities.len; i++) {
+		struct mem_entity *e = m->entities.items[i];
+		if (keel_str_eq(e->tenant, q->tenant) && mem_match(q->subject, e->subject))
+			keel_ptrvec_push(&hits, e);
+	}
+	if (hits.len > 1)
+		qsort(hits.items, hits.len, sizeof(void *), mem_cmp_entity);
+	for (size_t i = 0; i < hits.len && !rc; i++) {
+		struct keel_record r;
+		if (mem_fold_entity(hits.items[i], q, &r))
+			rc = fn(ud, &r);
+	}
+	keel_ptrvec_free(&hits);
+	return rc;
+}
+
+static int mem_emit_row(const struct keel_scan *q, const struct mem_row *row,
+			keel_scan_fn fn, void *ud)
+{
+	struct keel_record r = {.type = q->type,
+				.tenant = row->a.tenant,
+				.subject = row->a.subject,
+				.name = row->a.name,
+				.object = row->a.object,
+				.value = row->a.value,
+				.linked = row->a.linked,
+				.valid_from = row->a.valid_from,
+				.valid_to = KEEL_TIME_INF,
+				.asserted_by = row->a.asserted_by,
+				.seq = row->seq,
+				.recorded_at = row->a.recorded_at};
+	return fn(ud, &r);
+}
+
+/* One timeline's visible rows; with at_set only the last with
+ * valid_from <= at and the one after it (the raw contract, store.h). */
+static int mem_scan_timeline(const struct mem_timeline *tl, const struct keel_scan *q,
+			     keel_scan_fn fn, void *ud)
+{
+	const struct mem_row *before = NULL, *after = NULL;
+	for (size_t k = 0; k < tl->rows.len; k++) {
+		const struct mem_row *row = tl->rows.items[k];
+		if (!mem_visible(q, row->a.recorded_at))
+			continue;
+		if (!q->at_set) {
+			int rc = mem_emit_row(q, row, fn, ud);
+			if (rc)
+				return rc;
+		} else if (row->a.valid_from <= q->at) {
+			before = row;
+		} else {
+			after = row;
+			break;
+		}
+	}
+	int rc = 0;
+	if (before)
+		rc = mem_emit_row(q, before, fn, ud);
+	if (!rc && after)
+		rc = mem_emit_row(q, after, fn, ud);
+	return rc;
 }
 
 static int keel_memory_scan(struct keel_store *s, const struct keel_scan *q,
 			    keel_scan_fn fn, void *ud)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	struct keel_ptrvec hits = {0};
-	struct keel_record r;
-	int rc = 0;
-	if (q->type == KEEL_REC_EVENT) {
-		for (size_t i = 0; i < m->events.len && !rc; i++) {
-			struct keel_mem_event *e = m->events.items[i];
-			if (!keel_str_eq(e->tenant, q->tenant) || !keel_memory_match(q->event_id, e->id))
-				continue;
-			memset(&r, 0, sizeof r);
-			r.type = KEEL_REC_EVENT;
-			r.tenant = e->tenant;
-			r.id = e->id;
-			r.event_type = e->type;
-			r.time = e->time;
-			r.envelope = e->envelope;
-			r.hash = keel_memory_event_hash(e);
-			r.seq = e->seq;
-			rc = fn(ud, &r);
-		}
-		return rc;
-	}
-	if (q->type == KEEL_REC_ENTITY) {
-		for (size_t i = 0; i < m->state.entities.len; i++) {
-			struct keel_entity *e = m->state.entities.items[i];
-			if (keel_str_eq(e->tenant, q->tenant) && keel_memory_match(q->subject, e->subject))
-				keel_ptrvec_push(&hits, e);
-		}
-		if (hits.len)
-			qsort(hits.items, hits.len, sizeof(void *), keel_memory_cmp_entity);
-		for (size_t i = 0; i < hits.len && !rc; i++) {
-			struct keel_entity *e = hits.items[i];
-			memset(&r, 0, sizeof r);
-			r.type = KEEL_REC_ENTITY;
-			r.tenant = e->tenant;
-			r.subject = e->subject;
-			r.kind = e->kind;
-			r.kind_time = e->kind_time;
-			r.first_seen = e->first_seen;
-			r.last_seen = e->last_seen;
-			rc = fn(ud, &r);
-		}
-		keel_ptrvec_free(&hits);
-		return rc;
-	}
+	if (q->type == KEEL_REC_EVENT)
+		return mem_scan_events(m, q, fn, ud);
+	if (q->type == KEEL_REC_ENTITY)
+		return mem_scan_entities(m, q, fn, ud);
 	enum keel_row_kind kind = q->type == KEEL_REC_FACT ? KEEL_ROW_FACT : KEEL_ROW_RELATION;
-	for (size_t i = 0; i < m->state.timelines.len; i++) {
-		struct keel_timeline *tl = m->state.timelines.items[i];
-		if (tl->kind != kind || !keel_str_eq(tl->tenant, q->tenant) ||
-		    !keel_memory_match(q->subject, tl->subject) ||
-		    !keel_memory_match(q->name, tl->name) ||
-		    (kind == KEEL_ROW_RELATION && !keel_memory_match(q->object, tl->object)))
-			continue;
-		for (size_t k = 0; k < tl->nrows; k++) {
-			struct keel_row *row = tl->rows[k];
-			if (q->at_set && !(row->valid_from <= q->at && q->at < row->valid_to))
-				continue;
-			keel_ptrvec_push(&hits, row);
-		}
+	struct keel_ptrvec hits = {0};
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (tl->kind == kind && keel_str_eq(tl->tenant, q->tenant) &&
+		    mem_match(q->subject, tl->subject) && mem_match(q->name, tl->name) &&
+		    (kind == KEEL_ROW_FACT || mem_match(q->object, tl->object)))
+			keel_ptrvec_push(&hits, tl);
 	}
-	if (hits.len)
-		qsort(hits.items, hits.len, sizeof(void *), keel_row_cmp_canonical);
-	for (size_t i = 0; i < hits.len && !rc; i++) {
-		struct keel_row *row = hits.items[i];
-		memset(&r, 0, sizeof r);
-		r.type = q->type;
-		r.tenant = row->timeline->tenant;
-		r.subject = row->timeline->subject;
-		r.name = row->timeline->name;
-		r.object = row->timeline->object;
-		r.value = row->value;
-		r.linked = row->linked;
-		r.valid_from = row->valid_from;
-		r.valid_to = row->valid_to;
-		r.asserted_by = row->asserted_by;
-		r.closed_by = row->closed_by;
-		r.seq = row->seq;
-		rc = fn(ud, &r);
-	}
+	if (hits.len > 1)
+		qsort(hits.items, hits.len, sizeof(void *), mem_cmp_timeline);
+	int rc = 0;
+	for (size_t i = 0; i < hits.len && !rc; i++)
+		rc = mem_scan_timeline(hits.items[i], q, fn, ud);
 	keel_ptrvec_free(&hits);
 	return rc;
 }
 
-static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4])
+static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
+			      uint64_t out[4])
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	struct keel_scan q = {.tenant = tenant, .known_at_set = true, .known_at = known_at};
 	memset(out, 0, 4 * sizeof *out);
-	for (size_t i = 0; i < m->state.entities.len; i++)
-		out[0] += keel_str_eq(((struct keel_entity *)m->state.entities.items[i])->tenant, tenant);
-	for (size_t i = 0; i < m->state.timelines.len; i++) {
-		struct keel_timeline *tl = m->state.timelines.items[i];
-		if (keel_str_eq(tl->tenant, tenant))
-			out[tl->kind == KEEL_ROW_FACT ? 1 : 2] += tl->nrows;
+	for (size_t i = 0; i < m->entities.len; i++) {
+		struct mem_entity *e = m->entities.items[i];
+		struct keel_record r;
+		out[0] += keel_str_eq(e->tenant, tenant) && mem_fold_entity(e, &q, &r);
 	}
-	for (size_t i = 0; i < m->events.len; i++)
-		out[3] += keel_str_eq(((struct keel_mem_event *)m->events.items[i])->tenant, tenant);
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (!keel_str_eq(tl->tenant, tenant))
+			continue;
+		for (size_t k = 0; k < tl->rows.len; k++)
+			out[tl->kind == KEEL_ROW_FACT ? 1 : 2] +=
+			    mem_visible(&q, ((struct mem_row *)tl->rows.items[k])->a.recorded_at);
+	}
+	for (size_t i = 0; i < m->events.len; i++) {
+		struct mem_event *e = m->events.items[i];
+		out[3] += keel_str_eq(e->tenant, tenant) && mem_visible(&q, e->recorded_at);
+	}
 	return 0;
 }
 
 /* ------------------------------------------- replay (docs/replay.md) */
 
-/* A tenant's new state, staged until commit like a write-back. */
-struct keel_memory_replace {
-	struct keel_str tenant;
-	const struct keel_replace_scope *scope;
-	struct keel_overlay *o;
-	struct keel_batch_event **ev;
-	size_t n;
-};
-
-static void keel_memory_drop_replaces(struct keel_memory_store *m)
-{
-	for (size_t i = 0; i < m->staged_replaces.len; i++)
-		free(m->staged_replaces.items[i]);
-	m->staged_replaces.len = 0;
-}
-
 static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tenant,
 				      const struct keel_replace_scope *scope,
-				      struct keel_overlay *o, struct keel_batch_event **ev,
-				      size_t n, uint64_t log_events, struct keel_buf *note)
+				      const struct keel_append *a, uint64_t log_events,
+				      struct keel_buf *note)
 {
+	(void)log_events;
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	(void)log_events; /* one thread owns a memory store: the log cannot move */
-	struct keel_memory_replace *r = keel_xmalloc(sizeof *r);
-	*r = (struct keel_memory_replace){tenant, scope, o, ev, n};
-	keel_ptrvec_push(&m->staged_replaces, r);
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (keel_str_eq(tl->tenant, tenant) &&
+		    keel_replace_scope_covers(scope, tl->kind, tl->name))
+			tl->rows.len = 0;
+	}
+	if (!scope || scope->entities)
+		for (size_t i = 0; i < m->entities.len; i++) {
+			struct mem_entity *e = m->entities.items[i];
+			if (keel_str_eq(e->tenant, tenant))
+				e->mentions.len = 0;
+		}
+	mem_append(m, a);
+	m->undo.replaced = true;
 	keel_buf_adds(note, "memory store: rows replaced in memory");
 	return 0;
-}
-
-/* Drops the tenant's entities and rows that the scope covers (timelines
- * stay, empty, which is invisible), then copies the new ones in and logs
- * the events. */
-static void keel_memory_apply_replace(struct keel_memory_store *m,
-				      const struct keel_memory_replace *rp)
-{
-	struct keel_overlay *st = &m->state;
-	size_t kept = st->entities.len;
-	if (!rp->scope || rp->scope->entities) {
-		kept = 0;
-		for (size_t i = 0; i < st->entities.len; i++) {
-			struct keel_entity *e = st->entities.items[i];
-			if (!keel_str_eq(e->tenant, rp->tenant))
-				st->entities.items[kept++] = e;
-		}
-	}
-	if (kept != st->entities.len) {
-		st->entities.len = kept;
-		keel_map_clear(&st->entity_map);
-		for (size_t i = 0; i < kept; i++) {
-			struct keel_entity *e = st->entities.items[i];
-			keel_map_put(&st->entity_map, e->hash, e);
-		}
-	}
-	for (size_t i = 0; i < st->timelines.len; i++) {
-		struct keel_timeline *tl = st->timelines.items[i];
-		if (keel_str_eq(tl->tenant, rp->tenant) &&
-		    keel_replace_scope_covers(rp->scope, tl->kind, tl->name))
-			keel_timeline_free_rows(tl);
-	}
-	keel_memory_copy_in(m, rp->o, rp->ev, rp->n);
-}
-
-static void keel_memory_apply_replaces(struct keel_memory_store *m)
-{
-	for (size_t i = 0; i < m->staged_replaces.len; i++)
-		keel_memory_apply_replace(m, m->staged_replaces.items[i]);
-	keel_memory_drop_replaces(m);
 }
 
 const struct keel_store_ops keel_store_memory_ops = {
@@ -638,9 +622,9 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.begin = keel_memory_begin,
 	.commit = keel_memory_commit,
 	.rollback = keel_memory_rollback,
+	.last_recorded_at = keel_memory_last_recorded_at,
 	.seen_ids = keel_memory_seen_ids,
-	.overlay = keel_memory_overlay,
-	.write_back = keel_memory_write_back,
+	.append = keel_memory_append,
 	.tenants = keel_memory_tenants,
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
