@@ -235,6 +235,10 @@ struct keel_store_ops {
 	 * checkpoints. Called from any thread while another uses the store,
 	 * so it reads only atomics. */
 	void (*metrics)(struct keel_store *s, struct keel_buf *out);
+	/* Optional. The schema version the store had when this handle opened
+	 * it (0: none, a new store) and the one it has now, which opening
+	 * brought it to (keel migrate). */
+	int (*schema_versions)(struct keel_store *s, int *was, int *now);
 	/* Several connections may write at once (tenants run in parallel). */
 	bool concurrent_writers;
 	/* The store keeps every logged envelope and hashes it when it needs
