@@ -78,6 +78,18 @@ is_out '{"known_at":"'$R1'",'"$run1_counts"
 expect 0 "$KEEL" stats --store "$db"
 contains out '"events":7'
 
+# Run 3: e8 sets a status at exactly e7's time. The later arrival wins:
+# e7's row becomes the empty [10:00, 10:00), and --changes says so.
+echo '{"specversion":"1.0","id":"e8","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'10:00:00Z","data":{"vehicle_id":"V-1","status":"sold","reason":"auction"}}' >"$dir/run3.ndjson"
+expect 0 "$KEEL" ingest "$dir/run3.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
+contains out '"asserted_by":"e8","value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e7","valid_from":"'$T'10:00:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
+expect 0 "$KEEL" history acme vehicle:V-1 status --store "$db"
+contains out '{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e7","closed_by":"e8"},{"predicate":"status","value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":"e8","closed_by":null}'
+# As known at R1 and R2, e8 is not there.
+expect 0 "$KEEL" show acme vehicle:V-1 --known-at "$R2" --store "$db"
+lacks out '"sold"'
+
 # Before anything was recorded: nothing known.
 old=2020-01-01T00:00:00Z
 expect 1 "$KEEL" show acme vehicle:V-1 --known-at $old --store "$db"
