@@ -51,7 +51,7 @@ contains out '"known_at":"'$R1'","facts":[{"predicate":"status","recorded_at":"'
 lacks out '"e5"'
 # Without a predicate: every timeline of the subject, relations too.
 expect 0 "$KEEL" history acme vehicle:V-1 --changes --store "$db"
-contains out '"predicate":null,"facts":[{"predicate":"make",'
+contains out '"predicate":null,"facts":[{"predicate":"location","recorded_at":"'$R1'","asserted_by":"e7","value":null,'
 contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":"e2","linked":true,'
 
 # dump and export as known at R1: a store given only run 1.
