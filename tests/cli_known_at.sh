@@ -90,6 +90,16 @@ contains out '{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","v
 expect 0 "$KEEL" show acme vehicle:V-1 --known-at "$R2" --store "$db"
 lacks out '"sold"'
 
+# Run 4: a status at 06:05, before the vehicle was first seen (06:10). Now it
+# existed at 06:07; as known at R2 it did not yet.
+echo '{"specversion":"1.0","id":"e9","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'06:05:00Z","data":{"vehicle_id":"V-1","status":"delivered","reason":"new"}}' >"$dir/run4.ndjson"
+expect 0 "$KEEL" ingest "$dir/run4.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}06:07:00Z --store "$db"
+contains out '"first_seen":"'$T'06:05:00Z"'
+contains out '"status":{"value":"delivered",'
+expect 1 "$KEEL" show acme vehicle:V-1 --at ${T}06:07:00Z --known-at "$R2" --store "$db"
+is_err 'keel show: entity "vehicle:V-1" did not exist in tenant "acme" at '$T'06:07:00Z (first seen '$T'06:10:00Z)'
+
 # Before anything was recorded: nothing known.
 old=2020-01-01T00:00:00Z
 expect 1 "$KEEL" show acme vehicle:V-1 --known-at $old --store "$db"
