@@ -392,7 +392,7 @@ static void keel_workers_sum(struct keel_workers *w)
 		r->unhandled += x->unhandled;
 		r->rejected += x->rejected;
 		r->rows_inserted += x->rows_inserted;
-		r->rows_closed += x->rows_closed;
+		r->commits += x->commits;
 		r->batches += x->batches;
 		r->statements += keel_store_statements(w->workers[i].store);
 	}
