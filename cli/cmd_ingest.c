@@ -278,18 +278,17 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 		"%sread %llu events in %.2f s (%.0f events/s)\n"
 		"accepted %llu, duplicates %llu (conflicting %llu), unhandled %llu, "
 		"rejected %llu\n"
-		"rows inserted %llu, commits %llu\n",
+		"rows inserted %llu\n",
 		interrupted ? "interrupted: " : "", (unsigned long long)r->read, elapsed,
 		rate, (unsigned long long)r->accepted, (unsigned long long)r->duplicates,
 		(unsigned long long)r->conflicting, (unsigned long long)r->unhandled,
-		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted,
-		(unsigned long long)r->commits);
+		(unsigned long long)r->rejected, (unsigned long long)r->rows_inserted);
 	const char *method = keel_ingest_method(st->ing);
 	if (*method) /* empty: streaming, or nothing was written */
 		fprintf(stderr, "written by %s\n", method);
 	if (st->verbose)
-		fprintf(stderr, "batches %llu, statements %llu\n",
-			(unsigned long long)r->batches,
+		fprintf(stderr, "batches %llu, commits %llu, statements %llu\n",
+			(unsigned long long)r->batches, (unsigned long long)r->commits,
 			(unsigned long long)r->statements);
 }
 

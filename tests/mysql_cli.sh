@@ -32,7 +32,7 @@ for batch in 500 5000; do
 	"$KEEL" ingest "$in" --batch "$batch" --store "$url" 2>"$dir/report2"
 	grep -q '^accepted 0, duplicates 20000 (conflicting 0)' "$dir/report2" ||
 		fail "second run: $(cat "$dir/report2")"
-	grep -q '^rows inserted 0, rows closed 0$' "$dir/report2" || fail "second run wrote rows"
+	grep -q '^rows inserted 0$' "$dir/report2" || fail "second run wrote rows"
 	"$KEEL" dump --store "$url" >"$dir/my2.dump"
 	cmp "$dir/ref.dump" "$dir/my2.dump" || fail "batch $batch: second run changed the dump"
 done

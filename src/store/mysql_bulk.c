@@ -21,24 +21,11 @@
  * execution is one statement and one round trip, whatever the rows; it is
  * cut only where the rows would pass the packet limit, as the text path.
  *
- * Closures are one bulk upsert per table (below), not a bulk UPDATE ...
- * WHERE seq = ?, which the server runs as a whole statement once per row
- * and which measured slower than the text path's CASE (docs/store-mysql.md).
+ * Rows and mentions need no ids back (their order in the table is the
+ * order sent, which is all seq must give), so every connection sends them
+ * this way; events hand their seq back and go this way only on a
+ * connection that is the tables' one writer (keel_mysql_worker_init).
  */
-
-/* Closures on the bulk path: each row is sent whole with its seq, and the
- * duplicate key turns the insert into the update of valid_to and
- * closed_by. The server runs one statement over the array (an UPDATE
- * would run once per row) and parses nothing per batch: the text path's
- * CASE over 770 rows took 2.8 ms more to parse and evaluate than the same
- * SELECT without it (4.4 against 1.6 ms). Measured, with the version 3
- * indexes: closing facts 18 % less server time than the CASE (five paired
- * runs, docs/store-mysql.md). Every row must exist: each counts 2 affected
- * rows, and anything else (a row inserted because it was gone) fails the
- * batch. KEEL_MYSQL_BULK_CLOSE=0 keeps the CASE. */
-#define KEEL_MYSQL_CLOSE_MERGE                                                           \
-	" ON DUPLICATE KEY UPDATE valid_to = VALUES(valid_to), closed_by = "             \
-	"VALUES(closed_by)"
 
 /* Types of the parameters: s string (NULL allowed), i BIGINT, u BIGINT
  * UNSIGNED. */
@@ -46,30 +33,21 @@ static const struct {
 	const char *sql, *types;
 } keel_mysql_bulk_stmts[KEEL_MYSQL_BULK_KINDS] = {
     [KEEL_MYSQL_BULK_EVENTS] = {"INSERT INTO keel_events (tenant, id, type, time, hash, "
-				"envelope) VALUES (?,?,?,?,?,?)",
-				"sssius"},
-    [KEEL_MYSQL_BULK_ENTITIES] = {"INSERT INTO keel_entities (tenant, subject, kind, "
-				  "kind_time, first_seen, last_seen) VALUES "
-				  "(?,?,?,?,?,?)" KEEL_MYSQL_ENTITY_MERGE,
-				  "sssiii"},
-    [KEEL_MYSQL_BULK_FACTS] = {"INSERT INTO keel_facts (tenant, subject, predicate, "
-			       "value, valid_from, valid_to, asserted_by, closed_by) "
-			       "VALUES (?,?,?,?,?,?,?,?)",
-			       "ssssiiss"},
-    [KEEL_MYSQL_BULK_RELATIONS] = {"INSERT INTO keel_relations (tenant, subject, "
-				   "relation, object, linked, valid_from, valid_to, "
-				   "asserted_by, closed_by) VALUES (?,?,?,?,?,?,?,?,?)",
-				   "ssssiiiss"},
-    [KEEL_MYSQL_BULK_CLOSE_FACTS] =
-	{"INSERT INTO keel_facts (seq, tenant, subject, "
-	 "predicate, valid_from, valid_to, asserted_by, "
-	 "closed_by) VALUES (?,?,?,?,?,?,?,?)" KEEL_MYSQL_CLOSE_MERGE,
-	 "isssiiss"},
-    [KEEL_MYSQL_BULK_CLOSE_RELATIONS] = {"INSERT INTO keel_relations (seq, tenant, "
-					 "subject, relation, object, linked, valid_from, "
-					 "valid_to, asserted_by, closed_by) VALUES "
-					 "(?,?,?,?,?,?,?,?,?,?)" KEEL_MYSQL_CLOSE_MERGE,
-					 "issssiiiss"},
+				"envelope, recorded_at) VALUES (?,?,?,?,?,?,?)",
+				"sssiusi"},
+    [KEEL_MYSQL_BULK_MENTIONS] = {"INSERT INTO keel_entity_mentions (tenant, subject, "
+				  "kind, kind_time, first_seen, last_seen, "
+				  "recorded_at) VALUES (?,?,?,?,?,?,?)",
+				  "sssiiii"},
+    [KEEL_MYSQL_BULK_FACTS] = {"INSERT INTO keel_fact_rows (tenant, subject, "
+			       "predicate, value, valid_from, asserted_by, "
+			       "recorded_at) VALUES (?,?,?,?,?,?,?)",
+			       "ssssisi"},
+    [KEEL_MYSQL_BULK_RELATIONS] = {"INSERT INTO keel_relation_rows (tenant, subject, "
+				   "relation, object, linked, valid_from, "
+				   "asserted_by, recorded_at) VALUES "
+				   "(?,?,?,?,?,?,?,?)",
+				   "ssssiisi"},
 };
 
 void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m)
@@ -115,12 +93,8 @@ struct keel_mysql_bulk {
 	size_t rows;  /* in the current execution */
 	size_t bytes; /* their size on the wire, at most */
 	size_t done;  /* rows of earlier executions */
-	/* inserts: where the rows' seq go (events or keel_row), and whether
-	 * every row must have been written */
+	/* events: where their seq go */
 	struct keel_batch_event **events;
-	struct keel_row **set_seq;
-	bool check_count;
-	bool closures; /* an upsert that must update every row (2 each) */
 };
 
 static void keel_mysql_bulk_grow(struct keel_mysql_store *m, size_t rows)
@@ -180,12 +154,7 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 	unsigned int n = (unsigned int)b->rows;
 	m->base.statements++;
 	m->stats.bulk_statements++;
-	if (b->closures) {
-		m->stats.closure_statements++;
-		m->stats.rows_closed += b->rows;
-	} else {
-		m->stats.insert_statements++;
-	}
+	m->stats.insert_statements++;
 	if (b->bytes > m->stats.max_statement)
 		m->stats.max_statement = b->bytes;
 	double t0 = m->profile ? keel_mysql_now() : 0;
@@ -196,26 +165,16 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 	if (failed)
 		return keel_mysql_stmt_fail(m, st, b->what);
 	uint64_t affected = mysql_stmt_affected_rows(st);
-	if (b->check_count && affected != b->rows)
+	if (affected != b->rows)
 		return keel_store_fail(&m->base, KEEL_ESTORE,
 				       "%s: %llu of %zu rows were written", b->what,
 				       (unsigned long long)affected, b->rows);
-	if (b->closures && affected != 2 * b->rows)
-		return keel_store_fail(&m->base, KEEL_ESTORE,
-				       "%s: %llu rows affected closing %zu (each must "
-				       "be found and changed)",
-				       b->what, (unsigned long long)affected, b->rows);
-	if (b->events || b->set_seq) {
+	if (b->events) {
 		/* One statement's rows are numbered in order from its first
 		 * id (single writer: see keel_mysql_worker_init). */
 		int64_t first = (int64_t)mysql_stmt_insert_id(st);
-		for (size_t i = 0; i < b->rows; i++) {
-			int64_t seq = first + (int64_t)i * m->autoinc_step;
-			if (b->events)
-				b->events[b->done + i]->seq = seq;
-			else
-				b->set_seq[b->done + i]->seq = seq;
-		}
+		for (size_t i = 0; i < b->rows; i++)
+			b->events[b->done + i]->seq = first + (int64_t)i * m->autoinc_step;
 	}
 	b->done += b->rows;
 	b->rows = 0;
@@ -263,11 +222,8 @@ static size_t keel_mysql_bulk_size(struct keel_str s)
 int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			   size_t n)
 {
-	struct keel_mysql_bulk b = {.m = m,
-				    .kind = KEEL_MYSQL_BULK_EVENTS,
-				    .what = "writing events",
-				    .events = ev,
-				    .check_count = true};
+	struct keel_mysql_bulk b = {
+	    .m = m, .kind = KEEL_MYSQL_BULK_EVENTS, .what = "writing events", .events = ev};
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct keel_batch_event *e = ev[i];
@@ -276,7 +232,7 @@ int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event *
 					 keel_mysql_bulk_size(e->tenant) +
 					     keel_mysql_bulk_size(e->id) +
 					     keel_mysql_bulk_size(e->type) +
-					     keel_mysql_bulk_size(e->envelope) + 20,
+					     keel_mysql_bulk_size(e->envelope) + 30,
 					 &r);
 		if (rc)
 			break;
@@ -286,25 +242,26 @@ int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event *
 		keel_mysql_bulk_num(&b, r, 3, e->time);
 		keel_mysql_bulk_num(&b, r, 4, (int64_t)e->hash);
 		keel_mysql_bulk_str(&b, r, 5, e->envelope);
+		keel_mysql_bulk_num(&b, r, 6, e->recorded_at);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
 	return rc;
 }
 
-/* v: the entities to write, in key order. */
-int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v)
+int keel_mysql_bulk_mentions(struct keel_mysql_store *m, const struct keel_mention *v,
+			     size_t n)
 {
 	struct keel_mysql_bulk b = {
-	    .m = m, .kind = KEEL_MYSQL_BULK_ENTITIES, .what = "writing entities"};
+	    .m = m, .kind = KEEL_MYSQL_BULK_MENTIONS, .what = "writing entity mentions"};
 	int rc = 0;
-	for (size_t i = 0; i < v->len && rc == 0; i++) {
-		const struct keel_entity *e = v->items[i];
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct keel_mention *e = &v[i];
 		size_t r;
 		rc = keel_mysql_bulk_row(&b,
 					 keel_mysql_bulk_size(e->tenant) +
 					     keel_mysql_bulk_size(e->subject) +
-					     keel_mysql_bulk_size(e->kind) + 30,
+					     keel_mysql_bulk_size(e->kind) + 40,
 					 &r);
 		if (rc)
 			break;
@@ -314,90 +271,51 @@ int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v)
 		keel_mysql_bulk_num(&b, r, 3, e->kind_time);
 		keel_mysql_bulk_num(&b, r, 4, e->first_seen);
 		keel_mysql_bulk_num(&b, r, 5, e->last_seen);
+		keel_mysql_bulk_num(&b, r, 6, e->recorded_at);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
 	return rc;
 }
 
-/* One row of a timeline, its columns in the tables' order: seq (with_seq),
- * tenant, subject, the predicate or relation, then a fact's value
- * (with_value) or a relation's object and linked, valid_from, valid_to,
- * asserted_by and closed_by as given. */
-static int keel_mysql_bulk_timeline_row(struct keel_mysql_bulk *b,
-					const struct keel_row *row, bool with_seq,
-					bool with_value, struct keel_str closed_by)
-{
-	const struct keel_timeline *tl = row->timeline;
-	bool fact = tl->kind == KEEL_ROW_FACT;
-	size_t r;
-	int rc = keel_mysql_bulk_row(
-	    b,
-	    keel_mysql_bulk_size(tl->tenant) + keel_mysql_bulk_size(tl->subject) +
-		keel_mysql_bulk_size(tl->name) + keel_mysql_bulk_size(tl->object) +
-		(with_value ? keel_mysql_bulk_size(row->value) : 0) +
-		keel_mysql_bulk_size(row->asserted_by) + keel_mysql_bulk_size(closed_by) +
-		40,
-	    &r);
-	if (rc)
-		return rc;
-	size_t c = 0;
-	if (with_seq)
-		keel_mysql_bulk_num(b, r, c++, row->seq);
-	keel_mysql_bulk_str(b, r, c++, tl->tenant);
-	keel_mysql_bulk_str(b, r, c++, tl->subject);
-	keel_mysql_bulk_str(b, r, c++, tl->name);
-	if (!fact) {
-		keel_mysql_bulk_str(b, r, c++, tl->object);
-		keel_mysql_bulk_num(b, r, c++, row->linked ? 1 : 0);
-	} else if (with_value) {
-		keel_mysql_bulk_str(b, r, c++, row->value);
-	}
-	keel_mysql_bulk_num(b, r, c++, row->valid_from);
-	keel_mysql_bulk_num(b, r, c++, row->valid_to);
-	keel_mysql_bulk_str(b, r, c++, row->asserted_by);
-	keel_mysql_bulk_str(b, r, c, closed_by);
-	return 0;
-}
-
-/* New rows of one kind, in creation order: v holds them. */
-int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
-			 enum keel_row_kind kind)
+/* The assertions of one kind among v[0..n), in order. */
+int keel_mysql_bulk_rows(struct keel_mysql_store *m, const struct keel_assertion *v,
+			 size_t n, enum keel_row_kind kind)
 {
 	bool fact = kind == KEEL_ROW_FACT;
 	struct keel_mysql_bulk b = {
 	    .m = m,
 	    .kind = fact ? KEEL_MYSQL_BULK_FACTS : KEEL_MYSQL_BULK_RELATIONS,
 	    .what = fact ? "writing facts" : "writing relations",
-	    .set_seq = (struct keel_row **)v->items,
-	    .check_count = true,
 	};
 	int rc = 0;
-	for (size_t i = 0; i < v->len && rc == 0; i++) {
-		const struct keel_row *row = v->items[i];
-		rc = keel_mysql_bulk_timeline_row(&b, row, false, true,
-						  keel_mysql_stored_closed_by(row));
-	}
-	if (rc == 0)
-		rc = keel_mysql_bulk_flush(&b);
-	return rc;
-}
-
-/* Closed stored rows of one kind, sorted by seq: v holds them. */
-int keel_mysql_bulk_close(struct keel_mysql_store *m, struct keel_ptrvec *v,
-			  enum keel_row_kind kind)
-{
-	bool fact = kind == KEEL_ROW_FACT;
-	struct keel_mysql_bulk b = {
-	    .m = m,
-	    .kind = fact ? KEEL_MYSQL_BULK_CLOSE_FACTS : KEEL_MYSQL_BULK_CLOSE_RELATIONS,
-	    .what = fact ? "closing facts" : "closing relations",
-	    .closures = true,
-	};
-	int rc = 0;
-	for (size_t i = 0; i < v->len && rc == 0; i++) {
-		const struct keel_row *row = v->items[i];
-		rc = keel_mysql_bulk_timeline_row(&b, row, true, false, row->closed_by);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct keel_assertion *a = &v[i];
+		if (a->kind != kind)
+			continue;
+		size_t r;
+		rc = keel_mysql_bulk_row(
+		    &b,
+		    keel_mysql_bulk_size(a->tenant) + keel_mysql_bulk_size(a->subject) +
+			keel_mysql_bulk_size(a->name) + keel_mysql_bulk_size(a->object) +
+			keel_mysql_bulk_size(a->value) +
+			keel_mysql_bulk_size(a->asserted_by) + 30,
+		    &r);
+		if (rc)
+			break;
+		size_t c = 0;
+		keel_mysql_bulk_str(&b, r, c++, a->tenant);
+		keel_mysql_bulk_str(&b, r, c++, a->subject);
+		keel_mysql_bulk_str(&b, r, c++, a->name);
+		if (fact) {
+			keel_mysql_bulk_str(&b, r, c++, a->value);
+		} else {
+			keel_mysql_bulk_str(&b, r, c++, a->object);
+			keel_mysql_bulk_num(&b, r, c++, a->linked ? 1 : 0);
+		}
+		keel_mysql_bulk_num(&b, r, c++, a->valid_from);
+		keel_mysql_bulk_str(&b, r, c++, a->asserted_by);
+		keel_mysql_bulk_num(&b, r, c, a->recorded_at);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);

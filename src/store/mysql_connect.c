@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -209,7 +208,6 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 		    u->shown.data, info ? info : "?");
 		return KEEL_ESTORE;
 	}
-	m->row_alias = !m->mariadb && m->version >= 80019;
 	/* The bulk path where the server has it (MariaDB 10.2+), unless
 	 * KEEL_MYSQL_BULK=0 asks for the text path that MySQL uses. */
 	uint64_t caps = 0;
@@ -221,8 +219,6 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 		  (caps & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0 &&
 		  !(want && !strcmp(want, "0"));
 	m->bulk_ids = m->bulk && !m->worker;
-	const char *close_want = getenv("KEEL_MYSQL_BULK_CLOSE");
-	m->bulk_close = m->bulk && !(close_want && !strcmp(close_want, "0"));
 	/* Session only: strict, so that nothing is ever silently truncated,
 	 * and no mode that changes how our literals or quotes parse. MariaDB
 	 * also rewrites an IN list of 1000 or more scalars (a 4-tuple counts
@@ -254,10 +250,6 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	if (m->profile_print)
 		keel_mysql_prof_print(m);
 	keel_mysql_bulk_close_stmts(m);
-	keel_open_rows_free(&m->cache);
-	keel_ptrvec_free(&m->hits);
-	keel_ptrvec_free(&m->tenants);
-	free(m->hit_rows);
 	for (size_t c = 0; m->cols && c < KEEL_MYSQL_BULK_MAX_COLS; c++) {
 		free(m->cols[c].ptr);
 		free(m->cols[c].len);
@@ -272,26 +264,8 @@ static void keel_mysql_free(struct keel_mysql_store *m)
 	keel_buf_free(&m->part);
 	keel_ptrvec_free(&m->rows);
 	keel_map_free(&m->ids);
-	free(m->marks);
-	free(m->times);
 	keel_store_base_free(&m->base);
 	free(m);
-}
-
-/* A connection's mark in keel_writers: 64 random bits, so that two
- * connections, in this process or any other, never share one. */
-static uint64_t keel_mysql_new_writer(void)
-{
-	uint64_t w = 0;
-	if (getrandom(&w, sizeof w, 0) != (ssize_t)sizeof w) {
-		/* no getrandom (old kernel): time, process and address */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-			     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&w;
-		w = keel_hash64(&x, sizeof x, (uint64_t)clock());
-	}
-	return w ? w : 1; /* 0 marks a tenant's row before its first writer */
 }
 
 /* existing changes nothing: the database must exist already (the store
@@ -306,15 +280,6 @@ int keel_mysql_open(const char *url, bool existing, struct keel_store **out,
 	keel_buf_init(&m->sql);
 	keel_buf_init(&m->part);
 	keel_map_init(&m->ids);
-	keel_open_rows_init(&m->cache, KEEL_MYSQL_CACHE_MAX, KEEL_MYSQL_CACHE_BATCHES,
-			    true);
-	const char *cache = getenv("KEEL_MYSQL_CACHE");
-	m->cache_on = !(cache && !strcmp(cache, "0"));
-	const char *log_first = getenv("KEEL_MYSQL_LOG_FIRST");
-	m->log_first_on = !(log_first && !strcmp(log_first, "0"));
-	m->writer = keel_mysql_new_writer();
-	snprintf(m->writer_tail, sizeof m->writer_tail,
-		 " ON DUPLICATE KEY UPDATE writer = %llu", (unsigned long long)m->writer);
 	m->packet = 1024 * 1024;
 	m->autoinc_step = 1;
 	m->profile = m->profile_print = getenv("KEEL_MYSQL_PROFILE") != NULL;

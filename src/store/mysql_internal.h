@@ -1,9 +1,10 @@
 /*
  * mysql_internal.h - what the MySQL store shows its own tests and
- * benchmarks: counters that prove the batch path's promises (IN lists of at most a
- * thousand tuples, no warnings after prefetch reads, statements that do not
- * grow with the batch, memory bounded by the batch) and a way to run SQL on
- * the store's own connection. Not part of the library's API.
+ * benchmarks: counters that prove the batch path's promises (IN lists of at
+ * most a thousand tuples, no warnings after reads, statements that do not
+ * grow with the batch, nothing read but the ids and nothing updated) and a
+ * way to run SQL on the store's own connection. Not part of the library's
+ * API.
  */
 #ifndef KEEL_STORE_MYSQL_INTERNAL_H
 #define KEEL_STORE_MYSQL_INTERNAL_H
@@ -20,25 +21,17 @@ struct keel_store;
 #define KEEL_MYSQL_IN_MAX 1000
 
 struct keel_mysql_stats {
-	uint64_t prefetch_statements; /* seen-id and prefetch reads */
-	uint64_t prefetch_rows;	      /* rows of the store's state they returned */
-	uint64_t cached_rows;	      /* open rows taken from the cache instead */
-	size_t max_cache_entries;     /* the most open rows the cache held */
-	uint64_t max_batch_rows;      /* the most of both in one batch */
-	uint64_t in_lists;	      /* row-constructor IN lists sent */
-	size_t max_in_tuples;	      /* the longest of them */
-	uint64_t late_lookups;	      /* LIMIT 1 subqueries for late times */
-	uint64_t closure_statements;  /* UPDATE ... CASE statements */
-	uint64_t rows_closed;	      /* rows those statements closed */
-	uint64_t insert_statements;   /* multi-row INSERTs or bulk inserts */
-	uint64_t bulk_statements;     /* bulk executions (MariaDB's protocol) */
-	size_t max_statement;	      /* bytes of the longest statement sent */
-	uint64_t warnings;	      /* warnings after reads (SHOW WARNINGS) */
-	unsigned last_warning;	      /* code of the last one, 0 if none */
+	uint64_t lookup_statements; /* seen-id lookups: the only reads of a batch */
+	uint64_t in_lists;	    /* row-constructor IN lists sent */
+	size_t max_in_tuples;	    /* the longest of them */
+	uint64_t insert_statements; /* multi-row INSERTs or bulk inserts */
+	uint64_t bulk_statements;   /* bulk executions (MariaDB's protocol) */
+	uint64_t rows_appended;	    /* fact and relation rows written */
+	uint64_t mentions_appended; /* entity mention rows written */
+	size_t max_statement;	    /* bytes of the longest statement sent */
+	uint64_t warnings;	    /* warnings after reads (SHOW WARNINGS) */
+	unsigned last_warning;	    /* code of the last one, 0 if none */
 	uint64_t reconnects;
-	uint64_t other_writers; /* inserts by others seen while bulk ids were on */
-	uint64_t logged_first;	 /* batches whose events went in before any lookup */
-	uint64_t log_fallbacks;	 /* of those, found a logged id and looked up after all */
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
@@ -62,9 +55,6 @@ size_t keel_store_mysql_profile(const struct keel_store *s,
  * max_allowed_packet less a margin. Tests lower it to force chunking. */
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);
 
-/* The open-row cache (on unless KEEL_MYSQL_CACHE=0): tests of what the
- * reads touch turn it off. Switching drops what it holds. */
-void keel_store_mysql_set_cache(struct keel_store *s, bool on);
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
 
 /* Runs one statement on the store's connection, through the same checked

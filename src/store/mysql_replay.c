@@ -24,8 +24,8 @@
  * The connection announces LOCAL INFILE support, but the only file it
  * ever sends is the one keel_mysql_bulk_load is loading at that moment:
  * the handlers below refuse any other name a server might ask for. When
- * the server has local_infile off, the rows go through the multi-row
- * INSERTs of write-back instead, and the report says so.
+ * the server has local_infile off, the rows go through the batch path's
+ * appends instead, and the report says so.
  */
 
 static int keel_mysql_infile_init(void **ptr, const char *name, void *ud)
@@ -186,8 +186,7 @@ static int keel_mysql_tsv_load(struct keel_mysql_tsv *t, const char *table,
 	return rc;
 }
 
-static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay *o,
-				struct keel_batch_event **ev, size_t n)
+static int keel_mysql_bulk_load(struct keel_mysql_store *m, const struct keel_append *a)
 {
 	struct keel_mysql_tsv t = {.m = m};
 	const char *dir = getenv("TMPDIR");
@@ -209,8 +208,8 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 	keel_buf_init(&t.buf);
 	struct keel_buf *b = &t.buf;
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const struct keel_batch_event *e = ev[i];
+	for (size_t i = 0; rc == 0 && i < a->nevents; i++) {
+		const struct keel_batch_event *e = a->events[i];
 		keel_tsv_str(b, e->tenant);
 		keel_buf_addc(b, '\t');
 		keel_tsv_str(b, e->id);
@@ -219,65 +218,63 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, struct keel_overlay 
 		keel_buf_addf(b, "\t%lld\t%llu\t", (long long)e->time,
 			      (unsigned long long)e->hash);
 		keel_tsv_str(b, e->envelope);
+		keel_buf_addf(b, "\t%lld", (long long)e->recorded_at);
 		rc = keel_mysql_tsv_row_end(&t);
 	}
 	if (rc == 0)
 		rc = keel_mysql_tsv_load(&t, "keel_events",
-					 "tenant, id, type, time, hash, envelope",
+					 "tenant, id, type, time, hash, envelope, "
+					 "recorded_at",
 					 "loading events");
-	for (size_t i = 0; rc == 0 && i < o->entities.len; i++) {
-		const struct keel_entity *e = o->entities.items[i];
+	for (size_t i = 0; rc == 0 && i < a->nmentions; i++) {
+		const struct keel_mention *e = &a->mentions[i];
 		keel_tsv_str(b, e->tenant);
 		keel_buf_addc(b, '\t');
 		keel_tsv_str(b, e->subject);
 		keel_buf_addc(b, '\t');
 		keel_tsv_str(b, e->kind);
-		keel_buf_addf(b, "\t%lld\t%lld\t%lld", (long long)e->kind_time,
-			      (long long)e->first_seen, (long long)e->last_seen);
+		keel_buf_addf(b, "\t%lld\t%lld\t%lld\t%lld", (long long)e->kind_time,
+			      (long long)e->first_seen, (long long)e->last_seen,
+			      (long long)e->recorded_at);
 		rc = keel_mysql_tsv_row_end(&t);
 	}
 	if (rc == 0)
-		rc = keel_mysql_tsv_load(
-		    &t, "keel_entities",
-		    "tenant, subject, kind, kind_time, first_seen, last_seen",
-		    "loading entities");
+		rc = keel_mysql_tsv_load(&t, "keel_entity_mentions",
+					 "tenant, subject, kind, kind_time, first_seen, "
+					 "last_seen, recorded_at",
+					 "loading entity mentions");
 	for (int kind = KEEL_ROW_FACT; rc == 0 && kind <= KEEL_ROW_RELATION; kind++) {
 		bool fact = kind == KEEL_ROW_FACT;
-		for (size_t i = 0; rc == 0 && i < o->new_rows.len; i++) {
-			const struct keel_row *r = o->new_rows.items[i];
-			const struct keel_timeline *tl = r->timeline;
-			if ((int)tl->kind != kind)
+		for (size_t i = 0; rc == 0 && i < a->nrows; i++) {
+			const struct keel_assertion *r = &a->rows[i];
+			if ((int)r->kind != kind)
 				continue;
-			keel_tsv_str(b, tl->tenant);
+			keel_tsv_str(b, r->tenant);
 			keel_buf_addc(b, '\t');
-			keel_tsv_str(b, tl->subject);
+			keel_tsv_str(b, r->subject);
 			keel_buf_addc(b, '\t');
-			keel_tsv_str(b, tl->name);
+			keel_tsv_str(b, r->name);
 			keel_buf_addc(b, '\t');
-			if (fact)
+			if (fact) {
 				keel_tsv_str(b, r->value);
-			else
-				keel_tsv_str(b, tl->object);
-			if (!fact)
+			} else {
+				keel_tsv_str(b, r->object);
 				keel_buf_adds(b, r->linked ? "\t1" : "\t0");
-			keel_buf_addf(b, "\t%lld\t%lld\t", (long long)r->valid_from,
-				      (long long)r->valid_to);
+			}
+			keel_buf_addf(b, "\t%lld\t", (long long)r->valid_from);
 			keel_tsv_str(b, r->asserted_by);
-			keel_buf_addc(b, '\t');
-			keel_tsv_str(b, keel_mysql_stored_closed_by(r));
+			keel_buf_addf(b, "\t%lld", (long long)r->recorded_at);
 			rc = keel_mysql_tsv_row_end(&t);
 		}
 		/* The server numbers the rows in file order (AUTO_INCREMENT),
 		 * which is the order the replay gave them. */
 		if (rc == 0)
 			rc = keel_mysql_tsv_load(
-			    &t, fact ? "keel_facts" : "keel_relations",
+			    &t, fact ? "keel_fact_rows" : "keel_relation_rows",
 			    fact ? "tenant, subject, predicate, value, valid_from, "
-				   "valid_to, "
-				   "asserted_by, closed_by"
+				   "asserted_by, recorded_at"
 				 : "tenant, subject, relation, object, linked, "
-				   "valid_from, "
-				   "valid_to, asserted_by, closed_by",
+				   "valid_from, asserted_by, recorded_at",
 			    fact ? "loading facts" : "loading relations");
 	}
 	fclose(t.f);
@@ -297,28 +294,18 @@ static int keel_mysql_count_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW 
 
 int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
-			      struct keel_overlay *o, struct keel_batch_event **ev,
-			      size_t n, uint64_t log_events, struct keel_buf *note)
+			      const struct keel_append *a, uint64_t log_events,
+			      struct keel_buf *note)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
-	keel_mysql_cache_drop(m); /* the tenant's rows are renumbered */
 	int rc = keel_mysql_tx(m);
 	if (rc)
 		return rc;
-	/* The tenant's keel_writers row first, as a batch takes it (so the
-	 * two never wait for each other's locks in a circle): batches of the
-	 * tenant wait for the replay, and other connections' caches of it
-	 * are stale from now on. */
-	struct keel_str *mark = &tenant;
-	m->rows.len = 0;
-	keel_ptrvec_push(&m->rows, mark);
-	rc = keel_mysql_put_writers(m, &m->rows, true);
-	m->rows.len = 0;
-	if (rc)
-		return rc;
+	m->tx_writes = true;
 	/* The log was read outside this transaction: lock the tenant's
-	 * events (in REPEATABLE READ the gap too, so none can be added until
-	 * commit) and check that none came or went meanwhile. */
+	 * events (in REPEATABLE READ the gap too, so that no batch of the
+	 * tenant logs one until the commit: its batches wait for the
+	 * replay) and check that none came or went meanwhile. */
 	uint64_t logged = 0;
 	keel_buf_reset(&m->sql);
 	keel_buf_adds(&m->sql, "SELECT COUNT(*) FROM keel_events WHERE tenant = ");
@@ -335,9 +322,10 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		    (int)tenant.len, tenant.ptr, (unsigned long long)log_events,
 		    (unsigned long long)logged);
 	/* The rows the scope covers (all of the tenant's without one): the
-	 * entities, then each predicate's facts and relation's relations. */
-	static const char *const tables[] = {"keel_entities", "keel_facts",
-					     "keel_relations"};
+	 * entities' mentions, then each predicate's facts and relation's
+	 * relations. */
+	static const char *const tables[] = {"keel_entity_mentions", "keel_fact_rows",
+					     "keel_relation_rows"};
 	static const char *const columns[] = {"", "predicate", "relation"};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tables); i++) {
 		size_t parts = 1; /* one DELETE, or one per name */
@@ -369,14 +357,13 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 				    &local_infile)))
 		return rc;
 	if (local_infile && !getenv("KEEL_MYSQL_NO_LOAD_DATA")) {
-		rc = keel_mysql_bulk_load(m, o, ev, n);
+		rc = keel_mysql_bulk_load(m, a);
 		if (rc == 0)
 			keel_buf_adds(note,
 				      "mysql: LOAD DATA LOCAL INFILE in one transaction");
 		return rc;
 	}
-	rc = keel_mysql_write_back(s, o, ev, n);
-	keel_mysql_cache_drop(m); /* learned from the replay's rows: not kept */
+	rc = keel_mysql_write_append(m, a);
 	if (rc == 0)
 		keel_buf_adds(
 		    note, "mysql: local_infile is off on the server: multi-row INSERTs "

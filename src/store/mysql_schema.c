@@ -1,6 +1,7 @@
 /*
- * mysql_schema.c - the MySQL/MariaDB store's tables, created on first
- * use, and the steps that migrate an older version.
+ * mysql_schema.c - the MySQL/MariaDB store's tables and views, created on
+ * first use, and the steps that migrate an older version
+ * (docs/store-mysql.md, "Schema").
  */
 #include <stdlib.h>
 
@@ -11,43 +12,46 @@
 
 /* --------------------------------------------------------------- schema */
 
-/* Each tenant's last writer: every write of a tenant sets its row to the
- * writing connection's random mark in the same transaction, so a
- * connection that finds its own mark there knows nobody else has written
- * the tenant since (see "The open-row cache"). */
-#define KEEL_MYSQL_WRITERS_TABLE                                                         \
-	"CREATE TABLE IF NOT EXISTS keel_writers ("                                      \
-	"tenant VARBINARY(64) NOT NULL,"                                                 \
-	"writer BIGINT UNSIGNED NOT NULL,"                                               \
-	"PRIMARY KEY (tenant)"                                                           \
-	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
-
+/*
+ * Version 5: rows are never updated. Every assertion is one row of
+ * keel_fact_rows or keel_relation_rows, every entity's mentions in one
+ * batch one row of keel_entity_mentions; valid_to and closed_by are
+ * derived on read. The timeline indexes end in valid_from, and InnoDB
+ * appends the primary key (seq) to a secondary index, so (valid_from,
+ * seq), the order the derivation walks, is the index's own order.
+ *
+ * The columns are in the order a migrated version 4 table has them (a
+ * store created new and a store migrated are the same schema; the
+ * migration test compares them).
+ */
 static const char *const keel_mysql_tables[] = {
-    "CREATE TABLE IF NOT EXISTS keel_entities ("
+    "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
+    "seq BIGINT NOT NULL AUTO_INCREMENT,"
     "tenant VARBINARY(64) NOT NULL,"
     "subject VARBINARY(255) NOT NULL,"
     "kind MEDIUMBLOB NULL,"
     "kind_time BIGINT NOT NULL,"
     "first_seen BIGINT NOT NULL,"
     "last_seen BIGINT NOT NULL,"
-    "PRIMARY KEY (tenant, subject)"
+    "recorded_at BIGINT NOT NULL DEFAULT 0,"
+    "PRIMARY KEY (tenant, subject, seq),"
+    "UNIQUE KEY keel_entity_mentions_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-    "CREATE TABLE IF NOT EXISTS keel_facts ("
+    "CREATE TABLE IF NOT EXISTS keel_fact_rows ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
     "tenant VARBINARY(64) NOT NULL,"
     "subject VARBINARY(255) NOT NULL,"
     "predicate VARBINARY(128) NOT NULL,"
     "value MEDIUMBLOB NULL,"
     "valid_from BIGINT NOT NULL,"
-    "valid_to BIGINT NOT NULL,"
     "asserted_by VARBINARY(256) NOT NULL,"
-    "closed_by VARBINARY(256) NULL,"
+    "recorded_at BIGINT NOT NULL DEFAULT 0,"
     "PRIMARY KEY (seq),"
     "KEY keel_facts_from (tenant, subject, predicate, valid_from)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-    "CREATE TABLE IF NOT EXISTS keel_relations ("
+    "CREATE TABLE IF NOT EXISTS keel_relation_rows ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
     "tenant VARBINARY(64) NOT NULL,"
     "subject VARBINARY(255) NOT NULL,"
@@ -55,11 +59,11 @@ static const char *const keel_mysql_tables[] = {
     "object VARBINARY(255) NOT NULL,"
     "linked TINYINT NOT NULL,"
     "valid_from BIGINT NOT NULL,"
-    "valid_to BIGINT NOT NULL,"
     "asserted_by VARBINARY(256) NOT NULL,"
-    "closed_by VARBINARY(256) NULL,"
+    "recorded_at BIGINT NOT NULL DEFAULT 0,"
     "PRIMARY KEY (seq),"
-    "KEY keel_relations_from (tenant, subject, relation, object, valid_from)"
+    "KEY keel_relations_from (tenant, subject, relation, object, valid_from),"
+    "KEY keel_relations_object (tenant, object, subject, relation, valid_from)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
     "CREATE TABLE IF NOT EXISTS keel_events ("
@@ -70,61 +74,134 @@ static const char *const keel_mysql_tables[] = {
     "time BIGINT NOT NULL,"
     "hash BIGINT UNSIGNED NOT NULL,"
     "envelope LONGBLOB NOT NULL,"
+    "recorded_at BIGINT NOT NULL DEFAULT 0,"
     "PRIMARY KEY (tenant, id),"
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+};
 
-    KEEL_MYSQL_WRITERS_TABLE,
+/*
+ * The views people read with SQL tools: the rows keel dump prints, under
+ * the names the tables had until version 4 (so a query or a dashboard
+ * written against those tables reads the same rows). Times are
+ * microseconds since the epoch; an open row's valid_to and closed_by are
+ * NULL. SQL SECURITY INVOKER: whoever may read the tables may read the
+ * views. Each is CREATE OR REPLACE, so that a migration may run it again.
+ *
+ * A row ends where the next assertion of its timeline, in (valid_from,
+ * seq) order, begins, and is closed by it (LEAD over the timeline).
+ */
+#define KEEL_MYSQL_TIMELINE_WINDOW(cols) " OVER (PARTITION BY " cols " ORDER BY valid_from, seq)"
 
-    "INSERT IGNORE INTO keel_meta (name, value) VALUES ('schema_version', 4)",
+static const char *const keel_mysql_views[] = {
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS SELECT seq, tenant, "
+    "subject, predicate, value, valid_from, LEAD(valid_from)" KEEL_MYSQL_TIMELINE_WINDOW(
+	"tenant, subject, predicate") " AS valid_to, asserted_by, "
+				      "LEAD(asserted_by)" KEEL_MYSQL_TIMELINE_WINDOW(
+					  "tenant, subject, predicate") " AS closed_by, "
+									"recorded_at FROM "
+									"keel_fact_rows",
+
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS SELECT seq, "
+    "tenant, subject, relation, object, linked, valid_from, "
+    "LEAD(valid_from)" KEEL_MYSQL_TIMELINE_WINDOW(
+	"tenant, subject, relation, object") " AS valid_to, asserted_by, "
+					     "LEAD(asserted_by)" KEEL_MYSQL_TIMELINE_WINDOW(
+						 "tenant, subject, relation, "
+						 "object") " AS closed_by, recorded_at "
+							   "FROM keel_relation_rows",
+
+    /* kind: of the mention with the least kind_time that gives one, the
+     * later mention on a tie (docs/semantics.md, "Entities") */
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS SELECT m.tenant, "
+    "m.subject, (SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = "
+    "m.tenant AND k.subject = m.subject AND k.kind IS NOT NULL ORDER BY "
+    "k.kind_time, k.seq DESC LIMIT 1) AS kind, MIN(m.first_seen) AS first_seen, "
+    "MAX(m.last_seen) AS last_seen, MAX(m.recorded_at) AS recorded_at FROM "
+    "keel_entity_mentions m GROUP BY m.tenant, m.subject",
 };
 
 /* Steps from schema version v to v + 1, indexed by v: statements run in
  * order, then the version row is updated. DDL is not transactional, so a
  * step must be able to run again after an interruption: a statement with
- * `index` set runs only while that index of `table` still exists.
+ * `guard` runs only while that query counts more than 0 (the old index,
+ * table or missing column is still there).
  *
- * 1 -> 2: open rows may hold a placeholder in closed_by (see
- * keel_mysql_stored_closed_by); version 1's NULLs read the same, so no
- * statement, but a keel that knows only version 1 would show the
- * placeholders and must refuse the store.
+ * 1 -> 2: open rows held a placeholder in closed_by; version 1's NULLs
+ * read the same, so no statement, but a keel that knows only version 1
+ * would show the placeholders and had to refuse the store.
  *
- * 2 -> 3: the timeline indexes end in valid_from instead of valid_to, so
- * that closing a row no longer moves its index entry; the open row is then
- * a timeline's last entry by (valid_from, seq). Each ALTER swaps one
- * table's index in one statement.
+ * 2 -> 3: the timeline indexes end in valid_from instead of valid_to.
  *
- * 3 -> 4: keel_writers, each tenant's last writer, which lets the open-row
- * cache hold while other connections write other tenants. A tenant without
- * a row has no known writer, so a store written by version 3 needs no
- * rows; a keel that knows only version 3 would not set them and must
- * refuse the store. */
+ * 3 -> 4: keel_writers, each tenant's last writer (version 4's open-row
+ * cache).
+ *
+ * 4 -> 5: rows are never updated (see above). Each table becomes its
+ * append-only successor in place, one ALTER TABLE each (rows, seq and
+ * provenance kept; valid_to and closed_by dropped, since they are derived
+ * now; recorded_at 0, "recorded before Keel kept the time"); entities
+ * become one mention each; keel_writers goes (nothing reads state to
+ * write any more, so writers need not take turns); the views take the
+ * tables' old names. */
 struct keel_mysql_migration {
 	const char *sql;
-	const char *table, *index; /* run only while this index exists */
+	const char *guard; /* NULL: always runs */
 };
+
+#define KEEL_MYSQL_HAS_INDEX(table, index)                                               \
+	"SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "       \
+	"DATABASE() AND TABLE_NAME = '" table "' AND INDEX_NAME = '" index "'"
+#define KEEL_MYSQL_HAS_BASE_TABLE(table)                                                 \
+	"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "           \
+	"DATABASE() AND TABLE_NAME = '" table "' AND TABLE_TYPE = 'BASE TABLE'"
+#define KEEL_MYSQL_LACKS_COLUMN(table, column)                                           \
+	"SELECT COUNT(*) = 0 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "      \
+	"DATABASE() AND TABLE_NAME = '" table "' AND COLUMN_NAME = '" column "'"
 
 static const struct keel_mysql_migration keel_mysql_to_3[] = {
     {"ALTER TABLE keel_facts DROP INDEX keel_facts_timeline, ADD INDEX "
      "keel_facts_from (tenant, subject, predicate, valid_from)",
-     "keel_facts", "keel_facts_timeline"},
+     KEEL_MYSQL_HAS_INDEX("keel_facts", "keel_facts_timeline")},
     {"ALTER TABLE keel_relations DROP INDEX keel_relations_timeline, ADD INDEX "
      "keel_relations_from (tenant, subject, relation, object, valid_from)",
-     "keel_relations", "keel_relations_timeline"},
-    {NULL, NULL, NULL},
+     KEEL_MYSQL_HAS_INDEX("keel_relations", "keel_relations_timeline")},
+    {NULL, NULL},
 };
 
 static const struct keel_mysql_migration keel_mysql_to_4[] = {
-    {KEEL_MYSQL_WRITERS_TABLE, NULL, NULL},
-    {NULL, NULL, NULL},
+    {"CREATE TABLE IF NOT EXISTS keel_writers ("
+     "tenant VARBINARY(64) NOT NULL,"
+     "writer BIGINT UNSIGNED NOT NULL,"
+     "PRIMARY KEY (tenant)"
+     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+     NULL},
+    {NULL, NULL},
+};
+
+static const struct keel_mysql_migration keel_mysql_to_5[] = {
+    {"ALTER TABLE keel_events ADD COLUMN recorded_at BIGINT NOT NULL DEFAULT 0",
+     KEEL_MYSQL_LACKS_COLUMN("keel_events", "recorded_at")},
+    {"ALTER TABLE keel_facts DROP COLUMN valid_to, DROP COLUMN closed_by, ADD COLUMN "
+     "recorded_at BIGINT NOT NULL DEFAULT 0, RENAME TO keel_fact_rows",
+     KEEL_MYSQL_HAS_BASE_TABLE("keel_facts")},
+    {"ALTER TABLE keel_relations DROP COLUMN valid_to, DROP COLUMN closed_by, ADD "
+     "COLUMN recorded_at BIGINT NOT NULL DEFAULT 0, ADD INDEX keel_relations_object "
+     "(tenant, object, subject, relation, valid_from), RENAME TO keel_relation_rows",
+     KEEL_MYSQL_HAS_BASE_TABLE("keel_relations")},
+    /* seq numbers the old rows in key order; ties between them cannot
+     * arise (one row per entity) */
+    {"ALTER TABLE keel_entities DROP PRIMARY KEY, ADD COLUMN seq BIGINT NOT NULL "
+     "AUTO_INCREMENT FIRST, ADD COLUMN recorded_at BIGINT NOT NULL DEFAULT 0, ADD "
+     "PRIMARY KEY (tenant, subject, seq), ADD UNIQUE KEY keel_entity_mentions_seq "
+     "(seq), RENAME TO keel_entity_mentions",
+     KEEL_MYSQL_HAS_BASE_TABLE("keel_entities")},
+    {"DROP TABLE IF EXISTS keel_writers", NULL},
+    {NULL, NULL},
 };
 
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
-	NULL,
-	NULL,
-	keel_mysql_to_3,
-	keel_mysql_to_4,
+	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -136,6 +213,19 @@ static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_RO
 	return 0;
 }
 
+/* The views, created or replaced (they hold no data: running them again
+ * costs nothing and repairs a half-finished migration). */
+static int keel_mysql_create_views(struct keel_mysql_store *m)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_mysql_views); i++)
+		rc = keel_mysql_runs(m, keel_mysql_views[i], "creating the views");
+	return rc;
+}
+
+/* Today's policy: the schema is created or migrated when the store opens,
+ * for reading or writing alike (a MySQL database is shared by its
+ * clients, and a reader that left it old would leave it so for all). */
 int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 {
 	int64_t version = -1;
@@ -155,10 +245,19 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 		for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_mysql_tables); i++)
 			rc = keel_mysql_runs(m, keel_mysql_tables[i],
 					     "creating the schema");
+		if (rc == 0)
+			rc = keel_mysql_create_views(m);
+		if (rc == 0)
+			rc = keel_mysql_runs(m,
+					     "INSERT IGNORE INTO keel_meta (name, value) "
+					     "VALUES ('schema_version', 5)",
+					     "creating the schema");
 		if (rc)
 			goto fail;
-		version = KEEL_MYSQL_SCHEMA_VERSION;
+		m->schema_was = 0;
+		return 0;
 	}
+	m->schema_was = (int)version;
 	if (version > KEEL_MYSQL_SCHEMA_VERSION) {
 		keel_buf_addf(err,
 			      "store \"%s\": schema version %lld is newer than this keel "
@@ -176,22 +275,19 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 	for (; version < KEEL_MYSQL_SCHEMA_VERSION; version++) {
 		const struct keel_mysql_migration *step = keel_mysql_migrations[version];
 		for (size_t i = 0; rc == 0 && step && step[i].sql; i++) {
-			int64_t present = 1;
-			if (step[i].index) {
+			int64_t run = 1;
+			if (step[i].guard) {
 				keel_buf_reset(&m->sql);
-				keel_buf_addf(
-				    &m->sql,
-				    "SELECT COUNT(*) FROM information_schema."
-				    "STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
-				    "AND TABLE_NAME = '%s' AND INDEX_NAME = '%s'",
-				    step[i].table, step[i].index);
+				keel_buf_adds(&m->sql, step[i].guard);
 				rc = keel_mysql_select(m, "migrating the schema",
-						       keel_mysql_version_row, &present);
+						       keel_mysql_version_row, &run);
 			}
-			if (rc == 0 && present)
+			if (rc == 0 && run)
 				rc = keel_mysql_runs(m, step[i].sql,
 						     "migrating the schema");
 		}
+		if (rc == 0 && version + 1 == 5)
+			rc = keel_mysql_create_views(m);
 		keel_buf_reset(&m->sql);
 		keel_buf_addf(
 		    &m->sql,
@@ -207,4 +303,14 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 fail:
 	keel_buf_addf(err, "store \"%s\": %s", m->url.shown.data, m->base.errmsg.data);
 	return rc;
+}
+
+/* keel migrate: the version the store had when it opened (0: created by
+ * this open) and the one it has now (migrations ran at open). */
+int keel_mysql_schema_versions(struct keel_store *s, int *was, int *now)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	*was = m->schema_was;
+	*now = KEEL_MYSQL_SCHEMA_VERSION;
+	return 0;
 }

@@ -203,28 +203,6 @@ struct keel_str keel_mysql_col(MYSQL_ROW row, const unsigned long *len, unsigned
 	return row[i] ? keel_str_make(row[i], len[i]) : KEEL_STR_NULL;
 }
 
-/*
- * closed_by as stored. An open row holds a placeholder there, its own
- * asserted_by: the closing event's id most often has the same length (ids
- * of one stream do), so that closing the row rewrites it in place instead
- * of growing it, which in InnoDB's full pages means moving the record and
- * often splitting the page (measured: closing a row costs half as much).
- * Readers take closed_by only from closed rows (keel_mysql_read_closed_by),
- * so the placeholder never leaves the store.
- */
-struct keel_str keel_mysql_stored_closed_by(const struct keel_row *r)
-{
-	if (r->valid_to == KEEL_TIME_INF && !r->closed_by.ptr)
-		return r->asserted_by;
-	return r->closed_by;
-}
-
-/* closed_by of a stored row: none while the row is open. */
-struct keel_str keel_mysql_read_closed_by(int64_t valid_to, struct keel_str stored)
-{
-	return valid_to == KEEL_TIME_INF ? KEEL_STR_NULL : stored;
-}
-
 static void keel_mysql_list_end_part(struct keel_mysql_list *l)
 {
 	keel_buf_adds(&l->m->sql, l->close);

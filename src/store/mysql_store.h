@@ -3,11 +3,11 @@
  * store's state, the statement helpers and each file's entry points. Not
  * part of the library's API (mysql_internal.h is what tests see).
  *
- *   mysql.c          transactions, the open-row cache and the tenants'
- *                    marks, seen ids, prefetch, write-back, the ops table
+ *   mysql.c          transactions and savepoints, seen ids, appending a
+ *                    batch, the ops table
  *   mysql_url.c      parsing mysql:// URLs
  *   mysql_sql.c      running statements, escaping, lists of values
- *   mysql_schema.c   the versioned schema and its migrations
+ *   mysql_schema.c   the versioned schema, its migrations and the views
  *   mysql_connect.c  connecting, opening and closing the store
  *   mysql_bulk.c     MariaDB's bulk protocol (array binding)
  *   mysql_read.c     tenants, scans and counts
@@ -23,16 +23,8 @@
 
 #include "../store.h"
 #include "mysql_internal.h"
-#include "open_rows.h"
 
-/* The open-row cache (mysql.c): batches an open row may go unused (at most
- * and at least: as many as fit in half the cache, see
- * keel_mysql_mark_written), open rows kept at most. */
-#define KEEL_MYSQL_CACHE_BATCHES 32
-#define KEEL_MYSQL_CACHE_MIN_BATCHES 4
-#define KEEL_MYSQL_CACHE_MAX 65536
-
-#define KEEL_MYSQL_SCHEMA_VERSION 4
+#define KEEL_MYSQL_SCHEMA_VERSION 5
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -51,11 +43,9 @@ struct keel_mysql_url {
 /* The statements of the bulk path, prepared once per connection. */
 enum keel_mysql_bulk_kind {
 	KEEL_MYSQL_BULK_EVENTS,
-	KEEL_MYSQL_BULK_ENTITIES,
+	KEEL_MYSQL_BULK_MENTIONS,
 	KEEL_MYSQL_BULK_FACTS,
 	KEEL_MYSQL_BULK_RELATIONS,
-	KEEL_MYSQL_BULK_CLOSE_FACTS,
-	KEEL_MYSQL_BULK_CLOSE_RELATIONS,
 	KEEL_MYSQL_BULK_KINDS
 };
 
@@ -70,43 +60,28 @@ struct keel_mysql_col {
 	int64_t *num;
 };
 
-/* One tenant of the open batch: does keel_writers have its row, and is
- * this connection its last writer? */
-struct keel_mysql_mark {
-	struct keel_str tenant; /* the batch's own copy */
-	bool present;
-	bool locked; /* the lock returned its row */
-	bool mine;
-	bool unwritten; /* its row names no writer yet (0) */
-};
-
 struct keel_mysql_store {
 	struct keel_store base;
 	MYSQL *db;
 	struct keel_mysql_url url;
 	bool mariadb;
 	unsigned long version;
-	bool row_alias;	      /* MySQL 8.0.19+: INSERT ... AS new (VALUES() deprecated) */
 	size_t packet;	      /* statements are cut at this many bytes */
 	int64_t autoinc_step; /* auto_increment_increment */
 	bool broken;	      /* connection lost: reconnect at the next begin */
 	bool streaming;	      /* an unbuffered scan result is open */
-	bool tx_open;	      /* START TRANSACTION sent for the open batch */
+	bool tx_open;	      /* START TRANSACTION sent */
+	bool tx_writes;	      /* a batch has written in the open transaction */
+	bool savepoint_sent;  /* SAVEPOINT sent for the open batch */
 	unsigned last_errno;  /* of the last failed statement */
-	/* Events go in before any lookup while no duplicates come (see
-	 * keel_mysql_log_first): allowed unless KEEL_MYSQL_LOG_FIRST=0;
-	 * chosen for the next batch; done in the open batch. */
-	bool log_first_on;
-	bool log_first;
-	bool events_logged;
+	/* The schema version found when the store opened, and the one it
+	 * has now (keel migrate reports both). */
+	int schema_was;
 	struct keel_buf sql;
 	struct keel_buf part;	 /* the current part's prefix (one tenant's list) */
-	struct keel_ptrvec rows; /* write-back scratch */
-	int64_t *times;		 /* prefetch scratch */
-	size_t times_cap;
-	struct keel_map ids; /* seen_ids: batch events by (tenant, id) */
+	struct keel_ptrvec rows; /* scratch: the batch's distinct ids */
+	struct keel_map ids;	 /* seen_ids: batch events by (tenant, id) */
 	struct keel_mysql_stats stats;
-	uint64_t batch_rows;   /* rows prefetched in the open batch */
 	const char *bulk_file; /* the file LOAD DATA LOCAL may send (replay) */
 	/* KEEL_MYSQL_PROFILE set: wall time per kind of statement ("what"),
 	 * printed to stderr at close; a developer's tool, off by default
@@ -115,59 +90,17 @@ struct keel_mysql_store {
 	bool profile_print;
 	/* MariaDB's bulk protocol (array binding, one COM_STMT_BULK_EXECUTE
 	 * per table per batch): see "The bulk path" in docs/store-mysql.md.
-	 * bulk: the writes that need no ids (entities, closures) use it;
-	 * bulk_ids: the inserts that hand back seq do too (only while this
+	 * bulk: rows and mentions use it (they need no ids back); bulk_ids:
+	 * the events do too, whose seq is handed back (only while this
 	 * connection is the tables' one writer, see keel_mysql_worker_init). */
 	bool bulk;
 	bool bulk_ids;
-	bool bulk_close; /* closures as bulk upserts (KEEL_MYSQL_BULK_CLOSE=0: CASE) */
-	/* Other connections write too: keel_mysql_worker_init, or seen by
-	 * the tables' MAX(seq) (see "The open-row cache"). */
-	bool worker;
-	/* Open rows of recent batches (see "The open-row cache" below). */
-	bool cache_on;
-	struct keel_open_rows cache; /* open rows (open_rows.h) */
-	/* This connection's mark in keel_writers, random at open, and the
-	 * batch's tenants with whether their last writer was this connection
-	 * (read with the ids; sorted by tenant). */
-	uint64_t writer;
-	char writer_tail[64]; /* " ON DUPLICATE KEY UPDATE writer = <mark>" */
-	struct keel_mysql_mark *marks;
-	size_t nmarks, marks_cap;
-	/* While bulk executions hand back ids (bulk_ids): the MAX(seq) of
-	 * events, facts and relations this connection's last commit left,
-	 * and those read with the open batch's ids. */
-	bool expect_known;
-	int64_t expect[3];
-	int64_t pending[3]; /* what this batch's commit will leave */
-	bool pending_known;
-	int64_t seen_max[3];
-	int seen_reads;		 /* MAX(seq) readings in the open batch */
-	bool seen_differ;	 /* two readings of one table disagreed */
-	struct keel_ptrvec hits; /* prefetch scratch: timelines the cache holds */
-	struct keel_ptrvec tenants; /* scratch: keel_str pointers of the batch's tenants */
-	const struct keel_row **hit_rows; /* and their rows */
-	size_t hit_rows_cap;
+	bool worker; /* keel_mysql_worker_init: one writer of several */
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
 	struct keel_mysql_col *cols; /* column-wise parameter arrays */
 	size_t cols_cap;	     /* rows each column array holds */
 	struct keel_mysql_prof prof[KEEL_MYSQL_PROF_KINDS];
 };
-
-/* The merge, with the new row as VALUES(col) (MariaDB, MySQL before
- * 8.0.19) or through the row alias n (MySQL 8.0.19+, where VALUES() is
- * deprecated). */
-#define KEEL_MYSQL_MERGE(n_kind, n_kind_time, n_first, n_last)                           \
-	" ON DUPLICATE KEY UPDATE first_seen = LEAST(first_seen, " n_first               \
-	"), last_seen = GREATEST(last_seen, " n_last "), kind_time = IF(" n_kind         \
-	" IS NOT NULL AND (kind IS NULL OR " n_kind_time " <= kind_time), " n_kind_time  \
-	", kind_time), kind = IF(" n_kind " IS NOT NULL AND (kind "                      \
-	"IS NULL OR " n_kind_time " <= kind_time), " n_kind ", kind)"
-#define KEEL_MYSQL_ENTITY_MERGE_ALIAS                                                    \
-	" AS n" KEEL_MYSQL_MERGE("n.kind", "n.kind_time", "n.first_seen", "n.last_seen")
-#define KEEL_MYSQL_ENTITY_MERGE                                                          \
-	KEEL_MYSQL_MERGE("VALUES(kind)", "VALUES(kind_time)", "VALUES(first_seen)",      \
-			 "VALUES(last_seen)")
 
 /* Called for each row of a statement's result. */
 typedef int (*keel_mysql_rows_fn)(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -232,8 +165,6 @@ size_t keel_mysql_str_size(struct keel_str s);
 int64_t keel_mysql_i64(const char *p, unsigned long n);
 uint64_t keel_mysql_u64(const char *p, unsigned long n);
 struct keel_str keel_mysql_col(MYSQL_ROW row, const unsigned long *len, unsigned i);
-struct keel_str keel_mysql_stored_closed_by(const struct keel_row *r);
-struct keel_str keel_mysql_read_closed_by(int64_t valid_to, struct keel_str stored);
 int keel_mysql_list_flush(struct keel_mysql_list *l);
 int keel_mysql_list_item(struct keel_mysql_list *l, size_t size);
 void keel_mysql_list_part(struct keel_mysql_list *l, const char *open);
@@ -245,6 +176,7 @@ int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u, struct keel_
 
 /* The schema (mysql_schema.c) */
 int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err);
+int keel_mysql_schema_versions(struct keel_store *s, int *was, int *now);
 
 /* Connecting (mysql_connect.c) */
 int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err);
@@ -253,20 +185,10 @@ int keel_mysql_open(const char *url, bool existing, struct keel_store **out,
 void keel_mysql_close(struct keel_store *s);
 
 /* Batches (mysql.c) */
-void keel_mysql_cache_drop(struct keel_mysql_store *m);
 int keel_mysql_tx(struct keel_mysql_store *m);
-int keel_mysql_put_writers(struct keel_mysql_store *m, struct keel_ptrvec *v, bool claim);
-int keel_mysql_mark_written(struct keel_mysql_store *m, struct keel_overlay *o,
-			    struct keel_batch_event **ev, size_t n);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			    size_t n);
-int keel_mysql_write_entities(struct keel_mysql_store *m, struct keel_overlay *o);
-int keel_mysql_write_rows(struct keel_mysql_store *m, struct keel_overlay *o,
-			  enum keel_row_kind kind);
-int keel_mysql_write_closures(struct keel_mysql_store *m, struct keel_overlay *o,
-			      enum keel_row_kind kind);
-int keel_mysql_write_back(struct keel_store *s, struct keel_overlay *o,
-			  struct keel_batch_event **ev, size_t n);
+int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append *a);
 int keel_mysql_worker_init(struct keel_store *s);
 
 /* The bulk path (mysql_bulk.c) */
@@ -274,23 +196,23 @@ void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
 int keel_mysql_bulk_prepare(struct keel_mysql_store *m);
 int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			   size_t n);
-int keel_mysql_bulk_entities(struct keel_mysql_store *m, struct keel_ptrvec *v);
-int keel_mysql_bulk_rows(struct keel_mysql_store *m, struct keel_ptrvec *v,
-			 enum keel_row_kind kind);
-int keel_mysql_bulk_close(struct keel_mysql_store *m, struct keel_ptrvec *v,
-			  enum keel_row_kind kind);
+int keel_mysql_bulk_mentions(struct keel_mysql_store *m, const struct keel_mention *v,
+			     size_t n);
+int keel_mysql_bulk_rows(struct keel_mysql_store *m, const struct keel_assertion *v,
+			 size_t n, enum keel_row_kind kind);
 
 /* Reading (mysql_read.c) */
 int keel_mysql_tenants(struct keel_store *s, struct keel_ptrvec *out);
 int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
-int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, uint64_t out[4]);
+int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
+		      uint64_t out[4]);
 
 /* Replay (mysql_replay.c) */
 void keel_mysql_infile_setup(struct keel_mysql_store *m);
 int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
-			      struct keel_overlay *o, struct keel_batch_event **ev,
-			      size_t n, uint64_t log_events, struct keel_buf *note);
+			      const struct keel_append *a, uint64_t log_events,
+			      struct keel_buf *note);
 
 #endif
