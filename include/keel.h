@@ -129,6 +129,11 @@ KEEL_API void keel_store_close(struct keel_store *s);
 KEEL_API const char *keel_store_errmsg(const struct keel_store *s);
 /* The number of SQL statements s has executed (0 for the memory store). */
 KEEL_API uint64_t keel_store_statements(const struct keel_store *s);
+/* The schema version s had when it was opened (0: a new store, created
+ * by the open) and the one it has now: opening a store for writing
+ * migrates an older schema in place (keel migrate, docs/store-sqlite.md).
+ * KEEL_EINVAL for a store without a schema (memory:). */
+KEEL_API int keel_store_schema_versions(struct keel_store *s, int *was, int *now);
 
 /* ----------------------------------------------------------- cartridges */
 

@@ -316,6 +316,15 @@ void keel_store_metrics(struct keel_store *s, struct keel_buf *out)
 		s->ops->metrics(s, out);
 }
 
+int keel_store_schema_versions(struct keel_store *s, int *was, int *now)
+{
+	*was = *now = 0;
+	if (!s->ops->schema_versions)
+		return keel_store_fail(s, KEEL_EINVAL, "store \"%s\": has no schema",
+				       keel_store_url(s));
+	return s->ops->schema_versions(s, was, now);
+}
+
 int keel_store_check(struct keel_store *s)
 {
 	int rc = s->ops->check ? s->ops->check(s) : 0;

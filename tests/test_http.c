@@ -1110,6 +1110,149 @@ static void assert_json_error(const struct resp *r, int status)
 	keel_json_doc_free(&doc);
 }
 
+/* The first "recorded_at" of a history ?changes=1 answer, after `nth`
+ * earlier ones, into buf; its microseconds into *t. */
+static void nth_recorded_at(const char *body, int nth, char *buf, size_t size, int64_t *t)
+{
+	const char *p = body;
+	for (int i = 0; i <= nth; i++) {
+		p = strstr(p, "\"recorded_at\":\"");
+		assert_non_null(p);
+		p += 15;
+	}
+	size_t len = (size_t)(strchr(p, '"') - p);
+	assert_true(len < size);
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	assert_int_equal(keel_time_parse(buf, len, t, NULL), 0);
+}
+
+/* A GET's body is exactly the library's document (and a newline). */
+static void assert_body(uint16_t port, const char *path, const char *want)
+{
+	struct resp r;
+	http(port, "GET", path, NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_int_equal(r.body_len, strlen(want) + 1);
+	assert_memory_equal(r.body, want, strlen(want));
+	resp_free(&r);
+}
+
+/* Transaction time over HTTP (docs/http.md): after a late event, every
+ * read with known_at= the moment before it answers as Keel did then,
+ * exactly as the library does; history?changes=1 lists both recordings;
+ * bad values are 400 JSON errors, as for at=. */
+static void known_at_reads_sqlite(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	char *evs[3] = {
+		event("tenant-a", "e-1", "V", "available", 0),
+		event("tenant-a", "e-2", "V", "in_service", 10),
+		event("tenant-a", "e-3", "V", "maintenance", 5), /* late, alone */
+	};
+	char *batch = join(evs, 2, true);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch), 200);
+	free(batch);
+	struct resp r;
+	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V/history?predicate=status&changes=1",
+	     NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	char r1[KEEL_TIME_BUFSZ], r2[KEEL_TIME_BUFSZ];
+	int64_t t1, t2;
+	nth_recorded_at(r.body, 0, r1, sizeof r1, &t1);
+	resp_free(&r);
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_ONE, evs[2]), 200);
+	free_all(evs, 3);
+
+	struct keel_store *s = NULL;
+	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
+	int64_t at;
+	assert_int_equal(keel_time_parse("2024-05-01T10:07:00Z", 20, &at, NULL), 0);
+	const struct keel_read_options then = {.size = sizeof then, .at_set = true, .at = at,
+					       .known_at_set = true, .known_at = t1};
+	const struct keel_read_options changes = {.size = sizeof changes, .changes = true};
+	char path[512], *want = NULL;
+
+	/* Now: the late event holds at 10:07. */
+	assert_int_equal(keel_show(s, "tenant-a", "vehicle:V", KEEL_TEST_AT(at), &want), 0);
+	assert_non_null(strstr(want, "\"status\":{\"value\":\"maintenance\""));
+	free(want);
+	/* As known at r1: what was said before it arrived. */
+	assert_int_equal(keel_show(s, "tenant-a", "vehicle:V", &then, &want), 0);
+	assert_non_null(strstr(want, "\"status\":{\"value\":\"available\",\"valid_from\":"
+				     "\"2024-05-01T10:00:00Z\",\"valid_to\":\"2024-05-01T10:10:00Z\""));
+	snprintf(path, sizeof path,
+		 "/v1/tenants/tenant-a/entities/vehicle:V?at=2024-05-01T10:07:00Z&known_at=%s", r1);
+	assert_body(f.port, path, want);
+	free(want);
+	assert_int_equal(keel_why(s, "tenant-a", "vehicle:V", "status", &then, &want), 0);
+	assert_non_null(strstr(want, "\"event\":{\"id\":\"e-1\""));
+	snprintf(path, sizeof path,
+		 "/v1/tenants/tenant-a/entities/vehicle:V/why?predicate=status"
+		 "&at=2024-05-01T10:07:00Z&known_at=%s", r1);
+	assert_body(f.port, path, want);
+	free(want);
+	assert_int_equal(keel_history(s, "tenant-a", "vehicle:V", NULL, &then, &want), 0);
+	assert_null(strstr(want, "maintenance"));
+	snprintf(path, sizeof path, "/v1/tenants/tenant-a/entities/vehicle:V/history?known_at=%s",
+		 r1);
+	assert_body(f.port, path, want);
+	free(want);
+	assert_int_equal(keel_stats(s, "tenant-a", &then, &want), 0);
+	assert_non_null(strstr(want, "\"events\":2"));
+	snprintf(path, sizeof path, "/v1/tenants/tenant-a/stats?known_at=%s", r1);
+	assert_body(f.port, path, want);
+	free(want);
+
+	/* The changes: e-1, e-2 at r1, then e-3 later, shortening e-1's row. */
+	assert_int_equal(keel_history(s, "tenant-a", "vehicle:V", "status", &changes, &want), 0);
+	nth_recorded_at(want, 1, r2, sizeof r2, &t2);
+	assert_string_equal(r2, r1);
+	nth_recorded_at(want, 2, r2, sizeof r2, &t2);
+	assert_true(t2 > t1);
+	assert_non_null(strstr(want, "\"asserted_by\":\"e-3\",\"value\":\"maintenance\","
+				     "\"valid_from\":\"2024-05-01T10:05:00Z\",\"valid_to\":"
+				     "\"2024-05-01T10:10:00Z\",\"closed_by\":\"e-2\",\"shortened\":"
+				     "{\"asserted_by\":\"e-1\",\"valid_from\":\"2024-05-01T10:00:00Z\","
+				     "\"valid_to_before\":\"2024-05-01T10:10:00Z\",\"valid_to_after\":"
+				     "\"2024-05-01T10:05:00Z\"}}"));
+	assert_body(f.port,
+		    "/v1/tenants/tenant-a/entities/vehicle:V/history?predicate=status&changes=1",
+		    want);
+	assert_body(f.port,
+		    "/v1/tenants/tenant-a/entities/vehicle:V/history?predicate=status&changes=true",
+		    want);
+	free(want);
+	keel_store_close(s);
+
+	/* Bad values: 400 in JSON, saying which parameter. */
+	static const char *const bad[] = {
+	    "/v1/tenants/tenant-a/entities/vehicle:V?known_at=yesterday",
+	    "/v1/tenants/tenant-a/entities/vehicle:V/why?predicate=status&known_at=2024-02-30T00:00:00Z",
+	    "/v1/tenants/tenant-a/entities/vehicle:V/history?known_at=",
+	    "/v1/tenants/tenant-a/stats?known_at=soon",
+	    "/v1/tenants/tenant-a/entities/vehicle:V/history?changes=maybe",
+	    "/v1/tenants/tenant-a/entities/vehicle:V?changes=1",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		http(f.port, "GET", bad[i], NULL, NULL, NULL, &r);
+		assert_json_error(&r, 400);
+		assert_non_null(strstr(r.body, i < 4 ? "parameter \\\"known_at\\\": "
+						     : "parameter \\\"changes\\\": "));
+		resp_free(&r);
+	}
+	/* Before anything was recorded the entity was unknown. */
+	http(f.port, "GET", "/v1/tenants/tenant-a/entities/vehicle:V?known_at=2020-01-01T00:00:00Z",
+	     NULL, NULL, NULL, &r);
+	assert_json_error(&r, 404);
+	assert_non_null(strstr(r.body, "as known at 2020-01-01T00:00:00Z"));
+	resp_free(&r);
+	fx_stop(&f);
+}
+
 /* A request line or header block too long is answered by Keel, in JSON
  * (414, 431), not with libmicrohttpd's HTML page; just under the limits
  * the request is served as usual. */
@@ -1920,6 +2063,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(post_and_read_memory),
 	cmocka_unit_test(post_and_read_sqlite),
 	cmocka_unit_test(reads_match_library_sqlite),
+	cmocka_unit_test(known_at_reads_sqlite),
 	cmocka_unit_test(reads_see_every_acknowledged_batch),
 	cmocka_unit_test(in_memory_sqlite_is_read_through_the_writer),
 	cmocka_unit_test(store_error_is_500_and_nothing_written),

@@ -57,6 +57,47 @@ static void why_without_its_event_says_so(void **state)
 	free(text);
 }
 
+/* history --changes as text: one row per change, the shortened row's
+ * asserter and where it ended before, "-" when it shortened none; and the
+ * moment a read was known at, when it was. */
+static void changes_and_known_at(void **state)
+{
+	(void)state;
+	const char *doc =
+	    "{\"tenant\":\"t\",\"subject\":\"s\",\"predicate\":\"p\","
+	    "\"known_at\":\"2026-02-01T00:00:00Z\",\"facts\":["
+	    "{\"predicate\":\"p\",\"recorded_at\":\"2026-01-20T00:00:00Z\",\"asserted_by\":\"e1\","
+	    "\"value\":1,\"valid_from\":\"2026-01-01T00:00:00Z\",\"valid_to\":null,"
+	    "\"closed_by\":null,\"shortened\":null},"
+	    "{\"predicate\":\"p\",\"recorded_at\":\"2026-01-21T00:00:00Z\",\"asserted_by\":\"e2\","
+	    "\"value\":\"2\",\"valid_from\":\"2025-12-01T00:00:00Z\",\"valid_to\":"
+	    "\"2026-01-01T00:00:00Z\",\"closed_by\":\"e1\",\"shortened\":null},"
+	    "{\"predicate\":\"p\",\"recorded_at\":\"2026-01-22T00:00:00Z\",\"asserted_by\":\"e3\","
+	    "\"value\":null,\"valid_from\":\"2026-01-05T00:00:00Z\",\"valid_to\":null,"
+	    "\"closed_by\":null,\"shortened\":{\"asserted_by\":\"e1\",\"valid_from\":"
+	    "\"2026-01-01T00:00:00Z\",\"valid_to_before\":null,\"valid_to_after\":"
+	    "\"2026-01-05T00:00:00Z\"}}],\"relations\":[]}";
+	char *text = render(KEEL_QUERY_HISTORY_CHANGES, doc);
+	assert_non_null(strstr(text, "known at:     2026-02-01T00:00:00Z\n"));
+	assert_non_null(strstr(text, "\nfact changes:\n  PREDICATE  RECORDED AT           "
+				     "ASSERTED BY  VALUE  VALID FROM            VALID TO   "
+				     "           CLOSED BY  SHORTENED  WAS VALID TO\n"));
+	assert_non_null(strstr(text, "  p          2026-01-22T00:00:00Z  e3           null   "
+				     "2026-01-05T00:00:00Z  -                     -          e1 "
+				     "        -\n"));
+	assert_non_null(strstr(text, "  p          2026-01-21T00:00:00Z  e2           \"2\"    "
+				     "2025-12-01T00:00:00Z  2026-01-01T00:00:00Z  e1         - "
+				     "         -\n"));
+	assert_non_null(strstr(text, "\nrelation changes: none\n"));
+	free(text);
+	/* Read now, a document has no known_at and the text no such line. */
+	text = render(KEEL_QUERY_STATS,
+		      "{\"known_at\":\"2026-02-01T00:00:00Z\",\"tenants\":[],\"total\":"
+		      "{\"entities\":0,\"facts\":0,\"relations\":0,\"events\":0}}");
+	assert_non_null(strstr(text, "known at:     2026-02-01T00:00:00Z\n\nTENANT"));
+	free(text);
+}
+
 static void stats_of_an_empty_store(void **state)
 {
 	(void)state;
@@ -108,6 +149,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(names_keep_their_escapes),
     cmocka_unit_test(why_without_its_event_says_so),
     cmocka_unit_test(stats_of_an_empty_store),
+    cmocka_unit_test(changes_and_known_at),
     cmocka_unit_test(what_is_not_a_document_is_refused),
 };
 

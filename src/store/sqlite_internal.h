@@ -21,12 +21,6 @@ sqlite3 *keel_store_sqlite_db(struct keel_store *s);
  * envelope the store takes with it; ingesters created afterwards use it. */
 void keel_store_sqlite_set_length_limit(struct keel_store *s, int bytes);
 
-/* The store's memory of recently touched timelines' last rows
- * (open_rows.h): how often a prefetch found a timeline there or not; with
- * forget, it is emptied first, so that the next prefetch reads them all. */
-void keel_store_sqlite_open_rows(struct keel_store *s, bool forget, uint64_t *hits,
-				 uint64_t *misses);
-
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);
 

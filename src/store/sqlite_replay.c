@@ -78,37 +78,38 @@ static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str
 {
 	if (!scope) {
 		int rc;
-		if ((rc = keel_sqlite_delete_tenant(s, "entities", tenant)) ||
-		    (rc = keel_sqlite_delete_tenant(s, "facts", tenant)))
+		if ((rc = keel_sqlite_delete_tenant(s, "entity_mentions", tenant)) ||
+		    (rc = keel_sqlite_delete_tenant(s, "fact_rows", tenant)))
 			return rc;
-		return keel_sqlite_delete_tenant(s, "relations", tenant);
+		return keel_sqlite_delete_tenant(s, "relation_rows", tenant);
 	}
-	int rc = scope->entities ? keel_sqlite_delete_tenant(s, "entities", tenant) : 0;
+	int rc = scope->entities ? keel_sqlite_delete_tenant(s, "entity_mentions", tenant)
+				 : 0;
 	for (size_t i = 0; rc == 0 && i < scope->nnames[KEEL_ROW_FACT]; i++)
-		rc = keel_sqlite_delete_named(s, "facts", "predicate", tenant,
+		rc = keel_sqlite_delete_named(s, "fact_rows", "predicate", tenant,
 					      scope->names[KEEL_ROW_FACT][i]);
 	for (size_t i = 0; rc == 0 && i < scope->nnames[KEEL_ROW_RELATION]; i++)
-		rc = keel_sqlite_delete_named(s, "relations", "relation", tenant,
+		rc = keel_sqlite_delete_named(s, "relation_rows", "relation", tenant,
 					      scope->names[KEEL_ROW_RELATION][i]);
 	return rc;
 }
 
 /* BEGIN IMMEDIATE has held the write lock since the replay read the log,
- * so log_events cannot have changed. The rows arrive in canonical order
- * and are numbered in it, so the table and its index both grow at the
- * end. */
+ * so log_events cannot have changed. The rows arrive in arrival order
+ * with the recorded_at they had, and are numbered after every row the
+ * store holds, so each timeline keeps its (valid_from, arrival) order and
+ * what it was known at any moment. */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 			       const struct keel_replace_scope *scope,
-			       struct keel_overlay *o, struct keel_batch_event **ev,
-			       size_t n, uint64_t log_events, struct keel_buf *note)
+			       const struct keel_append *a, uint64_t log_events,
+			       struct keel_buf *note)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	(void)log_events;
-	keel_open_rows_clear(&s->open_rows); /* rows renumbered or gone */
 	int rc = keel_sqlite_delete_scope(s, tenant, scope);
 	if (rc)
 		return rc;
-	rc = keel_sqlite_write_back(bs, o, ev, n);
+	rc = keel_sqlite_append(bs, a);
 	if (rc == 0)
 		keel_buf_adds(note,
 			      "sqlite: prepared multi-row INSERTs in one transaction");

@@ -11,6 +11,42 @@
  * is an empty database. The schema version is the number of steps. A step
  * is never edited once released: a change is a new step.
  */
+/*
+ * The views that show the derived rows to SQL tools (sqlite3, Datasette,
+ * ...), row for row what `keel dump` prints: valid_to and closed_by from
+ * the next assertion of the timeline in (valid_from, arrival) order,
+ * entities aggregated over their mentions. Times are the dump's canonical
+ * text (microseconds shown only when not zero; years 0000-9999);
+ * recorded_at is NULL for what was recorded before Keel kept the time.
+ */
+#define KEEL_SQ_T(x)                                                                     \
+	"CASE WHEN " x " IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', "            \
+	"(" x " - ((" x " % 1000000) + 1000000) % 1000000) / 1000000, 'unixepoch') || " \
+	"CASE WHEN " x " % 1000000 = 0 THEN '' ELSE printf('.%06d', ((" x                \
+	" % 1000000) + 1000000) % 1000000) END || 'Z' END"
+#define KEEL_SQ_DERIVED(cols, key, table)                                                \
+	"SELECT " cols ", valid_from, lead(valid_from) OVER w AS valid_to, "              \
+	"asserted_by, lead(asserted_by) OVER w AS closed_by, seq, recorded_at FROM "     \
+	table " WINDOW w AS (PARTITION BY " key " ORDER BY valid_from, recorded_at, seq)"
+#define KEEL_SQ_ROW_TIMES                                                                \
+	KEEL_SQ_T("valid_from") " AS valid_from, " KEEL_SQ_T("valid_to") " AS valid_to, " \
+	"asserted_by, closed_by, seq, " KEEL_SQ_T("nullif(recorded_at, 0)") " AS recorded_at"
+#define KEEL_SQ_VIEWS                                                                    \
+	"CREATE VIEW facts AS SELECT tenant, subject, predicate, value, " KEEL_SQ_ROW_TIMES  \
+	" FROM (" KEEL_SQ_DERIVED("tenant, subject, predicate, value",                      \
+				  "tenant, subject, predicate", "fact_rows") ");\n"          \
+	"CREATE VIEW relations AS SELECT tenant, subject, relation, object, linked, "      \
+	KEEL_SQ_ROW_TIMES " FROM ("                                                        \
+	KEEL_SQ_DERIVED("tenant, subject, relation, object, linked",                       \
+			"tenant, subject, relation, object", "relation_rows") ");\n"         \
+	"CREATE VIEW entities AS SELECT tenant, subject, "                                  \
+	"(SELECT k.kind FROM entity_mentions AS k WHERE k.tenant = m.tenant AND "          \
+	"k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "  \
+	"LIMIT 1) AS kind, " KEEL_SQ_T("min(first_seen)") " AS first_seen, "               \
+	KEEL_SQ_T("max(last_seen)") " AS last_seen, "                                      \
+	KEEL_SQ_T("nullif(max(recorded_at), 0)") " AS recorded_at "                        \
+	"FROM entity_mentions AS m GROUP BY tenant, subject;\n"
+
 static const char *const keel_sqlite_migrations[] = {
     /* 0 -> 1: the first schema. Strings are TEXT in the default BINARY
      * collation, so ORDER BY sorts bytewise as the dump requires. */
@@ -73,6 +109,75 @@ static const char *const keel_sqlite_migrations[] = {
     ");\n"
     "CREATE INDEX relations_key ON relations "
     "(tenant, subject, relation, object, valid_from);\n",
+
+    /* 1 -> 2: history is never rewritten (docs/store-sqlite.md, "Schema
+     * version 2"). Each assertion is a row written once; valid_to and
+     * closed_by are derived on read, so the old tables' rows become the
+     * raw tables' in seq order, keeping seq and dropping both columns.
+     * An old entity becomes one mention. What was written before Keel
+     * kept the time has recorded_at 0. The old tables' names become
+     * views of the derived rows. */
+    "ALTER TABLE events ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE event_ids ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0;\n"
+    "CREATE TABLE fact_rows (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	predicate TEXT NOT NULL,\n"
+    "	value TEXT,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL\n"
+    ");\n"
+    "INSERT INTO fact_rows (seq, tenant, subject, predicate, value, valid_from, "
+    "asserted_by, recorded_at) SELECT seq, tenant, subject, predicate, value, "
+    "valid_from, asserted_by, 0 FROM facts ORDER BY seq;\n"
+    "DROP TABLE facts;\n"
+    /* A timeline's rows in (valid_from, arrival) order: recorded_at never
+     * decreases along seq, so (valid_from, recorded_at, seq) is that
+     * order, and a known_at filter reads the index alone. */
+    "CREATE INDEX fact_rows_key ON fact_rows "
+    "(tenant, subject, predicate, valid_from, recorded_at);\n"
+    "CREATE TABLE relation_rows (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	relation TEXT NOT NULL,\n"
+    "	object TEXT NOT NULL,\n"
+    "	linked INTEGER NOT NULL,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL\n"
+    ");\n"
+    "INSERT INTO relation_rows (seq, tenant, subject, relation, object, linked, "
+    "valid_from, asserted_by, recorded_at) SELECT seq, tenant, subject, relation, "
+    "object, linked, valid_from, asserted_by, 0 FROM relations ORDER BY seq;\n"
+    "DROP TABLE relations;\n"
+    "CREATE INDEX relation_rows_key ON relation_rows "
+    "(tenant, subject, relation, object, valid_from, recorded_at);\n"
+    /* The incoming direction (show's relations pointing at a subject). */
+    "CREATE INDEX relation_rows_object ON relation_rows "
+    "(tenant, object, relation, subject, valid_from, recorded_at);\n"
+    /* One row per entity per batch; rowid order is arrival. The index
+     * covers every column, so reading an entity never visits the table,
+     * and its first entry per subject is the earliest recorded. */
+    "CREATE TABLE entity_mentions (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	kind TEXT,\n"
+    "	kind_time INTEGER NOT NULL,\n"
+    "	first_seen INTEGER NOT NULL,\n"
+    "	last_seen INTEGER NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL\n"
+    ");\n"
+    "INSERT INTO entity_mentions (tenant, subject, kind, kind_time, first_seen, "
+    "last_seen, recorded_at) SELECT tenant, subject, kind, kind_time, first_seen, "
+    "last_seen, 0 FROM entities ORDER BY tenant, subject;\n"
+    "DROP TABLE entities;\n"
+    "CREATE INDEX entity_mentions_key ON entity_mentions "
+    "(tenant, subject, recorded_at, kind_time, kind, first_seen, last_seen);\n"
+    KEEL_SQ_VIEWS,
 };
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
@@ -165,6 +270,7 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	int rc = keel_sqlite_read_version(s, &version);
 	if (rc)
 		return rc;
+	s->schema_was = s->schema_now = (int)version;
 	if (version == KEEL_SQLITE_SCHEMA_VERSION)
 		return 0;
 	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
@@ -177,6 +283,7 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 		rc = keel_sqlite_newer(s, version);
 		goto fail;
 	}
+	s->schema_was = (int)version;
 	for (; version < KEEL_SQLITE_SCHEMA_VERSION; version++)
 		if ((rc = keel_sqlite_exec(s, keel_sqlite_migrations[version])))
 			goto fail;
@@ -189,9 +296,10 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	keel_sqlite_bind_i64(s, st, 1, KEEL_SQLITE_SCHEMA_VERSION);
 	rc = keel_sqlite_run(s, st);
 	sqlite3_finalize(st);
-	if (rc)
+	if (rc || (rc = keel_sqlite_exec(s, "COMMIT")))
 		goto fail;
-	return keel_sqlite_exec(s, "COMMIT");
+	s->schema_now = (int)KEEL_SQLITE_SCHEMA_VERSION;
+	return 0;
 fail:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;

@@ -7,85 +7,30 @@
 
 /* ------------------------------------------------------ padded queries */
 
-/*
- * The open row of timeline k: its last row by (valid_from, seq). Among rows
- * with equal valid_from the non-empty one has the highest seq (an emptied
- * row [t, t) was inserted before the row that replaced it, and a dump lists
- * it first), so the last entry of the key in the index is the open row and
- * the lookup reads the index alone.
- */
-#define KEEL_SQ_LAST_ROW(table, key)                                                     \
-	"(SELECT seq FROM " table " WHERE " key                                          \
-	" ORDER BY valid_from DESC, seq DESC LIMIT 1)"
-/* The row containing k.a (the last one starting at or before it, by the
- * same rule), or else the first non-empty row after it. */
-#define KEEL_SQ_LATE_ROW(table, key)                                                     \
-	"coalesce((SELECT seq FROM " table " WHERE " key " AND valid_from <= k.a "       \
-	"ORDER BY valid_from DESC, seq DESC LIMIT 1), "                                  \
-	"(SELECT seq FROM " table " WHERE " key " AND valid_from > k.a "                 \
-	"AND valid_from < valid_to ORDER BY valid_from LIMIT 1))"
-#define KEEL_SQ_FACT_KEY "tenant = k.t AND subject = k.s AND predicate = k.p"
-#define KEEL_SQ_REL_KEY                                                                  \
-	"tenant = k.t AND subject = k.s AND relation = k.r AND object = k.o"
-#define KEEL_SQ_FACT_COLS                                                                \
-	"SELECT k.i, f.seq, f.value, f.valid_from, f.valid_to, f.asserted_by, "          \
-	"f.closed_by FROM k CROSS JOIN facts AS f ON f.seq = "
-#define KEEL_SQ_REL_COLS                                                                 \
-	"SELECT k.i, r.seq, r.linked, r.valid_from, r.valid_to, r.asserted_by, "         \
-	"r.closed_by FROM k CROSS JOIN relations AS r ON r.seq = "
-
 static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
     [KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
 		      ") SELECT k.i, e.hash FROM k CROSS JOIN event_ids AS e "
 		      "ON e.tenant = k.t AND e.id = k.d"},
-    [KEEL_SQ_ENTITY] = {"WITH k(i, t, s) AS (VALUES ", 2, true,
-			") SELECT k.i, e.kind, e.kind_time, e.first_seen, "
-			"e.last_seen FROM k CROSS JOIN entities AS e "
-			"ON e.tenant = k.t AND e.subject = k.s"},
-    [KEEL_SQ_FACT_OPEN] = {"WITH k(i, t, s, p) AS (VALUES ", 3, true,
-			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LAST_ROW("facts",
-								   KEEL_SQ_FACT_KEY)},
-    [KEEL_SQ_REL_OPEN] = {"WITH k(i, t, s, r, o) AS (VALUES ", 4, true,
-			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LAST_ROW("relations",
-								 KEEL_SQ_REL_KEY)},
-    [KEEL_SQ_FACT_LATE] = {"WITH k(i, t, s, p, a) AS (VALUES ", 4, true,
-			   ") " KEEL_SQ_FACT_COLS KEEL_SQ_LATE_ROW("facts",
-								   KEEL_SQ_FACT_KEY)},
-    [KEEL_SQ_REL_LATE] = {"WITH k(i, t, s, r, o, a) AS (VALUES ", 5, true,
-			  ") " KEEL_SQ_REL_COLS KEEL_SQ_LATE_ROW("relations",
-								 KEEL_SQ_REL_KEY)},
-    /* UPDATE ... FROM a VALUES list is SQLite's form of a bulk
-     * "UPDATE ... CASE": one statement per chunk, but each row is found by
-     * a rowid seek where a CASE with n arms costs n comparisons per row. */
-    [KEEL_SQ_FACT_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
-			    ") UPDATE facts SET valid_to = v.vt, closed_by = v.cb "
-			    "FROM v WHERE facts.seq = v.q"},
-    [KEEL_SQ_REL_CLOSE] = {"WITH v(q, vt, cb) AS (VALUES ", 3, false,
-			   ") UPDATE relations SET valid_to = v.vt, closed_by = v.cb "
-			   "FROM v WHERE relations.seq = v.q"},
 };
 
 /* ------------------------------------------------------ multi-row inserts */
 
 const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
-    [KEEL_SI_FACT] = {"INSERT INTO facts (seq, tenant, subject, predicate, value, "
-		      "valid_from, valid_to, asserted_by, closed_by) VALUES ",
-		      9, false, ""},
-    [KEEL_SI_REL] = {"INSERT INTO relations (seq, tenant, subject, relation, object, "
-		     "linked, valid_from, valid_to, asserted_by, closed_by) VALUES ",
-		     10, false, ""},
+    [KEEL_SI_FACT] = {"INSERT INTO fact_rows (seq, tenant, subject, predicate, value, "
+		      "valid_from, asserted_by, recorded_at) VALUES ",
+		      8, false, ""},
+    [KEEL_SI_REL] = {"INSERT INTO relation_rows (seq, tenant, subject, relation, "
+		     "object, linked, valid_from, asserted_by, recorded_at) VALUES ",
+		     9, false, ""},
     [KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
-		       "envelope) VALUES ",
-		       7, false, ""},
-    [KEEL_SI_EVENT_ID] = {"INSERT INTO event_ids (tenant, id, hash, seq) VALUES ", 4,
-			  false, ""},
-    [KEEL_SI_ENTITY] = {"INSERT INTO entities (tenant, subject, kind, kind_time, "
-			"first_seen, last_seen) VALUES ",
-			6, false,
-			" ON CONFLICT (tenant, subject) DO UPDATE SET "
-			"kind = excluded.kind, kind_time = excluded.kind_time, "
-			"first_seen = excluded.first_seen, "
-			"last_seen = excluded.last_seen"},
+		       "envelope, recorded_at) VALUES ",
+		       8, false, ""},
+    [KEEL_SI_EVENT_ID] = {"INSERT INTO event_ids (tenant, id, hash, seq, recorded_at) "
+			  "VALUES ",
+			  5, false, ""},
+    [KEEL_SI_MENTION] = {"INSERT INTO entity_mentions (seq, tenant, subject, kind, "
+			 "kind_time, first_seen, last_seen, recorded_at) VALUES ",
+			 8, false, ""},
 };
 
 /* --------------------------------------------------------- statements */
@@ -166,8 +111,8 @@ int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
 	return keel_sqlite_prepare(s, sql, strlen(sql), slot);
 }
 
-/* Binding. Values are bound SQLITE_STATIC: they live in the overlay or the
- * batch until the statement has run. A failure is kept and reported when
+/* Binding. Values are bound SQLITE_STATIC: they live in the batch until
+ * the statement has run. A failure is kept and reported when
  * the statement is about to run. */
 void keel_sqlite_bind_failed(struct keel_sqlite_store *s, int rc)
 {

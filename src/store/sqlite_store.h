@@ -4,9 +4,9 @@
  * entry points. Not part of the library's API (sqlite_internal.h is what
  * tests see).
  *
- *   sqlite.c         open and close, transactions, seen ids, prefetch,
- *                    write-back, the ops table
- *   sqlite_schema.c  the versioned schema and its migrations
+ *   sqlite.c         open and close, transactions and savepoints, seen
+ *                    ids, append, the ops table
+ *   sqlite_schema.c  the versioned schema, its migrations and views
  *   sqlite_sql.c     the statements: padded VALUES lists, multi-row
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
@@ -24,7 +24,6 @@
 
 #include "../store.h"
 #include "../timeline.h"
-#include "open_rows.h"
 #include "sqlite_internal.h"
 
 /* ------------------------------------------------------------ constants */
@@ -33,10 +32,6 @@
 /* Page cache per connection, in KiB (negative cache_size): the hot index
  * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
 #define KEEL_SQLITE_CACHE_KIB 32768
-/* Timelines whose last row the store remembers between batches (about
- * 200 bytes each), and for how many batches one may go unused. */
-#define KEEL_SQLITE_OPEN_ROWS 16384
-#define KEEL_SQLITE_OPEN_ROWS_AGE 32
 /* WAL pages before an automatic checkpoint: fewer, larger checkpoints
  * write a page touched by many batches once (docs/store-sqlite.md). */
 #define KEEL_SQLITE_AUTOCHECKPOINT 8192
@@ -61,7 +56,8 @@ enum {
 	KEEL_SF_OBJECT = 1u << 2,
 	KEEL_SF_AT = 1u << 3,
 	KEEL_SF_EVENT_ID = 1u << 4,
-	KEEL_SF_N = 1u << 5,
+	KEEL_SF_KNOWN_AT = 1u << 5,
+	KEEL_SF_N = 1u << 6,
 };
 
 /* Parameters of every scan statement, by number. */
@@ -71,20 +67,14 @@ enum {
 	KEEL_SP_NAME,
 	KEEL_SP_OBJECT,
 	KEEL_SP_AT,
-	KEEL_SP_EVENT_ID
+	KEEL_SP_EVENT_ID,
+	KEEL_SP_KNOWN_AT
 };
 
 /* ------------------------------------------------------------- the store */
 
 enum keel_sqlite_padded {
 	KEEL_SQ_SEEN,
-	KEEL_SQ_ENTITY,
-	KEEL_SQ_FACT_OPEN,
-	KEEL_SQ_REL_OPEN,
-	KEEL_SQ_FACT_LATE,
-	KEEL_SQ_REL_LATE,
-	KEEL_SQ_FACT_CLOSE,
-	KEEL_SQ_REL_CLOSE,
 	KEEL_SQ_NPADDED
 };
 
@@ -103,15 +93,13 @@ enum keel_sqlite_insert {
 	KEEL_SI_REL,
 	KEEL_SI_EVENT,
 	KEEL_SI_EVENT_ID,
-	KEEL_SI_ENTITY,
+	KEEL_SI_MENTION,
 	KEEL_SI_N
 };
 
-/* One key of a padded query: an overlay object and, for late lookups, the
- * time to look up. */
+/* One key of a padded query: a batch's event. */
 struct keel_sqlite_key {
 	void *ptr;
-	int64_t at;
 };
 
 /* The handle's background checkpoints (sqlite_checkpoint.c). running,
@@ -139,20 +127,20 @@ struct keel_sqlite_store {
 	sqlite3_stmt *insert[KEEL_SI_N][KEEL_SQLITE_INSERT_LOG2 + 1];
 	sqlite3_stmt *scan[4][KEEL_SF_N];
 	bool scan_busy[4][KEEL_SF_N];
-	sqlite3_stmt *begin, *commit, *rollback, *max_seq, *counts, *tenants;
-	/* The last rows of recently touched timelines (open_rows.h), valid
-	 * while the file's data version is the one this connection's last
-	 * commit left. */
-	struct keel_open_rows open_rows;
-	unsigned data_version;
+	sqlite3_stmt *begin, *commit, *rollback, *savepoint, *release, *rollback_to;
+	sqlite3_stmt *max_seq, *last_recorded, *counts, *tenants;
 	int bind_rc; /* first bind failure since the last statement ran */
-	int64_t fact_seq, rel_seq, event_seq; /* last seq used, per table */
+	/* The last seq used per table, read when a transaction begins (under
+	 * the write lock); seqs a rolled-back batch used are not reused. */
+	int64_t fact_seq, rel_seq, event_seq, mention_seq;
+	/* The schema version the file had when this handle opened it, and
+	 * the one it has now (keel migrate). */
+	int schema_was, schema_now;
 	/* scratch reused by every batch */
 	struct keel_sqlite_key *keys;
 	size_t nkeys, keys_cap;
-	int64_t *times;
-	size_t times_cap;
-	struct keel_ptrvec rows;
+	const struct keel_assertion **rows; /* one kind's rows of a batch */
+	size_t rows_cap;
 	struct keel_sqlite_checkpointer ckpt;
 };
 
@@ -212,14 +200,13 @@ static inline struct keel_str keel_sqlite_col_str(sqlite3_stmt *st, int i)
 	return keel_str_make(p ? p : "", (size_t)sqlite3_column_bytes(st, i));
 }
 
-static inline void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr,
-					 int64_t at)
+static inline void keel_sqlite_keys_push(struct keel_sqlite_store *s, void *ptr)
 {
 	if (s->nkeys == s->keys_cap) {
 		s->keys_cap = s->keys_cap ? 2 * s->keys_cap : 1024;
 		s->keys = keel_xrealloc(s->keys, s->keys_cap * sizeof *s->keys);
 	}
-	s->keys[s->nkeys++] = (struct keel_sqlite_key){ptr, at};
+	s->keys[s->nkeys++] = (struct keel_sqlite_key){ptr};
 }
 
 /* Statements (sqlite_sql.c) */
@@ -241,11 +228,11 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s);
 int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql);
 
 /* Batches (sqlite.c) */
-int keel_sqlite_write_back(struct keel_store *bs, struct keel_overlay *o,
-			   struct keel_batch_event **ev, size_t n);
+int keel_sqlite_append(struct keel_store *bs, const struct keel_append *a);
 
 /* Reading (sqlite_read.c) */
-int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, uint64_t out[4]);
+int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t known_at,
+		       uint64_t out[4]);
 int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
 int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
 		     void *ud);
@@ -253,8 +240,8 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 /* Replay (sqlite_replay.c) */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 			       const struct keel_replace_scope *scope,
-			       struct keel_overlay *o, struct keel_batch_event **ev,
-			       size_t n, uint64_t log_events, struct keel_buf *note);
+			       const struct keel_append *a, uint64_t log_events,
+			       struct keel_buf *note);
 
 /* Background checkpoints (sqlite_checkpoint.c). init at open (the
  * connection is open); start before each transaction (it does nothing

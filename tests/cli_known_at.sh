@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# cli_known_at.sh - transaction time through the real binary on an SQLite
+# store (docs/semantics.md, "Transaction time"; docs/cli.md): the story
+# ingested in two runs, the second bringing a late event; every read
+# with --known-at the first run's moment answers as before the late
+# event, dump and export as a store given only the first run, and
+# history --changes lists both recordings in order, with the row the
+# late event shortened.
+. "$(dirname "$0")/cli/lib.sh"
+
+story=$data/story.ndjson
+db=sqlite:$dir/a.db
+T=2026-01-05T
+# Run 1: everything but e5 (in service at 08:00:00.25); run 2: e5, late.
+grep -v '"id":"e5"' "$story" >"$dir/run1.ndjson"
+grep -F '"id":"e5"' "$story" >"$dir/run2.ndjson"
+expect 0 "$KEEL" ingest "$dir/run1.ndjson" --store "$db" --quiet
+
+# The moment run 1 was recorded, from history --changes.
+expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
+R1=$(grep -o '"recorded_at":"[^"]*"' "$dir/out" | head -n 1 | cut -d'"' -f4)
+[ -n "$R1" ] || fail "history --changes gave no recorded_at: $(cat "$dir/out")"
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2","value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e7","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
+
+expect 0 "$KEEL" ingest "$dir/run2.ndjson" --store "$db" --quiet
+
+# Now: e5 holds at 09:00, and e2's row was shortened to end at e5.
+expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}09:00:00Z --store "$db"
+contains out '"status":{"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":"e5"}'
+lacks out '"known_at"'
+# As known at R1: what Keel said before the late event arrived.
+expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}09:00:00Z --known-at "$R1" --store "$db"
+contains out '"at":"'$T'09:00:00Z","known_at":"'$R1'","kind":"vehicle"'
+contains out '"status":{"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2"}'
+lacks out 'in_service'
+expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --known-at "$R1" --store "$db"
+contains out '"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2","closed_by":"e7","event":{"id":"e2",'
+expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "$db"
+contains out '"asserted_by":"e5","closed_by":"e7","event":{"id":"e5",'
+expect 0 "$KEEL" history acme vehicle:V-1 status --known-at "$R1" --store "$db"
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","known_at":"'$R1'","facts":[{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2","closed_by":"e7"},{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":"e7","closed_by":null}],"relations":[]}'
+
+# The changes: both recordings, in order; the late one shortened e2's row.
+expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
+R2=$(grep -o '"recorded_at":"[^"]*"' "$dir/out" | sed -n 3p | cut -d'"' -f4)
+[ -n "$R2" ] && [ "$R2" != "$R1" ] || fail "the late event's recorded_at \"$R2\" is not after run 1's \"$R1\""
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2","value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e7","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}},{"predicate":"status","recorded_at":"'$R2'","asserted_by":"e5","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","closed_by":"e7","shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":"'$T'10:00:00Z","valid_to_after":"'$T'08:00:00.250000Z"}}],"relations":[]}'
+# ... and as known at R1, only the first two.
+expect 0 "$KEEL" history acme vehicle:V-1 status --changes --known-at "$R1" --store "$db"
+contains out '"known_at":"'$R1'","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2",'
+lacks out '"e5"'
+# Without a predicate: every timeline of the subject, relations too.
+expect 0 "$KEEL" history acme vehicle:V-1 --changes --store "$db"
+contains out '"predicate":null,"facts":[{"predicate":"make",'
+contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":"e2","linked":true,'
+
+# dump and export as known at R1: a store given only run 1.
+expect 0 "$KEEL" ingest "$dir/run1.ndjson" --store "sqlite:$dir/b.db" --quiet
+expect 0 "$KEEL" dump --store "sqlite:$dir/b.db"
+cp "$dir/out" "$dir/run1.dump"
+expect 0 "$KEEL" dump --known-at "$R1" --store "$db"
+cmp -s "$dir/out" "$dir/run1.dump" || fail "dump --known-at R1 is not the dump of run 1 alone"
+expect 0 "$KEEL" dump --known-at now --store "$db"
+cp "$dir/out" "$dir/now.dump"
+expect 0 "$KEEL" dump --store "$db"
+cmp -s "$dir/out" "$dir/now.dump" || fail "dump --known-at now differs from dump"
+cmp -s "$dir/out" "$dir/run1.dump" && fail "the dump after run 2 equals run 1's"
+expect 0 "$KEEL" dump --tenant acme --known-at "$R1" --store "$db"
+cmp -s "$dir/out" "$dir/run1.dump" || fail "dump --tenant acme --known-at R1 is not run 1's"
+expect 0 "$KEEL" export --format ndjson --store "sqlite:$dir/b.db"
+cp "$dir/out" "$dir/run1.export"
+expect 0 "$KEEL" export --format ndjson --known-at "$R1" --store "$db"
+cmp -s "$dir/out" "$dir/run1.export" || fail "export --known-at R1 is not the export of run 1 alone"
+expect 0 "$KEEL" stats --store "sqlite:$dir/b.db"
+run1_counts=$(sed 's/^{//' "$dir/out")
+expect 0 "$KEEL" stats --known-at "$R1" --store "$db"
+is_out '{"known_at":"'$R1'",'"$run1_counts"
+expect 0 "$KEEL" stats --store "$db"
+contains out '"events":7'
+
+# Before anything was recorded: nothing known.
+old=2020-01-01T00:00:00Z
+expect 1 "$KEEL" show acme vehicle:V-1 --known-at $old --store "$db"
+is_err 'keel show: entity "vehicle:V-1" not found in tenant "acme" as known at '$old
+expect 1 "$KEEL" history acme vehicle:V-1 --changes --known-at $old --store "$db"
+contains err 'as known at '$old
+expect 1 "$KEEL" dump --tenant acme --known-at $old --store "$db"
+is_err 'keel dump: tenant "acme" not found'
+expect 0 "$KEEL" dump --known-at $old --store "$db"
+empty out
+expect 0 "$KEEL" stats --known-at $old --store "$db"
+is_out '{"known_at":"'$old'","tenants":[],"total":{"entities":0,"facts":0,"relations":0,"events":0}}'
+
+# Bad values are usage errors; --changes is history's alone.
+for cmd in "show acme vehicle:V-1" "history acme vehicle:V-1" "why acme vehicle:V-1 status" \
+	"dump" "stats" "export --format ndjson"; do
+	# shellcheck disable=SC2086
+	expect 2 "$KEEL" $cmd --known-at yesterday --store "$db"
+	contains err '--known-at "yesterday": '
+done
+expect 2 "$KEEL" show acme vehicle:V-1 --changes --store "$db"
+contains err "unrecognized option '--changes'"
+
+finish
