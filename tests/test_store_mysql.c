@@ -337,16 +337,28 @@ static void hb_run(struct keel_store *s, struct hbatch *b)
 
 /* The raw records of a scan, one line each:
  * "subject name object value from asserted_by recorded_at". */
+/* s, or `none` for an absent string. */
+static void add_or(struct keel_buf *b, struct keel_str s, const char *none)
+{
+	if (s.ptr)
+		keel_buf_add(b, s.ptr, s.len);
+	else
+		keel_buf_adds(b, none);
+}
+
 static int raw_line(void *ud, const struct keel_record *r)
 {
 	struct keel_buf *b = ud;
-	keel_buf_addf(b, "%.*s %.*s %.*s %.*s %lld %.*s %lld\n", (int)r->subject.len,
-		      r->subject.ptr ? r->subject.ptr : "", (int)r->name.len,
-		      r->name.ptr ? r->name.ptr : "", (int)r->object.len,
-		      r->object.ptr ? r->object.ptr : "-", (int)r->value.len,
-		      r->value.ptr ? r->value.ptr : "null", (long long)r->valid_from,
-		      (int)r->asserted_by.len, r->asserted_by.ptr ? r->asserted_by.ptr : "",
-		      (long long)r->recorded_at);
+	add_or(b, r->subject, "-");
+	keel_buf_addc(b, ' ');
+	add_or(b, r->name, "-");
+	keel_buf_addc(b, ' ');
+	add_or(b, r->object, "-");
+	keel_buf_addc(b, ' ');
+	add_or(b, r->value, "null");
+	keel_buf_addf(b, " %lld ", (long long)r->valid_from);
+	add_or(b, r->asserted_by, "-");
+	keel_buf_addf(b, " %lld\n", (long long)r->recorded_at);
 	return 0;
 }
 
@@ -364,10 +376,11 @@ static char *raw_scan(struct keel_store *s, const struct keel_scan *q)
 static int entity_line(void *ud, const struct keel_record *r)
 {
 	struct keel_buf *b = ud;
-	keel_buf_addf(b, "%.*s %.*s %lld %lld %lld\n", (int)r->subject.len, r->subject.ptr,
-		      (int)r->kind.len, r->kind.ptr ? r->kind.ptr : "null",
-		      (long long)r->first_seen, (long long)r->last_seen,
-		      (long long)r->recorded_at);
+	add_or(b, r->subject, "-");
+	keel_buf_addc(b, ' ');
+	add_or(b, r->kind, "null");
+	keel_buf_addf(b, " %lld %lld %lld\n", (long long)r->first_seen,
+		      (long long)r->last_seen, (long long)r->recorded_at);
 	return 0;
 }
 
@@ -966,7 +979,8 @@ static void scans_known_at_see_what_was_recorded_by_then(void **state)
 
 	struct keel_scan q = {.type = KEEL_REC_FACT, .tenant = keel_str_cstr("t")};
 	char *all = raw_scan(s, &q);
-	/* as written, in (subject, predicate, valid_from, seq) order */
+	/* as written, in (subject, predicate, valid_from, seq) order: the
+	 * late row first */
 	assert_string_equal(all, "v:1 fuel - 2 5 b1 200\n"
 				 "v:1 fuel - 1 10 a1 100\n"
 				 "v:1 odometer - 7 20 b2 200\n");
@@ -1053,6 +1067,13 @@ static void scans_at_a_time_read_two_rows_a_timeline(void **state)
 			      .subject = keel_str_cstr("v:long"),
 			      .at_set = true,
 			      .at = 1000 + 10 * 5000 + 5};
+	/* The timelines of a subject are found by a loose scan of the
+	 * timeline index (one entry a timeline), which the optimizer takes
+	 * knowing the index's statistics; InnoDB recalculates them in the
+	 * background once a tenth of a table has changed, which a table
+	 * just grown from nothing has not caught up with yet. */
+	assert_int_equal(keel_store_mysql_exec(s, "ANALYZE TABLE keel_fact_rows", NULL, NULL),
+			 0);
 	uint64_t before = handler_reads(s);
 	char *got = raw_scan(s, &q);
 	uint64_t touched = handler_reads(s) - before;
