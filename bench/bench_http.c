@@ -40,7 +40,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -466,17 +465,28 @@ static pid_t serve_process(const char *url, uint16_t port, unsigned threads)
 }
 
 /* Stops the server process (SIGTERM: it drains and exits) and returns its
- * peak RSS in KiB, through wait4. */
+ * peak RSS in KiB: VmHWM of /proc/PID/status, read before the signal. Not
+ * wait4's ru_maxrss: a child forked from this process starts with this
+ * process's pages mapped (the corpus, the requests), and the kernel keeps
+ * that high-water mark in the child's ru_maxrss through exec. */
 static long stop_process(pid_t pid)
 {
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	long hwm = -1;
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &hwm) == 1)
+			break;
+	if (f)
+		fclose(f);
 	kill(pid, SIGTERM);
 	int status;
-	struct rusage ru;
-	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "bench_http: keel serve did not exit cleanly\n");
 		exit(1);
 	}
-	return ru.ru_maxrss;
+	return hwm;
 }
 
 /* The 1-minute load average: figures taken on a busy machine say so. */
