@@ -23,7 +23,7 @@ for batch in 500 5000; do
 	# "batches B, statements S": at most 12 statements a batch (with late
 	# events; docs/store-mysql.md), beside the 9 that open a new store
 	# (session, schema version, creating it)
-	read -r batches statements < <(sed -n 's/^batches \([0-9]*\), statements \([0-9]*\)$/\1 \2/p' "$dir/report")
+	read -r batches statements < <(sed -n 's/^batches \([0-9]*\), commits [0-9]*, statements \([0-9]*\)$/\1 \2/p' "$dir/report")
 	[ -n "${batches:-}" ] || fail "no statements line in: $(cat "$dir/report")"
 	[ "$batches" -eq $(((20000 + batch - 1) / batch)) ] || fail "batch $batch: $batches batches"
 	[ "$statements" -le $((batches * 12 + 9)) ] || fail "batch $batch: $statements statements in $batches batches"
