@@ -67,7 +67,7 @@ crash_rounds() {
 	drop_store "$store"
 
 	local kills=0 rounds=0 runs delay_ms first_kill k
-	while [ "$kills" -lt "$want" ] && [ "$rounds" -lt 40 ]; do
+	while [ "$kills" -lt "$want" ] && [ "$rounds" -lt 100 ]; do
 		rounds=$((rounds + 1))
 		store=$(fresh_store)
 		first_kill=$((kills + 1))
