@@ -1,6 +1,6 @@
 /*
- * query_text.c - the documents of show, history, why and stats as aligned
- * text for a person to read: what the keel tool prints on a terminal
+ * query_text.c - the documents of show, history (rows or changes), why and
+ * stats as aligned text for a person to read: what the keel tool prints on a terminal
  * (docs/cli.md, "On a terminal").
  *
  * The text is a view of the JSON document, rendered from it and from

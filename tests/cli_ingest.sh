@@ -28,13 +28,15 @@ echo '{"specversion":"1.0","id":"u1","tenant":"acme","type":"fleet.unknown","tim
 expect 0 "$KEEL" ingest "$story" "$dir/changed.ndjson" "${mem[@]}"
 contains err "accepted 8, duplicates 7 (conflicting 1), unhandled 1, rejected 0"
 
-# --verbose adds batches, commits and statements (three batches of one
-# file, well within a commit interval: one commit, at its end); --quiet
-# prints nothing at all.
+# --verbose adds batches, commits and statements; --quiet prints nothing
+# at all. --commit-interval 0 commits every batch; at the default interval
+# the three batches of a short file are committed once, at its end.
 expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3
 contains err "batches 3, commits 1, statements 0"
 expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3 --commit-interval 0
 contains err "batches 3, commits 3, statements 0"
+expect 2 "$KEEL" ingest "$story" "${mem[@]}" --commit-interval soon
+contains err '--commit-interval "soon": not a number of milliseconds'
 expect 0 "$KEEL" ingest "$story" "${mem[@]}" --quiet
 empty err
 empty out

@@ -19,7 +19,8 @@ limited() {
 # The default way in, on SQLite.
 limited 1024 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/full.db"
 [ "$status" -eq 1 ] || fail "ingest into a full store: exit $status, expected 1: $(cat "$dir/err")"
-# (a batch's write or the commit holding several batches may be what fails)
+# Batches are grouped into commits: the error names the batch or the
+# commit whose lines it lost.
 errors=$(grep -cE '^keel ingest: (batch|commit) of lines ' "$dir/err")
 [ "$errors" -eq 1 ] || fail "the store error is printed $errors times, expected once: $(cat "$dir/err")"
 accepted=$(sed -n 's/^accepted \([0-9]*\),.*/\1/p' "$dir/err")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Crash test (docs/semantics.md, "Batches and commits"): kill -9 `keel ingest`
-# at random moments, 30 times in all, running the
-# same command again after each kill until a run finishes; the final dump must
-# equal an uninterrupted run's, byte for byte.
+# Crash test (docs/semantics.md, "Batches, commits and failures"): kill -9
+# `keel ingest` at random moments, 30 times in all, running the same command
+# again after each kill until a run finishes; the final dump must equal an
+# uninterrupted run's, byte for byte.
 #
 # Two ways of committing (20 kills, then 10):
 #   the default --commit-interval (1 s): a transaction holds many batches,

@@ -268,7 +268,7 @@ static void replay_failing_midway_changes_nothing(void **state)
 	sqlite3 *db = keel_store_sqlite_db(s);
 	assert_int_equal(
 	    sqlite3_exec(db,
-			 "CREATE TRIGGER refuse BEFORE INSERT ON facts "
+			 "CREATE TRIGGER refuse BEFORE INSERT ON fact_rows "
 			 "WHEN NEW.tenant = 'tenant-01' AND NEW.predicate = 'state' "
 			 "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
 			 NULL, NULL, NULL),
@@ -375,7 +375,7 @@ static void failed_bulk_write_counts_nothing_accepted(void **state)
 	struct keel_store *s = open_store(url);
 	sqlite3 *db = keel_store_sqlite_db(s);
 	assert_int_equal(sqlite3_exec(db,
-				      "CREATE TRIGGER refuse BEFORE INSERT ON facts "
+				      "CREATE TRIGGER refuse BEFORE INSERT ON fact_rows "
 				      "BEGIN SELECT RAISE(ABORT, 'refused'); END",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);

@@ -67,33 +67,84 @@ static void keel_sqlite_at_row(struct keel_buf *b, bool fact, unsigned m, bool b
  * incoming direction (an object and no subject) enumerates through
  * relation_rows_object. The few rows are then sorted into the scan's
  * order.
+ *
+ * The next key after k is asked column by column, not as one row-value
+ * comparison: SQLite 3.40 seeks "(a, b) > (?, ?)" on a alone and then
+ * sorts everything after it to find the first (a scan of the tenant per
+ * key), while "a = ? AND b > ? ORDER BY b LIMIT 1" stops at the first
+ * index entry.
  */
+struct keel_sqlite_key_col {
+	const char *col, *k; /* column, and its name in k */
+	unsigned fixed;	     /* the filter that fixes it */
+};
+
 static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 {
 	const char *table = fact ? "fact_rows" : "relation_rows";
 	bool incoming = !fact && (m & KEEL_SF_OBJECT) && !(m & KEEL_SF_SUBJECT);
-	/* The key's columns in the order of the index that enumerates them;
-	 * k names them s, n, o whatever that order. */
-	const char *cols = fact ? "subject, predicate"
-			   : incoming ? "object, relation, subject"
-				      : "subject, relation, object";
-	const char *kcols = fact ? "k.s, k.n" : incoming ? "k.o, k.n, k.s" : "k.s, k.n, k.o";
-	const char *knames = fact ? "s, n" : incoming ? "o, n, s" : "s, n, o";
-	keel_buf_addf(b, "WITH RECURSIVE k(%s) AS (SELECT %s FROM %s WHERE seq = "
-			 "(SELECT seq FROM %s WHERE ",
-		      knames, cols, table, table);
+	const struct keel_sqlite_key_col subject = {"subject", "s", KEEL_SF_SUBJECT};
+	const struct keel_sqlite_key_col name = {fact ? "predicate" : "relation", "n",
+						 KEEL_SF_NAME};
+	const struct keel_sqlite_key_col object = {"object", "o", KEEL_SF_OBJECT};
+	/* The key in the order of the index that enumerates it. */
+	struct keel_sqlite_key_col key[3];
+	size_t nkey = 0;
+	if (fact) {
+		key[nkey++] = subject;
+		key[nkey++] = name;
+	} else if (incoming) {
+		key[nkey++] = object;
+		key[nkey++] = name;
+		key[nkey++] = subject;
+	} else {
+		key[nkey++] = subject;
+		key[nkey++] = name;
+		key[nkey++] = object;
+	}
+	/* The columns the filters leave free, in index order. */
+	const struct keel_sqlite_key_col *free_cols[3];
+	size_t nfree = 0;
+	for (size_t i = 0; i < nkey; i++)
+		if (!(m & key[i].fixed))
+			free_cols[nfree++] = &key[i];
+
+	keel_buf_adds(b, "WITH RECURSIVE k(");
+	for (size_t i = 0; i < nkey; i++)
+		keel_buf_addf(b, "%s%s", i ? ", " : "", key[i].k);
+	keel_buf_adds(b, ") AS (SELECT ");
+	for (size_t i = 0; i < nkey; i++)
+		keel_buf_addf(b, "%s%s", i ? ", " : "", key[i].col);
+	keel_buf_addf(b, " FROM %s WHERE seq = (SELECT seq FROM %s WHERE ", table, table);
 	keel_sqlite_row_filters(b, fact, m);
-	keel_buf_addf(b, " ORDER BY %s LIMIT 1) UNION ALL SELECT ", cols);
-	if (fact)
-		keel_buf_adds(b, "t.subject, t.predicate");
-	else if (incoming)
-		keel_buf_adds(b, "t.object, t.relation, t.subject");
-	else
-		keel_buf_adds(b, "t.subject, t.relation, t.object");
-	keel_buf_addf(b, " FROM k CROSS JOIN %s AS t ON t.seq = (SELECT seq FROM %s WHERE ",
-		      table, table);
-	keel_sqlite_row_filters(b, fact, m);
-	keel_buf_addf(b, " AND (%s) > (%s) ORDER BY %s LIMIT 1)) ", cols, kcols, cols);
+	keel_buf_adds(b, " ORDER BY ");
+	for (size_t i = 0; i < nkey; i++)
+		keel_buf_addf(b, "%s%s", i ? ", " : "", key[i].col);
+	keel_buf_adds(b, " LIMIT 1)");
+	if (nfree) {
+		keel_buf_adds(b, " UNION ALL SELECT ");
+		for (size_t i = 0; i < nkey; i++)
+			keel_buf_addf(b, "%st.%s", i ? ", " : "", key[i].col);
+		keel_buf_addf(b, " FROM k CROSS JOIN %s AS t ON t.seq = coalesce(", table);
+		/* The deepest free column first: the next key under the same
+		 * prefix, then under the next prefix, and so on. */
+		for (size_t j = nfree; j-- > 0;) {
+			keel_buf_addf(b, "(SELECT seq FROM %s WHERE ", table);
+			keel_sqlite_row_filters(b, fact, m);
+			for (size_t i = 0; i < j; i++)
+				keel_buf_addf(b, " AND %s = k.%s", free_cols[i]->col,
+					      free_cols[i]->k);
+			keel_buf_addf(b, " AND %s > k.%s ORDER BY ", free_cols[j]->col,
+				      free_cols[j]->k);
+			for (size_t i = j; i < nfree; i++)
+				keel_buf_addf(b, "%s%s", i > j ? ", " : "", free_cols[i]->col);
+			keel_buf_adds(b, " LIMIT 1)");
+			keel_buf_adds(b, j ? ", " : "");
+		}
+		/* coalesce() takes at least two arguments */
+		keel_buf_adds(b, nfree == 1 ? ", NULL)" : ")");
+	}
+	keel_buf_adds(b, ") ");
 	keel_buf_adds(b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
 				"r.valid_from, r.asserted_by, r.seq, r.recorded_at"
 			      : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "

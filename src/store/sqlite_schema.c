@@ -31,14 +31,16 @@
 #define KEEL_SQ_ROW_TIMES                                                                \
 	KEEL_SQ_T("valid_from") " AS valid_from, " KEEL_SQ_T("valid_to") " AS valid_to, " \
 	"asserted_by, closed_by, seq, " KEEL_SQ_T("nullif(recorded_at, 0)") " AS recorded_at"
-#define KEEL_SQ_VIEWS                                                                    \
+#define KEEL_SQ_VIEW_FACTS                                                               \
 	"CREATE VIEW facts AS SELECT tenant, subject, predicate, value, " KEEL_SQ_ROW_TIMES  \
 	" FROM (" KEEL_SQ_DERIVED("tenant, subject, predicate, value",                      \
-				  "tenant, subject, predicate", "fact_rows") ");\n"          \
+				  "tenant, subject, predicate", "fact_rows") ");\n"
+#define KEEL_SQ_VIEW_RELATIONS                                                           \
 	"CREATE VIEW relations AS SELECT tenant, subject, relation, object, linked, "      \
 	KEEL_SQ_ROW_TIMES " FROM ("                                                        \
 	KEEL_SQ_DERIVED("tenant, subject, relation, object, linked",                       \
-			"tenant, subject, relation, object", "relation_rows") ");\n"         \
+			"tenant, subject, relation, object", "relation_rows") ");\n"
+#define KEEL_SQ_VIEW_ENTITIES                                                            \
 	"CREATE VIEW entities AS SELECT tenant, subject, "                                  \
 	"(SELECT k.kind FROM entity_mentions AS k WHERE k.tenant = m.tenant AND "          \
 	"k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "  \
@@ -47,7 +49,9 @@
 	KEEL_SQ_T("nullif(max(recorded_at), 0)") " AS recorded_at "                        \
 	"FROM entity_mentions AS m GROUP BY tenant, subject;\n"
 
-static const char *const keel_sqlite_migrations[] = {
+/* Each step is a list of SQL texts run in order (a text longer than 4095
+ * bytes is beyond what C compilers must support). */
+static const char *const keel_sqlite_step1[] = {
     /* 0 -> 1: the first schema. Strings are TEXT in the default BINARY
      * collation, so ORDER BY sorts bytewise as the dump requires. */
     "CREATE TABLE meta (\n"
@@ -109,7 +113,10 @@ static const char *const keel_sqlite_migrations[] = {
     ");\n"
     "CREATE INDEX relations_key ON relations "
     "(tenant, subject, relation, object, valid_from);\n",
+    NULL,
+};
 
+static const char *const keel_sqlite_step2[] = {
     /* 1 -> 2: history is never rewritten (docs/store-sqlite.md, "Schema
      * version 2"). Each assertion is a row written once; valid_to and
      * closed_by are derived on read, so the old tables' rows become the
@@ -132,7 +139,7 @@ static const char *const keel_sqlite_migrations[] = {
     "INSERT INTO fact_rows (seq, tenant, subject, predicate, value, valid_from, "
     "asserted_by, recorded_at) SELECT seq, tenant, subject, predicate, value, "
     "valid_from, asserted_by, 0 FROM facts ORDER BY seq;\n"
-    "DROP TABLE facts;\n"
+    "DROP TABLE facts;\n",
     /* A timeline's rows in (valid_from, arrival) order: recorded_at never
      * decreases along seq, so (valid_from, recorded_at, seq) is that
      * order, and a known_at filter reads the index alone. */
@@ -152,7 +159,7 @@ static const char *const keel_sqlite_migrations[] = {
     "INSERT INTO relation_rows (seq, tenant, subject, relation, object, linked, "
     "valid_from, asserted_by, recorded_at) SELECT seq, tenant, subject, relation, "
     "object, linked, valid_from, asserted_by, 0 FROM relations ORDER BY seq;\n"
-    "DROP TABLE relations;\n"
+    "DROP TABLE relations;\n",
     "CREATE INDEX relation_rows_key ON relation_rows "
     "(tenant, subject, relation, object, valid_from, recorded_at);\n"
     /* The incoming direction (show's relations pointing at a subject). */
@@ -174,11 +181,18 @@ static const char *const keel_sqlite_migrations[] = {
     "INSERT INTO entity_mentions (tenant, subject, kind, kind_time, first_seen, "
     "last_seen, recorded_at) SELECT tenant, subject, kind, kind_time, first_seen, "
     "last_seen, 0 FROM entities ORDER BY tenant, subject;\n"
-    "DROP TABLE entities;\n"
+    "DROP TABLE entities;\n",
     "CREATE INDEX entity_mentions_key ON entity_mentions "
     "(tenant, subject, recorded_at, kind_time, kind, first_seen, last_seen);\n"
-    KEEL_SQ_VIEWS,
+    KEEL_SQ_VIEW_FACTS,
+    KEEL_SQ_VIEW_RELATIONS,
+    KEEL_SQ_VIEW_ENTITIES,
+    NULL,
 };
+
+/* Migration i takes a database from schema version i to i + 1. */
+static const char *const *const keel_sqlite_migrations[] = {keel_sqlite_step1,
+							    keel_sqlite_step2};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */
@@ -285,8 +299,9 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	}
 	s->schema_was = (int)version;
 	for (; version < KEEL_SQLITE_SCHEMA_VERSION; version++)
-		if ((rc = keel_sqlite_exec(s, keel_sqlite_migrations[version])))
-			goto fail;
+		for (const char *const *sql = keel_sqlite_migrations[version]; *sql; sql++)
+			if ((rc = keel_sqlite_exec(s, *sql)))
+				goto fail;
 	sqlite3_stmt *st;
 	static const char set[] =
 	    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "

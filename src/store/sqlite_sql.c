@@ -15,20 +15,25 @@ static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
 
 /* ------------------------------------------------------ multi-row inserts */
 
+/* OR FAIL: a statement that fails keeps the rows it inserted before, so
+ * SQLite needs no statement journal (a copy of each page the statement
+ * first touches) to undo it; the batch's savepoint undoes them
+ * (keel_sqlite_rollback_to_savepoint). */
+
 const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
-    [KEEL_SI_FACT] = {"INSERT INTO fact_rows (seq, tenant, subject, predicate, value, "
+    [KEEL_SI_FACT] = {"INSERT OR FAIL INTO fact_rows (seq, tenant, subject, predicate, value, "
 		      "valid_from, asserted_by, recorded_at) VALUES ",
 		      8, false, ""},
-    [KEEL_SI_REL] = {"INSERT INTO relation_rows (seq, tenant, subject, relation, "
+    [KEEL_SI_REL] = {"INSERT OR FAIL INTO relation_rows (seq, tenant, subject, relation, "
 		     "object, linked, valid_from, asserted_by, recorded_at) VALUES ",
 		     9, false, ""},
-    [KEEL_SI_EVENT] = {"INSERT INTO events (seq, tenant, id, type, time, hash, "
+    [KEEL_SI_EVENT] = {"INSERT OR FAIL INTO events (seq, tenant, id, type, time, hash, "
 		       "envelope, recorded_at) VALUES ",
 		       8, false, ""},
-    [KEEL_SI_EVENT_ID] = {"INSERT INTO event_ids (tenant, id, hash, seq, recorded_at) "
+    [KEEL_SI_EVENT_ID] = {"INSERT OR FAIL INTO event_ids (tenant, id, hash, seq, recorded_at) "
 			  "VALUES ",
 			  5, false, ""},
-    [KEEL_SI_MENTION] = {"INSERT INTO entity_mentions (seq, tenant, subject, kind, "
+    [KEEL_SI_MENTION] = {"INSERT OR FAIL INTO entity_mentions (seq, tenant, subject, kind, "
 			 "kind_time, first_seen, last_seen, recorded_at) VALUES ",
 			 8, false, ""},
 };

@@ -119,6 +119,14 @@ struct keel_sqlite_checkpointer {
 	atomic_uint_fast64_t frames; /* frames (pages) copied */
 };
 
+/* A batch's savepoint: the last seq of each table before it (sqlite.c).
+ * deleted: a replace deleted rows since, which the savepoint cannot
+ * bring back. */
+struct keel_sqlite_savepoint {
+	bool open, deleted;
+	int64_t fact_seq, rel_seq, event_seq, mention_seq;
+};
+
 struct keel_sqlite_store {
 	struct keel_store base;
 	sqlite3 *db;
@@ -127,12 +135,13 @@ struct keel_sqlite_store {
 	sqlite3_stmt *insert[KEEL_SI_N][KEEL_SQLITE_INSERT_LOG2 + 1];
 	sqlite3_stmt *scan[4][KEEL_SF_N];
 	bool scan_busy[4][KEEL_SF_N];
-	sqlite3_stmt *begin, *commit, *rollback, *savepoint, *release, *rollback_to;
+	sqlite3_stmt *begin, *commit, *rollback;
 	sqlite3_stmt *max_seq, *last_recorded, *counts, *tenants;
 	int bind_rc; /* first bind failure since the last statement ran */
 	/* The last seq used per table, read when a transaction begins (under
 	 * the write lock); seqs a rolled-back batch used are not reused. */
 	int64_t fact_seq, rel_seq, event_seq, mention_seq;
+	struct keel_sqlite_savepoint sp; /* the open batch's (sqlite.c) */
 	/* The schema version the file had when this handle opened it, and
 	 * the one it has now (keel migrate). */
 	int schema_was, schema_now;
