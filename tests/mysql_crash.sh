@@ -9,4 +9,4 @@ if [ -z "${KEEL_TEST_MYSQL_FRESH:-}" ] || [ -z "${KEEL_TEST_MYSQL_DIR:-}" ]; the
 	. "$(dirname "$0")/cli/scratch.sh"
 	needs_mysql
 fi
-KEEL_CRASH_FRESH=$KEEL_TEST_MYSQL_FRESH exec bash "$(dirname "$0")/crash.sh"
+KEEL_CRASH_FRESH=$KEEL_TEST_MYSQL_FRESH KEEL_CRASH_EVENTS=4000 exec bash "$(dirname "$0")/crash.sh"
