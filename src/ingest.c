@@ -13,8 +13,8 @@
  *
  * A transaction holds the batches written within commit_interval_ms of
  * its first; keel_batcher_flush always commits (docs/semantics.md,
- * "Batches, commits and failures"). The report and on_outcome learn of a batch only
- * once its transaction has committed. A batch that fails is rolled back
+ * "Batches, commits and failures"). The report and on_outcome learn of a
+ * batch only once its transaction has committed. A batch that fails is rolled back
  * to its savepoint alone; the batches before it are committed.
  */
 #include <stdlib.h>
@@ -270,8 +270,9 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	keel_batcher_reset_batch(ing);
-	if (keel_store_rollback_to_savepoint(ing->store) != 0 ||
-	    keel_store_release(ing->store) != 0) {
+	/* rollback_to_savepoint ends the savepoint too (store.h): no
+	 * release after it. */
+	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
 		keel_store_rollback(ing->store);
 		keel_batcher_reset_tx(ing);
 		return rc;

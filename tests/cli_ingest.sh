@@ -29,7 +29,10 @@ expect 0 "$KEEL" ingest "$story" "$dir/changed.ndjson" "${mem[@]}"
 contains err "accepted 8, duplicates 7 (conflicting 1), unhandled 1, rejected 0"
 
 # --verbose adds batches, commits and statements; --quiet prints nothing
-# at all. --commit-interval 0 commits every batch.
+# at all. --commit-interval 0 commits every batch; at the default interval
+# the three batches of a short file are committed once, at its end.
+expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3
+contains err "batches 3, commits 1, statements 0"
 expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3 --commit-interval 0
 contains err "batches 3, commits 3, statements 0"
 expect 2 "$KEEL" ingest "$story" "${mem[@]}" --commit-interval soon
