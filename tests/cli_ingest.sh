@@ -129,7 +129,8 @@ lacks err " events/s, "
 command -v script >/dev/null || fail "script is needed (util-linux)"
 run script -qec "'$KEEL' ingest '$dir/gen.ndjson' --store memory:" /dev/null
 [ "$status" -eq 0 ] || fail "ingest under script exited $status"
-contains out "$(printf '\r\033[K')64 events, "
+contains out "$(printf '\r\033[K')64 events read, "
+contains out " committed, "
 contains out "%, ETA "
 contains out "read 3000 events in "
 
