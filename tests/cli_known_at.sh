@@ -51,7 +51,7 @@ contains out '"known_at":"'$R1'","facts":[{"predicate":"status","recorded_at":"'
 lacks out '"e5"'
 # Without a predicate: every timeline of the subject, relations too.
 expect 0 "$KEEL" history acme vehicle:V-1 --changes --store "$db"
-contains out '"predicate":null,"facts":[{"predicate":"make",'
+contains out '"predicate":null,"facts":[{"predicate":"location","recorded_at":"'$R1'","asserted_by":"e7","value":null,'
 contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":"e2","linked":true,'
 
 # dump and export as known at R1: a store given only run 1.
@@ -89,6 +89,16 @@ contains out '{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","v
 # As known at R1 and R2, e8 is not there.
 expect 0 "$KEEL" show acme vehicle:V-1 --known-at "$R2" --store "$db"
 lacks out '"sold"'
+
+# Run 4: a status at 06:05, before the vehicle was first seen (06:10). Now it
+# existed at 06:07; as known at R2 it did not yet.
+echo '{"specversion":"1.0","id":"e9","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'06:05:00Z","data":{"vehicle_id":"V-1","status":"delivered","reason":"new"}}' >"$dir/run4.ndjson"
+expect 0 "$KEEL" ingest "$dir/run4.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}06:07:00Z --store "$db"
+contains out '"first_seen":"'$T'06:05:00Z"'
+contains out '"status":{"value":"delivered",'
+expect 1 "$KEEL" show acme vehicle:V-1 --at ${T}06:07:00Z --known-at "$R2" --store "$db"
+is_err 'keel show: entity "vehicle:V-1" did not exist in tenant "acme" at '$T'06:07:00Z (first seen '$T'06:10:00Z)'
 
 # Before anything was recorded: nothing known.
 old=2020-01-01T00:00:00Z

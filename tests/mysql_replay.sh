@@ -62,7 +62,7 @@ mysql_dir=$KEEL_TEST_MYSQL_DIR
 db=${url##*/}
 db=${db%%\?*}
 "$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DELIMITER //
-CREATE TRIGGER \`$db\`.keel_test_refuse BEFORE INSERT ON \`$db\`.keel_facts FOR EACH ROW BEGIN IF NEW.tenant = 'tenant-01' AND NEW.predicate IN ('state', 'status') AND NEW.subject = 'vehicle:V-0003' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF; END //
+CREATE TRIGGER \`$db\`.keel_test_refuse BEFORE INSERT ON \`$db\`.keel_fact_rows FOR EACH ROW BEGIN IF NEW.tenant = 'tenant-01' AND NEW.predicate IN ('state', 'status') AND NEW.subject = 'vehicle:V-0003' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF; END //
 DELIMITER ;" ||
 	fail "cannot create the test trigger"
 expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-before.ndjson"

@@ -124,6 +124,16 @@ static void zero_or_larger_size_is_refused(void **state)
 	assert_int_equal(keel_export(s, &eo), KEEL_EINVAL);
 	assert_non_null(strstr(keel_store_errmsg(s), "keel_export_options: size is 0"));
 
+	struct keel_read_options rdo = {.known_at_set = true};
+	char *json = NULL;
+	assert_int_equal(keel_show(s, "t1", "vehicle:V-1", &rdo, &json), KEEL_EINVAL);
+	assert_null(json);
+	assert_non_null(strstr(keel_store_errmsg(s), "keel_read_options: size is 0"));
+	assert_int_equal(keel_stats(s, NULL, &rdo, &json), KEEL_EINVAL);
+	assert_null(json);
+	assert_int_equal(keel_dump(s, NULL, &rdo, stdout), KEEL_EINVAL);
+	assert_non_null(strstr(keel_store_errmsg(s), "keel_read_options: size is 0"));
+
 	struct keel_generate_options go = {.events = 1};
 	assert_int_equal(keel_generate_fleet(&go, stdout), KEEL_EINVAL);
 

@@ -180,7 +180,9 @@ bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out)
 		keel_buf_addc(out, (char)(hi << 4 | lo));
 		i += 2;
 	}
-	if (!out->data)
-		keel_buf_adds(out, "");
+	/* NUL-terminated even when empty ("?at="): reserve alone writes no
+	 * terminator. */
+	keel_buf_reserve(out, 0);
+	out->data[out->len] = 0;
 	return true;
 }
