@@ -292,7 +292,7 @@ struct keel_ingest_options {
 	/* A commit holds every batch (each atomic, behind its own
 	 * savepoint) written within this many milliseconds of the
 	 * transaction's first; keel_ingest_flush always commits
-	 * (docs/semantics.md, "Batches and commits"). 0 =
+	 * (docs/semantics.md, "Batches, commits and failures"). 0 =
 	 * KEEL_DEFAULT_COMMIT_INTERVAL_MS; KEEL_COMMIT_EVERY_BATCH: one commit
 	 * a batch. */
 	uint32_t commit_interval_ms;

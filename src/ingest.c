@@ -13,7 +13,7 @@
  *
  * A transaction holds the batches written within commit_interval_ms of
  * its first; keel_batcher_flush always commits (docs/semantics.md,
- * "Batches and commits"). The report and on_outcome learn of a batch only
+ * "Batches, commits and failures"). The report and on_outcome learn of a batch only
  * once its transaction has committed. A batch that fails is rolled back
  * to its savepoint alone; the batches before it are committed.
  */

@@ -42,4 +42,10 @@ grep -qF 'keel show acme vehicle:V-1 --at 2026-01-05T07:00:00Z --store sqlite:fi
 expect 1 "$KEEL" show acme vehicle:V-1 --at 2026-01-05T07:00:00Z --store "$db"
 contains err 'did not exist in tenant "acme" at 2026-01-05T07:00:00Z (first seen 2026-01-05T08:00:00Z)'
 
+# Known at a moment before it was recorded, it was not there at all.
+grep -qF 'keel show acme vehicle:V-1 --known-at 2026-01-01T00:00:00Z --store sqlite:first.db   # exit 1' "$readme" ||
+	fail "README.md lacks the --known-at line this test checks"
+expect 1 "$KEEL" show acme vehicle:V-1 --known-at 2026-01-01T00:00:00Z --store "$db"
+contains err 'not found in tenant "acme" as known at 2026-01-01T00:00:00Z'
+
 finish

@@ -132,7 +132,7 @@ static int keel_mysql_rollback(struct keel_store *s)
 }
 
 /*
- * Savepoints, one per batch (docs/semantics.md, "Batches and commits").
+ * Savepoints, one per batch (docs/semantics.md, "Batches, commits and failures").
  * The first batch of a transaction needs none: rolling it back is rolling
  * back the transaction, which holds nothing else; so SAVEPOINT is sent
  * only before a batch that follows written ones. One name serves every
