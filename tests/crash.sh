@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Crash test (docs/semantics.md): kill -9 the ingest at random moments, at least
 # 20 times, running the same command again after each kill; the final dump
-# must equal an uninterrupted run's, byte for byte.
+# must equal an uninterrupted run's, byte for byte. Each round's store is a
+# new SQLite file, or what the command KEEL_CRASH_FRESH prints
+# (tests/mysql_crash.sh: a new MariaDB database).
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 in=$dir/in.ndjson
@@ -13,8 +15,10 @@ cmd=("$KEEL" ingest "$in" --batch 50 --quiet)
 "$KEEL" dump --store "sqlite:$dir/ref.db" > "$dir/ref.dump"
 
 # How long one full run takes here, to aim the kills inside it.
+timing="sqlite:$dir/timing.db"
+[ -z "${KEEL_CRASH_FRESH:-}" ] || timing=$($KEEL_CRASH_FRESH)
 start=$(date +%s%N)
-"${cmd[@]}" --store "sqlite:$dir/timing.db"
+"${cmd[@]}" --store "$timing"
 full_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$full_ms" -gt 0 ] || full_ms=1
 
@@ -28,7 +32,11 @@ kills=0
 rounds=0
 while [ "$kills" -lt 20 ] && [ "$rounds" -lt 40 ]; do
 	rounds=$((rounds + 1))
-	store="sqlite:$dir/crash$rounds.db"
+	if [ -n "${KEEL_CRASH_FRESH:-}" ]; then
+		store=$($KEEL_CRASH_FRESH)
+	else
+		store="sqlite:$dir/crash$rounds.db"
+	fi
 	while :; do
 		"${cmd[@]}" --store "$store" &
 		pid=$!
