@@ -73,10 +73,7 @@ enum {
 
 /* ------------------------------------------------------------- the store */
 
-enum keel_sqlite_padded {
-	KEEL_SQ_SEEN,
-	KEEL_SQ_NPADDED
-};
+enum keel_sqlite_padded { KEEL_SQ_SEEN, KEEL_SQ_NPADDED };
 
 /* A statement over a VALUES list: head, then the tuples, then tail. A
  * tuple with slot=true starts with its position (a literal) so that result
