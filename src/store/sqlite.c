@@ -131,10 +131,11 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 	keel_sqlite_set_max_envelope(s);
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
+		 "PRAGMA page_size = %d; "
 		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
 		 "PRAGMA cache_size = -%d; PRAGMA temp_store = MEMORY; "
 		 "PRAGMA wal_autocheckpoint = %d",
-		 KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
+		 KEEL_SQLITE_PAGE_SIZE, KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
 	if ((rc = keel_sqlite_exec(s, pragmas)) || (rc = keel_sqlite_migrate(s)) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->begin, "BEGIN IMMEDIATE")) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->commit, "COMMIT")) ||
