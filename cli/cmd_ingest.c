@@ -93,8 +93,11 @@ static void progress_draw(struct ingest_state *st, double now)
 	const struct keel_report *rep = keel_ingest_report(st->ing);
 	double elapsed = now - st->start;
 	double rate = elapsed > 0 ? (double)rep->read / elapsed : 0;
-	fprintf(stderr, "\r\033[K%llu events, %.0f events/s",
-		(unsigned long long)rep->read, rate);
+	/* Read is what was offered; committed is what the store holds now
+	 * (docs/semantics.md: nothing counts as accepted before its commit). */
+	fprintf(stderr, "\r\033[K%llu events read, %llu committed, %.0f events/s",
+		(unsigned long long)rep->read,
+		(unsigned long long)(rep->accepted + rep->duplicates), rate);
 	if (st->bytes_total && st->reader) {
 		uint64_t done, total;
 		keel_reader_progress(st->reader, &done, &total);

@@ -236,11 +236,12 @@ enum keel_ingest_outcome {
 };
 
 /* Called after each successful commit, once for every event of the
- * committed batch that was not rejected, in the order keel_ingest_add took
- * them. seq is that order, from 0 within the batch: a caller that feeds
- * several sources into one batch (whose positions may repeat) tells them
- * apart by it. Not called for a batch that failed (nothing of it was
- * written). In KEEL_INGEST_WORKERS mode it is called from the workers'
+ * committed batches that was not rejected, in the order keel_ingest_add
+ * took them. seq is that order, from 0 within the commit: a caller that
+ * feeds several sources into one batch (whose positions may repeat) tells
+ * them apart by it. Not called for a batch that failed (nothing of it was
+ * written), nor before the commit (a process killed before it never
+ * told). In KEEL_INGEST_WORKERS mode it is called from the workers'
  * threads; KEEL_INGEST_BULK does not call it. */
 typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 				enum keel_ingest_outcome outcome);
@@ -292,7 +293,7 @@ struct keel_ingest_options {
 	/* A commit holds every batch (each atomic, behind its own
 	 * savepoint) written within this many milliseconds of the
 	 * transaction's first; keel_ingest_flush always commits
-	 * (docs/semantics.md, "Batches and commits"). 0 =
+	 * (docs/semantics.md, "Batches, commits and failures"). 0 =
 	 * KEEL_DEFAULT_COMMIT_INTERVAL_MS; KEEL_COMMIT_EVERY_BATCH: one commit
 	 * a batch. */
 	uint32_t commit_interval_ms;
@@ -319,9 +320,11 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
 /* Offers one envelope (one NDJSON line without its newline) found at
  * position (1-based line or 0-based index). A bad envelope is rejected
  * through on_reject and does not fail the call. When a batch is full it is
- * committed; a store failure returns KEEL_ESTORE (KEEL_EINVAL for a bulk
- * load refused), the batch is rolled back whole and keel_ingest_errmsg
- * names its range of positions. In KEEL_INGEST_WORKERS mode a worker's
+ * written, behind its own savepoint, and committed once the transaction is
+ * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
+ * for a bulk load refused), that batch alone is rolled back (the batches
+ * before it are committed) and keel_ingest_errmsg names its range of
+ * positions. In KEEL_INGEST_WORKERS mode a worker's
  * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position);

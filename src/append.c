@@ -58,9 +58,11 @@ static struct keel_mention *mention_push(struct keel_append_builder *b)
 	return &b->mentions[b->nmentions++];
 }
 
-static void mention(struct keel_append_builder *b, struct keel_str tenant,
-		    struct keel_str subject, int64_t t, struct keel_str kind,
-		    int64_t recorded_at)
+/* The open group's mention of (tenant, subject), or NULL; a mention with
+ * another recorded_at opens a new group. */
+static struct keel_mention *group_find(struct keel_append_builder *b, struct keel_str tenant,
+				       struct keel_str subject, int64_t recorded_at,
+				       uint64_t *hash)
 {
 	if (!b->group_open || recorded_at != b->group_recorded_at) {
 		keel_map_clear(&b->group_map);
@@ -69,26 +71,73 @@ static void mention(struct keel_append_builder *b, struct keel_str tenant,
 		b->group_open = true;
 	}
 	uint64_t h = keel_hash64(subject.ptr, subject.len, keel_hash64(tenant.ptr, tenant.len, 5));
+	*hash = h;
 	struct keel_map *map = &b->group_map;
 	for (size_t k = keel_map_first(map, h); k != SIZE_MAX; k = keel_map_next(map, h, k)) {
 		struct keel_mention *m = &b->mentions[(uintptr_t)map->values[k] - 1];
-		if (keel_str_eq(m->subject, subject) && keel_str_eq(m->tenant, tenant)) {
-			struct keel_str before = m->kind;
-			keel_mention_fold(m, t, kind);
-			if (m->kind.ptr != before.ptr)
-				m->kind = keep(b, kind);
-			return;
-		}
+		if (keel_str_eq(m->subject, subject) && keel_str_eq(m->tenant, tenant))
+			return m;
 	}
-	struct keel_mention *m = mention_push(b);
-	*m = (struct keel_mention){.tenant = keep(b, tenant),
-				   .subject = keep(b, subject),
-				   .kind = keep(b, kind),
-				   .kind_time = kind.ptr ? t : 0,
-				   .first_seen = t,
-				   .last_seen = t,
-				   .recorded_at = recorded_at};
-	keel_map_put(map, h, (void *)(uintptr_t)b->nmentions);
+	return NULL;
+}
+
+static void group_add(struct keel_append_builder *b, const struct keel_mention *m,
+		      uint64_t hash)
+{
+	struct keel_mention *c = mention_push(b);
+	*c = *m;
+	c->tenant = keep(b, m->tenant);
+	c->subject = keep(b, m->subject);
+	c->kind = keep(b, m->kind);
+	keel_map_put(&b->group_map, hash, (void *)(uintptr_t)b->nmentions);
+}
+
+/* Folds a later mention x into m, which it joins. */
+static void fold_into(struct keel_append_builder *b, struct keel_mention *m,
+		      int64_t first, int64_t last, struct keel_str kind, int64_t kind_time)
+{
+	keel_mention_fold(m, first, KEEL_STR_NULL);
+	keel_mention_fold(m, last, KEEL_STR_NULL);
+	struct keel_str before = m->kind;
+	if (kind.ptr)
+		keel_mention_fold(m, kind_time, kind);
+	if (m->kind.ptr != before.ptr)
+		m->kind = keep(b, kind);
+}
+
+static void mention(struct keel_append_builder *b, struct keel_str tenant,
+		    struct keel_str subject, int64_t t, struct keel_str kind,
+		    int64_t recorded_at)
+{
+	uint64_t h;
+	struct keel_mention *m = group_find(b, tenant, subject, recorded_at, &h);
+	if (m) {
+		fold_into(b, m, t, t, kind, t);
+		return;
+	}
+	struct keel_mention x = {.tenant = tenant,
+				 .subject = subject,
+				 .kind = kind,
+				 .kind_time = kind.ptr ? t : 0,
+				 .first_seen = t,
+				 .last_seen = t,
+				 .recorded_at = recorded_at};
+	group_add(b, &x, h);
+}
+
+void keel_append_fold_mentions(struct keel_append_builder *b, const struct keel_mention *x,
+			       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h;
+		struct keel_mention *m =
+		    group_find(b, x[i].tenant, x[i].subject, x[i].recorded_at, &h);
+		if (m)
+			fold_into(b, m, x[i].first_seen, x[i].last_seen, x[i].kind,
+				  x[i].kind_time);
+		else
+			group_add(b, &x[i], h);
+	}
 }
 
 void keel_append_add_row(struct keel_append_builder *b, const struct keel_assertion *r)

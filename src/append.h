@@ -1,7 +1,7 @@
 /*
  * append.h - what a batch writes, built from its accepted events
  * (docs/semantics.md): one assertion a fact, unset, link or unlink
- * operation, in arrival order, and one mention a entity per group of
+ * operation, in arrival order, and one mention an entity per group of
  * events recorded together, folding that group's mentions of it
  * (first_seen, last_seen, the kind by the upsert rule).
  *
@@ -35,6 +35,11 @@ void keel_append_builder_reset(struct keel_append_builder *b);
 
 /* Adds an accepted event's operations (ev->recorded_at set). */
 void keel_append_add_event(struct keel_append_builder *b, const struct keel_batch_event *ev);
+/* Folds mentions x[0..n) (made by another builder, arriving after what
+ * this one holds) into the open group: the transaction's mentions, built
+ * batch by batch (src/ingest.c). */
+void keel_append_fold_mentions(struct keel_append_builder *b, const struct keel_mention *x,
+			       size_t n);
 /* Adds one mention as it is (a load restores an entity with it). */
 void keel_append_add_mention(struct keel_append_builder *b, const struct keel_mention *m);
 /* Adds one assertion as it is (a load restores a row with it). */

@@ -389,8 +389,7 @@ static int ctx_value(struct keel_ctx *ctx, const struct op_request *r, struct ke
 }
 
 /* Checks an operation's fields in the order of its arguments and adds it.
- * One copy of a subject shared with the previous operation also tells the
- * overlay, by pointer, that one entity is meant. */
+ * One copy of a subject is shared with the previous operation's. */
 static int ctx_add(struct keel_ctx *ctx, const struct op_request *r)
 {
 	int rc = ctx_begin(ctx);

@@ -12,9 +12,12 @@
  * and closed_by are derived on read (derive.c).
  *
  * A transaction holds the batches written within commit_interval_ms of
- * its first; keel_batcher_flush always commits (docs/semantics.md,
- * "Batches and commits"). The report and on_outcome learn of a batch only
- * once its transaction has committed. A batch that fails is rolled back
+ * its first, and they share its recorded_at; their entity mentions are
+ * folded into one an entity and written just before the commit (at batch
+ * 500 a mention a batch was most of what batch 20 000 does not pay).
+ * keel_batcher_flush always commits (docs/semantics.md,
+ * "Batches, commits and failures"). The report and on_outcome learn of a
+ * batch only once its transaction has committed. A batch that fails is rolled back
  * to its savepoint alone; the batches before it are committed.
  */
 #include <stdlib.h>
@@ -49,6 +52,10 @@ struct keel_batcher {
 	int64_t tx_started;	   /* monotonic microseconds */
 	uint64_t tx_first_position;
 	uint64_t tx_last_position;
+	int64_t tx_recorded_at; /* every batch of the transaction's */
+	/* The entity mentions of its batches, folded: one an entity a
+	 * transaction, written just before its commit. */
+	struct keel_append_builder tx_mentions;
 	struct keel_report tx_counts; /* what its commit adds to report */
 	struct keel_ptrvec tx_events; /* when on_outcome: its events */
 };
@@ -88,6 +95,7 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		ing->opt.commit_interval_ms = KEEL_DEFAULT_COMMIT_INTERVAL_MS;
 	keel_map_init(&ing->batch_ids);
 	keel_append_builder_init(&ing->append, false);
+	keel_append_builder_init(&ing->tx_mentions, true);
 	keel_buf_init(&ing->errmsg);
 	*out = ing;
 	return 0;
@@ -103,6 +111,7 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_ptrvec_free(&ing->accepted);
 	keel_map_free(&ing->batch_ids);
 	keel_append_builder_free(&ing->append);
+	keel_append_builder_free(&ing->tx_mentions);
 	keel_ptrvec_free(&ing->tx_events);
 	if (ing->in_tx)
 		keel_store_rollback(ing->store);
@@ -193,6 +202,7 @@ static void keel_batcher_reset_tx(struct keel_batcher *ing)
 {
 	ing->in_tx = false;
 	ing->tx_events.len = 0;
+	keel_append_builder_reset(&ing->tx_mentions);
 	memset(&ing->tx_counts, 0, sizeof ing->tx_counts);
 	if (!ing->events.len)
 		keel_arena_reset(&ing->arena);
@@ -240,7 +250,14 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 {
 	if (!ing->in_tx)
 		return 0;
-	int rc = keel_store_commit(ing->store);
+	int rc = 0;
+	if (ing->tx_mentions.nmentions) {
+		struct keel_append m = keel_append_view(&ing->tx_mentions, NULL, 0);
+		m.nrows = 0;
+		rc = keel_store_append(ing->store, &m);
+	}
+	if (rc == 0)
+		rc = keel_store_commit(ing->store);
 	if (rc) {
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
@@ -270,8 +287,9 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	keel_batcher_reset_batch(ing);
-	if (keel_store_rollback_to_savepoint(ing->store) != 0 ||
-	    keel_store_release(ing->store) != 0) {
+	/* rollback_to_savepoint ends the savepoint too (store.h): no
+	 * release after it. */
+	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
 		keel_store_rollback(ing->store);
 		keel_batcher_reset_tx(ing);
 		return rc;
@@ -308,6 +326,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 		ing->in_tx = true;
 		ing->tx_started = mono_usec();
 		ing->tx_first_position = ing->first_position;
+		ing->tx_recorded_at = keel_store_recorded_at(s);
 	}
 	ing->tx_last_position = ing->last_position;
 	if ((rc = keel_store_savepoint(s)) != 0)
@@ -320,7 +339,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 	keel_batcher_mark_repeats(ing);
 
 	struct keel_report counts = {.batches = 1};
-	int64_t recorded_at = keel_store_recorded_at(s);
+	int64_t recorded_at = ing->tx_recorded_at;
 	for (size_t i = 0; i < n; i++) {
 		struct keel_batch_event *ev = events[i];
 		if (ev->status == KEEL_EV_DUPLICATE) {
@@ -342,11 +361,14 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 	counts.rows_inserted = ing->append.nrows;
 	if (counts.accepted) {
 		struct keel_append a = keel_append_view(&ing->append, acc, counts.accepted);
+		a.nmentions = 0; /* folded into the transaction's, below */
 		if ((rc = keel_store_append(s, &a)) != 0)
 			return keel_batcher_fail(ing, rc);
 	}
 	if ((rc = keel_store_release(s)) != 0)
 		return keel_batcher_fail(ing, rc);
+	keel_append_fold_mentions(&ing->tx_mentions, ing->append.mentions,
+				  ing->append.nmentions);
 
 	struct keel_report *c = &ing->tx_counts;
 	c->accepted += counts.accepted;

@@ -446,7 +446,7 @@ static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep
 
 /* What the replay must rewrite: the groups whose rows changed (as the
  * report compares them, by a 64-bit hash of every stored field). The
- * overlay keeps only those groups' entities and rows, so the store deletes
+ * build keeps only those groups' mentions and rows, so the store deletes
  * and inserts nothing else; unchanged rows stay as they are, seq and all
  * (a timeline is always rewritten whole, with its predicate's group). */
 static size_t keel_replay_scope(const struct keel_replay_report *rep,

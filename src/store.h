@@ -178,10 +178,11 @@ struct keel_store_ops {
 	int (*commit)(struct keel_store *s);
 	int (*rollback)(struct keel_store *s);
 
-	/* Batches within a transaction (docs/semantics.md, "Batches and
-	 * commits"): savepoint before each batch's writes, release after
-	 * them, rollback_to_savepoint to drop only the failing batch. A store
-	 * whose append cannot fail part way (memory) may leave them NULL. */
+	/* Batches within a transaction (docs/semantics.md, "Batches, commits
+	 * and failures"): savepoint before each batch's writes, release after
+	 * them, rollback_to_savepoint to drop only the failing batch and end
+	 * its savepoint (no release follows it). A store whose append cannot
+	 * fail part way (memory) may leave them NULL. */
 	int (*savepoint)(struct keel_store *s);
 	int (*release)(struct keel_store *s);
 	int (*rollback_to_savepoint)(struct keel_store *s);

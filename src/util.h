@@ -101,7 +101,7 @@ static inline bool keel_bytes_eq(const char *a, const char *b, size_t n)
 	return memcmp(a, b, n) == 0;
 }
 
-/* Inline: the overlay's key lookups compare several strings per operation. */
+/* Inline: every key lookup of a batch compares several strings. */
 static inline bool keel_str_eq(struct keel_str a, struct keel_str b)
 {
 	if (!a.ptr || !b.ptr)
@@ -217,35 +217,6 @@ void keel_map_clear(struct keel_map *m);
 size_t keel_map_first(const struct keel_map *m, uint64_t hash);
 size_t keel_map_next(const struct keel_map *m, uint64_t hash, size_t slot);
 void keel_map_put(struct keel_map *m, uint64_t hash, void *value);
-/* Cache hints for a lookup to come (keel_overlay_resolve): the slot where
- * hash would be found first, then, once that is in, the first `bytes` of
- * the value stored there. Hints only: nothing changes, a miss costs nothing. Inline: a
- * batch asks for a few per event, and a call costs as much as the hint. */
-static inline size_t keel_map_home(const struct keel_map *m, uint64_t hash)
-{
-	return (size_t)(hash ? hash : 1) & (m->cap - 1); /* as keel_map_put stores it */
-}
-static inline void keel_map_prefetch_slot(const struct keel_map *m, uint64_t hash)
-{
-	if (!m->cap)
-		return;
-	size_t i = keel_map_home(m, hash);
-	__builtin_prefetch(&m->hashes[i]);
-	__builtin_prefetch(&m->values[i]);
-}
-static inline void keel_map_prefetch_value(const struct keel_map *m, uint64_t hash,
-					   size_t bytes)
-{
-	if (!m->cap)
-		return;
-	size_t i = keel_map_home(m, hash);
-	if (m->hashes[i] != (hash ? hash : 1))
-		return;
-	const char *v = m->values[i];
-	for (size_t k = 0; k < bytes; k += 64)
-		__builtin_prefetch(v + k);
-}
-
 /* Growable array of pointers. */
 struct keel_ptrvec {
 	void **items;

@@ -29,7 +29,10 @@ expect 0 "$KEEL" ingest "$story" "$dir/changed.ndjson" "${mem[@]}"
 contains err "accepted 8, duplicates 7 (conflicting 1), unhandled 1, rejected 0"
 
 # --verbose adds batches, commits and statements; --quiet prints nothing
-# at all. --commit-interval 0 commits every batch.
+# at all. --commit-interval 0 commits every batch; at the default interval
+# the three batches of a short file are committed once, at its end.
+expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3
+contains err "batches 3, commits 1, statements 0"
 expect 0 "$KEEL" ingest "$story" "${mem[@]}" --verbose --batch 3 --commit-interval 0
 contains err "batches 3, commits 3, statements 0"
 expect 2 "$KEEL" ingest "$story" "${mem[@]}" --commit-interval soon
@@ -126,7 +129,8 @@ lacks err " events/s, "
 command -v script >/dev/null || fail "script is needed (util-linux)"
 run script -qec "'$KEEL' ingest '$dir/gen.ndjson' --store memory:" /dev/null
 [ "$status" -eq 0 ] || fail "ingest under script exited $status"
-contains out "$(printf '\r\033[K')64 events, "
+contains out "$(printf '\r\033[K')64 events read, "
+contains out " committed, "
 contains out "%, ETA "
 contains out "read 3000 events in "
 

@@ -416,7 +416,8 @@ static void url_without_path_is_refused(void **state)
 	add_fact(&e, "t", "e1", 10 * SEC, "a", "p", "1");
 	drive(s, &e, 1);
 	uint64_t counts[4];
-	assert_int_equal(keel_store_counts(s, keel_str_cstr("t"), KEEL_TIME_INF, counts), 0);
+	assert_int_equal(keel_store_counts(s, keel_str_cstr("t"), KEEL_TIME_INF, counts),
+			 0);
 	assert_int_equal(counts[1], 1);
 	assert_int_equal(counts[3], 1);
 	events_free(&e);
@@ -513,7 +514,8 @@ static void every_statement(struct keel_store *s)
 	assert_non_null(strstr(one, "event \"e3\""));
 	free(one);
 	uint64_t counts[4];
-	assert_int_equal(keel_store_counts(s, keel_str_cstr("t"), KEEL_TIME_INF, counts), 0);
+	assert_int_equal(keel_store_counts(s, keel_str_cstr("t"), KEEL_TIME_INF, counts),
+			 0);
 	struct keel_ptrvec tenants = {0};
 	assert_int_equal(keel_store_tenants(s, &tenants), 0);
 	for (size_t i = 0; i < tenants.len; i++)
@@ -560,7 +562,8 @@ static void batch_statements_only_insert(void **state)
 		assert_null(strstr(sql, "REPLACE"));
 		for (size_t t = 0; t < KEEL_ARRAY_LEN(tables); t++) {
 			char head[64];
-			snprintf(head, sizeof head, "INSERT OR FAIL INTO %s (", tables[t]);
+			snprintf(head, sizeof head, "INSERT OR FAIL INTO %s (",
+				 tables[t]);
 			inserts[t] += strncmp(sql, head, strlen(head)) == 0;
 		}
 		if (strstr(sql, "CROSS JOIN event_ids")) {
@@ -643,15 +646,16 @@ static void scan_plans_use_the_key_order(void **state)
 			    strstr(plan, "SEARCH fact_rows USING INDEX fact_rows_key "
 					 "(tenant=?"));
 			assert_null(strstr(plan, "TEMP B-TREE"));
-		} else if (strstr(sql, "FROM relation_rows") && strstr(sql, "object = ?4")) {
+		} else if (strstr(sql, "FROM relation_rows") &&
+			   strstr(sql, "object = ?4")) {
 			/* the incoming direction: its own index, then a sort
 			 * of the object's rows */
-			assert_non_null(strstr(plan, "INDEX relation_rows_object (tenant=? "
-						     "AND object=?)"));
+			assert_non_null(strstr(plan,
+					       "INDEX relation_rows_object (tenant=? "
+					       "AND object=?)"));
 		} else if (strstr(sql, "FROM relation_rows")) {
-			assert_non_null(
-			    strstr(plan, "SEARCH relation_rows USING INDEX "
-					 "relation_rows_key (tenant=?"));
+			assert_non_null(strstr(plan, "SEARCH relation_rows USING INDEX "
+						     "relation_rows_key (tenant=?"));
 			assert_null(strstr(plan, "TEMP B-TREE"));
 		} else if (strstr(sql, "event_ids")) {
 			/* one event by id: a seek in event_ids, then its row */
@@ -872,7 +876,8 @@ static void append_then_scan_in_canonical_order(void **state)
 		assert_int_equal(
 		    sql_int(db, "SELECT count(*) FROM fact_rows WHERE value IS NULL"), 1);
 		assert_int_equal(
-		    sql_int(db, "SELECT count(*) FROM fact_rows WHERE value = 'null'"), 0);
+		    sql_int(db, "SELECT count(*) FROM fact_rows WHERE value = 'null'"),
+		    0);
 		/* the views derive what was closed: 7 open fact rows of t */
 		assert_int_equal(
 		    sql_int(db, "SELECT count(*) FROM facts WHERE tenant = 't' AND "
@@ -880,9 +885,10 @@ static void append_then_scan_in_canonical_order(void **state)
 		    7);
 		/* seqs follow insertion order; recorded_at never decreases */
 		assert_int_equal(sql_int(db, "SELECT max(seq) FROM events"), 17);
-		assert_int_equal(sql_int(db, "SELECT count(*) FROM events AS a JOIN events "
-					     "AS b ON b.seq = a.seq + 1 WHERE "
-					     "b.recorded_at < a.recorded_at"),
+		assert_int_equal(sql_int(db,
+					 "SELECT count(*) FROM events AS a JOIN events "
+					 "AS b ON b.seq = a.seq + 1 WHERE "
+					 "b.recorded_at < a.recorded_at"),
 				 0);
 		assert_true(sql_int(db, "SELECT min(recorded_at) FROM fact_rows") > 0);
 		fx_close(&f);
@@ -1034,8 +1040,8 @@ static void rollback_leaves_nothing(void **state)
 	assert_int_equal(keel_store_rollback(f.s), 0);
 
 	uint64_t counts[4];
-	assert_int_equal(keel_store_counts(f.s, keel_str_cstr("t"), KEEL_TIME_INF, counts),
-			 0);
+	assert_int_equal(
+	    keel_store_counts(f.s, keel_str_cstr("t"), KEEL_TIME_INF, counts), 0);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(counts[i], 0);
 	struct keel_ptrvec tenants = {0};
@@ -1203,20 +1209,20 @@ static void known_at_reads_what_was_recorded_by_then(void **state)
 
 	struct keel_scan q = {.type = KEEL_REC_FACT, .tenant = keel_str_cstr("t")};
 	char *got = scan_text(f.s, &q);
-	assert_string_equal(got,
-			    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) "
-			    "\"e1\" \"e3\"\n"
-			    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) "
-			    "\"e3\" \"e2\"\n"
-			    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z null) \"e2\" null\n");
+	assert_string_equal(
+	    got, "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) "
+		 "\"e1\" \"e3\"\n"
+		 "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) "
+		 "\"e3\" \"e2\"\n"
+		 "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z null) \"e2\" null\n");
 	free(got);
 	q.known_at_set = true;
 	q.known_at = 2999;
 	got = scan_text(f.s, &q);
-	assert_string_equal(got,
-			    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:05:00Z) "
-			    "\"e1\" \"e2\"\n"
-			    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z null) \"e2\" null\n");
+	assert_string_equal(
+	    got, "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:05:00Z) "
+		 "\"e1\" \"e2\"\n"
+		 "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z null) \"e2\" null\n");
 	free(got);
 	/* at a time, as known then: the row at it and the next, raw */
 	q.at_set = true;
@@ -1262,8 +1268,8 @@ static void known_at_reads_what_was_recorded_by_then(void **state)
 	assert_memory_equal(counts, at1000, sizeof counts);
 	assert_int_equal(keel_store_counts(f.s, keel_str_cstr("t"), 2500, counts), 0);
 	assert_memory_equal(counts, at2000, sizeof counts);
-	assert_int_equal(keel_store_counts(f.s, keel_str_cstr("t"), KEEL_TIME_INF, counts),
-			 0);
+	assert_int_equal(
+	    keel_store_counts(f.s, keel_str_cstr("t"), KEEL_TIME_INF, counts), 0);
 	assert_memory_equal(counts, now, sizeof counts);
 	assert_int_equal(keel_store_counts(f.s, keel_str_cstr("t"), 999, counts), 0);
 	assert_memory_equal(counts, before, sizeof counts);
@@ -1312,9 +1318,9 @@ static void entities_fold_their_mentions(void **state)
 	assert_string_equal(got, "entity \"x\" \"bus\" 1970-01-01T00:00:50Z "
 				 "1970-01-01T00:08:20Z\n");
 	free(got);
-	assert_int_equal(sql_int(keel_store_sqlite_db(f.s),
-				 "SELECT count(*) FROM entity_mentions"),
-			 5);
+	assert_int_equal(
+	    sql_int(keel_store_sqlite_db(f.s), "SELECT count(*) FROM entity_mentions"),
+	    5);
 	events_free(&e);
 	fx_close(&f);
 }
@@ -1525,8 +1531,9 @@ static void large_events_are_rejected_alone(void **state)
 	fx_open(&f);
 	const int limit = 65536;
 	keel_store_sqlite_set_length_limit(f.s, limit);
-	keel_test_large_events(f.s, (size_t)limit - 4096,
-			       "SQLite's length limit, less room for the rest of its row");
+	keel_test_large_events(
+	    f.s, (size_t)limit - 4096,
+	    "SQLite's length limit, less room for the rest of its row");
 	fx_close(&f);
 }
 
@@ -1696,9 +1703,12 @@ static void schema_1_file_is_migrated(void **state)
 	    got,
 	    "entity \"a\" \"driver\" 1970-01-01T00:01:40Z 1970-01-01T00:05:00Z\n"
 	    "entity \"z\" null 1970-01-01T00:05:00Z 1970-01-01T00:05:00Z\n"
-	    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) \"e1\" \"e3\"\n"
-	    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"e3\" \"e2\"\n"
-	    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z 1970-01-01T00:05:00Z) \"e2\" \"e4\"\n"
+	    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) \"e1\" "
+	    "\"e3\"\n"
+	    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"e3\" "
+	    "\"e2\"\n"
+	    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z 1970-01-01T00:05:00Z) \"e2\" "
+	    "\"e4\"\n"
 	    "fact \"a\" \"p\" 4 [1970-01-01T00:05:00Z null) \"e4\" null\n"
 	    "relation \"a\" \"drives\" \"z\" linked [1970-01-01T00:05:00Z null) \"e4\" "
 	    "null\n"
@@ -1709,13 +1719,15 @@ static void schema_1_file_is_migrated(void **state)
 	free(got);
 	/* what was recorded before Keel kept the time is known at 0 */
 	sqlite3 *sdb = keel_store_sqlite_db(s);
-	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM fact_rows WHERE recorded_at = "
-				      "0 AND seq BETWEEN 1 AND 4"),
+	assert_int_equal(sql_int(sdb,
+				 "SELECT count(*) FROM fact_rows WHERE recorded_at = "
+				 "0 AND seq BETWEEN 1 AND 4"),
 			 4);
-	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM events WHERE recorded_at = 0"),
-			 4);
-	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM entities WHERE recorded_at IS "
-				      "NULL"),
+	assert_int_equal(
+	    sql_int(sdb, "SELECT count(*) FROM events WHERE recorded_at = 0"), 4);
+	assert_int_equal(sql_int(sdb,
+				 "SELECT count(*) FROM entities WHERE recorded_at IS "
+				 "NULL"),
 			 2);
 	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM sqlite_schema WHERE name IN "
 				      "('facts_key', 'relations_key')"),
@@ -1794,16 +1806,18 @@ static int scan_row(void *ud, const struct keel_record *r)
 			      r->kind.ptr ? r->kind.ptr : "NULL", t1, t2);
 		break;
 	case KEEL_REC_FACT:
-		keel_buf_addf(b, "%.*s|%.*s|%.*s|%.*s|%s|%s|%.*s|%.*s\n", S(r->tenant),
-			      S(r->subject), S(r->name), r->value.ptr ? (int)r->value.len : 4,
-			      r->value.ptr ? r->value.ptr : "NULL", t1, to, S(r->asserted_by),
-			      r->closed_by.ptr ? (int)r->closed_by.len : 4,
-			      r->closed_by.ptr ? r->closed_by.ptr : "NULL");
+		keel_buf_addf(
+		    b, "%.*s|%.*s|%.*s|%.*s|%s|%s|%.*s|%.*s\n", S(r->tenant),
+		    S(r->subject), S(r->name), r->value.ptr ? (int)r->value.len : 4,
+		    r->value.ptr ? r->value.ptr : "NULL", t1, to, S(r->asserted_by),
+		    r->closed_by.ptr ? (int)r->closed_by.len : 4,
+		    r->closed_by.ptr ? r->closed_by.ptr : "NULL");
 		break;
 	default:
 		keel_buf_addf(b, "%.*s|%.*s|%.*s|%.*s|%d|%s|%s|%.*s|%.*s\n", S(r->tenant),
-			      S(r->subject), S(r->name), S(r->object), r->linked ? 1 : 0, t1,
-			      to, S(r->asserted_by), r->closed_by.ptr ? (int)r->closed_by.len : 4,
+			      S(r->subject), S(r->name), S(r->object), r->linked ? 1 : 0,
+			      t1, to, S(r->asserted_by),
+			      r->closed_by.ptr ? (int)r->closed_by.len : 4,
 			      r->closed_by.ptr ? r->closed_by.ptr : "NULL");
 	}
 #undef S
@@ -1857,10 +1871,11 @@ static void views_show_the_derived_rows(void **state)
 	    {KEEL_REC_FACT, "SELECT tenant, subject, predicate, value, valid_from, "
 			    "valid_to, asserted_by, closed_by FROM facts WHERE tenant = "
 			    "'t' ORDER BY subject, predicate, valid_from, seq"},
-	    {KEEL_REC_RELATION, "SELECT tenant, subject, relation, object, linked, "
-				"valid_from, valid_to, asserted_by, closed_by FROM "
-				"relations WHERE tenant = 't' ORDER BY subject, relation, "
-				"object, valid_from, seq"},
+	    {KEEL_REC_RELATION,
+	     "SELECT tenant, subject, relation, object, linked, "
+	     "valid_from, valid_to, asserted_by, closed_by FROM "
+	     "relations WHERE tenant = 't' ORDER BY subject, relation, "
+	     "object, valid_from, seq"},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(views); i++) {
 		struct keel_buf want, got;
@@ -1868,7 +1883,8 @@ static void views_show_the_derived_rows(void **state)
 		keel_buf_init(&got);
 		keel_buf_adds(&want, "");
 		keel_buf_adds(&got, "");
-		struct keel_scan q = {.type = views[i].type, .tenant = keel_str_cstr("t")};
+		struct keel_scan q = {.type = views[i].type,
+				      .tenant = keel_str_cstr("t")};
 		/* raw order is (valid_from, arrival), the views' order too */
 		assert_int_equal(keel_store_scan(f.s, &q, scan_row, &want), 0);
 		assert_int_equal(sqlite3_exec(db, views[i].sql, view_row, &got, NULL),

@@ -132,7 +132,8 @@ static int keel_mysql_rollback(struct keel_store *s)
 }
 
 /*
- * Savepoints, one per batch (docs/semantics.md, "Batches and commits").
+ * Savepoints, one per batch (docs/semantics.md, "Batches, commits and
+ * failures").
  * The first batch of a transaction needs none: rolling it back is rolling
  * back the transaction, which holds nothing else; so SAVEPOINT is sent
  * only before a batch that follows written ones. One name serves every
@@ -506,15 +507,18 @@ int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append
 		m->tx_writes = true;
 	if (rc == 0 && a->nevents) {
 		rc = keel_mysql_write_events(m, a->events, a->nevents);
-		if (rc && !m->broken && m->last_errno == ER_DUP_ENTRY)
+		if (rc && !m->broken && m->last_errno == ER_DUP_ENTRY) {
 			/* logged between this batch's lookup and its insert:
 			 * another writer delivered the same events at once */
+			char *why = keel_xstrndup(m->base.errmsg.data, m->base.errmsg.len);
 			rc = keel_store_fail(
 			    &m->base, KEEL_ESTORE,
 			    "writing events: another connection logged some of "
 			    "the batch's events at the same moment (%s): run the "
 			    "same input again (events already logged are skipped)",
-			    m->base.errmsg.data);
+			    why);
+			free(why);
+		}
 	}
 	if (rc == 0)
 		rc = keel_mysql_write_mentions(m, a->mentions, a->nmentions);

@@ -54,7 +54,6 @@ size_t keel_store_mysql_profile(const struct keel_store *s,
 /* Statements are cut at this many bytes; by default the server's
  * max_allowed_packet less a margin. Tests lower it to force chunking. */
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);
-
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
 
 /* Runs one statement on the store's connection, through the same checked

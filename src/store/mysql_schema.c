@@ -91,34 +91,35 @@ static const char *const keel_mysql_tables[] = {
  * A row ends where the next assertion of its timeline, in (valid_from,
  * seq) order, begins, and is closed by it (LEAD over the timeline).
  */
-#define KEEL_MYSQL_TIMELINE_WINDOW(cols) " OVER (PARTITION BY " cols " ORDER BY valid_from, seq)"
+#define KEEL_MYSQL_FACT_TIMELINE                                                         \
+	" OVER (PARTITION BY tenant, subject, predicate ORDER BY valid_from, seq)"
+#define KEEL_MYSQL_RELATION_TIMELINE                                                     \
+	" OVER (PARTITION BY tenant, subject, relation, object ORDER BY valid_from, "   \
+	"seq)"
 
 static const char *const keel_mysql_views[] = {
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS SELECT seq, tenant, "
-    "subject, predicate, value, valid_from, LEAD(valid_from)" KEEL_MYSQL_TIMELINE_WINDOW(
-	"tenant, subject, predicate") " AS valid_to, asserted_by, "
-				      "LEAD(asserted_by)" KEEL_MYSQL_TIMELINE_WINDOW(
-					  "tenant, subject, predicate") " AS closed_by, "
-									"recorded_at FROM "
-									"keel_fact_rows",
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS "
+    "SELECT seq, tenant, subject, predicate, value, valid_from, "
+    "LEAD(valid_from)" KEEL_MYSQL_FACT_TIMELINE " AS valid_to, asserted_by, "
+    "LEAD(asserted_by)" KEEL_MYSQL_FACT_TIMELINE " AS closed_by, recorded_at "
+    "FROM keel_fact_rows",
 
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS SELECT seq, "
-    "tenant, subject, relation, object, linked, valid_from, "
-    "LEAD(valid_from)" KEEL_MYSQL_TIMELINE_WINDOW(
-	"tenant, subject, relation, object") " AS valid_to, asserted_by, "
-					     "LEAD(asserted_by)" KEEL_MYSQL_TIMELINE_WINDOW(
-						 "tenant, subject, relation, "
-						 "object") " AS closed_by, recorded_at "
-							   "FROM keel_relation_rows",
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS "
+    "SELECT seq, tenant, subject, relation, object, linked, valid_from, "
+    "LEAD(valid_from)" KEEL_MYSQL_RELATION_TIMELINE " AS valid_to, asserted_by, "
+    "LEAD(asserted_by)" KEEL_MYSQL_RELATION_TIMELINE " AS closed_by, recorded_at "
+    "FROM keel_relation_rows",
 
     /* kind: of the mention with the least kind_time that gives one, the
      * later mention on a tie (docs/semantics.md, "Entities") */
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS SELECT m.tenant, "
-    "m.subject, (SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = "
-    "m.tenant AND k.subject = m.subject AND k.kind IS NOT NULL ORDER BY "
-    "k.kind_time, k.seq DESC LIMIT 1) AS kind, MIN(m.first_seen) AS first_seen, "
-    "MAX(m.last_seen) AS last_seen, MAX(m.recorded_at) AS recorded_at FROM "
-    "keel_entity_mentions m GROUP BY m.tenant, m.subject",
+    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS "
+    "SELECT m.tenant, m.subject, "
+    "(SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = m.tenant AND "
+    "k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "
+    "LIMIT 1) AS kind, "
+    "MIN(m.first_seen) AS first_seen, MAX(m.last_seen) AS last_seen, "
+    "MAX(m.recorded_at) AS recorded_at "
+    "FROM keel_entity_mentions m GROUP BY m.tenant, m.subject",
 };
 
 /* Steps from schema version v to v + 1, indexed by v: statements run in

@@ -69,7 +69,6 @@ static void keel_sqlite_close(struct keel_store *bs)
 	free(s);
 }
 
-
 /* The longest envelope the store takes: SQLite refuses any value or row
  * longer than its length limit (SQLITE_TOOBIG), which would fail the
  * whole batch; the event's other columns are at most a few hundred bytes. */
@@ -107,7 +106,8 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 			keel_buf_addf(err, "store \"%s\": no such file", url);
 			return KEEL_ENOTFOUND;
 		}
-		keel_buf_addf(err, "store \"%s\": cannot read it: %s", url, strerror(errno));
+		keel_buf_addf(err, "store \"%s\": cannot read it: %s", url,
+			      strerror(errno));
 		return KEEL_ESTORE;
 	}
 
@@ -131,10 +131,11 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 	keel_sqlite_set_max_envelope(s);
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
+		 "PRAGMA page_size = %d; "
 		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
 		 "PRAGMA cache_size = -%d; PRAGMA temp_store = MEMORY; "
 		 "PRAGMA wal_autocheckpoint = %d",
-		 KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
+		 KEEL_SQLITE_PAGE_SIZE, KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
 	if ((rc = keel_sqlite_exec(s, pragmas)) || (rc = keel_sqlite_migrate(s)) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->begin, "BEGIN IMMEDIATE")) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->commit, "COMMIT")) ||
@@ -188,7 +189,8 @@ static int keel_sqlite_begin(struct keel_store *bs)
 
 static int keel_sqlite_commit(struct keel_store *bs)
 {
-	return keel_sqlite_run(keel_sqlite_downcast(bs), keel_sqlite_downcast(bs)->commit);
+	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	return keel_sqlite_run(s, s->commit);
 }
 
 static int keel_sqlite_rollback(struct keel_store *bs)
@@ -244,10 +246,11 @@ static int keel_sqlite_rollback_to_savepoint(struct keel_store *bs)
 				       "whole",
 				       s->path);
 	if (s->sp.deleted)
-		return keel_store_fail(bs, KEEL_ESTORE,
-				       "sqlite \"%s\": a replace cannot be rolled back to "
-				       "a savepoint",
-				       s->path);
+		return keel_store_fail(
+		    bs, KEEL_ESTORE,
+		    "sqlite \"%s\": a replace cannot be rolled back to "
+		    "a savepoint",
+		    s->path);
 	static const char *const undo[] = {
 	    "DELETE FROM fact_rows WHERE seq > ?",
 	    "DELETE FROM relation_rows WHERE seq > ?",
@@ -283,7 +286,8 @@ static int keel_sqlite_last_recorded_at(struct keel_store *bs, int64_t *out)
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	*out = 0;
 	int rc = keel_sqlite_fixed_stmt(
-	    s, &s->last_recorded, "SELECT recorded_at FROM events ORDER BY seq DESC LIMIT 1");
+	    s, &s->last_recorded,
+	    "SELECT recorded_at FROM events ORDER BY seq DESC LIMIT 1");
 	if (rc || (rc = keel_sqlite_start(s, s->last_recorded)))
 		return rc;
 	rc = sqlite3_step(s->last_recorded);
@@ -340,8 +344,8 @@ typedef void (*keel_sqlite_bind_item_fn)(struct keel_sqlite_store *s, sqlite3_st
 /* Inserts items [0, n) with multi-row INSERTs: full statements of
  * KEEL_SQLITE_INSERT_MAX rows, then the remainder by its binary digits. */
 static int keel_sqlite_insert_items(struct keel_sqlite_store *s,
-				    enum keel_sqlite_insert t, const void *items, size_t n,
-				    keel_sqlite_bind_item_fn bind)
+				    enum keel_sqlite_insert t, const void *items,
+				    size_t n, keel_sqlite_bind_item_fn bind)
 {
 	const int np = (int)keel_sqlite_insert_defs[t].nparams;
 	size_t i = 0;
@@ -443,8 +447,8 @@ static void keel_sqlite_bind_mention(struct keel_sqlite_store *s, sqlite3_stmt *
 
 /* The rows of one kind, in arrival order, numbered after the table's last
  * seq. */
-static int keel_sqlite_append_rows(struct keel_sqlite_store *s, const struct keel_append *a,
-				   enum keel_row_kind kind)
+static int keel_sqlite_append_rows(struct keel_sqlite_store *s,
+				   const struct keel_append *a, enum keel_row_kind kind)
 {
 	bool fact = kind == KEEL_ROW_FACT;
 	int64_t *seq = fact ? &s->fact_seq : &s->rel_seq;
@@ -501,13 +505,15 @@ static int keel_sqlite_check(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	int moved = 0;
-	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) ==
+		SQLITE_OK &&
 	    moved) {
 		const char *path = sqlite3_db_filename(s->db, "main");
-		return keel_store_fail(bs, KEEL_EIO,
-				       "sqlite: database file \"%s\" was deleted or replaced "
-				       "since it was opened",
-				       path ? path : "");
+		return keel_store_fail(
+		    bs, KEEL_EIO,
+		    "sqlite: database file \"%s\" was deleted or replaced "
+		    "since it was opened",
+		    path ? path : "");
 	}
 	return 0;
 }

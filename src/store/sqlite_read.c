@@ -125,7 +125,8 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 		keel_buf_adds(b, " UNION ALL SELECT ");
 		for (size_t i = 0; i < nkey; i++)
 			keel_buf_addf(b, "%st.%s", i ? ", " : "", key[i].col);
-		keel_buf_addf(b, " FROM k CROSS JOIN %s AS t ON t.seq = coalesce(", table);
+		keel_buf_addf(b, " FROM k CROSS JOIN %s AS t ON t.seq = coalesce(",
+			      table);
 		/* The deepest free column first: the next key under the same
 		 * prefix, then under the next prefix, and so on. */
 		for (size_t j = nfree; j-- > 0;) {
@@ -137,7 +138,8 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 			keel_buf_addf(b, " AND %s > k.%s ORDER BY ", free_cols[j]->col,
 				      free_cols[j]->k);
 			for (size_t i = j; i < nfree; i++)
-				keel_buf_addf(b, "%s%s", i > j ? ", " : "", free_cols[i]->col);
+				keel_buf_addf(b, "%s%s", i > j ? ", " : "",
+					      free_cols[i]->col);
 			keel_buf_adds(b, " LIMIT 1)");
 			keel_buf_adds(b, j ? ", " : "");
 		}
@@ -145,18 +147,20 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 		keel_buf_adds(b, nfree == 1 ? ", NULL)" : ")");
 	}
 	keel_buf_adds(b, ") ");
-	keel_buf_adds(b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
-				"r.valid_from, r.asserted_by, r.seq, r.recorded_at"
-			      : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "
-				"r.valid_from, r.asserted_by, r.seq, r.recorded_at");
+	keel_buf_adds(
+	    b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
+		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at"
+		    : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "
+		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at");
 	keel_buf_addf(b, " FROM k CROSS JOIN %s AS r ON r.seq IN (", table);
 	keel_sqlite_at_row(b, fact, m, true);
 	keel_buf_addc(b, ',');
 	keel_sqlite_at_row(b, fact, m, false);
-	keel_buf_adds(b, fact ? ") ORDER BY r.subject, r.predicate, r.valid_from, "
-				"r.recorded_at, r.seq"
-			      : ") ORDER BY r.subject, r.relation, r.object, r.valid_from, "
-				"r.recorded_at, r.seq");
+	keel_buf_adds(b,
+		      fact ? ") ORDER BY r.subject, r.predicate, r.valid_from, "
+			     "r.recorded_at, r.seq"
+			   : ") ORDER BY r.subject, r.relation, r.object, r.valid_from, "
+			     "r.recorded_at, r.seq");
 }
 
 static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
@@ -186,7 +190,8 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	 * the key index's order, no sort. */
 	static const char *const order[] = {
 	    [KEEL_REC_ENTITY] = " ORDER BY subject, recorded_at",
-	    [KEEL_REC_FACT] = " ORDER BY subject, predicate, valid_from, recorded_at, seq",
+	    [KEEL_REC_FACT] =
+		" ORDER BY subject, predicate, valid_from, recorded_at, seq",
 	    [KEEL_REC_RELATION] = " ORDER BY subject, relation, object, valid_from, "
 				  "recorded_at, seq",
 	    [KEEL_REC_EVENT] = " ORDER BY seq",
@@ -289,16 +294,17 @@ static void keel_sqlite_fold_mention(struct keel_sqlite_entity_fold *e, sqlite3_
 	}
 }
 
-static int keel_sqlite_emit_entity(struct keel_sqlite_entity_fold *e, struct keel_str tenant,
-				   keel_scan_fn fn, void *ud)
+static int keel_sqlite_emit_entity(struct keel_sqlite_entity_fold *e,
+				   struct keel_str tenant, keel_scan_fn fn, void *ud)
 {
 	struct keel_record r;
 	memset(&r, 0, sizeof r);
 	r.type = KEEL_REC_ENTITY;
 	r.tenant = tenant;
 	r.subject = keel_str_make(e->subject.data ? e->subject.data : "", e->subject.len);
-	r.kind = e->kind_set ? keel_str_make(e->kind.data ? e->kind.data : "", e->kind.len)
-			     : KEEL_STR_NULL;
+	r.kind = e->kind_set
+		     ? keel_str_make(e->kind.data ? e->kind.data : "", e->kind.len)
+		     : KEEL_STR_NULL;
 	r.kind_time = e->kind_set ? e->kind_time : 0;
 	r.first_seen = e->first_seen;
 	r.last_seen = e->last_seen;
@@ -329,9 +335,10 @@ static int keel_sqlite_scan_rows(sqlite3_stmt *st, const struct keel_scan *q,
 	keel_buf_init(&e.kind);
 	while (!*stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct keel_str subject = keel_sqlite_col_str(st, 1);
-		if (e.any && !keel_str_eq(subject, keel_str_make(e.subject.data ? e.subject.data
-										: "",
-								 e.subject.len)))
+		if (e.any &&
+		    !keel_str_eq(subject,
+				 keel_str_make(e.subject.data ? e.subject.data : "",
+					       e.subject.len)))
 			*stop = keel_sqlite_emit_entity(&e, q->tenant, fn, ud);
 		if (!*stop)
 			keel_sqlite_fold_mention(&e, st);
@@ -445,7 +452,8 @@ int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t kn
 	    "(SELECT min(recorded_at) FROM entity_mentions WHERE tenant = ?1 AND "
 	    "subject = e.s) <= ?2), "
 	    "(SELECT count(*) FROM fact_rows WHERE tenant = ?1 AND recorded_at <= ?2), "
-	    "(SELECT count(*) FROM relation_rows WHERE tenant = ?1 AND recorded_at <= ?2), "
+	    "(SELECT count(*) FROM relation_rows WHERE tenant = ?1 AND recorded_at <= "
+	    "?2), "
 	    "(SELECT count(*) FROM event_ids WHERE tenant = ?1 AND recorded_at <= ?2)");
 	if (rc)
 		return rc;

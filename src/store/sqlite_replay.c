@@ -83,8 +83,8 @@ static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str
 			return rc;
 		return keel_sqlite_delete_tenant(s, "relation_rows", tenant);
 	}
-	int rc = scope->entities ? keel_sqlite_delete_tenant(s, "entity_mentions", tenant)
-				 : 0;
+	int rc =
+	    scope->entities ? keel_sqlite_delete_tenant(s, "entity_mentions", tenant) : 0;
 	for (size_t i = 0; rc == 0 && i < scope->nnames[KEEL_ROW_FACT]; i++)
 		rc = keel_sqlite_delete_named(s, "fact_rows", "predicate", tenant,
 					      scope->names[KEEL_ROW_FACT][i]);

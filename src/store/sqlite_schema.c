@@ -19,34 +19,44 @@
  * text (microseconds shown only when not zero; years 0000-9999);
  * recorded_at is NULL for what was recorded before Keel kept the time.
  */
-#define KEEL_SQ_T(x)                                                                     \
-	"CASE WHEN " x " IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', "            \
-	"(" x " - ((" x " % 1000000) + 1000000) % 1000000) / 1000000, 'unixepoch') || " \
-	"CASE WHEN " x " % 1000000 = 0 THEN '' ELSE printf('.%06d', ((" x                \
-	" % 1000000) + 1000000) % 1000000) END || 'Z' END"
-#define KEEL_SQ_DERIVED(cols, key, table)                                                \
-	"SELECT " cols ", valid_from, lead(valid_from) OVER w AS valid_to, "              \
-	"asserted_by, lead(asserted_by) OVER w AS closed_by, seq, recorded_at FROM "     \
-	table " WINDOW w AS (PARTITION BY " key " ORDER BY valid_from, recorded_at, seq)"
-#define KEEL_SQ_ROW_TIMES                                                                \
-	KEEL_SQ_T("valid_from") " AS valid_from, " KEEL_SQ_T("valid_to") " AS valid_to, " \
-	"asserted_by, closed_by, seq, " KEEL_SQ_T("nullif(recorded_at, 0)") " AS recorded_at"
-#define KEEL_SQ_VIEW_FACTS                                                               \
-	"CREATE VIEW facts AS SELECT tenant, subject, predicate, value, " KEEL_SQ_ROW_TIMES  \
-	" FROM (" KEEL_SQ_DERIVED("tenant, subject, predicate, value",                      \
-				  "tenant, subject, predicate", "fact_rows") ");\n"
-#define KEEL_SQ_VIEW_RELATIONS                                                           \
-	"CREATE VIEW relations AS SELECT tenant, subject, relation, object, linked, "      \
-	KEEL_SQ_ROW_TIMES " FROM ("                                                        \
-	KEEL_SQ_DERIVED("tenant, subject, relation, object, linked",                       \
+#define KEEL_SQ_T(x)                                                                    \
+	"CASE WHEN " x " IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', "         \
+	"(" x " - ((" x " % 1000000) + 1000000) % 1000000) / 1000000, "                 \
+	"'unixepoch') || CASE WHEN " x " % 1000000 = 0 THEN '' ELSE "                   \
+	"printf('.%06d', ((" x " % 1000000) + 1000000) % 1000000) END || 'Z' END"
+
+#define KEEL_SQ_DERIVED(cols, key, table)                                               \
+	"SELECT " cols ", valid_from, lead(valid_from) OVER w AS valid_to, "            \
+	"asserted_by, lead(asserted_by) OVER w AS closed_by, seq, recorded_at "         \
+	"FROM " table " WINDOW w AS (PARTITION BY " key                                 \
+	" ORDER BY valid_from, recorded_at, seq)"
+
+#define KEEL_SQ_ROW_TIMES                                                               \
+	KEEL_SQ_T("valid_from")                                                         \
+	" AS valid_from, " KEEL_SQ_T("valid_to") " AS valid_to, "                       \
+	"asserted_by, closed_by, seq, " KEEL_SQ_T("nullif(recorded_at, 0)")             \
+	" AS recorded_at"
+
+#define KEEL_SQ_VIEW_FACTS                                                              \
+	"CREATE VIEW facts AS SELECT tenant, subject, predicate, value, "               \
+	KEEL_SQ_ROW_TIMES " FROM ("                                                     \
+	KEEL_SQ_DERIVED("tenant, subject, predicate, value",                            \
+			"tenant, subject, predicate", "fact_rows") ");\n"
+
+#define KEEL_SQ_VIEW_RELATIONS                                                          \
+	"CREATE VIEW relations AS SELECT tenant, subject, relation, object, "           \
+	"linked, " KEEL_SQ_ROW_TIMES " FROM ("                                          \
+	KEEL_SQ_DERIVED("tenant, subject, relation, object, linked",                    \
 			"tenant, subject, relation, object", "relation_rows") ");\n"
-#define KEEL_SQ_VIEW_ENTITIES                                                            \
-	"CREATE VIEW entities AS SELECT tenant, subject, "                                  \
-	"(SELECT k.kind FROM entity_mentions AS k WHERE k.tenant = m.tenant AND "          \
-	"k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "  \
-	"LIMIT 1) AS kind, " KEEL_SQ_T("min(first_seen)") " AS first_seen, "               \
-	KEEL_SQ_T("max(last_seen)") " AS last_seen, "                                      \
-	KEEL_SQ_T("nullif(max(recorded_at), 0)") " AS recorded_at "                        \
+
+#define KEEL_SQ_VIEW_ENTITIES                                                           \
+	"CREATE VIEW entities AS SELECT tenant, subject, "                              \
+	"(SELECT k.kind FROM entity_mentions AS k WHERE k.tenant = m.tenant "           \
+	"AND k.subject = m.subject AND k.kind IS NOT NULL "                             \
+	"ORDER BY k.kind_time, k.seq DESC LIMIT 1) AS kind, "                           \
+	KEEL_SQ_T("min(first_seen)") " AS first_seen, "                                 \
+	KEEL_SQ_T("max(last_seen)") " AS last_seen, "                                   \
+	KEEL_SQ_T("nullif(max(recorded_at), 0)") " AS recorded_at "                     \
 	"FROM entity_mentions AS m GROUP BY tenant, subject;\n"
 
 /* Each step is a list of SQL texts run in order (a text longer than 4095

@@ -21,21 +21,24 @@ static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
  * (keel_sqlite_rollback_to_savepoint). */
 
 const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
-    [KEEL_SI_FACT] = {"INSERT OR FAIL INTO fact_rows (seq, tenant, subject, predicate, value, "
-		      "valid_from, asserted_by, recorded_at) VALUES ",
-		      8, false, ""},
+    [KEEL_SI_FACT] =
+	{"INSERT OR FAIL INTO fact_rows (seq, tenant, subject, predicate, value, "
+	 "valid_from, asserted_by, recorded_at) VALUES ",
+	 8, false, ""},
     [KEEL_SI_REL] = {"INSERT OR FAIL INTO relation_rows (seq, tenant, subject, relation, "
 		     "object, linked, valid_from, asserted_by, recorded_at) VALUES ",
 		     9, false, ""},
     [KEEL_SI_EVENT] = {"INSERT OR FAIL INTO events (seq, tenant, id, type, time, hash, "
 		       "envelope, recorded_at) VALUES ",
 		       8, false, ""},
-    [KEEL_SI_EVENT_ID] = {"INSERT OR FAIL INTO event_ids (tenant, id, hash, seq, recorded_at) "
-			  "VALUES ",
-			  5, false, ""},
-    [KEEL_SI_MENTION] = {"INSERT OR FAIL INTO entity_mentions (seq, tenant, subject, kind, "
-			 "kind_time, first_seen, last_seen, recorded_at) VALUES ",
-			 8, false, ""},
+    [KEEL_SI_EVENT_ID] =
+	{"INSERT OR FAIL INTO event_ids (tenant, id, hash, seq, recorded_at) "
+	 "VALUES ",
+	 5, false, ""},
+    [KEEL_SI_MENTION] =
+	{"INSERT OR FAIL INTO entity_mentions (seq, tenant, subject, kind, "
+	 "kind_time, first_seen, last_seen, recorded_at) VALUES ",
+	 8, false, ""},
 };
 
 /* --------------------------------------------------------- statements */
