@@ -32,11 +32,14 @@
 /* Page cache per connection, in KiB (negative cache_size): the hot index
  * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
 #define KEEL_SQLITE_CACHE_KIB 32768
-/* Page size of a new file (an existing one keeps its own): 16 KiB pages
- * made a 1M-event ingest 23 % faster and its dump 30 % faster than 4 KiB
- * ones, with shallower index b-trees and a quarter of the WAL frames
+/* Page size of a new file (an existing one keeps its own). Larger pages
+ * make bulk ingest faster (shallower index b-trees, fewer WAL frames: a
+ * 1M-event ingest 14 % faster at 8 KiB, 23 % at 16 KiB than at 4 KiB) and
+ * small commits slower (every page a commit dirties goes to the WAL
+ * whole: 3 000 one-event commits took 1.7x as long at 16 KiB, 1.2x at
+ * 8 KiB). 8 KiB keeps streams and HTTP near 4 KiB's cost
  * (docs/store-sqlite.md). */
-#define KEEL_SQLITE_PAGE_SIZE 16384
+#define KEEL_SQLITE_PAGE_SIZE 8192
 /* WAL pages before an automatic checkpoint: fewer, larger checkpoints
  * write a page touched by many batches once (docs/store-sqlite.md). */
 #define KEEL_SQLITE_AUTOCHECKPOINT 8192
