@@ -192,8 +192,8 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	    [KEEL_REC_ENTITY] = " ORDER BY subject, recorded_at",
 	    [KEEL_REC_FACT] =
 		" ORDER BY subject, predicate, valid_from, recorded_at, seq",
-	    [KEEL_REC_RELATION] = " ORDER BY subject, relation, object, valid_from, "
-				  "recorded_at, seq",
+	    [KEEL_REC_RELATION] =
+		" ORDER BY subject, relation, object, valid_from, recorded_at, seq",
 	    [KEEL_REC_EVENT] = " ORDER BY seq",
 	};
 	keel_buf_adds(b, select[type]);
