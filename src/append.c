@@ -70,7 +70,7 @@ static struct keel_mention *group_find(struct keel_append_builder *b, struct kee
 		b->group_recorded_at = recorded_at;
 		b->group_open = true;
 	}
-	uint64_t h = keel_hash64(subject.ptr, subject.len, keel_hash64(tenant.ptr, tenant.len, 5));
+	uint64_t h = keel_subject_hash(keel_tenant_hash(tenant), subject);
 	*hash = h;
 	struct keel_map *map = &b->group_map;
 	for (size_t k = keel_map_first(map, h); k != SIZE_MAX; k = keel_map_next(map, h, k)) {

@@ -60,13 +60,15 @@ const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest 
  * by id (the batch's repeats, the memory store's log). Computed on first
  * use and kept, so each event's id is hashed once however many maps see
  * it; 0 means not yet computed (a computed hash is never 0). */
+static inline uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str id)
+{
+	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 3)) | 1;
+}
+
 static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
 {
 	if (!ev->key_hash)
-		ev->key_hash =
-		    keel_hash64(ev->id.ptr, ev->id.len,
-				keel_hash64(ev->tenant.ptr, ev->tenant.len, 3)) |
-		    1;
+		ev->key_hash = keel_event_key_hash(ev->tenant, ev->id);
 	return ev->key_hash;
 }
 

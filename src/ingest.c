@@ -62,6 +62,18 @@ struct keel_batcher {
 
 static int keel_batcher_write(struct keel_batcher *ing, bool commit_now);
 
+void keel_report_add(struct keel_report *to, const struct keel_report *from)
+{
+	to->accepted += from->accepted;
+	to->duplicates += from->duplicates;
+	to->conflicting += from->conflicting;
+	to->unhandled += from->unhandled;
+	to->rejected += from->rejected;
+	to->rows_inserted += from->rows_inserted;
+	to->batches += from->batches;
+	to->commits += from->commits;
+}
+
 static int64_t mono_usec(void)
 {
 	struct timespec ts;
@@ -267,15 +279,9 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	}
 	if (ing->opt.on_outcome)
 		keel_batcher_report_outcomes(ing);
-	struct keel_report *r = &ing->report, *c = &ing->tx_counts;
-	r->accepted += c->accepted;
-	r->duplicates += c->duplicates;
-	r->conflicting += c->conflicting;
-	r->unhandled += c->unhandled;
-	r->rows_inserted += c->rows_inserted;
-	r->batches += c->batches;
-	r->commits++;
-	r->statements = keel_store_statements(ing->store);
+	ing->tx_counts.commits = 1;
+	keel_report_add(&ing->report, &ing->tx_counts);
+	ing->report.statements = keel_store_statements(ing->store);
 	keel_batcher_reset_tx(ing);
 	return 0;
 }
@@ -370,13 +376,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 	keel_append_fold_mentions(&ing->tx_mentions, ing->append.mentions,
 				  ing->append.nmentions);
 
-	struct keel_report *c = &ing->tx_counts;
-	c->accepted += counts.accepted;
-	c->duplicates += counts.duplicates;
-	c->conflicting += counts.conflicting;
-	c->unhandled += counts.unhandled;
-	c->rows_inserted += counts.rows_inserted;
-	c->batches++;
+	keel_report_add(&ing->tx_counts, &counts);
 	if (ing->opt.on_outcome)
 		for (size_t i = 0; i < n; i++)
 			keel_ptrvec_push(&ing->tx_events, events[i]);

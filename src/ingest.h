@@ -20,6 +20,11 @@
 #include "../include/keel.h"
 #include "util.h"
 
+/* Adds from's counts of what was written (accepted, duplicates,
+ * conflicting, unhandled, rejected, rows, batches, commits) to to's; read
+ * and statements are each counter's own. */
+void keel_report_add(struct keel_report *to, const struct keel_report *from);
+
 struct keel_batcher;
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		     struct keel_batcher **out);

@@ -385,15 +385,7 @@ static void keel_workers_sum(struct keel_workers *w)
 	struct keel_report *r = &w->report;
 	memset(r, 0, sizeof *r);
 	for (unsigned i = 0; i < w->n; i++) {
-		const struct keel_report *x = keel_batcher_report(w->workers[i].batcher);
-		r->accepted += x->accepted;
-		r->duplicates += x->duplicates;
-		r->conflicting += x->conflicting;
-		r->unhandled += x->unhandled;
-		r->rejected += x->rejected;
-		r->rows_inserted += x->rows_inserted;
-		r->commits += x->commits;
-		r->batches += x->batches;
+		keel_report_add(r, keel_batcher_report(w->workers[i].batcher));
 		r->statements += keel_store_statements(w->workers[i].store);
 	}
 	r->read = w->offered;

@@ -132,18 +132,13 @@ static int keel_memory_commit(struct keel_store *s)
 	return 0;
 }
 
-static uint64_t mem_event_key_hash(struct keel_str tenant, struct keel_str id)
-{
-	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 3)) | 1;
-}
-
 /* The event map has no removal: rebuilt from the log (rollback only). */
 static void mem_rebuild_event_map(struct keel_memory_store *m)
 {
 	keel_map_clear(&m->event_map);
 	for (size_t i = 0; i < m->events.len; i++) {
 		struct mem_event *e = m->events.items[i];
-		keel_map_put(&m->event_map, mem_event_key_hash(e->tenant, e->id), e);
+		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
 	}
 }
 
@@ -203,9 +198,10 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 				size_t n)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	keel_batch_key_hashes(ev, n); /* kept in each event: logging reuses them */
 	for (size_t i = 0; i < n; i++) {
 		struct mem_event *e = mem_find_event(m, ev[i]->tenant, ev[i]->id,
-						     mem_event_key_hash(ev[i]->tenant, ev[i]->id));
+						     keel_batch_event_key_hash(ev[i]));
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
 			ev[i]->stored_hash = mem_event_hash(e);
@@ -257,7 +253,7 @@ static void mem_log_event(struct keel_memory_store *m, struct keel_batch_event *
 	e->seq = ev->seq = (int64_t)m->events.len + 1;
 	e->recorded_at = ev->recorded_at;
 	keel_ptrvec_push(&m->events, e);
-	keel_map_put(&m->event_map, mem_event_key_hash(e->tenant, e->id), e);
+	keel_map_put(&m->event_map, keel_batch_event_key_hash(ev), e);
 	if (!same)
 		mem_add_tenant(m, e->tenant);
 }
@@ -332,7 +328,7 @@ static void mem_add_row(struct keel_memory_store *m, const struct keel_assertion
 static struct mem_entity *mem_entity(struct keel_memory_store *m, struct keel_str tenant,
 				     struct keel_str subject)
 {
-	uint64_t h = keel_hash64(subject.ptr, subject.len, keel_hash64(tenant.ptr, tenant.len, 5));
+	uint64_t h = keel_subject_hash(keel_tenant_hash(tenant), subject);
 	for (size_t i = keel_map_first(&m->entity_map, h); i != SIZE_MAX;
 	     i = keel_map_next(&m->entity_map, h, i)) {
 		struct mem_entity *e = m->entity_map.values[i];
