@@ -195,6 +195,16 @@ void keel_append_add_event(struct keel_append_builder *b, const struct keel_batc
 	}
 }
 
+void keel_append_stamp(const struct keel_append *a, int64_t recorded_at)
+{
+	for (size_t i = 0; i < a->nevents; i++)
+		a->events[i]->recorded_at = recorded_at;
+	for (size_t i = 0; i < a->nrows; i++)
+		a->rows[i].recorded_at = recorded_at;
+	for (size_t i = 0; i < a->nmentions; i++)
+		a->mentions[i].recorded_at = recorded_at;
+}
+
 struct keel_append keel_append_view(const struct keel_append_builder *b,
 				    struct keel_batch_event **ev, size_t n)
 {

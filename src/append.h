@@ -49,6 +49,11 @@ void keel_append_add_row(struct keel_append_builder *b, const struct keel_assert
 struct keel_append keel_append_view(const struct keel_append_builder *b,
 				    struct keel_batch_event **ev, size_t n);
 
+/* Gives everything of a (its events, rows and mentions) one recorded_at:
+ * a load's batch and a bulk load are recorded when they are written,
+ * all of it at once. */
+void keel_append_stamp(const struct keel_append *a, int64_t recorded_at);
+
 /* The upsert rule of docs/semantics.md for one mention at time t:
  * first_seen and last_seen widen; the earliest mention that gives a
  * kind decides it, at equal times the later one. */

@@ -766,14 +766,8 @@ static int load_flush(struct load_ctx *L)
 		ev[i]->status = KEEL_EV_ACCEPTED;
 	}
 	if (rc == 0) {
-		int64_t recorded_at = keel_store_recorded_at(L->s);
-		for (size_t i = 0; i < n; i++)
-			ev[i]->recorded_at = recorded_at;
-		for (size_t i = 0; i < L->ab.nrows; i++)
-			L->ab.rows[i].recorded_at = recorded_at;
-		for (size_t i = 0; i < L->ab.nmentions; i++)
-			L->ab.mentions[i].recorded_at = recorded_at;
 		struct keel_append a = keel_append_view(&L->ab, ev, n);
+		keel_append_stamp(&a, keel_store_recorded_at(L->s));
 		rc = keel_store_append(L->s, &a);
 	}
 	if (rc == 0)

@@ -264,8 +264,8 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		return 0;
 	int rc = 0;
 	if (ing->tx_mentions.nmentions) {
+		/* the builder holds mentions only */
 		struct keel_append m = keel_append_view(&ing->tx_mentions, NULL, 0);
-		m.nrows = 0;
 		rc = keel_store_append(ing->store, &m);
 	}
 	if (rc == 0)

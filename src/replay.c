@@ -912,17 +912,6 @@ int keel_bulk_add_too_long(struct keel_bulk *b, uint64_t position, const char *h
 	return 0;
 }
 
-/* A bulk load is recorded when it is written, all of it at once. */
-static void keel_build_stamp(struct keel_build *x, int64_t recorded_at)
-{
-	for (size_t i = 0; i < x->events.len; i++)
-		((struct keel_batch_event *)x->events.items[i])->recorded_at = recorded_at;
-	for (size_t i = 0; i < x->ab.nrows; i++)
-		x->ab.rows[i].recorded_at = recorded_at;
-	for (size_t i = 0; i < x->ab.nmentions; i++)
-		x->ab.mentions[i].recorded_at = recorded_at;
-}
-
 static int keel_bulk_cmp_build(const void *pa, const void *pb)
 {
 	const struct keel_build *a = *(const struct keel_build *const *)pa;
@@ -947,10 +936,10 @@ int keel_bulk_finish(struct keel_bulk *b)
 	int64_t recorded_at = keel_store_recorded_at(s);
 	for (size_t i = 0; i < b->builds.len; i++) {
 		struct keel_build *x = b->builds.items[i];
-		keel_build_stamp(x, recorded_at);
 		keel_buf_reset(&b->method);
 		struct keel_append a = keel_append_view(
 		    &x->ab, (struct keel_batch_event **)x->events.items, x->events.len);
+		keel_append_stamp(&a, recorded_at);
 		rc = keel_store_replace_tenant(s, keel_str_cstr(x->tenant), NULL, &a, 0,
 					       &b->method);
 		if (rc) {
