@@ -20,6 +20,7 @@ enum {
 	CLI_FATAL = 1,
 	CLI_USAGE = 2,
 	CLI_REJECTED = 3,
+	CLI_GO_ON = -1, /* not an exit status: the command goes on */
 };
 
 /* A macro's value as a string literal: help texts show the library's
@@ -64,6 +65,11 @@ bool cli_parse_u64(const char *s, uint64_t *out);
 bool cli_parse_size(const char *s, uint64_t *out);
 /* A fraction in [0, 1]. */
 bool cli_parse_fraction(const char *s, double *out);
+
+/* The options of a command that takes only --store URL and --help: sets
+ * *url and returns CLI_GO_ON (the operands start at optind), or the exit
+ * status once help is printed or an option is refused. */
+int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const char **url);
 
 /* A time option's value (--at, --known-at): RFC 3339 or "now". CLI_OK, or
  * the usage error printed and CLI_USAGE. */

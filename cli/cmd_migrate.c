@@ -14,26 +14,10 @@
 
 static int migrate_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"store", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const char *url = NULL;
-	int c;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			url = optarg;
-			break;
-		case 'h':
-			cli_help(cmd, stdout);
-			return CLI_OK;
-		default:
-			return cli_bad_option(cmd);
-		}
-	}
+	int parsed = cli_store_options(cmd, argc, argv, &url);
+	if (parsed != CLI_GO_ON)
+		return parsed;
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
 	if (!url || !*url)

@@ -177,6 +177,30 @@ int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, in
 	return rc;
 }
 
+int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const char **url)
+{
+	static const struct option opts[] = {
+	    {"store", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			*url = optarg;
+			break;
+		case 'h':
+			cli_help(cmd, stdout);
+			return CLI_OK;
+		default:
+			return cli_bad_option(cmd);
+		}
+	}
+	return CLI_GO_ON;
+}
+
 int cli_time_option(const struct keel_cmd *cmd, const char *option, const char *arg,
 		    int64_t *out)
 {
