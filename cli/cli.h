@@ -92,6 +92,16 @@ struct cli_read {
 	const char *arity; /* the usage error when the count is wrong */
 	int (*query)(struct keel_store *s, char **args, int nargs,
 		     const struct keel_read_options *o, char **json);
+	/* The finding reads (tenants, entities, search) instead of query:
+	 * with takes_page, --limit N and --after CURSOR; with takes_filters,
+	 * --kind K and --prefix P. An option or cursor the library refuses
+	 * (KEEL_EINVAL) is a usage error. */
+	int (*find)(struct keel_store *s, char **args, int nargs,
+		    const struct keel_find_options *f, const struct keel_read_options *o,
+		    char **json);
+	bool takes_page;
+	bool takes_filters;
+	bool no_known_at; /* keel tenants: the store's tenants as they are */
 };
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);

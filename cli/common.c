@@ -218,16 +218,23 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	    {"at", required_argument, NULL, 'a'},
 	    {"known-at", required_argument, NULL, 'k'},
 	    {"changes", no_argument, NULL, 'c'},
+	    {"kind", required_argument, NULL, 'K'},
+	    {"prefix", required_argument, NULL, 'p'},
+	    {"limit", required_argument, NULL, 'l'},
+	    {"after", required_argument, NULL, 'A'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	};
 	struct option opts[sizeof all / sizeof all[0] + 1];
-	char shorts[32];
+	char shorts[48];
 	size_t n_opts = 0, n_shorts = 0;
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-		if ((all[i].val == 'a' && !r->takes_at) ||
-		    (all[i].val == 'c' && !r->takes_changes))
+		int v = all[i].val;
+		if ((v == 'a' && !r->takes_at) || (v == 'c' && !r->takes_changes) ||
+		    (v == 'k' && r->no_known_at) ||
+		    ((v == 'l' || v == 'A') && !r->takes_page) ||
+		    ((v == 'K' || v == 'p') && !r->takes_filters))
 			continue;
 		opts[n_opts++] = all[i];
 		shorts[n_shorts++] = (char)all[i].val;
@@ -239,6 +246,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 
 	const char *url = NULL;
 	struct keel_read_options o = {.size = sizeof o};
+	struct keel_find_options f = {.size = sizeof f};
 	bool as_json = false;
 	int c, rc;
 	optind = 0;
@@ -260,6 +268,25 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		case 'c':
 			o.changes = true;
 			break;
+		case 'K':
+			f.kind = optarg;
+			break;
+		case 'p':
+			f.prefix = optarg;
+			break;
+		case 'l': {
+			uint64_t v;
+			if (!cli_parse_u64(optarg, &v) || v == 0 || v > KEEL_MAX_PAGE)
+				return cli_usage_error(cmd,
+						       "--limit \"%s\": not a number from 1 "
+						       "to %d",
+						       optarg, KEEL_MAX_PAGE);
+			f.limit = (size_t)v;
+			break;
+		}
+		case 'A':
+			f.cursor = optarg;
+			break;
 		case 's':
 			url = optarg;
 			break;
@@ -278,8 +305,11 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;
-	rc = r->query(s, argv + optind, n, &o, &json);
-	if (rc)
+	rc = r->find ? r->find(s, argv + optind, n, &f, &o, &json)
+		     : r->query(s, argv + optind, n, &o, &json);
+	if (rc == KEEL_EINVAL && r->find)
+		rc = cli_usage_error(cmd, "%s", keel_store_errmsg(s));
+	else if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
 	else
 		rc = cli_print_doc(cmd, o.changes ? r->changes_kind : r->kind, json, as_json);

@@ -409,6 +409,44 @@ KEEL_API int keel_why(struct keel_store *s, const char *tenant, const char *subj
 KEEL_API int keel_stats(struct keel_store *s, const char *tenant /* NULL: all */,
 			const struct keel_read_options *o, char **json);
 
+/* Finding things (docs/cli.md, "keel tenants", "keel entities", "keel
+ * search"). A listing comes a page at a time, in bytewise subject order:
+ * each document has "next", the cursor of the page after it (an opaque
+ * string), or null on the last page. */
+#define KEEL_DEFAULT_PAGE 100 /* keel_find_options.limit 0 */
+#define KEEL_MAX_PAGE 1000
+struct keel_find_options {
+	size_t size;	    /* sizeof the struct (see "Options structs" above) */
+	const char *kind;   /* keel_entities: only entities of this kind */
+	const char *prefix; /* keel_entities: only subjects beginning with it */
+	const char *cursor; /* the "next" of the page before; NULL: the first */
+	size_t limit;	    /* entries a page: 0 = KEEL_DEFAULT_PAGE, at most
+			       KEEL_MAX_PAGE */
+};
+/* The store's tenants, sorted bytewise, as {"tenants":[...]}: those for
+ * which visible (if not NULL) returns true. */
+KEEL_API int keel_tenants(struct keel_store *s,
+			  bool (*visible)(void *ud, const char *tenant), void *ud,
+			  char **json);
+/* A page of a tenant's entities that existed at o->at (first seen at or
+ * before it; default now) as known at o->known_at: with f->kind, those
+ * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,
+ * those whose subject begins with it. A tenant with none gives an empty
+ * page. KEEL_EINVAL for a cursor keel did not give or a limit above
+ * KEEL_MAX_PAGE. f and o may be NULL (the defaults). */
+KEEL_API int keel_entities(struct keel_store *s, const char *tenant,
+			   const struct keel_find_options *f,
+			   const struct keel_read_options *o, char **json);
+/* A page of the subjects whose fact predicate has the value value at
+ * o->at (default now), as known at o->known_at, each with the row that
+ * holds it. value is JSON text (compared after removing the blanks
+ * outside strings: numbers and escapes as written), or, when it does not
+ * parse as JSON, a string: "active" and "\"active\"" both mean the
+ * string. f->kind and f->prefix are not taken. */
+KEEL_API int keel_search(struct keel_store *s, const char *tenant, const char *predicate,
+			 const char *value, const struct keel_find_options *f,
+			 const struct keel_read_options *o, char **json);
+
 /* The documents above, by the query that made them. */
 enum keel_query_kind {
 	KEEL_QUERY_SHOW,
@@ -416,10 +454,13 @@ enum keel_query_kind {
 	KEEL_QUERY_WHY,
 	KEEL_QUERY_STATS,
 	KEEL_QUERY_HISTORY_CHANGES, /* keel_history with changes set */
+	KEEL_QUERY_TENANTS,
+	KEEL_QUERY_ENTITIES,
+	KEEL_QUERY_SEARCH,
 };
 
-/* Renders a document of keel_show, keel_history (either form), keel_why or
- * keel_stats (json[0..len), of the given kind) as aligned text for a person: labelled
+/* Renders a document of keel_show, keel_history (either form), keel_why,
+ * keel_stats or the finding reads (json[0..len), of the given kind) as aligned text for a person: labelled
  * lines and one table per list, every row of the document present, times
  * canonical, values as JSON text, null as "-" (docs/cli.md, "On a
  * terminal"). Returns 0 and a malloc'd NUL-terminated text in *text

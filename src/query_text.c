@@ -1,6 +1,6 @@
 /*
- * query_text.c - the documents of show, history (rows or changes), why and
- * stats as aligned text for a person to read: what the keel tool prints on a terminal
+ * query_text.c - the documents of show, history (rows or changes), why,
+ * stats, tenants, entities and search as aligned text for a person to read: what the keel tool prints on a terminal
  * (docs/cli.md, "On a terminal").
  *
  * The text is a view of the JSON document, rendered from it and from
@@ -401,6 +401,75 @@ static void stats_text(struct text_ctx *t, const struct keel_json *doc)
 	table_free(&tb);
 }
 
+/* --------------------------------------------------- tenants, entities, search */
+
+static void tenants_text(struct text_ctx *t, const struct keel_json *doc)
+{
+	static const char *const heads[] = {"TENANT"};
+	struct table tb;
+	table_init(&tb, heads, KEEL_ARRAY_LEN(heads));
+	const struct keel_json *tenants = list(t, doc, "tenants", KEEL_JSON_ARRAY);
+	for (const struct keel_json *r = tenants ? tenants->child : NULL; r; r = r->next)
+		add_cell(t, table_cell(&tb), r);
+	table_print(t, "tenants", &tb);
+	table_free(&tb);
+}
+
+/* The page's last line: the cursor of the next page, when there is one. */
+static void next_line(struct text_ctx *t, const struct keel_json *doc)
+{
+	const struct keel_json *next = member(t, doc, "next");
+	if (next && next->type != KEEL_JSON_NULL) {
+		keel_buf_addc(&t->out, '\n');
+		line_cell(t, "next", next);
+	}
+}
+
+static void entities_text(struct text_ctx *t, const struct keel_json *doc)
+{
+	line_cell(t, "tenant", member(t, doc, "tenant"));
+	line_cell(t, "at", member(t, doc, "at"));
+	line_if_present(t, "known at", doc, "known_at");
+	line_if_present(t, "kind", doc, "kind");
+	line_if_present(t, "prefix", doc, "prefix");
+	static const char *const heads[] = {"SUBJECT", "KIND", "FIRST SEEN", "LAST SEEN"};
+	struct table tb;
+	table_init(&tb, heads, KEEL_ARRAY_LEN(heads));
+	const struct keel_json *list_ = list(t, doc, "entities", KEEL_JSON_ARRAY);
+	for (const struct keel_json *e = list_ ? list_->child : NULL; e; e = e->next) {
+		add_cell(t, table_cell(&tb), member(t, e, "subject"));
+		add_cell(t, table_cell(&tb), member(t, e, "kind"));
+		add_cell(t, table_cell(&tb), member(t, e, "first_seen"));
+		add_cell(t, table_cell(&tb), member(t, e, "last_seen"));
+	}
+	table_print(t, "entities", &tb);
+	table_free(&tb);
+	next_line(t, doc);
+}
+
+static void search_text(struct text_ctx *t, const struct keel_json *doc)
+{
+	line_cell(t, "tenant", member(t, doc, "tenant"));
+	line_cell(t, "predicate", member(t, doc, "predicate"));
+	add_label(t, "value");
+	add_value(t, &t->out, member(t, doc, "value"));
+	keel_buf_addc(&t->out, '\n');
+	line_cell(t, "at", member(t, doc, "at"));
+	line_if_present(t, "known at", doc, "known_at");
+	static const char *const heads[] = {"SUBJECT", "VALID FROM", "VALID TO",
+					    "ASSERTED BY"};
+	struct table tb;
+	table_init(&tb, heads, KEEL_ARRAY_LEN(heads));
+	const struct keel_json *subjects = list(t, doc, "subjects", KEEL_JSON_ARRAY);
+	for (const struct keel_json *r = subjects ? subjects->child : NULL; r; r = r->next) {
+		add_cell(t, table_cell(&tb), member(t, r, "subject"));
+		interval_cells(t, &tb, r);
+	}
+	table_print(t, "subjects", &tb);
+	table_free(&tb);
+	next_line(t, doc);
+}
+
 /* ------------------------------------------------------- history changes */
 
 /* The cells every change ends with: its row (VALID FROM, VALID TO,
@@ -491,6 +560,15 @@ int keel_query_text(enum keel_query_kind kind, const char *json, size_t len, cha
 			break;
 		case KEEL_QUERY_HISTORY_CHANGES:
 			changes_text(&t, doc.root);
+			break;
+		case KEEL_QUERY_TENANTS:
+			tenants_text(&t, doc.root);
+			break;
+		case KEEL_QUERY_ENTITIES:
+			entities_text(&t, doc.root);
+			break;
+		case KEEL_QUERY_SEARCH:
+			search_text(&t, doc.root);
 			break;
 		default:
 			t.bad = true;

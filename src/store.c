@@ -281,6 +281,52 @@ int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t know
 	return s->ops->counts(s, tenant, known_at, out);
 }
 
+void keel_candidates_range(const struct keel_candidates *q, struct keel_str *lo,
+			   bool *lo_inclusive, struct keel_buf *hi)
+{
+	keel_buf_reset(hi);
+	*lo = q->after;
+	*lo_inclusive = false;
+	if (!q->prefix.ptr)
+		return;
+	if (!q->after.ptr || keel_str_cmp(q->after, q->prefix) < 0) {
+		*lo = q->prefix;
+		*lo_inclusive = true;
+	}
+	size_t n = q->prefix.len;
+	while (n && (unsigned char)q->prefix.ptr[n - 1] == 0xff)
+		n--;
+	if (n) {
+		keel_buf_add(hi, q->prefix.ptr, n);
+		hi->data[n - 1] = (char)((unsigned char)hi->data[n - 1] + 1);
+	}
+}
+
+/* The candidates of a finding read: checked here once for every store. */
+static int keel_candidates_ok(struct keel_store *s, const struct keel_candidates *q,
+			      bool fact)
+{
+	if (!q->tenant.ptr || q->limit == 0 ||
+	    (fact && (!q->predicate.ptr || !q->value.ptr)))
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "candidates: no tenant, predicate, value or limit");
+	return 0;
+}
+
+int keel_store_entity_subjects(struct keel_store *s, const struct keel_candidates *q,
+			       struct keel_ptrvec *out)
+{
+	int rc = keel_candidates_ok(s, q, false);
+	return rc ? rc : s->ops->entity_subjects(s, q, out);
+}
+
+int keel_store_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
+			     struct keel_ptrvec *out)
+{
+	int rc = keel_candidates_ok(s, q, true);
+	return rc ? rc : s->ops->fact_subjects(s, q, out);
+}
+
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,

@@ -156,6 +156,32 @@ struct keel_replace_scope {
 bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 			       enum keel_row_kind kind, struct keel_str name);
 
+/* Which subjects may answer a finding read (keel entities, keel search):
+ * the store's candidates, each then confirmed by an ordinary scan
+ * (src/find.c). Strings are views the caller keeps alive. */
+struct keel_candidates {
+	struct keel_str tenant; /* required */
+	struct keel_str after;	/* optional: only subjects bytewise after it */
+	/* entity_subjects: subjects with a mention; optionally beginning
+	 * with prefix, optionally with a mention that gives kind */
+	struct keel_str prefix;
+	struct keel_str kind;
+	/* fact_subjects: subjects with an assertion of predicate whose value
+	 * (compact JSON) is value, both required */
+	struct keel_str predicate;
+	struct keel_str value;
+	size_t limit; /* at most this many (> 0) */
+};
+
+/* The subject range of q for a store that ranges over an index: subjects
+ * above *lo (or at it, when *lo_inclusive) and, when hi->len, below hi.
+ * lo is absent (no lower bound) when q has neither after nor prefix. hi
+ * is the least string above every string beginning with the prefix (the
+ * prefix with trailing 0xff bytes dropped and its last byte raised), left
+ * empty when there is none. */
+void keel_candidates_range(const struct keel_candidates *q, struct keel_str *lo,
+			   bool *lo_inclusive, struct keel_buf *hi);
+
 /* Return non-zero to stop the scan (the scan then returns that value). */
 typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 
@@ -205,6 +231,15 @@ struct keel_store_ops {
 	int (*tenants)(struct keel_store *s, struct keel_ptrvec *out);
 	int (*scan)(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
+	/* Finding (src/find.c): up to q->limit distinct subjects that match
+	 * q, in bytewise order, appended to out as malloc'd NUL-terminated
+	 * strings. Rows are matched as written, whatever their time or when
+	 * they were recorded: the caller confirms each subject with a scan.
+	 * Each is one range of an index (docs/stores.md, "Finding"). */
+	int (*entity_subjects)(struct keel_store *s, const struct keel_candidates *q,
+			       struct keel_ptrvec *out);
+	int (*fact_subjects)(struct keel_store *s, const struct keel_candidates *q,
+			     struct keel_ptrvec *out);
 	/* Row counts of one tenant: entities, facts, relations, events, of
 	 * what was recorded by known_at (KEEL_TIME_INF: everything). */
 	int (*counts)(struct keel_store *s, struct keel_str tenant, int64_t known_at,
@@ -302,6 +337,10 @@ int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
 		      uint64_t out[4]);
+int keel_store_entity_subjects(struct keel_store *s, const struct keel_candidates *q,
+			       struct keel_ptrvec *out);
+int keel_store_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
+			     struct keel_ptrvec *out);
 /* Whether the store answers, for health checks (keel serve's /healthz):
  * the backend's own check, then a cheap read (the counts of a tenant that
  * cannot exist). 0, or an error with the store's message set. */

@@ -595,6 +595,82 @@ static int keel_memory_counts(struct keel_store *s, struct keel_str tenant, int6
 	return 0;
 }
 
+/* ------------------------------------------------------------- finding */
+
+static int mem_cmp_subject(const void *pa, const void *pb)
+{
+	return keel_str_cmp(**(const struct keel_str *const *)pa,
+			    **(const struct keel_str *const *)pb);
+}
+
+/* The first q->limit of the matching subjects (each matched once: an
+ * entity, or a timeline of one predicate, per subject), sorted. */
+static void mem_take_subjects(struct keel_ptrvec *found, const struct keel_candidates *q,
+			      struct keel_ptrvec *out)
+{
+	if (found->len)
+		qsort(found->items, found->len, sizeof *found->items, mem_cmp_subject);
+	for (size_t i = 0; i < found->len && i < q->limit; i++) {
+		const struct keel_str *subject = found->items[i];
+		keel_ptrvec_push(out, keel_xstrndup(subject->ptr, subject->len));
+	}
+	keel_ptrvec_free(found);
+}
+
+static bool mem_after(const struct keel_candidates *q, struct keel_str subject)
+{
+	return !q->after.ptr || keel_str_cmp(subject, q->after) > 0;
+}
+
+/* A scan of every entity: the memory store has no index to range over. */
+static int keel_memory_entity_subjects(struct keel_store *s,
+				       const struct keel_candidates *q,
+				       struct keel_ptrvec *out)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	struct keel_ptrvec found = {0};
+	for (size_t i = 0; i < m->entities.len; i++) {
+		struct mem_entity *e = m->entities.items[i];
+		if (!keel_str_eq(e->tenant, q->tenant) || !mem_after(q, e->subject))
+			continue;
+		if (q->prefix.ptr && (e->subject.len < q->prefix.len ||
+				      (q->prefix.len && memcmp(e->subject.ptr, q->prefix.ptr,
+							       q->prefix.len) != 0)))
+			continue;
+		bool kind = !q->kind.ptr;
+		for (size_t k = 0; !kind && k < e->mentions.len; k++) {
+			const struct keel_mention *x = e->mentions.items[k];
+			kind = x->kind.ptr && keel_str_eq(x->kind, q->kind);
+		}
+		if (kind)
+			keel_ptrvec_push(&found, &e->subject);
+	}
+	mem_take_subjects(&found, q, out);
+	return 0;
+}
+
+static int keel_memory_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
+				     struct keel_ptrvec *out)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	struct keel_ptrvec found = {0};
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (tl->kind != KEEL_ROW_FACT || !keel_str_eq(tl->tenant, q->tenant) ||
+		    !keel_str_eq(tl->name, q->predicate) || !mem_after(q, tl->subject))
+			continue;
+		for (size_t k = 0; k < tl->rows.len; k++) {
+			const struct mem_row *row = tl->rows.items[k];
+			if (row->a.value.ptr && keel_str_eq(row->a.value, q->value)) {
+				keel_ptrvec_push(&found, &tl->subject);
+				break;
+			}
+		}
+	}
+	mem_take_subjects(&found, q, out);
+	return 0;
+}
+
 /* ------------------------------------------- replay (docs/replay.md) */
 
 static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tenant,
@@ -636,6 +712,8 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.tenants = keel_memory_tenants,
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
+	.entity_subjects = keel_memory_entity_subjects,
+	.fact_subjects = keel_memory_fact_subjects,
 	.replace_tenant = keel_memory_replace_tenant,
 	.hashes_on_demand = true,
 };

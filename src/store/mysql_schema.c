@@ -200,9 +200,27 @@ static const struct keel_mysql_migration keel_mysql_to_5[] = {
     {NULL, NULL},
 };
 
+/* Finding things (docs/store-mysql.md, "Finding"): keel entities --kind
+ * and keel search range over an index to the subject. kind and value are
+ * BLOBs, indexed through generated columns of their first 255 bytes (a
+ * BLOB prefix inside an index would leave the subjects after it out of
+ * order); virtual, so they take no room in the rows. */
+static const struct keel_mysql_migration keel_mysql_step_find[] = {
+    {"ALTER TABLE keel_entity_mentions ADD COLUMN kind_key VARBINARY(255) AS "
+     "(LEFT(kind, 255)) VIRTUAL, ADD INDEX keel_entity_mentions_kind "
+     "(tenant, kind_key, subject)",
+     KEEL_MYSQL_LACKS_COLUMN("keel_entity_mentions", "kind_key")},
+    {"ALTER TABLE keel_fact_rows ADD COLUMN value_key VARBINARY(255) AS "
+     "(LEFT(value, 255)) VIRTUAL, ADD INDEX keel_facts_value "
+     "(tenant, predicate, value_key, subject)",
+     KEEL_MYSQL_LACKS_COLUMN("keel_fact_rows", "value_key")},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
+	keel_mysql_step_find,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -255,10 +273,13 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 					     "creating the schema");
 		if (rc)
 			goto fail;
+		/* The tables are those of schema 5: the steps after it
+		 * bring a new store where an old one migrates to. */
+		version = 5;
 		m->schema_was = 0;
-		return 0;
+	} else {
+		m->schema_was = (int)version;
 	}
-	m->schema_was = (int)version;
 	if (version > KEEL_MYSQL_SCHEMA_VERSION) {
 		keel_buf_addf(err,
 			      "store \"%s\": schema version %lld is newer than this keel "

@@ -11,6 +11,7 @@
  *   mysql_connect.c  connecting, opening and closing the store
  *   mysql_bulk.c     MariaDB's bulk protocol (array binding)
  *   mysql_read.c     tenants, scans and counts
+ *   mysql_find.c     the candidates of keel entities and keel search
  *   mysql_replay.c   replacing a tenant: LOAD DATA LOCAL INFILE
  */
 #ifndef KEEL_STORE_MYSQL_STORE_H
@@ -24,7 +25,7 @@
 #include "../store.h"
 #include "mysql_internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 5
+#define KEEL_MYSQL_SCHEMA_VERSION 6
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -207,6 +208,12 @@ int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 		    void *ud);
 int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,
 		      uint64_t out[4]);
+
+/* Finding (mysql_find.c) */
+int keel_mysql_entity_subjects(struct keel_store *s, const struct keel_candidates *q,
+			       struct keel_ptrvec *out);
+int keel_mysql_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
+			     struct keel_ptrvec *out);
 
 /* Replay (mysql_replay.c) */
 void keel_mysql_infile_setup(struct keel_mysql_store *m);

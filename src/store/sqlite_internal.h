@@ -21,6 +21,14 @@ sqlite3 *keel_store_sqlite_db(struct keel_store *s);
  * envelope the store takes with it; ingesters created afterwards use it. */
 void keel_store_sqlite_set_length_limit(struct keel_store *s, int bytes);
 
+/* The statement that finds the candidates of keel entities (fact false:
+ * by prefix, or by kind) or keel search (fact true), with a lower bound
+ * (inclusive or not) and an upper one or not: for the benchmark's
+ * EXPLAIN QUERY PLAN. b is a struct keel_buf. */
+struct keel_buf;
+void keel_sqlite_find_sql(struct keel_buf *b, bool fact, bool kind, bool lower,
+			  bool lower_inclusive, bool upper);
+
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);
 

@@ -200,9 +200,22 @@ static const char *const keel_sqlite_step2[] = {
     NULL,
 };
 
+static const char *const keel_sqlite_step_find[] = {
+    /* Finding things (docs/store-sqlite.md, "Finding"): keel entities
+     * --kind ranges over the mentions that give a kind, keel search over
+     * the assertions of a value, both to the subject. Partial: a mention
+     * without a kind and an unset (no value) are never looked for, and
+     * cost no index entry. */
+    "CREATE INDEX entity_mentions_kind ON entity_mentions (tenant, kind, subject) "
+    "WHERE kind IS NOT NULL;\n"
+    "CREATE INDEX fact_rows_value ON fact_rows (tenant, predicate, value, subject) "
+    "WHERE value IS NOT NULL;\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
-static const char *const *const keel_sqlite_migrations[] = {keel_sqlite_step1,
-							    keel_sqlite_step2};
+static const char *const *const keel_sqlite_migrations[] = {
+    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_find};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

@@ -10,6 +10,7 @@
  *   sqlite_sql.c     the statements: padded VALUES lists, multi-row
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
+ *   sqlite_find.c    the candidates of keel entities and keel search
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
  */
@@ -250,6 +251,12 @@ int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t kn
 int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
 int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
 		     void *ud);
+
+/* Finding (sqlite_find.c) */
+int keel_sqlite_entity_subjects(struct keel_store *bs, const struct keel_candidates *q,
+				struct keel_ptrvec *out);
+int keel_sqlite_fact_subjects(struct keel_store *bs, const struct keel_candidates *q,
+			      struct keel_ptrvec *out);
 
 /* Replay (sqlite_replay.c) */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,

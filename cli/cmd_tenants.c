@@ -1,0 +1,44 @@
+/*
+ * cmd_tenants.c - keel tenants: the store's tenants (docs/cli.md).
+ */
+#include "cli.h"
+
+static int tenants_find(struct keel_store *s, char **args, int nargs,
+			const struct keel_find_options *f, const struct keel_read_options *o,
+			char **json)
+{
+	(void)args;
+	(void)nargs;
+	(void)f;
+	(void)o;
+	return keel_tenants(s, NULL, NULL, json);
+}
+
+static int tenants_run(const struct keel_cmd *cmd, int argc, char **argv)
+{
+	static const struct cli_read read = {
+	    .kind = KEEL_QUERY_TENANTS,
+	    .min_args = 0,
+	    .max_args = 0,
+	    .no_known_at = true,
+	    .arity = "expected no arguments",
+	    .find = tenants_find,
+	};
+	return cli_run_read(cmd, &read, argc, argv);
+}
+
+const struct keel_cmd keel_cmd_tenants = {
+    .name = "tenants",
+    .summary = "List the store's tenants.",
+    .usage = "tenants [--json] [--store URL]\n"
+	     "\n"
+	     "options:\n"
+	     "  -j, --json         print the JSON document even on a terminal\n"
+	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Prints every tenant that has events or rows in the store, sorted\n"
+	     "bytewise. On a terminal as a table; into a pipe or a file, or with\n"
+	     "--json, as one line of JSON: {\"tenants\":[...]} (docs/cli.md).",
+    .run = tenants_run,
+};
