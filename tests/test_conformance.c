@@ -841,6 +841,200 @@ static void known_at_is_the_store_of_what_was_recorded(const struct store_kind *
 	assert_int_equal(rewritten, KEEL_ARRAY_LEN(seeds));
 }
 
+/* ------------------------------------------------------------- finding */
+
+/* Every page of a finding read (entities when predicate is NULL, else
+ * search), limit entries each, joined into one list of its entries' JSON;
+ * each page is also compared with the memory store's page. */
+static void pages_match(struct keel_store *s, struct keel_store *mem, const char *tenant,
+			const char *predicate, const char *value,
+			struct keel_find_options f, const struct keel_read_options *o,
+			struct keel_ptrvec *subjects)
+{
+	char *cursor = NULL;
+	size_t pages = 0;
+	for (;;) {
+		f.cursor = cursor;
+		char *a = NULL, *b = NULL;
+		int ra = predicate ? keel_search(s, tenant, predicate, value, &f, o, &a)
+				   : keel_entities(s, tenant, &f, o, &a);
+		int rb = predicate ? keel_search(mem, tenant, predicate, value, &f, o, &b)
+				   : keel_entities(mem, tenant, &f, o, &b);
+		if (ra)
+			fail_msg("%s", keel_store_errmsg(s));
+		assert_int_equal(rb, 0);
+		assert_string_equal(a, b);
+		pages++;
+		struct keel_json_doc doc;
+		struct keel_json_error err;
+		keel_json_doc_init(&doc);
+		assert_int_equal(keel_json_parse(&doc, a, strlen(a), &err), 0);
+		const struct keel_json *list =
+		    keel_json_get(doc.root, predicate ? "subjects" : "entities",
+				  predicate ? 8 : 8);
+		assert_non_null(list);
+		size_t n = 0;
+		for (const struct keel_json *e = list->child; e; e = e->next, n++) {
+			const struct keel_json *sub = keel_json_get(e, "subject", 7);
+			keel_ptrvec_push(subjects, keel_xstrndup(sub->str, sub->len));
+		}
+		const struct keel_json *next = keel_json_get(doc.root, "next", 4);
+		assert_non_null(next);
+		free(cursor);
+		cursor = NULL;
+		if (next->type == KEEL_JSON_STRING) {
+			/* a page that has a next one is full */
+			assert_int_equal(n, f.limit);
+			cursor = keel_xstrndup(next->str, next->len);
+		}
+		keel_json_doc_free(&doc);
+		free(a);
+		free(b);
+		if (!cursor)
+			break;
+		assert_true(pages < 10000);
+	}
+}
+
+static void free_subjects(struct keel_ptrvec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		free(v->items[i]);
+	keel_ptrvec_free(v);
+}
+
+/* Whether the entity's show document at o has the predicate's value
+ * (compact JSON) - the read search must agree with. */
+static bool show_has(struct keel_store *s, const char *tenant, const char *subject,
+		     const char *predicate, const char *value,
+		     const struct keel_read_options *o)
+{
+	char *json = NULL;
+	if (keel_show(s, tenant, subject, o, &json))
+		return false;
+	struct keel_json_doc doc;
+	struct keel_json_error err;
+	keel_json_doc_init(&doc);
+	assert_int_equal(keel_json_parse(&doc, json, strlen(json), &err), 0);
+	const struct keel_json *facts = keel_json_get(doc.root, "facts", 5);
+	const struct keel_json *f = keel_json_get(facts, predicate, strlen(predicate));
+	const struct keel_json *v = f ? keel_json_get(f, "value", 5) : NULL;
+	bool has = v && v->raw_len == strlen(value) &&
+		   memcmp(json + v->raw_off, value, v->raw_len) == 0;
+	keel_json_doc_free(&doc);
+	free(json);
+	return has;
+}
+
+/* keel entities and keel search give every store the memory store's
+ * pages, page for page; paging three at a time lists each entity once,
+ * in bytewise order, exactly those a single page of all lists; and each
+ * search answer is what show says of every entity, now, at a past time
+ * and as known before the second half of the stream was recorded. */
+static void finding_matches_the_memory_store(const struct store_kind *k)
+{
+	struct keel_test_lines *st = stream_generate(4000, 2, 23, 0.05, 0.05);
+	struct keel_test_lines first = *st, second = *st;
+	first.n = st->n / 2;
+	second.lines = st->lines + first.n;
+	second.n = st->n - first.n;
+	struct store_case mc, c;
+	struct keel_store *mem = store_open(memory, &mc), *s = store_open(k, &c);
+	free(ingest_into(s, &first, NULL, 500, NULL));
+	free(ingest_into(mem, &first, NULL, 500, NULL));
+	int64_t known_at = keel_time_now();
+	free(ingest_into(s, &second, NULL, 500, NULL));
+	free(ingest_into(mem, &second, NULL, 500, NULL));
+
+	char *json = NULL;
+	assert_int_equal(keel_tenants(s, NULL, NULL, &json), 0);
+	assert_string_equal(json, "{\"tenants\":[\"tenant-00\",\"tenant-01\"]}");
+	free(json);
+
+	int64_t past;
+	assert_int_equal(keel_time_parse("2026-01-05T07:00:00Z", 20, &past, NULL), 0);
+	struct keel_read_options now = {.size = sizeof now, .at_set = true,
+					.at = keel_time_now()};
+	struct keel_read_options then = {.size = sizeof then, .at_set = true, .at = past};
+	struct keel_read_options known = now;
+	known.known_at_set = true;
+	known.known_at = known_at;
+	const struct keel_read_options *reads[] = {&now, &then, &known};
+	static const char *const kinds[] = {"vehicle", "driver", "trip", "depot"};
+
+	for (size_t r = 0; r < KEEL_ARRAY_LEN(reads); r++) {
+		const struct keel_read_options *o = reads[r];
+		struct keel_find_options all = {.size = sizeof all, .limit = KEEL_MAX_PAGE};
+		struct keel_find_options by3 = {.size = sizeof by3, .limit = 3};
+		struct keel_ptrvec whole = {0}, paged = {0};
+		pages_match(s, mem, "tenant-00", NULL, NULL, all, o, &whole);
+		pages_match(s, mem, "tenant-00", NULL, NULL, by3, o, &paged);
+		assert_true(whole.len > 20);
+		assert_int_equal(paged.len, whole.len);
+		for (size_t i = 0; i < whole.len; i++) {
+			assert_string_equal(paged.items[i], whole.items[i]);
+			if (i)
+				assert_true(strcmp(whole.items[i - 1], whole.items[i]) < 0);
+		}
+		/* the kinds partition the entities that have one */
+		size_t kinded = 0;
+		for (size_t i = 0; i < KEEL_ARRAY_LEN(kinds); i++) {
+			struct keel_ptrvec of = {0};
+			struct keel_find_options f = by3;
+			f.kind = kinds[i];
+			pages_match(s, mem, "tenant-00", NULL, NULL, f, o, &of);
+			for (size_t j = 0; j < of.len; j++)
+				assert_true(strncmp(of.items[j], kinds[i], strlen(kinds[i])) == 0);
+			kinded += of.len;
+			free_subjects(&of);
+		}
+		assert_int_equal(kinded, whole.len);
+		struct keel_ptrvec pre = {0};
+		struct keel_find_options f = by3;
+		f.prefix = "vehicle:V-001";
+		pages_match(s, mem, "tenant-00", NULL, NULL, f, o, &pre);
+		size_t expect = 0;
+		for (size_t i = 0; i < whole.len; i++)
+			expect += strncmp(whole.items[i], f.prefix, strlen(f.prefix)) == 0;
+		assert_int_equal(pre.len, expect);
+		assert_true(expect > 0);
+		free_subjects(&pre);
+
+		/* search: exactly the entities whose show has the value */
+		static const char *const values[] = {"available", "in_progress",
+						     "maintenance"};
+		for (size_t v = 0; v < KEEL_ARRAY_LEN(values); v++) {
+			struct keel_ptrvec found = {0};
+			pages_match(s, mem, "tenant-00", "status", values[v], by3, o, &found);
+			char quoted[64];
+			snprintf(quoted, sizeof quoted, "\"%s\"", values[v]);
+			size_t j = 0;
+			for (size_t i = 0; i < whole.len; i++) {
+				if (!show_has(s, "tenant-00", whole.items[i], "status", quoted, o))
+					continue;
+				assert_true(j < found.len);
+				assert_string_equal(found.items[j], whole.items[i]);
+				j++;
+			}
+			assert_int_equal(j, found.len);
+			free_subjects(&found);
+		}
+		free_subjects(&whole);
+		free_subjects(&paged);
+	}
+	/* the entities known at known_at are fewer than all */
+	struct keel_find_options all = {.size = sizeof all, .limit = KEEL_MAX_PAGE};
+	struct keel_ptrvec a = {0}, b = {0};
+	pages_match(s, mem, "tenant-01", NULL, NULL, all, &now, &a);
+	pages_match(s, mem, "tenant-01", NULL, NULL, all, &known, &b);
+	assert_true(b.len < a.len);
+	free_subjects(&a);
+	free_subjects(&b);
+	store_done(mem, &mc);
+	store_done(s, &c);
+	keel_test_lines_free(st);
+}
+
 /* ------------------------------------------------ cases times stores */
 
 struct contract_case {
@@ -860,6 +1054,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(queries_match_the_memory_store),
 	CONTRACT_CASE(known_at_is_the_store_of_what_was_recorded),
 	CONTRACT_CASE(changes_end_in_the_history),
+	CONTRACT_CASE(finding_matches_the_memory_store),
 };
 
 /* One contract case on one store: a cmocka case's initial state. */

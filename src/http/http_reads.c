@@ -1,6 +1,7 @@
 /*
  * http_reads.c - the read endpoints of keel serve (entity, history, why,
- * stats) and the pool of read handles they use (docs/http.md).
+ * stats, and the finding reads: tenants, entities, search) and the pool
+ * of read handles they use (docs/http.md).
  */
 #include "server.h"
 
@@ -76,9 +77,71 @@ static bool parse_flag(const char *s, bool *out)
 	return true;
 }
 
+/* ?limit=: 1 to KEEL_MAX_PAGE. */
+static bool parse_limit(const char *s, size_t *out)
+{
+	size_t v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > KEEL_MAX_PAGE)
+			return false;
+		v = v * 10 + (size_t)(*s - '0');
+	}
+	if (v == 0 || v > KEEL_MAX_PAGE)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* GET /v1/tenants lists only what the token may see. */
+struct token_scope {
+	const struct keel_token_entry *tok; /* NULL: no token file */
+};
+
+static bool token_sees(void *ud, const char *tenant)
+{
+	const struct token_scope *scope = ud;
+	return !scope->tok || keel_token_allows(scope->tok, tenant, strlen(tenant));
+}
+
+/* The finding reads' own parameters (docs/http.md): an empty kind,
+ * prefix or cursor is the same as none. */
+struct find_args {
+	struct keel_buf kind, prefix, limit, cursor, value;
+	bool has_kind, has_prefix, has_limit, has_cursor, has_value;
+};
+
+static void find_args_get(struct MHD_Connection *c, struct find_args *a, bool *bad)
+{
+	memset(a, 0, sizeof *a);
+	keel_buf_init(&a->kind);
+	keel_buf_init(&a->prefix);
+	keel_buf_init(&a->limit);
+	keel_buf_init(&a->cursor);
+	keel_buf_init(&a->value);
+	a->has_kind = get_arg(c, "kind", &a->kind, bad) && a->kind.len;
+	a->has_prefix = get_arg(c, "prefix", &a->prefix, bad) && a->prefix.len;
+	a->has_limit = get_arg(c, "limit", &a->limit, bad);
+	a->has_cursor = get_arg(c, "cursor", &a->cursor, bad) && a->cursor.len;
+	a->has_value = get_arg(c, "value", &a->value, bad);
+	/* NUL-terminated even when empty */
+	keel_buf_reserve(&a->value, 0);
+}
+
+static void find_args_free(struct find_args *a)
+{
+	keel_buf_free(&a->kind);
+	keel_buf_free(&a->prefix);
+	keel_buf_free(&a->limit);
+	keel_buf_free(&a->cursor);
+	keel_buf_free(&a->value);
+}
+
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
-				      const char *subject)
+				      const char *subject,
+				      const struct keel_token_entry *tok)
 {
 	struct keel_buf predicate, at_text, known_at_text, changes_text;
 	keel_buf_init(&predicate);
@@ -90,11 +153,30 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	bool has_at = get_arg(c, "at", &at_text, &bad);
 	bool has_known_at = get_arg(c, "known_at", &known_at_text, &bad);
 	bool has_changes = get_arg(c, "changes", &changes_text, &bad);
+	struct find_args fa;
+	find_args_get(c, &fa, &bad);
+	struct keel_find_options f = {.size = sizeof f,
+				      .kind = fa.has_kind ? fa.kind.data : NULL,
+				      .prefix = fa.has_prefix ? fa.prefix.data : NULL,
+				      .cursor = fa.has_cursor ? fa.cursor.data : NULL};
 	enum MHD_Result ret;
 	struct keel_read_options o = {.size = sizeof o};
 	if (bad) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
 					     "query: invalid percent-escape");
+		goto out;
+	}
+	if (fa.has_limit && !parse_limit(fa.limit.data ? fa.limit.data : "", &f.limit)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"limit\": not a number from 1 to %d",
+					     KEEL_MAX_PAGE);
+		goto out;
+	}
+	if (kind == READ_SEARCH && (!has_pred || predicate.len == 0 || !fa.has_value)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"%s\": required",
+					     !has_pred || predicate.len == 0 ? "predicate"
+									     : "value");
 		goto out;
 	}
 	const char *why = NULL;
@@ -150,6 +232,17 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	case READ_WHY:
 		rc = keel_why(s, tenant, subject, predicate.data, &o, &json);
 		break;
+	case READ_TENANTS: {
+		struct token_scope scope = {tok};
+		rc = keel_tenants(s, token_sees, &scope, &json);
+		break;
+	}
+	case READ_ENTITIES:
+		rc = keel_entities(s, tenant, &f, &o, &json);
+		break;
+	case READ_SEARCH:
+		rc = keel_search(s, tenant, predicate.data, fa.value.data, &f, &o, &json);
+		break;
 	default:
 		rc = keel_stats(s, tenant, &o, &json);
 		break;
@@ -182,6 +275,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	}
 	free(msg);
 out:
+	find_args_free(&fa);
 	keel_buf_free(&predicate);
 	keel_buf_free(&at_text);
 	keel_buf_free(&known_at_text);

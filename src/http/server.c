@@ -213,11 +213,23 @@ static bool read_route(const char *url, const char **seg, size_t *len, size_t *n
 		       enum read_kind *kind)
 {
 	*n = split_path(url, seg, len, 6);
-	if (*n < 4 || *n > 6 || !seg_is(seg[0], len[0], "v1") ||
+	if (*n < 2 || *n == 3 || *n > 6 || !seg_is(seg[0], len[0], "v1") ||
 	    !seg_is(seg[1], len[1], "tenants"))
 		return false;
+	if (*n == 2) {
+		*kind = READ_TENANTS;
+		return true;
+	}
 	if (*n == 4 && seg_is(seg[3], len[3], "stats")) {
 		*kind = READ_STATS;
+		return true;
+	}
+	if (*n == 4 && seg_is(seg[3], len[3], "entities")) {
+		*kind = READ_ENTITIES;
+		return true;
+	}
+	if (*n == 4 && seg_is(seg[3], len[3], "search")) {
+		*kind = READ_SEARCH;
 		return true;
 	}
 	if (*n < 5 || !seg_is(seg[3], len[3], "entities") || len[4] == 0)
@@ -243,6 +255,8 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 	if (!read_route(url, seg, len, &n, &kind))
 		return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
 					      "no such endpoint");
+	if (kind == READ_TENANTS) /* scoped by the token inside */
+		return keel_http_handle_read(srv, c, kind, NULL, NULL, tok);
 	struct keel_buf tenant, subject;
 	keel_buf_init(&tenant);
 	keel_buf_init(&subject);
@@ -278,7 +292,7 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 		goto out;
 	}
 	ret = keel_http_handle_read(srv, c, kind, tenant.data,
-				    n >= 5 ? subject.data : NULL);
+				    n >= 5 ? subject.data : NULL, tok);
 out:
 	keel_buf_free(&tenant);
 	keel_buf_free(&subject);

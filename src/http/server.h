@@ -197,6 +197,9 @@ enum read_kind {
 	READ_HISTORY,
 	READ_WHY,
 	READ_STATS,
+	READ_TENANTS,  /* GET /v1/tenants */
+	READ_ENTITIES, /* GET /v1/tenants/T/entities */
+	READ_SEARCH,   /* GET /v1/tenants/T/search */
 };
 
 /* Answers (http_answer.c) */
@@ -248,9 +251,11 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
  * none can be opened. */
 struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
 void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
-/* Reads (http_reads.c) */
+/* Reads (http_reads.c). tenant is NULL for READ_TENANTS, which lists
+ * the tenants tok (NULL: no token file) may see. */
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
-				      const char *subject);
+				      const char *subject,
+				      const struct keel_token_entry *tok);
 
 #endif
