@@ -472,7 +472,10 @@ int keel_search(struct keel_store *s, const char *tenant, const char *predicate,
 		w.value = vs;
 		struct keel_candidates q = {.tenant = keel_str_cstr(tenant),
 					    .predicate = keel_str_cstr(predicate),
-					    .value = vs};
+					    .value = vs,
+					    .at = p.o.at,
+					    .known_at_set = p.o.known_at_set,
+					    .known_at = p.o.known_at};
 		rc = page_fill(s, &p, &q, true, confirm_fact, &w);
 		want_free(&w);
 	}

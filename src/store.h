@@ -170,6 +170,14 @@ struct keel_candidates {
 	 * (compact JSON) is value, both required */
 	struct keel_str predicate;
 	struct keel_str value;
+	/* fact_subjects: the time the caller reads at, and as known when. A
+	 * store may leave out a subject whose row at `at` (recorded by
+	 * known_at) does not hold the value, and should when it can do so
+	 * cheaply, inside the same index walk: it saves the caller reading
+	 * every subject that ever held the value. */
+	int64_t at;
+	bool known_at_set;
+	int64_t known_at;
 	size_t limit; /* at most this many (> 0) */
 };
 
@@ -234,8 +242,9 @@ struct keel_store_ops {
 	/* Finding (src/find.c): up to q->limit distinct subjects that match
 	 * q, in bytewise order, appended to out as malloc'd NUL-terminated
 	 * strings. Rows are matched as written, whatever their time or when
-	 * they were recorded: the caller confirms each subject with a scan.
-	 * Each is one range of an index (docs/stores.md, "Finding"). */
+	 * they were recorded (fact_subjects may narrow by time, see struct
+	 * keel_candidates): the caller confirms each subject with a scan.
+	 * Each walks one range of an index (docs/stores.md, "Finding"). */
 	int (*entity_subjects)(struct keel_store *s, const struct keel_candidates *q,
 			       struct keel_ptrvec *out);
 	int (*fact_subjects)(struct keel_store *s, const struct keel_candidates *q,

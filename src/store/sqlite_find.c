@@ -5,25 +5,43 @@
  *
  *   entities:          entity_mentions_key (tenant, subject, ...)
  *   entities by kind:  entity_mentions_kind (tenant, kind, subject)
- *   search:            fact_rows_value (tenant, predicate, value, subject)
+ *   search, a string:  fact_rows_value (tenant, predicate, value, subject),
+ *                      which holds only the facts whose value is a string
+ *   search, any other value (a number, an object, true): every subject of
+ *                      the tenant that has facts, through fact_rows_key
  *
  * Each next subject is "min(subject) ... AND subject > previous" under the
  * index's fixed leading columns, which SQLite answers with one seek
- * (docs/store-sqlite.md, "Finding").
+ * (docs/store-sqlite.md, "Finding"). A search's candidate is kept only
+ * when its row at the time holds the value (one more seek, in
+ * fact_rows_key), so that a value many subjects once held costs two seeks
+ * a subject, not a read.
  */
 #include "sqlite_store.h"
 
 /* Parameters: ?1 tenant, ?2 kind or predicate, ?3 value, ?4 the lower
- * bound, ?5 the upper bound, ?6 the limit. */
-static void keel_sqlite_next_subject(struct keel_buf *b, bool fact, bool kind,
+ * bound, ?5 the upper bound, ?6 the limit, ?7 at, ?8 known_at. */
+static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find what,
 				     const char *lower, bool upper)
 {
-	keel_buf_addf(b, "(SELECT min(subject) FROM %s WHERE tenant = ?1",
-		      fact ? "fact_rows" : "entity_mentions");
-	if (fact)
-		keel_buf_adds(b, " AND predicate = ?2 AND value = ?3");
-	else if (kind)
-		keel_buf_adds(b, " AND kind = ?2");
+	switch (what) {
+	case KEEL_SQLITE_FIND_ENTITIES:
+		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions WHERE tenant = ?1");
+		break;
+	case KEEL_SQLITE_FIND_KIND:
+		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions WHERE tenant = ?1 "
+				 "AND kind = ?2");
+		break;
+	case KEEL_SQLITE_FIND_STRING:
+		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows WHERE tenant = ?1 AND "
+				 "predicate = ?2 AND value = ?3 AND " KEEL_SQ_STRING_VALUE);
+		break;
+	case KEEL_SQLITE_FIND_VALUE:
+		/* every subject that has a fact: fact_rows_key's first column
+		 * after the tenant */
+		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows WHERE tenant = ?1");
+		break;
+	}
 	if (lower)
 		keel_buf_addf(b, " AND subject %s", lower);
 	if (upper)
@@ -31,17 +49,28 @@ static void keel_sqlite_next_subject(struct keel_buf *b, bool fact, bool kind,
 	keel_buf_addc(b, ')');
 }
 
-/* The statement of q's candidates (for the benchmark's EXPLAIN too). */
-void keel_sqlite_find_sql(struct keel_buf *b, bool fact, bool kind, bool lower,
-			  bool lower_inclusive, bool upper)
+void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,
+			  bool lower_inclusive, bool upper, bool known_at)
 {
 	keel_buf_adds(b, "WITH RECURSIVE c(s) AS (SELECT ");
-	keel_sqlite_next_subject(b, fact, kind,
+	keel_sqlite_next_subject(b, what,
 				 !lower ? NULL : lower_inclusive ? ">= ?4" : "> ?4", upper);
 	keel_buf_adds(b, " UNION ALL SELECT ");
-	keel_sqlite_next_subject(b, fact, kind, "> c.s", upper);
-	keel_buf_adds(b, " FROM c WHERE c.s IS NOT NULL LIMIT ?6) "
-			 "SELECT s FROM c WHERE s IS NOT NULL");
+	keel_sqlite_next_subject(b, what, "> c.s", upper);
+	keel_buf_adds(b, " FROM c WHERE c.s IS NOT NULL) SELECT s FROM c WHERE s IS NOT NULL");
+	if (what == KEEL_SQLITE_FIND_STRING || what == KEEL_SQLITE_FIND_VALUE) {
+		/* The row of the subject's timeline at ?7 holds the value: the
+		 * last beginning at or before it in (valid_from, arrival)
+		 * order, one seek backwards in fact_rows_key (the row show
+		 * --at reads). */
+		keel_buf_adds(b, " AND (SELECT value FROM fact_rows WHERE tenant = ?1 AND "
+				 "subject = c.s AND predicate = ?2 AND valid_from <= ?7");
+		if (known_at)
+			keel_buf_adds(b, " AND recorded_at <= ?8");
+		keel_buf_adds(b, " ORDER BY valid_from DESC, recorded_at DESC, seq DESC "
+				 "LIMIT 1) = ?3");
+	}
+	keel_buf_adds(b, " LIMIT ?6");
 }
 
 static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candidates *q,
@@ -54,8 +83,12 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	keel_buf_init(&hi);
 	keel_buf_init(&sql);
 	keel_candidates_range(q, &lo, &lo_inclusive, &hi);
-	bool kind = !fact && q->kind.ptr;
-	keel_sqlite_find_sql(&sql, fact, kind, lo.ptr != NULL, lo_inclusive, hi.len > 0);
+	enum keel_sqlite_find what =
+	    !fact	     ? (q->kind.ptr ? KEEL_SQLITE_FIND_KIND : KEEL_SQLITE_FIND_ENTITIES)
+	    : q->value.len && q->value.ptr[0] == '"' ? KEEL_SQLITE_FIND_STRING
+						      : KEEL_SQLITE_FIND_VALUE;
+	keel_sqlite_find_sql(&sql, what, lo.ptr != NULL, lo_inclusive, hi.len > 0,
+			     fact && q->known_at_set);
 	sqlite3_stmt *st;
 	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
 	keel_buf_free(&sql);
@@ -67,15 +100,19 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	if (fact) {
 		keel_sqlite_bind_str(s, st, 2, q->predicate);
 		keel_sqlite_bind_str(s, st, 3, q->value);
-	} else if (kind) {
+	} else if (q->kind.ptr) {
 		keel_sqlite_bind_str(s, st, 2, q->kind);
 	}
 	if (lo.ptr)
 		keel_sqlite_bind_str(s, st, 4, lo);
 	if (hi.len)
 		keel_sqlite_bind_str(s, st, 5, keel_str_make(hi.data, hi.len));
-	/* One more than the subjects wanted: the terminating NULL row. */
-	keel_sqlite_bind_i64(s, st, 6, (int64_t)q->limit + 1);
+	keel_sqlite_bind_i64(s, st, 6, (int64_t)q->limit);
+	if (fact) {
+		keel_sqlite_bind_i64(s, st, 7, q->at);
+		if (q->known_at_set)
+			keel_sqlite_bind_i64(s, st, 8, q->known_at);
+	}
 	if ((rc = keel_sqlite_start(s, st)) == 0) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct keel_str subject = keel_sqlite_col_str(st, 0);

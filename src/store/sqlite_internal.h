@@ -21,13 +21,19 @@ sqlite3 *keel_store_sqlite_db(struct keel_store *s);
  * envelope the store takes with it; ingesters created afterwards use it. */
 void keel_store_sqlite_set_length_limit(struct keel_store *s, int bytes);
 
-/* The statement that finds the candidates of keel entities (fact false:
- * by prefix, or by kind) or keel search (fact true), with a lower bound
- * (inclusive or not) and an upper one or not: for the benchmark's
- * EXPLAIN QUERY PLAN. b is a struct keel_buf. */
+/* The statement that finds the candidates of keel entities or keel
+ * search (src/store/sqlite_find.c), with a lower bound (inclusive or not)
+ * and an upper one or not, and search as known at a moment or not: for
+ * the benchmark's EXPLAIN QUERY PLAN. b is a struct keel_buf. */
+enum keel_sqlite_find {
+	KEEL_SQLITE_FIND_ENTITIES, /* by prefix or none */
+	KEEL_SQLITE_FIND_KIND,	   /* --kind */
+	KEEL_SQLITE_FIND_STRING,   /* search for a string value */
+	KEEL_SQLITE_FIND_VALUE,	   /* search for any other value */
+};
 struct keel_buf;
-void keel_sqlite_find_sql(struct keel_buf *b, bool fact, bool kind, bool lower,
-			  bool lower_inclusive, bool upper);
+void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,
+			  bool lower_inclusive, bool upper, bool known_at);
 
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);
