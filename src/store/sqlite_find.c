@@ -5,13 +5,16 @@
  *
  *   entities:          entity_mentions_key (tenant, subject, ...)
  *   entities by kind:  entity_mentions_kind (tenant, kind, subject)
- *   search, a string:  fact_rows_value (tenant, predicate, value, subject),
- *                      which holds only the facts whose value is a string
+ *   search, a string:  fact_rows_value (tenant, predicate, string_value,
+ *                      subject), which holds only the facts whose value is
+ *                      a string (string_value, a virtual column)
  *   search, any other value (a number, an object, true): every subject of
  *                      the tenant that has facts, through fact_rows_key
  *
  * Each next subject is "min(subject) ... AND subject > previous" under the
- * index's fixed leading columns, which SQLite answers with one seek
+ * index's fixed leading columns, which SQLite answers with one seek; the
+ * index is named (INDEXED BY): without statistics SQLite would rather
+ * range over fact_rows_key's subjects than use a partial index
  * (docs/store-sqlite.md, "Finding"). A search's candidate is kept only
  * when its row at the time holds the value (one more seek, in
  * fact_rows_key), so that a value many subjects once held costs two seeks
@@ -26,20 +29,23 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 {
 	switch (what) {
 	case KEEL_SQLITE_FIND_ENTITIES:
-		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions WHERE tenant = ?1");
+		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions INDEXED BY "
+				 "entity_mentions_key WHERE tenant = ?1");
 		break;
 	case KEEL_SQLITE_FIND_KIND:
-		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions WHERE tenant = ?1 "
-				 "AND kind = ?2");
+		keel_buf_adds(b, "(SELECT min(subject) FROM entity_mentions INDEXED BY "
+				 "entity_mentions_kind WHERE tenant = ?1 AND kind = ?2");
 		break;
 	case KEEL_SQLITE_FIND_STRING:
-		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows WHERE tenant = ?1 AND "
-				 "predicate = ?2 AND value = ?3 AND " KEEL_SQ_STRING_VALUE);
+		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows INDEXED BY "
+				 "fact_rows_value WHERE tenant = ?1 AND predicate = ?2 AND "
+				 "string_value = ?3");
 		break;
 	case KEEL_SQLITE_FIND_VALUE:
 		/* every subject that has a fact: fact_rows_key's first column
 		 * after the tenant */
-		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows WHERE tenant = ?1");
+		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows INDEXED BY "
+				 "fact_rows_key WHERE tenant = ?1");
 		break;
 	}
 	if (lower)
@@ -63,8 +69,9 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 		 * last beginning at or before it in (valid_from, arrival)
 		 * order, one seek backwards in fact_rows_key (the row show
 		 * --at reads). */
-		keel_buf_adds(b, " AND (SELECT value FROM fact_rows WHERE tenant = ?1 AND "
-				 "subject = c.s AND predicate = ?2 AND valid_from <= ?7");
+		keel_buf_adds(b, " AND (SELECT value FROM fact_rows INDEXED BY fact_rows_key "
+				 "WHERE tenant = ?1 AND subject = c.s AND predicate = ?2 AND "
+				 "valid_from <= ?7");
 		if (known_at)
 			keel_buf_adds(b, " AND recorded_at <= ?8");
 		keel_buf_adds(b, " ORDER BY valid_from DESC, recorded_at DESC, seq DESC "

@@ -252,11 +252,7 @@ int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
 int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
 		     void *ud);
 
-/* Finding (sqlite_find.c). The facts fact_rows_value holds, those whose
- * value is a JSON string: the condition of the partial index, which a
- * query must repeat word for word for SQLite to use it. */
-#define KEEL_SQ_STRING_VALUE "value >= '\"' AND value < '#'"
-
+/* Finding (sqlite_find.c) */
 int keel_sqlite_entity_subjects(struct keel_store *bs, const struct keel_candidates *q,
 				struct keel_ptrvec *out);
 int keel_sqlite_fact_subjects(struct keel_store *bs, const struct keel_candidates *q,
