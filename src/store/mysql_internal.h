@@ -56,6 +56,9 @@ size_t keel_store_mysql_profile(const struct keel_store *s,
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
 
+/* The schema version this build creates and migrates to. */
+int keel_store_mysql_schema_version(void);
+
 /* Runs one statement on the store's connection, through the same checked
  * path as the store's reads (its warnings are counted). Each result row is
  * passed to fn as NUL-terminated texts (NULL for SQL NULL); fn returns
