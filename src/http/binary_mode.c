@@ -167,6 +167,8 @@ static int attr_cmp(const void *x, const void *y)
 static const struct keel_ce_attr *find(const struct keel_ce_binary *b, const char *name)
 {
 	struct keel_ce_attr key = {keel_str_cstr(name), KEEL_STR_NULL};
+	if (b->nattrs == 0)
+		return NULL; /* bsearch must not be given NULL */
 	return bsearch(&key, b->attrs, b->nattrs, sizeof *b->attrs, attr_cmp);
 }
 
@@ -196,7 +198,8 @@ bool keel_ce_binary_attributes(struct keel_ce_binary *b, const char *content_typ
 		a->name.ptr = b->text.data + (uintptr_t)a->name.ptr;
 		a->value.ptr = b->text.data + (uintptr_t)a->value.ptr;
 	}
-	qsort(b->attrs, b->nattrs, sizeof *b->attrs, attr_cmp);
+	if (b->nattrs > 1)
+		qsort(b->attrs, b->nattrs, sizeof *b->attrs, attr_cmp);
 	for (size_t i = 1; i < b->nattrs; i++) {
 		if (keel_str_eq(b->attrs[i].name, b->attrs[i - 1].name)) {
 			keel_buf_adds(&b->err, "header \"ce-");
