@@ -8,6 +8,8 @@
  *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
  *   http_watchdog.c  connections' header and request timeouts
  *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *                    (the content modes' building blocks are in http.h:
+ *                    media_type.c, binary_mode.c, body.c)
  *   http_reads.c     the read endpoints and the pool of read handles
  *   server_bench.h   the null mode, for bench_http only
  */
