@@ -16,7 +16,7 @@ store=${KEEL_CE_STORE:-sqlite:$dir/keel.db}
 tok=$(sed -n 1p "$dir/acme")
 sed -n 2p "$dir/acme" > "$dir/tokens"
 "$KEEL" serve --listen 127.0.0.1:0 --store "$store" --cartridge fleet --tokens "$dir/tokens" \
-	--threads 2 --quiet 2> "$dir/log" &
+	--threads 2 --max-line 64K --quiet 2> "$dir/log" &
 pid=$!
 wait_port "$dir/log"
 url=http://127.0.0.1:$port
@@ -144,6 +144,11 @@ expect 415 '{"error":"content type \"application/json\": charset \"ISO-8859-1\" 
 # No body is no data, and Keel's events carry data: the event is rejected.
 post "${ce[@]}" -H 'ce-id: nodata' -H 'Content-Type: application/json' --data-binary ''
 expect 422 'field \"data\": missing'
+# Data longer than an event may be (--max-line) is that event's reject.
+head -c 70000 /dev/zero > "$dir/zeros"
+post "${ce[@]}" -H 'ce-id: long' -H 'Content-Type: application/octet-stream' \
+	--data-binary "@$dir/zeros"
+expect 422 '"error":"index 0: line longer than the maximum of 65536 bytes"'
 # A token may only post its own tenants, refused before the body is read.
 post -H 'ce-specversion: 1.0' -H 'ce-type: t' -H 'ce-source: /s' -H 'ce-id: g-1' \
 	-H 'ce-time: 2018-04-05T17:31:00Z' -H 'ce-tenant: globex' --data-binary 'x'

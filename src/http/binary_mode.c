@@ -220,7 +220,8 @@ bool keel_ce_binary_attributes(struct keel_ce_binary *b, const char *content_typ
 		}
 	}
 	const struct keel_ce_attr *t = find(b, "tenant");
-	keel_buf_add(&b->tenant, t->value.ptr, t->value.len);
+	if (t) /* it is, being required: said for the compiler */
+		keel_buf_add(&b->tenant, t->value.ptr, t->value.len);
 	keel_buf_addc(&b->json, '{');
 	for (size_t i = 0; i < b->nattrs; i++) {
 		if (i)
