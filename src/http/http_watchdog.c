@@ -134,6 +134,20 @@ __attribute__((format(printf, 2, 0))) void
 keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	struct keel_server *srv = cls;
+	va_list again;
+	va_copy(again, ap);
+	pthread_mutex_lock(&srv->start_log_lock);
+	if (srv->starting && srv->start_log.len == 0) {
+		/* The first message while the daemon starts is why it refused
+		 * (GnuTLS's reason for a certificate): keel_server_start's
+		 * error quotes it. */
+		keel_buf_vaddf(&srv->start_log, fmt, again);
+		struct keel_buf *m = &srv->start_log;
+		while (m->len && (m->data[m->len - 1] == '\n' || m->data[m->len - 1] == '.'))
+			m->data[--m->len] = 0;
+	}
+	pthread_mutex_unlock(&srv->start_log_lock);
+	va_end(again);
 	if (!srv->o.log)
 		return;
 	fputs("keel serve: libmicrohttpd: ", srv->o.log);
