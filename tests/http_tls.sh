@@ -91,8 +91,10 @@ expect_start_error 1 "--tls-key \"$dir/missing.pem\": no such file or directory"
 expect_start_error 1 "--tls-cert \"$dir/key.pem\": no PEM certificate in it" \
 	--listen 127.0.0.1:0 --tls-cert "$dir/key.pem" --tls-key "$dir/cert.pem"
 # a certificate whose body is damaged: GnuTLS's reason, both files named
+# (GnuTLS itself leaks on this path: suppressed for this start only)
 sed '3s/^./#/' "$dir/cert.pem" >"$dir/damaged.pem"
-expect_start_error 1 "--tls-cert \"$dir/damaged.pem\", --tls-key \"$dir/key.pem\": cannot start TLS" \
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")" && pwd)/data/gnutls-damaged-pem.lsan" \
+	expect_start_error 1 "--tls-cert \"$dir/damaged.pem\", --tls-key \"$dir/key.pem\": cannot start TLS" \
 	--listen 127.0.0.1:0 --tls-cert "$dir/damaged.pem" "${key[@]}"
 # another certificate's key
 expect_start_error 1 "do not match" --listen 127.0.0.1:0 "${cert[@]}" --tls-key "$dir/other-key.pem"
