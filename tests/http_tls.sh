@@ -4,7 +4,8 @@
 # posts and reads; one that does not trust it, or speaks plain HTTP to the
 # port, gets nothing. Bad certificate or key files stop the start with a
 # message naming the file (status 1), half the TLS options is a usage error
-# (status 2). Off loopback, tokens in plain HTTP are refused at start
+# (status 2). A client silent at the handshake is cut at the header
+# timeout. Off loopback, tokens in plain HTTP are refused at start
 # (status 2) unless --insecure-http, while HTTPS needs no such flag.
 set -euo pipefail
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
@@ -74,6 +75,21 @@ code=$(curl -s -o "$dir/plain" -w '%{http_code}' -H "Authorization: Bearer $toke
 # and the server still serves TLS after it
 [ "$(tls "$https/healthz")" = '{"status":"ok"}' ] || fail "healthz after a plain request"
 
+kill -TERM "$pid"
+wait "$pid" || fail "server: status $? after SIGTERM"
+pid=
+
+# A client that connects and never starts the handshake is cut after
+# --header-timeout, as a plain HTTP client that never sends its headers
+# (docs/http.md, "Limits and hostile clients"); timeout 20 is only the
+# bound on a server that would never cut it.
+"$KEEL" serve --listen 127.0.0.1:0 --store memory: --cartridge fleet --tokens "$dir/tokens" \
+	--tls-cert "$dir/cert.pem" --tls-key "$dir/key.pem" --header-timeout 1 --quiet 2>"$dir/log4" &
+pid=$!
+wait_port "$dir/log4"
+rc=0
+timeout 20 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; cat <&3 >/dev/null' _ "$port" || rc=$?
+[ "$rc" -eq 0 ] || fail "a silent client on the TLS port was not cut (status $rc)"
 kill -TERM "$pid"
 wait "$pid" || fail "server: status $? after SIGTERM"
 pid=
