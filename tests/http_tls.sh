@@ -74,6 +74,10 @@ code=$(curl -s -o "$dir/plain" -w '%{http_code}' -H "Authorization: Bearer $toke
 [ ! -s "$dir/plain" ] || fail "plain HTTP to the TLS port got a body: $(cat "$dir/plain")"
 # and the server still serves TLS after it
 [ "$(tls "$https/healthz")" = '{"status":"ok"}' ] || fail "healthz after a plain request"
+# A second TLS server on this port fails for the port, not for TLS.
+expect_start_error 1 "cannot start the server (Address already in use)" \
+	--listen "127.0.0.1:$port" --tls-cert "$dir/cert.pem" --tls-key "$dir/key.pem"
+grep -q "cannot start TLS" "$dir/err" && fail "a port in use reported as TLS: $(cat "$dir/err")"
 
 kill -TERM "$pid"
 wait "$pid" || fail "server: status $? after SIGTERM"

@@ -134,20 +134,28 @@ __attribute__((format(printf, 2, 0))) void
 keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	struct keel_server *srv = cls;
-	va_list again;
-	va_copy(again, ap);
 	pthread_mutex_lock(&srv->start_log_lock);
-	if (srv->starting && srv->start_log.len == 0) {
-		/* The first message while the daemon starts is why it refused
-		 * (GnuTLS's reason for a certificate): keel_server_start's
-		 * error quotes it. */
-		keel_buf_vaddf(&srv->start_log, fmt, again);
-		struct keel_buf *m = &srv->start_log;
-		while (m->len && (m->data[m->len - 1] == '\n' || m->data[m->len - 1] == '.'))
-			m->data[--m->len] = 0;
+	if (srv->starting) {
+		/* While the daemon starts, its messages say why it refused:
+		 * the first is the cause (GnuTLS's reason for a certificate),
+		 * which keel_server_start's error quotes; a failed TLS set-up
+		 * always ends with libmicrohttpd's "Failed to initialize TLS
+		 * support", which tells it from a failed bind. */
+		struct keel_buf msg;
+		keel_buf_init(&msg);
+		va_list again;
+		va_copy(again, ap);
+		keel_buf_vaddf(&msg, fmt, again);
+		va_end(again);
+		while (msg.len && (msg.data[msg.len - 1] == '\n' || msg.data[msg.len - 1] == '.'))
+			msg.data[--msg.len] = 0;
+		if (msg.data && strstr(msg.data, "TLS"))
+			srv->start_tls_failed = true;
+		if (!srv->start_log.len && msg.len)
+			keel_buf_add(&srv->start_log, msg.data, msg.len);
+		keel_buf_free(&msg);
 	}
 	pthread_mutex_unlock(&srv->start_log_lock);
-	va_end(again);
 	if (!srv->o.log)
 		return;
 	fputs("keel serve: libmicrohttpd: ", srv->o.log);

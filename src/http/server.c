@@ -820,7 +820,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	pthread_mutex_lock(&srv->start_log_lock);
 	srv->starting = false;
 	pthread_mutex_unlock(&srv->start_log_lock);
-	if (!srv->daemon && srv->tls_cert_pem.data && srv->start_log.len) {
+	if (!srv->daemon && srv->start_tls_failed && srv->start_log.len) {
 		/* GnuTLS refused the certificate or the key (a broken PEM body,
 		 * a key that does not match): libmicrohttpd only logs why. */
 		keel_buf_addf(&err,

@@ -153,11 +153,13 @@ struct keel_server {
 	/* HTTPS: the PEM texts handed to libmicrohttpd (http_tls.c), kept for
 	 * the daemon's life; data NULL: plain HTTP. */
 	struct keel_buf tls_cert_pem, tls_key_pem;
-	/* While the daemon starts: libmicrohttpd's messages, for the error
-	 * (its reason for refusing a certificate is only logged). */
+	/* While the daemon starts: libmicrohttpd's first message, and
+	 * whether any was about TLS, for the error (its reason for refusing
+	 * a certificate is only logged). */
 	pthread_mutex_t start_log_lock;
 	struct keel_buf start_log;
 	bool starting;
+	bool start_tls_failed;
 
 	struct keel_cartridge *cartridge;
 	bool auth;
