@@ -317,11 +317,11 @@ static void test_compile_errors_operations(void **state)
 	expect_op_error(
 	    "{\"op\":\"link\",\"subject\":1,\"relation\":\"r\",\"object\":\"o\"}",
 	    "cartridge \"t\": type \"e\": operation 1 (link): field "
-	    "\"subject\": not a string but a number");
+	    "\"subject\": not a string or an object but a number");
 	expect_op_error(
 	    "{\"op\":\"entity\",\"subject\":\"s\",\"kind\":null}",
 	    "cartridge \"t\": type \"e\": operation 1 (entity): field \"kind\": "
-	    "not a string but null");
+	    "not a string or an object but null");
 }
 
 static void test_compile_errors_values(void **state)
