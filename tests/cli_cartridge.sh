@@ -69,30 +69,9 @@ contains out '"vehicle:V-2"'
 # or template skips its operation when its pointer finds nothing, a default
 # stands in for it. Nothing is rejected, and an event that takes a default
 # gives the rows of one that carries that value.
-cat >"$dir/shop.json" <<'END'
-{
-  "cartridge": "shop",
-  "version": "1",
-  "events": {
-    "shop.order.placed": [
-      {"op": "entity", "subject": "order:{/data/order_id}", "kind": "order"},
-      {"op": "fact", "subject": "order:{/data/order_id}", "predicate": "note",
-       "value": {"from": "/data/note", "optional": true}},
-      {"op": "fact", "subject": "order:{/data/order_id}", "predicate": "channel",
-       "value": {"from": "/data/channel", "default": "web"}},
-      {"op": "link", "subject": "order:{/data/order_id}", "relation": "placed_by",
-       "object": {"template": "customer:{/data/customer_id}", "optional": true}},
-      {"op": "link", "subject": "order:{/data/order_id}", "relation": "ships_from",
-       "object": {"template": "store:{/data/store}", "default": "central"}}
-    ]
-  }
-}
-END
-cat >"$dir/shop.ndjson" <<'END'
-{"id":"o1","tenant":"s","type":"shop.order.placed","time":"2026-01-01T00:00:00Z","data":{"order_id":"1","note":"gift","channel":"phone","customer_id":"c7","store":"lyon"}}
-{"id":"o2","tenant":"s","type":"shop.order.placed","time":"2026-01-01T00:00:01Z","data":{"order_id":"2","customer_id":null}}
-END
-expect 0 "$KEEL" ingest "$dir/shop.ndjson" --store "sqlite:$dir/shop.db" --cartridge "$dir/shop.json"
+shop=${KEEL_TEST_DATA:?}/cartridge/shop.json
+grep -E '"id":"o[12]"' "${KEEL_TEST_DATA}/cartridge/shop.in" >"$dir/shop.ndjson"
+expect 0 "$KEEL" ingest "$dir/shop.ndjson" --store "sqlite:$dir/shop.db" --cartridge "$shop"
 contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 0, rejected 0"
 expect 0 "$KEEL" show s order:1 --store "sqlite:$dir/shop.db"
 contains out '"note":{"value":"gift",'
@@ -107,7 +86,7 @@ sed -n 2p "$dir/shop.ndjson" | sed 's/"customer_id":null/"channel":"web","store"
 grep -qF '"channel":"web","store":"central"' "$dir/carried.ndjson" || fail "carried.ndjson: $(cat "$dir/carried.ndjson")"
 sed -n 2p "$dir/shop.ndjson" >"$dir/defaulted.ndjson"
 for f in carried defaulted; do
-	expect 0 "$KEEL" ingest "$dir/$f.ndjson" --store "sqlite:$dir/$f.db" --cartridge "$dir/shop.json"
+	expect 0 "$KEEL" ingest "$dir/$f.ndjson" --store "sqlite:$dir/$f.db" --cartridge "$shop"
 	expect 0 "$KEEL" dump --store "sqlite:$dir/$f.db"
 	grep -v '^{"type":"event"' "$dir/out" >"$dir/$f.rows"
 done
@@ -130,7 +109,7 @@ cmp -s "$dir/noreason.rows" "$dir/nullreason.rows" ||
 	fail "no reason and a null reason give different rows: $(diff "$dir/noreason.rows" "$dir/nullreason.rows")"
 
 # A bad form fails at load, naming the type, the operation and the field.
-sed '/customer_id/s/"optional": true}}/"optional": true, "default": "x"}}/' "$dir/shop.json" >"$dir/both.json"
+sed '/customer_id/s/"optional": true}}/"optional": true, "default": "x"}}/' "$shop" >"$dir/both.json"
 expect 1 "$KEEL" ingest "$dir/shop.ndjson" --store memory: --cartridge "$dir/both.json"
 is_err "keel ingest: $dir/both.json: cartridge \"shop\": type \"shop.order.placed\": operation 4 (link): field \"object\": \"optional\" and \"default\" together (a field with a default is never absent)"
 
