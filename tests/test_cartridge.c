@@ -833,6 +833,8 @@ static const char skips_cartridge[] =
     "\"value\":{\"from\":\"/data/v\",\"optional\":true}},"
     "{\"op\":\"fact\",\"subject\":\"s:{/data/a}\",\"predicate\":\"q\","
     "\"value\":{\"const\":2}}],"
+    "\"k.kind\":[{\"op\":\"entity\",\"subject\":\"s\",\"kind\":{\"template\":"
+    "\"{/data/k}\",\"optional\":true}}],"
     "\"k.dflt\":["
     "{\"op\":\"fact\",\"subject\":{\"template\":\"s:{/data/a}\",\"default\":\"d\"},"
     "\"predicate\":\"p\",\"value\":{\"const\":1}},"
@@ -856,6 +858,9 @@ static void test_skipped_operations(void **state)
 	expect_run(c, "k.share", "{\"a\":1,\"v\":0}",
 		   "ok\n  entity \"x:1\" kind none\n  fact \"s:1\" \"p\" = 0\n"
 		   "  fact \"s:1\" \"q\" = 2\n");
+	/* An optional kind skips its whole entity operation. */
+	expect_run(c, "k.kind", "{\"k\":\"v\"}", "ok\n  entity \"s\" kind \"v\"\n");
+	expect_run(c, "k.kind", "{}", "ok\n");
 	/* The same text with a default is another template: the default does
 	 * not carry over to the operation without one. */
 	expect_run(c, "k.dflt", "{\"a\":1}",
