@@ -2,8 +2,9 @@
  * envelope.c - the envelope rules of docs/time-and-envelopes.md (see envelope.h).
  *
  * One pass over the top-level members picks out the fields Keel reads;
- * the rules are then checked in a fixed order (id, specversion, tenant,
- * type, time, data or data_base64) so that an envelope breaking several rules always gets
+ * the rules are then checked in a fixed order (id, specversion, source,
+ * tenant, type, time, data or data_base64) so that an envelope breaking
+ * several rules always gets
  * the same message, and the id - checked first - can name the event in the
  * message of any later rule.
  *
@@ -23,6 +24,7 @@
 enum env_field {
 	F_ID,
 	F_SPECVERSION,
+	F_SOURCE,
 	F_TENANT,
 	F_TYPE,
 	F_TIME,
@@ -36,6 +38,7 @@ static const struct {
 	const char *name;
 } env_fields[F_COUNT] = {
     [F_ID] = {"id"},	     [F_SPECVERSION] = {"specversion"},
+    [F_SOURCE] = {"source"},
     [F_TENANT] = {"tenant"}, [F_TYPE] = {"type"},
     [F_TIME] = {"time"},     [F_DATA] = {"data"},
     [F_DATA_BASE64] = {"data_base64"},
@@ -135,7 +138,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 
 	memset(env, 0, sizeof *env);
 	env->id = env->tenant = env->type = KEEL_STR_NULL;
-	env->id_at = env->tenant_at = env->type_at = SIZE_MAX;
+	env->source = keel_str_make("", 0);
+	env->id_at = env->tenant_at = env->type_at = env->source_at = SIZE_MAX;
 	if (!root || root->type != KEEL_JSON_OBJECT) {
 		keel_buf_adds(msg, "envelope is not a JSON object");
 		return -1;
@@ -163,6 +167,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 		case 6:
 			if (memcmp(k, "tenant", 6) == 0)
 				f[F_TENANT] = m;
+			else if (memcmp(k, "source", 6) == 0)
+				f[F_SOURCE] = m;
 			break;
 		case 11:
 			if (memcmp(k, "specversion", 11) == 0)
@@ -180,6 +186,14 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 	if (sv && (sv->type != KEEL_JSON_STRING || sv->len != 3 ||
 		   memcmp(sv->str, "1.0", 3) != 0))
 		return env_fail(msg, F_SPECVERSION, "must be \"1.0\"");
+
+	/* Part of the event's identity (tenant, source, id); absent is "",
+	 * which is also what an older Keel's events without one keep. */
+	struct keel_str source = keel_str_make("", 0);
+	size_t source_at = SIZE_MAX;
+	if (f[F_SOURCE] && env_string(f[F_SOURCE], F_SOURCE, KEEL_SOURCE_MAX, true, &source,
+				      &source_at, msg))
+		return -1;
 
 	struct keel_str tenant;
 	size_t tenant_at, type_at;
@@ -216,6 +230,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 		return env_fail(msg, F_DATA, "must be a JSON object");
 
 	env->tenant = tenant;
+	env->source = source;
+	env->source_at = source_at;
 	env->type = type;
 	env->tenant_at = tenant_at;
 	env->type_at = type_at;
