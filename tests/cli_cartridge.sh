@@ -79,7 +79,7 @@ contains out '"channel":{"value":"phone",'
 contains out '{"relation":"placed_by","object":"customer:c7",'
 contains out '{"relation":"ships_from","object":"store:lyon",'
 expect 0 "$KEEL" show s order:2 --store "sqlite:$dir/shop.db"
-is_out '{"tenant":"s","subject":"order:2","at":'"$(sed 's/.*"at":\("[^"]*"\).*/\1/' "$dir/out")"',"kind":"order","first_seen":"2026-01-01T00:00:01Z","last_seen":"2026-01-01T00:00:01Z","facts":{"channel":{"value":"web","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":"o2"}},"outgoing":[{"relation":"ships_from","object":"store:central","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":"o2"}],"incoming":[]}'
+is_out '{"tenant":"s","subject":"order:2","at":'"$(sed 's/.*"at":\("[^"]*"\).*/\1/' "$dir/out")"',"kind":"order","first_seen":"2026-01-01T00:00:01Z","last_seen":"2026-01-01T00:00:01Z","facts":{"channel":{"value":"web","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":{"source":"/shop","id":"o2"}}},"outgoing":[{"relation":"ships_from","object":"store:central","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":{"source":"/shop","id":"o2"}}],"incoming":[]}'
 # The same order carrying the defaults' values: the same rows (the logged
 # envelopes differ, and so do the dumps' event lines).
 sed -n 2p "$dir/shop.ndjson" | sed 's/"customer_id":null/"channel":"web","store":"central"/' >"$dir/carried.ndjson"
