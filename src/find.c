@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "json.h"
 #include "options.h"
 #include "query.h"
@@ -279,20 +280,22 @@ struct find_want {
 	struct keel_buf kind_seen;
 	int64_t first_seen, last_seen;
 	int64_t valid_from, valid_to;
-	struct keel_buf asserted_by;
+	struct keel_buf asserted_source, asserted_id; /* the row's event */
 };
 
 static void want_init(struct find_want *w)
 {
 	memset(w, 0, sizeof *w);
 	keel_buf_init(&w->kind_seen);
-	keel_buf_init(&w->asserted_by);
+	keel_buf_init(&w->asserted_source);
+	keel_buf_init(&w->asserted_id);
 }
 
 static void want_free(struct find_want *w)
 {
 	keel_buf_free(&w->kind_seen);
-	keel_buf_free(&w->asserted_by);
+	keel_buf_free(&w->asserted_source);
+	keel_buf_free(&w->asserted_id);
 }
 
 static int entity_seen_cb(void *ud, const struct keel_record *r)
@@ -403,8 +406,10 @@ static int fact_at_cb(void *ud, const struct keel_record *r)
 		w->found = true;
 		w->valid_from = r->valid_from;
 		w->valid_to = r->valid_to;
-		keel_buf_reset(&w->asserted_by);
-		keel_buf_add(&w->asserted_by, r->asserted_by.ptr, r->asserted_by.len);
+		keel_buf_reset(&w->asserted_source);
+		keel_buf_addstr(&w->asserted_source, r->asserted_by.source);
+		keel_buf_reset(&w->asserted_id);
+		keel_buf_addstr(&w->asserted_id, r->asserted_by.id);
 	}
 	return 1; /* at most one row holds at a time */
 }
@@ -437,8 +442,12 @@ static int confirm_fact(struct keel_store *s, struct find_page *p, const char *s
 	keel_buf_adds(b, ",\"valid_to\":");
 	keel_buf_add_json_time(b, w->valid_to);
 	keel_buf_adds(b, ",\"asserted_by\":");
-	keel_buf_add_json_str(b, keel_str_make(w->asserted_by.data ? w->asserted_by.data : "",
-					       w->asserted_by.len));
+	keel_buf_add_json_ref(
+	    b, (struct keel_event_ref){
+		   keel_str_make(w->asserted_source.data ? w->asserted_source.data : "",
+				 w->asserted_source.len),
+		   keel_str_make(w->asserted_id.data ? w->asserted_id.data : "",
+				 w->asserted_id.len)});
 	keel_buf_addc(b, '}');
 	return 0;
 }

@@ -35,6 +35,10 @@ struct keel_mysql_stats {
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
+
+/* The schema version this Keel writes (tests compare against it rather
+ * than a number that another step would change). */
+int keel_store_mysql_schema_version(void);
 void keel_store_mysql_reset_stats(struct keel_store *s);
 
 /* The statement profile (KEEL_MYSQL_PROFILE, or switched on here): per kind
@@ -55,9 +59,6 @@ size_t keel_store_mysql_profile(const struct keel_store *s,
  * max_allowed_packet less a margin. Tests lower it to force chunking. */
 size_t keel_store_mysql_packet_limit(const struct keel_store *s);
 void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
-
-/* The schema version this build creates and migrates to. */
-int keel_store_mysql_schema_version(void);
 
 /* Runs one statement on the store's connection, through the same checked
  * path as the store's reads (its warnings are counted). Each result row is
