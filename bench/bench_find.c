@@ -18,6 +18,9 @@
  *     host is mostly the neighbours') and wall seconds
  *
  * Usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR]
+ *                   [--store PATH]
+ * --store reads an existing store of the fleet stream at PATH (a SQLite
+ * file) instead: no ingest, and the store is left as it was.
  */
 
 #include <fcntl.h>
@@ -264,41 +267,11 @@ static struct latency walk(struct keel_store *s, const struct series *x, int64_t
 	return r;
 }
 
-int main(int argc, char **argv)
+/* The ingest of input into new stores without and with the find indexes,
+ * alternated; the last store with them (with) is left for the reads. */
+static void ingest_cost(const char *input, const char *with, const char *without,
+			uint64_t events, size_t runs)
 {
-	uint64_t events = 1000000;
-	size_t calls = 1000, runs = 3;
-	const char *dir = NULL;
-	static const struct option opts[] = {{"events", required_argument, 0, 'n'},
-					     {"calls", required_argument, 0, 'k'},
-					     {"runs", required_argument, 0, 'r'},
-					     {"dir", required_argument, 0, 'd'},
-					     {0, 0, 0, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "n:k:r:d:", opts, NULL)) != -1) {
-		if (c == 'n')
-			events = strtoull(optarg, NULL, 10);
-		else if (c == 'k')
-			calls = strtoull(optarg, NULL, 10);
-		else if (c == 'r')
-			runs = strtoull(optarg, NULL, 10);
-		else if (c == 'd')
-			dir = optarg;
-		else
-			die("usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR]",
-			    NULL);
-	}
-	if (!events || !calls || !runs)
-		die("--events, --calls and --runs must be positive", NULL);
-	char tmpl[] = "/tmp/keel-bench-find-XXXXXX";
-	if (!dir && !(dir = mkdtemp(tmpl)))
-		die("cannot create a directory", NULL);
-	char input[4200], with[4200], without[4200];
-	snprintf(input, sizeof input, "%s/in.ndjson", dir);
-	snprintf(with, sizeof with, "%s/with.db", dir);
-	snprintf(without, sizeof without, "%s/without.db", dir);
-	generate(input, events);
-
 	/* Ingest with and without the indexes, alternated; the last store
 	 * with them is the one read. */
 	double *cw = malloc(runs * sizeof *cw), *cn = malloc(runs * sizeof *cn);
@@ -323,7 +296,52 @@ int main(int argc, char **argv)
 	printf("| %-36s | %8.3f | %8.3f |\n", "ratio", cw[runs / 2] / cn[runs / 2],
 	       ww[runs / 2] / wn[runs / 2]);
 	fflush(stdout);
+	free(cw), free(cn), free(ww), free(wn);
+}
 
+int main(int argc, char **argv)
+{
+	uint64_t events = 1000000;
+	size_t calls = 1000, runs = 3;
+	const char *dir = NULL, *store = NULL;
+	static const struct option opts[] = {{"events", required_argument, 0, 'n'},
+					     {"store", required_argument, 0, 's'},
+					     {"calls", required_argument, 0, 'k'},
+					     {"runs", required_argument, 0, 'r'},
+					     {"dir", required_argument, 0, 'd'},
+					     {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "n:k:r:d:s:", opts, NULL)) != -1) {
+		if (c == 's')
+			store = optarg;
+		else if (c == 'n')
+			events = strtoull(optarg, NULL, 10);
+		else if (c == 'k')
+			calls = strtoull(optarg, NULL, 10);
+		else if (c == 'r')
+			runs = strtoull(optarg, NULL, 10);
+		else if (c == 'd')
+			dir = optarg;
+		else
+			die("usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR] "
+			    "[--store PATH]",
+			    NULL);
+	}
+	if (!events || !calls || !runs)
+		die("--events, --calls and --runs must be positive", NULL);
+	char tmpl[] = "/tmp/keel-bench-find-XXXXXX";
+	if (!store && !dir && !(dir = mkdtemp(tmpl)))
+		die("cannot create a directory", NULL);
+	char input[4200], with[4200], without[4200];
+	if (store) {
+		snprintf(with, sizeof with, "%s", store);
+	} else {
+		snprintf(input, sizeof input, "%s/in.ndjson", dir);
+		snprintf(with, sizeof with, "%s/with.db", dir);
+		snprintf(without, sizeof without, "%s/without.db", dir);
+		generate(input, events);
+		ingest_cost(input, with, without, events, runs);
+	}
 	char url[4200];
 	snprintf(url, sizeof url, "sqlite:%s", with);
 	struct keel_store *s;
@@ -358,8 +376,8 @@ int main(int argc, char **argv)
 	    {"search make DAF (held for good)", NULL, NULL, "make", "DAF", false},
 	    {"search year 2018 (a number: no index)", NULL, NULL, "year", "2018", false},
 	};
-	printf("\npages of 100 on the %llu-event store, %zu pages each (past: %s):\n",
-	       (unsigned long long)events, calls, pb);
+	printf("\npages of 100 on the %s store, %zu pages each (past: %s):\n",
+	       store ? store : "new", calls, pb);
 	printf("| %-40s | %7s | %7s | %7s | %7s | %7s | %8s | %5s | %-19s |\n", "read",
 	       "p50 ms", "p99 ms", "max ms", "cpu p50", "cpu p99", "per page", "walks",
 	       "target (p99 wall)");
@@ -388,8 +406,9 @@ int main(int argc, char **argv)
 	explain_prepared(db, "search: each candidate's row at the time (as show --at reads it)",
 			 "WITH RECURSIVE k", "fact_rows");
 	keel_store_close(s);
-	remove_store(with);
-	unlink(input);
-	free(cw), free(cn), free(ww), free(wn);
+	if (!store) {
+		remove_store(with);
+		unlink(input);
+	}
 	return 0;
 }
