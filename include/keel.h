@@ -62,7 +62,8 @@ KEEL_API const char *keel_version(void);
 	XX(URL, -6, "invalid store url")                                  \
 	XX(REJECTED, -7, "event rejected")                                \
 	XX(NOTFOUND, -8, "not found")                                     \
-	XX(DUMP, -9, "invalid dump record")
+	XX(DUMP, -9, "invalid dump record")                               \
+	XX(FORGOTTEN, -10, "forgotten")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -395,7 +396,9 @@ struct keel_read_options {
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
  * KEEL_ENOTFOUND when the entity / value does not exist (for keel_show:
- * also at a time before the entity was first seen), or another error
+ * also at a time before the entity was first seen), KEEL_EFORGOTTEN when
+ * the entity does not exist because keel_forget erased it (the message
+ * says when and by whom), or another error
  * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
  * stored is KEEL_ENOTFOUND, as its keel_dump is. o may be NULL (the
  * defaults). */
@@ -489,6 +492,39 @@ KEEL_API int keel_replay(struct keel_store *s, const char *tenant,
 			 struct keel_replay_report **out);
 KEEL_API void keel_replay_report_free(struct keel_replay_report *r);
 
+
+/* --------------------------------------------------------------- forget */
+
+/* keel forget (docs/semantics.md, "Forgetting"): erases a subject from a
+ * tenant - its rows, the relations naming it, and its data in every logged
+ * envelope that mentioned it - and leaves a tombstone saying what was
+ * forgotten (the subject's SHA-256), when and by whom. The tenant is then
+ * rebuilt from its redacted log as keel_replay would, so the graph after
+ * is exactly a replay's. One transaction. */
+struct keel_forget_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
+	const struct keel_cartridge *cartridge; /* required, borrowed: the
+						   tenant's cartridge */
+	const char *by; /* required: who asked ("user:NAME", "token:NAME") */
+};
+
+struct keel_forget_report {
+	uint64_t events; /* logged envelopes redacted */
+	uint64_t rows;	 /* entities, facts and relations removed */
+	int64_t forgotten_at;
+	char subject_sha256[65]; /* lowercase hex, as the tombstone keeps it */
+};
+
+/* 0 and *out filled; KEEL_ENOTFOUND when nothing of the tenant names the
+ * subject; KEEL_EFORGOTTEN when that is because it was forgotten before;
+ * KEEL_EINVAL when an event names the subject only through fields other
+ * subjects' operations need (nothing is changed then); another error with
+ * keel_store_errmsg(s) set. On failure nothing has changed, except that a
+ * store error after the commit (making the old bytes unreadable) is
+ * reported as such with the subject already forgotten. */
+KEEL_API int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
+			 const struct keel_forget_options *o,
+			 struct keel_forget_report *out);
 
 /* ---------------------------------------------------------------- export */
 

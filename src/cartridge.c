@@ -573,6 +573,19 @@ static int pointer_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kin
 			   p->text, what);
 }
 
+/* A pointer that finds nothing: the event is rejected, except in an event
+ * keel forget redacted (docs/semantics.md, "Forgetting"), where the field
+ * was removed on purpose and only its operation is skipped. */
+#define KEEL_RENDER_SKIP 1
+
+static int pointer_missing(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+			   const struct ptr *p)
+{
+	if (ctx->ev->env->redacted)
+		return KEEL_RENDER_SKIP;
+	return pointer_fail(ctx, opno, kind, p, "missing");
+}
+
 /* Renders t into buf (max bytes); a result longer than max is rejected here
  * with the message keel_ctx_* would give. */
 static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
@@ -587,7 +600,7 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 		if (pc->ptr) {
 			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env);
 			if (!v)
-				return pointer_fail(ctx, opno, kind, pc->ptr, "missing");
+				return pointer_missing(ctx, opno, kind, pc->ptr);
 			switch (v->type) {
 			case KEEL_JSON_STRING:
 			case KEEL_JSON_NUMBER:
@@ -636,7 +649,7 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 	}
 	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env);
 	if (!v)
-		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
+		return pointer_missing(ctx, opno, KEEL_OP_FACT, src->from);
 	const struct keel_json_doc *doc = ctx->ev->doc;
 	const char *text = doc->text + v->raw_off;
 	if (v->type == KEEL_JSON_NULL) {
@@ -664,6 +677,9 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 	const struct plan *plan = userdata;
 	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
 	size_t sl = 0;
+	/* In a redacted event an operation may be skipped (KEEL_RENDER_SKIP):
+	 * the next one then shares no subject with it. */
+	bool prev_added = false, subject_skipped = false;
 	(void)ev;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
@@ -673,12 +689,16 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		/* The same template renders the same text: subject[] still
 		 * holds it, and the operation shares the previous one's copy
 		 * (every earlier operation succeeded, or we would not be here). */
-		if (!op->same_subject)
+		if (!op->same_subject) {
 			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
 					 subject, sizeof subject, &sl);
+			subject_skipped = rc == KEEL_RENDER_SKIP;
+		} else if (subject_skipped) {
+			rc = KEEL_RENDER_SKIP;
+		}
 		r.subject = subject;
 		r.subject_len = sl;
-		r.same_subject = op->same_subject;
+		r.same_subject = op->same_subject && prev_added;
 		/* A name without pointers (most predicates, relations and
 		 * kinds) is its literal, checked against the limit at compile
 		 * time: handed over as it is, not rendered. */
@@ -700,8 +720,12 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		if (!rc && op->kind == KEEL_OP_FACT)
 			rc = value_render(ctx, opno, &op->value, &r.value, &r.value_len,
 					  &r.value_kept);
+		prev_added = false;
+		if (rc == KEEL_RENDER_SKIP)
+			continue;
 		if (rc || (rc = ctx_add(ctx, &r)))
 			return rc;
+		prev_added = true;
 	}
 	return 0;
 }

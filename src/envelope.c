@@ -140,6 +140,10 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 			if (memcmp(k, "specversion", 11) == 0)
 				f[F_SPECVERSION] = m;
 			break;
+		case 12:
+			if (memcmp(k, KEEL_REDACTED_ATTR, 12) == 0)
+				env->redacted = m->type == KEEL_JSON_TRUE;
+			break;
 		}
 	}
 

@@ -634,19 +634,12 @@ static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort
 	c->tail = NULL;
 }
 
-int keel_replay(struct keel_store *s, const char *tenant,
-		const struct keel_replay_options *given, struct keel_replay_report **out)
+/* The replay; in_tx: inside the caller's open transaction (keel forget),
+ * which it neither begins nor ends, nor rolls back on failure. */
+static int keel_replay_run(struct keel_store *s, const char *tenant,
+			   const struct keel_replay_options *o,
+			   struct keel_replay_report **out, bool in_tx)
 {
-	*out = NULL;
-	if (!s || !tenant || !given)
-		return KEEL_EINVAL;
-	struct keel_replay_options opt;
-	const char *why = keel_options_copy(&opt, sizeof opt, given);
-	if (why)
-		return keel_store_fail(s, KEEL_EINVAL, "keel_replay_options: %s", why);
-	const struct keel_replay_options *o = &opt;
-	if (!o->cartridge)
-		return KEEL_EINVAL;
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
 	struct keel_replay_ctx c;
@@ -672,7 +665,7 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	 * cannot grow under the replay; stores that cannot hold it check the
 	 * log's size again under a lock when they write (replace_tenant). */
 	double t0 = keel_replay_clock();
-	int rc = keel_store_begin(s);
+	int rc = in_tx ? 0 : keel_store_begin(s);
 	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
 		rc = keel_store_fail(s, KEEL_EINVAL,
 				     "cannot start the replay's build thread");
@@ -716,7 +709,7 @@ int keel_replay(struct keel_store *s, const char *tenant,
 		 * ends by commit, as one that wrote would). */
 		if (changed)
 			rc = keel_store_replace_tenant(s, t, &sc, &a, c.n, &note);
-		if (rc == 0)
+		if (rc == 0 && !in_tx)
 			rc = keel_store_commit(s);
 		free(sc.names[0]); /* the store may use the scope until commit */
 		free(sc.names[1]);
@@ -737,7 +730,8 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	*out = rep;
 	goto done;
 fail:
-	keel_store_rollback(s);
+	if (!in_tx)
+		keel_store_rollback(s);
 	keel_replay_report_free(rep);
 done:
 	keel_buf_free(&note);
@@ -748,6 +742,29 @@ done:
 	pthread_mutex_destroy(&c.mu);
 	pthread_cond_destroy(&c.cond);
 	return rc;
+}
+
+int keel_replay(struct keel_store *s, const char *tenant,
+		const struct keel_replay_options *given, struct keel_replay_report **out)
+{
+	*out = NULL;
+	if (!s || !tenant || !given)
+		return KEEL_EINVAL;
+	struct keel_replay_options opt;
+	const char *why = keel_options_copy(&opt, sizeof opt, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_replay_options: %s", why);
+	if (!opt.cartridge)
+		return KEEL_EINVAL;
+	return keel_replay_run(s, tenant, &opt, out, false);
+}
+
+int keel_replay_in_tx(struct keel_store *s, const char *tenant,
+		      const struct keel_cartridge *c, struct keel_replay_report **out)
+{
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c};
+	*out = NULL;
+	return keel_replay_run(s, tenant, &o, out, true);
 }
 
 /* ------------------------------------------------------------ bulk load */

@@ -152,6 +152,27 @@ struct keel_replace_scope {
 	size_t nnames[2];
 };
 
+/* What keel forget writes besides the rebuilt rows (src/forget.c,
+ * docs/semantics.md "Forgetting"): each mentioning event's redacted
+ * envelope, by its seq, and one tombstone. */
+struct keel_redaction {
+	int64_t seq;
+	struct keel_str envelope; /* compacted, with "keelredacted":true */
+};
+
+#define KEEL_SUBJECT_HASH_LEN 64 /* SHA-256 in lowercase hex */
+
+/* What was forgotten: the subject only as its SHA-256 (so its bytes are
+ * not kept), when, by whom, and how much went. */
+struct keel_tombstone {
+	struct keel_str tenant;
+	char subject_hash[KEEL_SUBJECT_HASH_LEN + 1];
+	int64_t forgotten_at;
+	struct keel_str forgotten_by;
+	uint64_t events; /* envelopes redacted */
+	uint64_t rows;	 /* facts, relations and entities removed */
+};
+
 /* Whether scope (NULL: everything) covers the rows of kind and name. */
 bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 			       enum keel_row_kind kind, struct keel_str name);
@@ -224,6 +245,25 @@ struct keel_store_ops {
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
+	/* Forgetting (src/forget.c). Inside the open transaction, before the
+	 * tenant is rebuilt with replace_tenant: each event r[i].seq of the
+	 * tenant gets r[i].envelope in place of its logged envelope, its
+	 * hash kept (a redelivery stays a plain duplicate); then t, if not
+	 * NULL (after the rebuild), is written, replacing an earlier
+	 * tombstone of the same subject. A
+	 * store with files makes what the transaction deletes or overwrites
+	 * unreadable there (SQLite: secure_delete). */
+	int (*forget)(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+	/* The tombstone of (tenant, subject_hash): 0 and *out filled (its
+	 * strings in buf), or KEEL_ENOTFOUND with no message when none. */
+	int (*tombstone)(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
+	/* Optional. After a forget's commit: leaves no copy of the old bytes
+	 * in the store's files (SQLite: a TRUNCATE checkpoint of the WAL). */
+	int (*scrub)(struct keel_store *s);
 	/* Optional. What a cheap read cannot see that makes the store
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
@@ -312,6 +352,14 @@ int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
 int keel_store_worker_init(struct keel_store *s);
+/* Forgetting (src/forget.c); see the ops. */
+int keel_store_forget(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
+int keel_store_scrub(struct keel_store *s);
 
 /* What the core asks a store before deciding how to use it. */
 /* Readers must share this handle (see keel_store.state_in_handle). */

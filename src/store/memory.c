@@ -60,6 +60,7 @@ struct keel_memory_store {
 	struct keel_ptrvec tenants; /* sorted, arena strings */
 	int64_t next_seq;
 	struct mem_undo undo;
+	struct keel_ptrvec tombstones; /* struct keel_tombstone *, arena */
 };
 
 static struct keel_memory_store *keel_memory_downcast(struct keel_store *s)
@@ -102,6 +103,7 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->timelines);
 	keel_ptrvec_free(&m->entities);
 	keel_ptrvec_free(&m->tenants);
+	keel_ptrvec_free(&m->tombstones);
 	keel_ptrvec_free(&m->undo.rows);
 	keel_ptrvec_free(&m->undo.mentions);
 	keel_map_free(&m->event_map);
@@ -622,6 +624,63 @@ static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tena
 	return 0;
 }
 
+/* ----------------------------------- forgetting (docs/semantics.md) */
+
+static int keel_memory_forget(struct keel_store *s, struct keel_str tenant,
+			      const struct keel_redaction *r, size_t n,
+			      const struct keel_tombstone *t)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].seq < 1 || (uint64_t)r[i].seq > m->events.len)
+			return keel_store_fail(s, KEEL_ESTORE, "no event with seq %lld",
+					       (long long)r[i].seq);
+		struct mem_event *e = m->events.items[r[i].seq - 1];
+		if (!keel_str_eq(e->tenant, tenant))
+			return keel_store_fail(s, KEEL_ESTORE,
+					       "event %lld is not the tenant's",
+					       (long long)r[i].seq);
+		/* The hash of what was received, before the envelope changes:
+		 * a redelivery stays a plain duplicate. */
+		mem_event_hash(e);
+		e->envelope = mem_str(m, r[i].envelope);
+	}
+	m->undo.replaced = true; /* the envelopes cannot be taken back */
+	if (!t)
+		return 0;
+	struct keel_tombstone *x = NULL;
+	for (size_t i = 0; i < m->tombstones.len && !x; i++) {
+		struct keel_tombstone *y = m->tombstones.items[i];
+		if (keel_str_eq(y->tenant, t->tenant) &&
+		    !strcmp(y->subject_hash, t->subject_hash))
+			x = y;
+	}
+	if (!x) {
+		x = keel_arena_alloc(&m->arena, sizeof *x);
+		keel_ptrvec_push(&m->tombstones, x);
+	}
+	*x = *t;
+	x->tenant = mem_str(m, t->tenant);
+	x->forgotten_by = mem_str(m, t->forgotten_by);
+	return 0;
+}
+
+static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
+				 const char *subject_hash, struct keel_tombstone *out,
+				 struct keel_buf *buf)
+{
+	(void)buf;
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	for (size_t i = 0; i < m->tombstones.len; i++) {
+		struct keel_tombstone *y = m->tombstones.items[i];
+		if (keel_str_eq(y->tenant, tenant) && !strcmp(y->subject_hash, subject_hash)) {
+			*out = *y;
+			return 0;
+		}
+	}
+	return KEEL_ENOTFOUND;
+}
+
 const struct keel_store_ops keel_store_memory_ops = {
 	.scheme = "memory",
 	.url_form = "memory:",
@@ -637,5 +696,7 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
 	.replace_tenant = keel_memory_replace_tenant,
+	.forget = keel_memory_forget,
+	.tombstone = keel_memory_tombstone,
 	.hashes_on_demand = true,
 };

@@ -78,6 +78,17 @@ static const char *const keel_mysql_tables[] = {
     "PRIMARY KEY (tenant, id),"
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+
+    /* keel forget's tombstones (keel_mysql_step_tombstones) */
+    "CREATE TABLE IF NOT EXISTS keel_tombstones ("
+    "tenant VARBINARY(64) NOT NULL,"
+    "subject_sha256 VARBINARY(64) NOT NULL,"
+    "forgotten_at BIGINT NOT NULL,"
+    "forgotten_by VARBINARY(256) NOT NULL,"
+    "events_redacted BIGINT UNSIGNED NOT NULL,"
+    "rows_removed BIGINT UNSIGNED NOT NULL,"
+    "PRIMARY KEY (tenant, subject_sha256)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 };
 
 /*
@@ -144,6 +155,9 @@ static const char *const keel_mysql_views[] = {
  * become one mention each; keel_writers goes (nothing reads state to
  * write any more, so writers need not take turns); the views take the
  * tables' old names. */
+#define KEEL_MYSQL_STR_(x) #x
+#define KEEL_MYSQL_STR(x) KEEL_MYSQL_STR_(x)
+
 struct keel_mysql_migration {
 	const char *sql;
 	const char *guard; /* NULL: always runs */
@@ -200,9 +214,27 @@ static const struct keel_mysql_migration keel_mysql_to_5[] = {
     {NULL, NULL},
 };
 
+/* keel forget (docs/store-mysql.md, "Forgetting"): one row per forgotten
+ * subject of a tenant, naming it only by the SHA-256 of its bytes
+ * (lowercase hex), with when, by whom and how much went. */
+static const struct keel_mysql_migration keel_mysql_step_tombstones[] = {
+    {    "CREATE TABLE IF NOT EXISTS keel_tombstones ("
+     "tenant VARBINARY(64) NOT NULL,"
+     "subject_sha256 VARBINARY(64) NOT NULL,"
+     "forgotten_at BIGINT NOT NULL,"
+     "forgotten_by VARBINARY(256) NOT NULL,"
+     "events_redacted BIGINT UNSIGNED NOT NULL,"
+     "rows_removed BIGINT UNSIGNED NOT NULL,"
+     "PRIMARY KEY (tenant, subject_sha256)"
+     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+     NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
+	keel_mysql_step_tombstones,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -251,7 +283,8 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 		if (rc == 0)
 			rc = keel_mysql_runs(m,
 					     "INSERT IGNORE INTO keel_meta (name, value) "
-					     "VALUES ('schema_version', 5)",
+					     "VALUES ('schema_version', "
+					     KEEL_MYSQL_STR(KEEL_MYSQL_SCHEMA_VERSION) ")",
 					     "creating the schema");
 		if (rc)
 			goto fail;

@@ -12,6 +12,7 @@
  *   mysql_bulk.c     MariaDB's bulk protocol (array binding)
  *   mysql_read.c     tenants, scans and counts
  *   mysql_replay.c   replacing a tenant: LOAD DATA LOCAL INFILE
+ *   mysql_forget.c   keel forget: redacted envelopes and tombstones
  */
 #ifndef KEEL_STORE_MYSQL_STORE_H
 #define KEEL_STORE_MYSQL_STORE_H
@@ -24,7 +25,7 @@
 #include "../store.h"
 #include "mysql_internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 5
+#define KEEL_MYSQL_SCHEMA_VERSION 6
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -210,6 +211,13 @@ int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, int64_t know
 
 /* Replay (mysql_replay.c) */
 void keel_mysql_infile_setup(struct keel_mysql_store *m);
+/* Forgetting (mysql_forget.c): the ops forget and tombstone. */
+int keel_mysql_forget(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+int keel_mysql_tombstone(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
 int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,

@@ -200,9 +200,25 @@ static const char *const keel_sqlite_step2[] = {
     NULL,
 };
 
+static const char *const keel_sqlite_step_tombstones[] = {
+    /* keel forget (docs/store-sqlite.md, "Forgetting"): one row per
+     * forgotten subject of a tenant, naming it only by the SHA-256 of its
+     * bytes (lowercase hex), with when, by whom and how much went. */
+    "CREATE TABLE tombstones (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject_sha256 TEXT NOT NULL,\n"
+    "	forgotten_at INTEGER NOT NULL,\n"
+    "	forgotten_by TEXT NOT NULL,\n"
+    "	events_redacted INTEGER NOT NULL,\n"
+    "	rows_removed INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, subject_sha256)\n"
+    ") WITHOUT ROWID;\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
-static const char *const *const keel_sqlite_migrations[] = {keel_sqlite_step1,
-							    keel_sqlite_step2};
+static const char *const *const keel_sqlite_migrations[] = {
+    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_tombstones};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

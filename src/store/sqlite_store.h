@@ -12,6 +12,7 @@
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
+ *   sqlite_forget.c  keel forget: redacted envelopes, tombstones, scrubbing
  */
 #ifndef KEEL_STORE_SQLITE_STORE_H
 #define KEEL_STORE_SQLITE_STORE_H
@@ -256,6 +257,15 @@ int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 			       const struct keel_replace_scope *scope,
 			       const struct keel_append *a, uint64_t log_events,
 			       struct keel_buf *note);
+
+/* Forgetting (sqlite_forget.c): the ops forget, tombstone and scrub. */
+int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
+		       const struct keel_redaction *r, size_t n,
+		       const struct keel_tombstone *t);
+int keel_sqlite_tombstone(struct keel_store *bs, struct keel_str tenant,
+			  const char *subject_hash, struct keel_tombstone *out,
+			  struct keel_buf *buf);
+int keel_sqlite_scrub(struct keel_store *bs);
 
 /* Background checkpoints (sqlite_checkpoint.c). init at open (the
  * connection is open); start before each transaction (it does nothing
