@@ -409,7 +409,7 @@ static void method_not_allowed_names_the_path_methods(void **state)
 		{"POST", "/healthz", "GET, HEAD"},
 		{"POST", "/metrics", "GET, HEAD"},
 		{"DELETE", "/v1/tenants/a/stats", "GET, HEAD"},
-		{"POST", "/v1/tenants/a/entities/x", "GET, HEAD"},
+		{"POST", "/v1/tenants/a/entities/x", "GET, HEAD, DELETE"},
 		{"PUT", "/v1/tenants/a/entities/x/history", "GET, HEAD"},
 		{"POST", "/v1/tenants/a/entities/x/why", "GET, HEAD"},
 	};
