@@ -716,8 +716,8 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	snprintf(
 	    msg, sizeof msg,
 	    "store \"%.*s:***%s\": schema version 99 is newer than this keel supports "
-	    "(5): upgrade keel",
-	    (int)(colon - shown), shown, at);
+	    "(%d): upgrade keel",
+	    (int)(colon - shown), shown, at, created);
 	open_fails_with(url, KEEL_ESCHEMA, msg);
 	free(shown);
 	free(url);
