@@ -140,20 +140,28 @@ static void forget_keeps_what_others_need(void **state)
 		    "\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\",\"subject\":\"a:1\","
 		    "\"data\":{\"a\":\"1\",\"ax\":\"secret\",\"b\":\"2\",\"by\":{\"k\":[1,2]},"
 		    "\"note\":\"about a\"}}";
-	char *lines[] = {e1};
-	ingest(s, c, lines, 1);
+	/* An event no handler reads, naming a:1 only in its subject
+	 * attribute, escaped: it mentions a:1 too. */
+	char e2[] = "{\"id\":\"p-2\",\"type\":\"other\",\"time\":\"2026-01-01T00:00:01Z\","
+		    "\"tenant\":\"t\",\"subject\":\"a\\u003a1\",\"data\":{\"x\":\"y\"}}";
+	char *lines[] = {e1, e2};
+	ingest(s, c, lines, 2);
 	struct keel_forget_options o = {.size = sizeof o, .cartridge = c, .by = "user:test"};
 	struct keel_forget_report rep;
 	assert_int_equal(keel_forget(s, "t", "a:1", &o, &rep), 0);
-	assert_int_equal(rep.events, 1);
+	assert_int_equal(rep.events, 2);
 	assert_int_equal(rep.rows, 3); /* a's fact, the link, a's entity */
 	char *dump = keel_test_dump(s, NULL);
 	assert_non_null(strstr(
 	    dump, "\"envelope\":{\"specversion\":\"1.0\",\"id\":\"p-1\",\"source\":\"/s\","
 		  "\"type\":\"pair\",\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\","
 		  "\"data\":{\"b\":\"2\",\"by\":{\"k\":[1,2]}},\"keelredacted\":true}"));
+	assert_non_null(strstr(
+	    dump, "\"envelope\":{\"id\":\"p-2\",\"type\":\"other\",\"time\":"
+		  "\"2026-01-01T00:00:01Z\",\"tenant\":\"t\",\"data\":{},\"keelredacted\":true}"));
 	assert_null(strstr(dump, "secret"));
 	assert_null(strstr(dump, "a:1"));
+	assert_null(strstr(dump, "u003a1"));
 	assert_non_null(strstr(dump, "\"subject\":\"b:2\",\"predicate\":\"y\""));
 	char *json = NULL;
 	assert_int_equal(keel_show(s, "t", "b:2", NULL, &json), 0);
