@@ -843,6 +843,52 @@ static void known_at_is_the_store_of_what_was_recorded(const struct store_kind *
 
 /* ------------------------------------------------ cases times stores */
 
+/* keel forget (docs/semantics.md, "Forgetting") leaves every store with
+ * the memory store's dump, which a replay of the tenant keeps, in which no
+ * line of the tenant names the subject, and whose reads of it say it was
+ * forgotten. */
+static void forgetting_gives_the_memory_stores_dump(const struct store_kind *k)
+{
+	const struct keel_forget_options o = {.size = sizeof o, .cartridge = fleet(),
+					      .by = "user:conformance"};
+	struct keel_forget_report rep;
+	char *dumps[2];
+	const struct store_kind *kinds[2] = {memory, k};
+	for (int i = 0; i < 2; i++) {
+		struct store_case c;
+		struct keel_store *s = store_open(kinds[i], &c);
+		free(ingest_into(s, standard_stream(), NULL, 500, NULL));
+		if (keel_forget(s, "tenant-01", "vehicle:V-0002", &o, &rep))
+			fail_msg("forget: %s", keel_store_errmsg(s));
+		assert_true(rep.events > 0);
+		dumps[i] = keel_test_dump(s, NULL);
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = fleet()};
+		struct keel_replay_report *rr = NULL;
+		assert_int_equal(keel_replay(s, "tenant-01", &ro, &rr), 0);
+		assert_int_equal(rr->added + rr->removed, 0);
+		keel_replay_report_free(rr);
+		char *replayed = keel_test_dump(s, NULL);
+		assert_string_equal(replayed, dumps[i]);
+		free(replayed);
+		char *json = NULL;
+		assert_int_equal(keel_show(s, "tenant-01", "vehicle:V-0002", NULL, &json),
+				 KEEL_EFORGOTTEN);
+		assert_int_equal(keel_show(s, "tenant-02", "vehicle:V-0002", NULL, &json), 0);
+		free(json);
+		store_done(s, &c);
+	}
+	assert_string_equal(dumps[1], dumps[0]);
+	for (char *p = dumps[1]; *p;) {
+		char *nl = strchr(p, '\n');
+		*nl = 0;
+		if (strstr(p, "\"tenant\":\"tenant-01\"") && strstr(p, "V-0002"))
+			fail_msg("still names V-0002: %s", p);
+		p = nl + 1;
+	}
+	free(dumps[0]);
+	free(dumps[1]);
+}
+
 struct contract_case {
 	const char *name;
 	void (*run)(const struct store_kind *k);
@@ -860,6 +906,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(queries_match_the_memory_store),
 	CONTRACT_CASE(known_at_is_the_store_of_what_was_recorded),
 	CONTRACT_CASE(changes_end_in_the_history),
+	CONTRACT_CASE(forgetting_gives_the_memory_stores_dump),
 };
 
 /* One contract case on one store: a cmocka case's initial state. */
