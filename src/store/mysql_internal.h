@@ -35,6 +35,10 @@ struct keel_mysql_stats {
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
+
+/* The schema version this Keel writes (tests compare against it rather
+ * than a number that another step would change). */
+int keel_store_mysql_schema_version(void);
 void keel_store_mysql_reset_stats(struct keel_store *s);
 
 /* The statement profile (KEEL_MYSQL_PROFILE, or switched on here): per kind
