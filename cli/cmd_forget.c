@@ -53,8 +53,8 @@ static int forget_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	int rc = keel_cartridge_load(cartridge ? cartridge : KEEL_DEFAULT_CARTRIDGE, &cart,
-				     &err);
+	int rc = keel_cartridge_load(cartridge ? cartridge : KEEL_DEFAULT_CARTRIDGE,
+				     &cart, &err);
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -95,7 +95,8 @@ const struct keel_cmd keel_cmd_forget = {
 	"\n"
 	"options:\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge: the tenant's (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"                           .so cartridge: the tenant's "
+	"(default: " KEEL_DEFAULT_CARTRIDGE ")\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -h, --help               this help\n"
 	"\n"

@@ -62,11 +62,11 @@ int keel_forgotten_or(struct keel_store *s, const char *tenant, const char *subj
 	if (rc == 0) {
 		char tb[KEEL_TIME_BUFSZ];
 		keel_time_format(t.forgotten_at, tb);
-		rc = keel_store_fail(s, KEEL_EFORGOTTEN,
-				     "entity \"%s\" in tenant \"%s\" was forgotten at %s by "
-				     "%.*s",
-				     subject, tenant, tb, (int)t.forgotten_by.len,
-				     t.forgotten_by.ptr);
+		rc = keel_store_fail(
+		    s, KEEL_EFORGOTTEN,
+		    "entity \"%s\" in tenant \"%s\" was forgotten at %s by "
+		    "%.*s",
+		    subject, tenant, tb, (int)t.forgotten_by.len, t.forgotten_by.ptr);
 	} else if (rc == KEEL_ENOTFOUND) {
 		rc = keel_store_fail(s, KEEL_ENOTFOUND, "%s", not_found);
 	}
@@ -78,15 +78,15 @@ int keel_forgotten_or(struct keel_store *s, const char *tenant, const char *subj
 
 struct keel_forgetting {
 	struct keel_str subject;
-	struct keel_buf quoted;	     /* the subject as a JSON string */
-	struct keel_prep prep;	     /* the log's events, as replay prepares them */
-	struct keel_prep trial;	     /* the redaction's trials */
+	struct keel_buf quoted; /* the subject as a JSON string */
+	struct keel_prep prep;	/* the log's events, as replay prepares them */
+	struct keel_prep trial; /* the redaction's trials */
 	struct keel_report report, trial_report;
 	struct keel_arena scratch, trial_arena;
-	struct keel_json_doc doc;    /* the event being redacted */
-	struct keel_ptrvec removed;  /* const struct keel_json *: members gone */
-	struct keel_buf keep, got;   /* the other operations, before and now */
-	struct keel_buf text;	     /* a candidate redaction */
+	struct keel_json_doc doc;   /* the event being redacted */
+	struct keel_ptrvec removed; /* const struct keel_json *: members gone */
+	struct keel_buf keep, got;  /* the other operations, before and now */
+	struct keel_buf text;	    /* a candidate redaction */
 	uint64_t position;
 	/* the redactions, their texts in out */
 	struct keel_arena out;
@@ -140,7 +140,8 @@ static bool other_ops(const struct keel_forgetting *f, const struct keel_batch_e
 /* Whether a string or a key anywhere in v is the subject. */
 static bool has_string(const struct keel_forgetting *f, const struct keel_json *v)
 {
-	if (v->type == KEEL_JSON_STRING && keel_str_eq(keel_str_make(v->str, v->len), f->subject))
+	if (v->type == KEEL_JSON_STRING &&
+	    keel_str_eq(keel_str_make(v->str, v->len), f->subject))
 		return true;
 	for (const struct keel_json *m = v->child; m; m = m->next) {
 		if (m->key && keel_str_eq(keel_str_make(m->key, m->key_len), f->subject))
@@ -157,9 +158,9 @@ static bool has_string(const struct keel_forgetting *f, const struct keel_json *
  * other subjects need). */
 static bool is_context(const struct keel_json *m)
 {
-	static const char *const keep[] = {"id",   "source", "specversion",
-					   "type", "time",   "tenant",
-					   "data", "datacontenttype", "dataschema"};
+	static const char *const keep[] = {
+	    "id",     "source", "specversion",	   "type",	"time",
+	    "tenant", "data",	"datacontenttype", "dataschema"};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(keep); i++)
 		if (m->key_len == strlen(keep[i]) && !memcmp(m->key, keep[i], m->key_len))
 			return true;
@@ -227,7 +228,8 @@ static bool trial_keeps(struct keel_forgetting *f)
 
 /* Removes what it can of obj's members, one at a time; an object that
  * cannot go whole loses what it can of its own members. */
-static void redact_members(struct keel_forgetting *f, const struct keel_json *obj, bool top)
+static void redact_members(struct keel_forgetting *f, const struct keel_json *obj,
+			   bool top)
 {
 	for (const struct keel_json *m = obj->child; m; m = m->next) {
 		if (top && is_marker(m))
@@ -244,11 +246,15 @@ static void redact_members(struct keel_forgetting *f, const struct keel_json *ob
 	}
 }
 
-static int forget_refuse(struct keel_forgetting *f, struct keel_str id, const char *what)
+static int forget_refuse(struct keel_forgetting *f, const struct keel_record *r,
+			 const char *what)
 {
 	keel_buf_reset(&f->why);
-	keel_buf_addf(&f->why, "event \"%.*s\" names subject \"%.*s\" %s", (int)id.len,
-		      id.ptr, (int)f->subject.len, f->subject.ptr, what);
+	keel_buf_addf(&f->why,
+		      "event \"%.*s\" (source \"%.*s\") names subject \"%.*s\" %s",
+		      (int)r->id.len, r->id.ptr, (int)r->source.len,
+		      r->source.ptr ? r->source.ptr : "", (int)f->subject.len,
+		      f->subject.ptr, what);
 	f->rc = KEEL_EINVAL;
 	return 1;
 }
@@ -258,8 +264,8 @@ static int forget_event(void *ud, const struct keel_record *r)
 	struct keel_forgetting *f = ud;
 	f->position++;
 	keel_arena_reset(&f->scratch);
-	struct keel_batch_event *ev = keel_prep_event(&f->prep, &f->scratch, r->envelope.ptr,
-						      r->envelope.len, f->position);
+	struct keel_batch_event *ev = keel_prep_event(
+	    &f->prep, &f->scratch, r->envelope.ptr, r->envelope.len, f->position);
 	bool names = other_ops(f, ev, &f->keep);
 	/* Most events neither name the subject nor hold its text: without an
 	 * escape the text would be there verbatim, so they need no parse. */
@@ -280,9 +286,10 @@ static int forget_event(void *ud, const struct keel_record *r)
 	bool still = other_ops(f, now, &scratch);
 	keel_buf_free(&scratch);
 	if (still)
-		return forget_refuse(f, r->id,
-				     "through fields that other subjects' operations need "
-				     "(or none at all): it cannot be redacted");
+		return forget_refuse(
+		    f, r,
+		    "through fields that other subjects' operations need "
+		    "(or none at all): it cannot be redacted");
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 64;
 		f->r = keel_xrealloc(f->r, f->cap * sizeof *f->r);
@@ -346,15 +353,16 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 		return KEEL_EINVAL;
 	memset(out, 0, sizeof *out);
 	if (!tenant || !subject || !given)
-		return keel_store_fail(s, KEEL_EINVAL, "keel_forget: tenant, subject and "
-						       "options are required");
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "keel_forget: tenant, subject and "
+				       "options are required");
 	struct keel_forget_options o;
 	const char *why = keel_options_copy(&o, sizeof o, given);
 	if (why)
 		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: %s", why);
 	if (!o.cartridge || !o.by || !*o.by)
-		return keel_store_fail(s, KEEL_EINVAL,
-				       "keel_forget_options: cartridge and by are required");
+		return keel_store_fail(
+		    s, KEEL_EINVAL, "keel_forget_options: cartridge and by are required");
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;
 	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
@@ -371,8 +379,8 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 		rc = keel_store_fail(s, f.rc, "%s", f.why.data);
 	if (rc == 0 && f.n == 0) {
 		char msg[512];
-		snprintf(msg, sizeof msg,
-			 "nothing in tenant \"%s\" names subject \"%s\"", tenant, subject);
+		snprintf(msg, sizeof msg, "nothing in tenant \"%s\" names subject \"%s\"",
+			 tenant, subject);
 		rc = keel_forgotten_or(s, tenant, subject, msg);
 	}
 	if (rc == 0)

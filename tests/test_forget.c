@@ -30,7 +30,8 @@ static struct keel_report ingest(struct keel_store *s, const struct keel_cartrid
 	struct keel_ingest *ing = NULL;
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(keel_ingest_add(ing, lines[i], strlen(lines[i]), i + 1), 0);
+		assert_int_equal(keel_ingest_add(ing, lines[i], strlen(lines[i]), i + 1),
+				 0);
 	assert_int_equal(keel_ingest_finish(ing), 0);
 	struct keel_report r = *keel_ingest_report(ing);
 	keel_ingest_free(ing);
@@ -59,7 +60,8 @@ static void forget_a_vehicle(void **state)
 	char *before = keel_test_dump(s, NULL);
 	assert_non_null(strstr(before, "V-0003"));
 
-	struct keel_forget_options o = {.size = sizeof o, .cartridge = c, .by = "user:test"};
+	struct keel_forget_options o = {
+	    .size = sizeof o, .cartridge = c, .by = "user:test"};
 	struct keel_forget_report rep;
 	assert_int_equal(keel_forget(s, "tenant-00", "vehicle:V-0003", &o, &rep), 0);
 	assert_true(rep.events > 0);
@@ -73,10 +75,12 @@ static void forget_a_vehicle(void **state)
 	assert_null(json);
 	assert_non_null(strstr(keel_store_errmsg(s), "was forgotten at 20"));
 	assert_non_null(strstr(keel_store_errmsg(s), " by user:test"));
-	assert_int_equal(keel_why(s, "tenant-00", "vehicle:V-0003", "status", NULL, &json),
-			 KEEL_EFORGOTTEN);
-	assert_int_equal(keel_history(s, "tenant-00", "vehicle:V-0003", NULL, NULL, &json),
-			 KEEL_EFORGOTTEN);
+	assert_int_equal(
+	    keel_why(s, "tenant-00", "vehicle:V-0003", "status", NULL, &json),
+	    KEEL_EFORGOTTEN);
+	assert_int_equal(
+	    keel_history(s, "tenant-00", "vehicle:V-0003", NULL, NULL, &json),
+	    KEEL_EFORGOTTEN);
 	assert_int_equal(keel_show(s, "tenant-00", "vehicle:V-9999", NULL, &json),
 			 KEEL_ENOTFOUND);
 
@@ -136,29 +140,34 @@ static void forget_keeps_what_others_need(void **state)
 	(void)state;
 	struct keel_cartridge *c = compile(pair_cartridge);
 	struct keel_store *s = open_memory();
-	char e1[] = "{\"specversion\":\"1.0\",\"id\":\"p-1\",\"source\":\"/s\",\"type\":\"pair\","
-		    "\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\",\"subject\":\"a:1\","
-		    "\"data\":{\"a\":\"1\",\"ax\":\"secret\",\"b\":\"2\",\"by\":{\"k\":[1,2]},"
-		    "\"note\":\"about a\"}}";
+	char e1[] =
+	    "{\"specversion\":\"1.0\",\"id\":\"p-1\",\"source\":\"/s\",\"type\":\"pair\","
+	    "\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\",\"subject\":\"a:1\","
+	    "\"data\":{\"a\":\"1\",\"ax\":\"secret\",\"b\":\"2\",\"by\":{\"k\":[1,2]},"
+	    "\"note\":\"about a\"}}";
 	/* An event no handler reads, naming a:1 only in its subject
 	 * attribute, escaped: it mentions a:1 too. */
-	char e2[] = "{\"id\":\"p-2\",\"type\":\"other\",\"time\":\"2026-01-01T00:00:01Z\","
-		    "\"tenant\":\"t\",\"subject\":\"a\\u003a1\",\"data\":{\"x\":\"y\"}}";
+	char e2[] =
+	    "{\"id\":\"p-2\",\"type\":\"other\",\"time\":\"2026-01-01T00:00:01Z\","
+	    "\"tenant\":\"t\",\"subject\":\"a\\u003a1\",\"data\":{\"x\":\"y\"}}";
 	char *lines[] = {e1, e2};
 	ingest(s, c, lines, 2);
-	struct keel_forget_options o = {.size = sizeof o, .cartridge = c, .by = "user:test"};
+	struct keel_forget_options o = {
+	    .size = sizeof o, .cartridge = c, .by = "user:test"};
 	struct keel_forget_report rep;
 	assert_int_equal(keel_forget(s, "t", "a:1", &o, &rep), 0);
 	assert_int_equal(rep.events, 2);
 	assert_int_equal(rep.rows, 3); /* a's fact, the link, a's entity */
 	char *dump = keel_test_dump(s, NULL);
 	assert_non_null(strstr(
-	    dump, "\"envelope\":{\"specversion\":\"1.0\",\"id\":\"p-1\",\"source\":\"/s\","
-		  "\"type\":\"pair\",\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\","
-		  "\"data\":{\"b\":\"2\",\"by\":{\"k\":[1,2]}},\"keelredacted\":true}"));
-	assert_non_null(strstr(
-	    dump, "\"envelope\":{\"id\":\"p-2\",\"type\":\"other\",\"time\":"
-		  "\"2026-01-01T00:00:01Z\",\"tenant\":\"t\",\"data\":{},\"keelredacted\":true}"));
+	    dump,
+	    "\"envelope\":{\"specversion\":\"1.0\",\"id\":\"p-1\",\"source\":\"/s\","
+	    "\"type\":\"pair\",\"time\":\"2026-01-01T00:00:00Z\",\"tenant\":\"t\","
+	    "\"data\":{\"b\":\"2\",\"by\":{\"k\":[1,2]}},\"keelredacted\":true}"));
+	assert_non_null(strstr(dump,
+			       "\"envelope\":{\"id\":\"p-2\",\"type\":\"other\",\"time\":"
+			       "\"2026-01-01T00:00:01Z\",\"tenant\":\"t\",\"data\":{},"
+			       "\"keelredacted\":true}"));
 	assert_null(strstr(dump, "secret"));
 	assert_null(strstr(dump, "a:1"));
 	assert_null(strstr(dump, "u003a1"));
@@ -176,19 +185,22 @@ static void forget_keeps_what_others_need(void **state)
 static void forget_refuses_a_constant_subject(void **state)
 {
 	(void)state;
-	struct keel_cartridge *c = compile(
-	    "{\"cartridge\":\"k\",\"version\":\"1\",\"events\":{\"k\":["
-	    "{\"op\":\"fact\",\"subject\":\"hq\",\"predicate\":\"p\",\"value\":{\"const\":1}}]}}");
+	struct keel_cartridge *c =
+	    compile("{\"cartridge\":\"k\",\"version\":\"1\",\"events\":{\"k\":["
+		    "{\"op\":\"fact\",\"subject\":\"hq\",\"predicate\":\"p\",\"value\":{"
+		    "\"const\":1}}]}}");
 	struct keel_store *s = open_memory();
 	char e1[] = "{\"id\":\"k-1\",\"type\":\"k\",\"time\":\"2026-01-01T00:00:00Z\","
 		    "\"tenant\":\"t\",\"data\":{}}";
 	char *lines[] = {e1};
 	ingest(s, c, lines, 1);
 	char *before = keel_test_dump(s, NULL);
-	struct keel_forget_options o = {.size = sizeof o, .cartridge = c, .by = "user:test"};
+	struct keel_forget_options o = {
+	    .size = sizeof o, .cartridge = c, .by = "user:test"};
 	struct keel_forget_report rep;
 	assert_int_equal(keel_forget(s, "t", "hq", &o, &rep), KEEL_EINVAL);
-	assert_non_null(strstr(keel_store_errmsg(s), "event \"k-1\" names subject \"hq\""));
+	assert_non_null(strstr(keel_store_errmsg(s),
+			       "event \"k-1\" (source \"\") names subject \"hq\""));
 	char *after = keel_test_dump(s, NULL);
 	assert_string_equal(before, after);
 	free(before);

@@ -37,8 +37,8 @@ enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Conn
 					      "\"forget\" right or every tenant)");
 	char by[64];
 	forget_by(tok, by, sizeof by);
-	struct keel_forget_options o = {.size = sizeof o, .cartridge = srv->cartridge,
-					.by = by};
+	struct keel_forget_options o = {
+	    .size = sizeof o, .cartridge = srv->cartridge, .by = by};
 	struct keel_forget_report rep;
 	pthread_mutex_lock(&srv->write_lock);
 	int rc = keel_forget(srv->writer, tenant, subject, &o, &rep);
@@ -53,7 +53,8 @@ enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Conn
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_CONFLICT, "%s", msg);
 	} else if (rc) {
 		atomic_fetch_add(&srv->metrics.store_errors, 1);
-		keel_http_log(srv, "forget failed: %s", msg && *msg ? msg : keel_strerror(rc));
+		keel_http_log(srv, "forget failed: %s",
+			      msg && *msg ? msg : keel_strerror(rc));
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 					     "store error (details in the server log)");
 	} else {

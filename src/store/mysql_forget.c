@@ -34,9 +34,10 @@ int keel_mysql_forget(struct keel_store *s, struct keel_str tenant,
 	if (rc || !t)
 		return rc;
 	keel_buf_reset(&m->sql);
-	keel_buf_adds(&m->sql, "INSERT INTO keel_tombstones (tenant, subject_sha256, "
-			       "forgotten_at, forgotten_by, events_redacted, rows_removed) "
-			       "VALUES (");
+	keel_buf_adds(&m->sql,
+		      "INSERT INTO keel_tombstones (tenant, subject_sha256, "
+		      "forgotten_at, forgotten_by, events_redacted, rows_removed) "
+		      "VALUES (");
 	keel_mysql_add_str(m, &m->sql, t->tenant);
 	keel_buf_addc(&m->sql, ',');
 	keel_mysql_add_str(m, &m->sql, keel_str_cstr(t->subject_hash));
@@ -68,8 +69,8 @@ static int keel_mysql_tomb_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	keel_buf_reset(c->buf);
 	keel_buf_add(c->buf, row[1] ? row[1] : "", row[1] ? len[1] : 0);
 	keel_buf_reserve(c->buf, 0);
-	c->out->forgotten_by = keel_str_make(c->buf->data ? c->buf->data : "",
-					     row[1] ? len[1] : 0);
+	c->out->forgotten_by =
+	    keel_str_make(c->buf->data ? c->buf->data : "", row[1] ? len[1] : 0);
 	c->out->events = keel_mysql_u64(row[2], len[2]);
 	c->out->rows = keel_mysql_u64(row[3], len[3]);
 	return 0;
