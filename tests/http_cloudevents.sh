@@ -34,7 +34,8 @@ expect() {
 }
 # envelope ID: the envelope logged for event ID, as keel dump prints it.
 envelope() {
-	"$KEEL" dump --store "$store" | grep -F "\"type\":\"event\",\"tenant\":\"acme\",\"id\":\"$1\"" |
+	"$KEEL" dump --store "$store" | grep -F "\"type\":\"event\",\"tenant\":\"acme\"," |
+		grep -F "\"id\":\"$1\",\"event_type\"" |
 		sed 's/.*"envelope"://; s/}$//'
 }
 same() { # what want got
@@ -226,7 +227,7 @@ expect 200 '{"events":2,"accepted":2'
 
 # Everything accepted above, and nothing refused, is in the log.
 ids=$("$KEEL" dump --store "$store" | grep '"type":"event"' |
-	sed 's/.*"tenant":"acme","id":"\([^"]*\)".*/\1/' | LC_ALL=C sort | tr '\n' ' ')
+	sed -E 's/.*"tenant":"acme","source":"([^"\\]|\\.)*","id":"([^"]*)".*/\2/' | LC_ALL=C sort | tr '\n' ' ')
 same "logged events" \
 	"1234-1234-1234 A234-1234-1234 b-1 b-2 j-1 j-2 many n-1 n-2 note-1 pct-1 s-1 s-2 " "$ids"
 # A clean stop (under ASan: nothing leaked by any request above).
