@@ -24,6 +24,17 @@
  * store created new and a store migrated are the same schema; the
  * migration test compares them).
  */
+#define KEEL_MYSQL_TENANT_CARTRIDGES                                                     \
+	"CREATE TABLE IF NOT EXISTS keel_tenant_cartridges ("                            \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"name VARBINARY(255) NOT NULL,"                                                  \
+	"version VARBINARY(255) NOT NULL,"                                               \
+	"hash VARBINARY(80) NOT NULL,"                                                   \
+	"text MEDIUMBLOB NULL,"                                                          \
+	"recorded_at BIGINT NOT NULL,"                                                   \
+	"PRIMARY KEY (tenant)"                                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
@@ -78,6 +89,7 @@ static const char *const keel_mysql_tables[] = {
     "PRIMARY KEY (tenant, id),"
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    KEEL_MYSQL_TENANT_CARTRIDGES,
 };
 
 /*
@@ -144,6 +156,9 @@ static const char *const keel_mysql_views[] = {
  * become one mention each; keel_writers goes (nothing reads state to
  * write any more, so writers need not take turns); the views take the
  * tables' old names. */
+#define KEEL_MYSQL_STR(x) KEEL_MYSQL_STR_(x)
+#define KEEL_MYSQL_STR_(x) #x
+
 struct keel_mysql_migration {
 	const char *sql;
 	const char *guard; /* NULL: always runs */
@@ -200,9 +215,15 @@ static const struct keel_mysql_migration keel_mysql_to_5[] = {
     {NULL, NULL},
 };
 
+static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
+    {KEEL_MYSQL_TENANT_CARTRIDGES, NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
+	keel_mysql_step_tenant_cartridges,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -251,7 +272,8 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 		if (rc == 0)
 			rc = keel_mysql_runs(m,
 					     "INSERT IGNORE INTO keel_meta (name, value) "
-					     "VALUES ('schema_version', 5)",
+					     "VALUES ('schema_version', "
+					     KEEL_MYSQL_STR(KEEL_MYSQL_SCHEMA_VERSION) ")",
 					     "creating the schema");
 		if (rc)
 			goto fail;
