@@ -337,6 +337,7 @@ static struct keel_server *serve(const struct opts *o, const char *url, bool nul
 		.size = sizeof so,
 		.listen = "127.0.0.1:0",
 		.store_url = url,
+		.cartridge = KEEL_BUILTIN_CARTRIDGE,
 		.threads = o->threads,
 		.max_per_ip = 1000,
 	};

@@ -132,14 +132,14 @@ cmp "$data/v1.dump" "$dir/half.dump" || fail "a half-migrated store's dump diffe
 # 3. A later ingest: the same input again changes nothing; new events go
 # on from the migrated rows as on a store that ingested everything; known
 # at a moment before them, the store is the old one.
-"$KEEL" ingest "$data/v1.ndjson" --store "$url" 2>"$dir/again.err" || true
+"$KEEL" ingest --cartridge fleet "$data/v1.ndjson" --store "$url" 2>"$dir/again.err" || true
 grep -q '^accepted 0,' "$dir/again.err" || fail "the old input again: $(cat "$dir/again.err")"
 "$KEEL" generate fleet --events 600 --tenants 2 --seed 4 --late 0.15 --duplicates 0.03 |
 	sed 's/"id":"ev-/"id":"later-/' >"$dir/later.ndjson"
 before=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
-"$KEEL" ingest "$dir/later.ndjson" --quiet --store "$url"
+"$KEEL" ingest --cartridge fleet "$dir/later.ndjson" --quiet --store "$url"
 cat "$data/v1.ndjson" "$dir/later.ndjson" >"$dir/all.ndjson"
-"$KEEL" ingest "$dir/all.ndjson" --quiet --store "sqlite:$dir/all.db" || true
+"$KEEL" ingest --cartridge fleet "$dir/all.ndjson" --quiet --store "sqlite:$dir/all.db" || true
 "$KEEL" dump --store "sqlite:$dir/all.db" --output "$dir/all.dump"
 "$KEEL" dump --store "$url" --output "$dir/later.dump"
 cmp "$dir/all.dump" "$dir/later.dump" || fail "ingesting after the migration differs from one store of everything"
@@ -149,7 +149,7 @@ views_equal_dump "$url"
 
 # 4. The views of a store written new, late events and duplicates included.
 url=$($KEEL_TEST_MYSQL_FRESH)
-"$KEEL" ingest "$dir/all.ndjson" --quiet --batch 97 --store "$url" || true
+"$KEEL" ingest --cartridge fleet "$dir/all.ndjson" --quiet --batch 97 --store "$url" || true
 views_equal_dump "$url"
 
 # 5. A store created new and a migrated one have the same tables.
