@@ -66,7 +66,7 @@ grep -q '"predicate":"state"' "$dir/replayed.ndjson" || fail "no state facts aft
 # runs the recorded one, now v2: going back is a change too.
 for t in tenant-00 tenant-01 tenant-02; do
 	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}"
-	contains out "; 0 of "
+	contains out "(no changes)"
 	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}" --cartridge fleet --change-cartridge
 	contains out "sqlite: prepared multi-row INSERTs in one transaction; "
 	lacks out "; 0 of "
@@ -79,7 +79,7 @@ cmp -s "$dir/before.ndjson" "$dir/back.ndjson" || fail "replaying back did not r
 sed -e 's|"value": {"from": "/data/make"}|"value": {"from": "/data/no_such_field"}|' \
 	"$src/cartridges/fleet.json" >"$dir/strict.json"
 expect 3 "$KEEL" replay --tenant tenant-00 "${db[@]}" --cartridge "$dir/strict.json" \
-	--rejects "$dir/rejects.ndjson"
+	--change-cartridge --rejects "$dir/rejects.ndjson"
 grep -Eq 'rejected [1-9]' "$dir/out" || fail "no rejected count in the report"
 contains rejects.ndjson '"error":"event '
 contains rejects.ndjson '/data/no_such_field'

@@ -337,3 +337,9 @@ int keel_mysql_schema_versions(struct keel_store *s, int *was, int *now)
 	*now = KEEL_MYSQL_SCHEMA_VERSION;
 	return 0;
 }
+
+/* For tests (mysql_internal.h). */
+int keel_store_mysql_schema_version(void)
+{
+	return KEEL_MYSQL_SCHEMA_VERSION;
+}
