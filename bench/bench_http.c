@@ -446,7 +446,7 @@ static pid_t serve_process(const char *url, uint16_t port, unsigned threads)
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl(KEEL_BIN, "keel", "serve", "--listen", listen, "--store", url, "--threads",
+		execl(KEEL_BIN, "keel", "serve", "--listen", listen, "--store", url, "--cartridge", "fleet", "--threads",
 		      nthreads, "--quiet", (char *)NULL);
 		_exit(127);
 	}
