@@ -46,7 +46,7 @@
 
 /* ---------------------------------------------------------- transactions */
 
-static int keel_mysql_reconnect(struct keel_mysql_store *m)
+int keel_mysql_reconnect(struct keel_mysql_store *m)
 {
 	/* The server rolled the lost transaction back; start afresh. */
 	keel_mysql_bulk_close_stmts(m);

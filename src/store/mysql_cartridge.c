@@ -33,6 +33,15 @@ int keel_mysql_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	/* Read when an ingester meets a tenant, which may be before its
+	 * first transaction: a connection lost since is renewed here as a
+	 * transaction's begin would (never inside one, whose writes the
+	 * server has rolled back: that failure is the batch's to report). */
+	if (m->broken && !m->tx_open) {
+		int rc = keel_mysql_reconnect(m);
+		if (rc)
+			return rc;
+	}
 	struct keel_buf *b = &m->sql;
 	keel_buf_reset(b);
 	keel_buf_adds(b, "SELECT name, version, hash, text, recorded_at FROM "

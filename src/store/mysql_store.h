@@ -187,6 +187,9 @@ void keel_mysql_close(struct keel_store *s);
 
 /* Batches (mysql.c) */
 int keel_mysql_tx(struct keel_mysql_store *m);
+/* A new connection after the old one was lost (m->broken): only between
+ * transactions, since the server rolled the open one back. */
+int keel_mysql_reconnect(struct keel_mysql_store *m);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			    size_t n);
 int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append *a);
