@@ -12,7 +12,7 @@ enum keel_tc_state {
 	KEEL_TC_READY,	 /* recorded (matching the given one, or compiled) */
 	KEEL_TC_NEW,	 /* none recorded: the given one is recorded with its events */
 	KEEL_TC_PENDING, /* new, its record due before the open transaction commits */
-	KEEL_TC_REFUSED, /* its events are refused: refusal says why */
+	KEEL_TC_REFUSED, /* its events are refused: refusal says why (never kept) */
 };
 
 struct keel_tc_entry {
@@ -179,7 +179,16 @@ int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
 			e->tenant = keel_str_make(e->name, tenant.len);
 			e->hash = h;
 			int rc = keel_tc_decide(t, e, msg);
-			if (rc) { /* the store failed: asked again next time */
+			if (rc == 0 && e->state == KEEL_TC_REFUSED) {
+				/* Not kept: the store is asked again at the
+				 * tenant's next event, so that a server learns
+				 * of a cartridge recorded meanwhile. */
+				keel_buf_adds(msg, e->refusal);
+				rc = KEEL_ECARTRIDGE;
+			}
+			if (rc) { /* refused, or the store failed */
+				keel_cartridge_free(e->owned);
+				free(e->refusal);
 				free(e->name);
 				free(e);
 				return rc;
@@ -188,10 +197,6 @@ int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
 			keel_map_put(&t->map, h, e);
 		}
 		t->last = e;
-	}
-	if (e->state == KEEL_TC_REFUSED) {
-		keel_buf_adds(msg, e->refusal);
-		return KEEL_ECARTRIDGE;
 	}
 	*out = e->cartridge;
 	return 0;

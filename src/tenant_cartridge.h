@@ -10,7 +10,10 @@
  * given none, it runs each tenant's recorded cartridge, compiled from the
  * recorded text. Every other tenant's events are refused, with a message
  * naming the tenant and both cartridges. The store is asked once per
- * tenant per ingester. Not part of the API.
+ * tenant per ingester (for a refused tenant, at each of its events, so
+ * that a long-running server sees a record made meanwhile); a record
+ * changed by a replay while an ingester runs is seen by the next one.
+ * Not part of the API.
  */
 #ifndef KEEL_TENANT_CARTRIDGE_H
 #define KEEL_TENANT_CARTRIDGE_H

@@ -128,6 +128,14 @@ remember_suite() {
 	[ "$code" = 200 ] || fail "POST of a batch: $code $(cat "$dir/out")"
 	contains out '"accepted":1'
 	contains out '{"index":0,"id":"n2","error":"index 0: event \"n2\": tenant \"newcomer\" has no recorded cartridge'
+	# A cartridge recorded meanwhile by another process: the server sees it.
+	shop_event n3 placed 3 3 newcomer >"$dir/newcomer.ndjson"
+	expect 0 "$KEEL" ingest "$dir/newcomer.ndjson" --store "$url" --cartridge "$dir/shop1.json"
+	code=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'Content-Type: application/x-ndjson' \
+		--data-binary "@$dir/post.ndjson" "$http/v1/events")
+	[ "$code" = 200 ] || fail "POST after the record: $code $(cat "$dir/out")"
+	contains out '"accepted":1,"duplicates":1'
+	contains out '"unhandled":0,"rejected":[]'
 	kill -TERM "$pid"
 	wait "$pid" || fail "keel serve exited $?"
 	pid=
