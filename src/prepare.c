@@ -93,6 +93,7 @@ static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
+	p->refused = 0;
 	if (p->max_line && len > p->max_line) {
 		keel_prep_too_long(p, position, text, p->max_line);
 		return NULL;

@@ -898,6 +898,18 @@ static void the_cartridge_is_remembered(const struct store_kind *k)
 	uint64_t counts[4];
 	assert_int_equal(keel_store_counts(s, keel_str_cstr("shop"), KEEL_TIME_INF, counts), 0);
 	assert_int_equal(counts[3], 0);
+	/* The ingester goes on: a bad event after a refused one is only
+	 * rejected, and the tenant is refused again. */
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.size = sizeof o, .on_reject = collect_reject,
+					      .reject_userdata = &rejects};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	assert_int_equal(keel_ingest_add(ing, lines[0], strlen(lines[0]), 1), KEEL_ECARTRIDGE);
+	assert_int_equal(keel_ingest_add(ing, "not json", 8, 2), 0);
+	assert_int_equal(keel_ingest_add(ing, lines[1], strlen(lines[1]), 3), KEEL_ECARTRIDGE);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	assert_int_equal(keel_ingest_report(ing)->rejected, 3);
+	keel_ingest_free(ing);
 
 	/* The first ingest records shop; without a cartridge it runs again. */
 	assert_int_equal(add_one(s, shop, lines[0], &rejects, &err, &r), 0);
