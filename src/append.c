@@ -153,7 +153,8 @@ void keel_append_add_row(struct keel_append_builder *b, const struct keel_assert
 	a->name = keep(b, r->name);
 	a->object = keep(b, r->object);
 	a->value = keep(b, r->value);
-	a->asserted_by = keep(b, r->asserted_by);
+	a->asserted_by.source = keep(b, r->asserted_by.source);
+	a->asserted_by.id = keep(b, r->asserted_by.id);
 }
 
 void keel_append_add_mention(struct keel_append_builder *b, const struct keel_mention *m)
@@ -188,7 +189,7 @@ void keel_append_add_event(struct keel_append_builder *b, const struct keel_batc
 		    .value = op->kind == KEEL_OP_FACT ? op->value : KEEL_STR_NULL,
 		    .linked = op->kind == KEEL_OP_LINK,
 		    .valid_from = ev->time,
-		    .asserted_by = ev->id,
+		    .asserted_by = {ev->source, ev->id},
 		    .recorded_at = ev->recorded_at,
 		};
 		keel_append_add_row(b, &r);

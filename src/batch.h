@@ -30,10 +30,33 @@ enum keel_event_status {
 	KEEL_EV_ACCEPTED,
 };
 
-/* tenant, id and type may be views into envelope (prepare.c), so none of
+/* An event as provenance names it: its source and id (within a tenant,
+ * the event's identity, docs/semantics.md). ptr NULL in both: none (an
+ * open row's closed_by). */
+struct keel_event_ref {
+	struct keel_str source;
+	struct keel_str id;
+};
+
+#define KEEL_EVENT_REF_NONE ((struct keel_event_ref){KEEL_STR_NULL, KEEL_STR_NULL})
+
+/* The order of references in the dump: by source, then id, bytewise. */
+static inline int keel_event_ref_cmp(struct keel_event_ref a, struct keel_event_ref b)
+{
+	int c = keel_str_cmp(a.source, b.source);
+	return c ? c : keel_str_cmp(a.id, b.id);
+}
+
+static inline bool keel_event_ref_eq(struct keel_event_ref a, struct keel_event_ref b)
+{
+	return keel_str_eq(a.id, b.id) && keel_str_eq(a.source, b.source);
+}
+
+/* tenant, source, id and type may be views into envelope (prepare.c), so none of
  * them is NUL-terminated. */
 struct keel_batch_event {
 	struct keel_str tenant;
+	struct keel_str source; /* "" when the envelope has none */
 	struct keel_str id;
 	struct keel_str type;
 	int64_t time;
@@ -43,6 +66,11 @@ struct keel_batch_event {
 	uint64_t key_hash;	  /* keel_batch_event_key_hash; 0 until asked */
 	enum keel_event_status status;
 	uint64_t stored_hash; /* set by the store's seen_ids on duplicates */
+	int64_t stored_seq;   /* seen_ids: the logged event's seq */
+	/* A repeat within the batch: the batch's first event of its
+	 * identity (keel_batcher_mark_repeats); NULL otherwise. */
+	const struct keel_batch_event *first;
+	size_t tx_seq; /* its on_outcome seq, once its batch is written */
 	bool unhandled;	      /* no handler for its type */
 	struct keel_op *ops;
 	size_t nops;
@@ -56,19 +84,29 @@ struct keel_ingest;
 const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
 						       size_t seq);
 
-/* Hash of an event's log key (tenant, id), for the maps that find events
- * by id (the batch's repeats, the memory store's log). Computed on first
+/* Hash of an event's identity (tenant, source, id), for the maps that
+ * find logged events (the batch's repeats, the memory store's log). Computed on first
  * use and kept, so each event's id is hashed once however many maps see
  * it; 0 means not yet computed (a computed hash is never 0). */
-static inline uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str id)
+static inline uint64_t keel_event_key_hash(struct keel_str tenant, struct keel_str source,
+					   struct keel_str id)
 {
-	return keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 3)) | 1;
+	uint64_t seed = keel_hash64(tenant.ptr, tenant.len, 3);
+	return keel_hash64(id.ptr, id.len, keel_hash64(source.ptr, source.len, seed)) | 1;
+}
+
+/* Whether two events have the same identity. */
+static inline bool keel_batch_event_same(const struct keel_batch_event *a,
+					 const struct keel_batch_event *b)
+{
+	return keel_str_eq(a->id, b->id) && keel_str_eq(a->source, b->source) &&
+	       keel_str_eq(a->tenant, b->tenant);
 }
 
 static inline uint64_t keel_batch_event_key_hash(struct keel_batch_event *ev)
 {
 	if (!ev->key_hash)
-		ev->key_hash = keel_event_key_hash(ev->tenant, ev->id);
+		ev->key_hash = keel_event_key_hash(ev->tenant, ev->source, ev->id);
 	return ev->key_hash;
 }
 
@@ -86,7 +124,8 @@ static inline void keel_batch_key_hashes(struct keel_batch_event **ev, size_t n)
 			tenant = ev[i]->tenant;
 			seed = keel_hash64(tenant.ptr, tenant.len, 3);
 		}
-		ev[i]->key_hash = keel_hash64(ev[i]->id.ptr, ev[i]->id.len, seed) | 1;
+		uint64_t h = keel_hash64(ev[i]->source.ptr, ev[i]->source.len, seed);
+		ev[i]->key_hash = keel_hash64(ev[i]->id.ptr, ev[i]->id.len, h) | 1;
 	}
 }
 

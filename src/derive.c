@@ -32,7 +32,8 @@ static bool same_timeline(const struct keel_record *a, const struct keel_record 
 static void copy_strings(struct keel_arena *a, struct keel_record *r)
 {
 	struct keel_str *fields[] = {&r->tenant, &r->subject, &r->name, &r->object,
-				     &r->value, &r->asserted_by, &r->closed_by};
+				     &r->value, &r->asserted_by.source, &r->asserted_by.id,
+				     &r->closed_by.source, &r->closed_by.id};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(fields); i++)
 		if (fields[i]->ptr)
 			*fields[i] = keel_arena_str(a, *fields[i]);
@@ -50,7 +51,7 @@ static int cmp_empty(const void *pa, const void *pb)
 {
 	const struct keel_record *a = *(const struct keel_record *const *)pa;
 	const struct keel_record *b = *(const struct keel_record *const *)pb;
-	int c = keel_str_cmp(a->asserted_by, b->asserted_by);
+	int c = keel_event_ref_cmp(a->asserted_by, b->asserted_by);
 	if (c)
 		return c;
 	return (a->seq > b->seq) - (a->seq < b->seq);
@@ -89,7 +90,7 @@ int keel_deriver_push(struct keel_deriver *d, const struct keel_record *r)
 			p->closed_by = r->asserted_by; /* valid until r's callback ends */
 		} else {
 			p->valid_to = KEEL_TIME_INF;
-			p->closed_by = KEEL_STR_NULL;
+			p->closed_by = KEEL_EVENT_REF_NONE;
 		}
 		rc = complete_held(d);
 		d->held = false;
@@ -109,7 +110,7 @@ int keel_deriver_finish(struct keel_deriver *d)
 	int rc = 0;
 	if (d->held) {
 		d->row.valid_to = KEEL_TIME_INF;
-		d->row.closed_by = KEEL_STR_NULL;
+		d->row.closed_by = KEEL_EVENT_REF_NONE;
 		d->held = false;
 		rc = complete_held(d);
 	}

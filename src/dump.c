@@ -58,6 +58,19 @@ static int dump_write(struct dump_ctx *d)
 	return 0;
 }
 
+void keel_buf_add_json_ref(struct keel_buf *b, struct keel_event_ref r)
+{
+	if (!r.id.ptr) {
+		keel_buf_add(b, "null", 4);
+		return;
+	}
+	keel_buf_add(b, "{\"source\":", 10);
+	keel_buf_add_json_str(b, r.source.ptr ? r.source : keel_str_make("", 0));
+	keel_buf_add(b, ",\"id\":", 6);
+	keel_buf_add_json_str(b, r.id);
+	keel_buf_addc(b, '}');
+}
+
 void keel_dump_line(struct keel_buf *b, const struct keel_record *r)
 {
 	switch (r->type) {
@@ -97,6 +110,8 @@ void keel_dump_line(struct keel_buf *b, const struct keel_record *r)
 	case KEEL_REC_EVENT:
 		keel_buf_add(b, "{\"type\":\"event\",\"tenant\":", 25);
 		keel_buf_add_json_str(b, r->tenant);
+		keel_buf_adds(b, ",\"source\":");
+		keel_buf_add_json_str(b, r->source);
 		keel_buf_adds(b, ",\"id\":");
 		keel_buf_add_json_str(b, r->id);
 		keel_buf_adds(b, ",\"event_type\":");
@@ -113,9 +128,9 @@ void keel_dump_line(struct keel_buf *b, const struct keel_record *r)
 		keel_buf_adds(b, ",\"valid_to\":");
 		keel_buf_add_json_time(b, r->valid_to);
 		keel_buf_adds(b, ",\"asserted_by\":");
-		keel_buf_add_json_str(b, r->asserted_by);
+		keel_buf_add_json_ref(b, r->asserted_by);
 		keel_buf_adds(b, ",\"closed_by\":");
-		keel_buf_add_json_str(b, r->closed_by);
+		keel_buf_add_json_ref(b, r->closed_by);
 	}
 	keel_buf_add(b, "}\n", 2);
 }
@@ -188,7 +203,7 @@ int keel_dump(struct keel_store *s, const char *tenant,
 struct load_prev {
 	bool any;
 	int type; /* enum keel_record_type */
-	struct keel_buf tenant, subject, name, object, asserted_by;
+	struct keel_buf tenant, subject, name, object, asserted_source, asserted_id;
 	int64_t valid_from, valid_to;
 	/* The current timeline's last non-empty row. */
 	bool have_row;
@@ -212,9 +227,17 @@ struct load_ctx {
 	 * timeline, tiling checks that) must begin with the assertion its
 	 * closed_by names. */
 	bool chain_open;
-	struct keel_buf chain_closed_by;
+	struct keel_buf chain_source, chain_id;
 	uint64_t chain_line;
-	struct keel_map event_ids; /* ids of the events in this batch */
+	struct keel_map event_ids; /* identities of the events in this batch */
+	/* A dump of an older Keel names events by id alone (a string
+	 * asserted_by): each id's source, from the dump's own event records
+	 * ahead (load_old_index), built when the first such reference comes. */
+	FILE *in;
+	bool old_indexed;
+	bool old_form; /* the current tenant's rows are in the older form */
+	struct keel_map old_sources; /* (tenant, id) -> struct load_old_event */
+	struct keel_arena old_arena;
 	struct keel_buf tmp;
 	struct keel_buf msg;
 	struct keel_buf why;
@@ -234,7 +257,7 @@ struct load_ctx {
 struct load_run_row {
 	struct keel_assertion a; /* strings in run_arena */
 	int64_t valid_to;
-	struct keel_str closed_by;
+	struct keel_event_ref closed_by;
 	uint64_t line;
 	bool used;
 };
@@ -347,7 +370,7 @@ static int cmp_i64(int64_t a, int64_t b)
  * comparing the previous record's key with the current one's. */
 static int order_cmp(const struct load_prev *p, int type, struct keel_str subject,
 		     struct keel_str name, struct keel_str object, int64_t from,
-		     int64_t to, struct keel_str asserted_by)
+		     int64_t to, struct keel_event_ref asserted_by, bool old_form)
 {
 	int c = keel_str_cmp(prev_get(&p->subject), subject);
 	if (c || type == KEEL_REC_ENTITY)
@@ -358,7 +381,10 @@ static int order_cmp(const struct load_prev *p, int type, struct keel_str subjec
 		return c;
 	if ((c = cmp_i64(p->valid_from, from)) || (c = cmp_i64(p->valid_to, to)))
 		return c;
-	return keel_str_cmp(prev_get(&p->asserted_by), asserted_by);
+	/* An older Keel's dump sorted by id alone. */
+	if (!old_form && (c = keel_str_cmp(prev_get(&p->asserted_source), asserted_by.source)))
+		return c;
+	return keel_str_cmp(prev_get(&p->asserted_id), asserted_by.id);
 }
 
 /* Checks the record's place in the dump: tenants ascending, record types
@@ -367,7 +393,7 @@ static int order_cmp(const struct load_prev *p, int type, struct keel_str subjec
 static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant,
 			    struct keel_str subject, struct keel_str name,
 			    struct keel_str object, int64_t from, int64_t to,
-			    struct keel_str asserted_by)
+			    struct keel_event_ref asserted_by)
 {
 	struct load_prev *p = &L->prev;
 	bool new_tenant = !p->any;
@@ -391,6 +417,7 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 					 (int)tenant.len, tenant.ptr);
 		prev_set(&p->tenant, tenant);
 		p->type = -1;
+		L->old_form = false;
 		keel_map_clear(&L->entities);
 	}
 	bool same_key = false;
@@ -400,7 +427,8 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 				 "fact, relation, event)",
 				 record_names[type], record_names[p->type]);
 	} else if (type == p->type && type != KEEL_REC_EVENT) {
-		int c = order_cmp(p, type, subject, name, object, from, to, asserted_by);
+		int c = order_cmp(p, type, subject, name, object, from, to, asserted_by,
+				  L->old_form);
 		if (c > 0 || (c == 0 && type == KEEL_REC_ENTITY))
 			return load_fail(L, "%s record out of order%s",
 					 record_names[type],
@@ -442,7 +470,8 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 	prev_set(&p->subject, subject);
 	prev_set(&p->name, name);
 	prev_set(&p->object, object);
-	prev_set(&p->asserted_by, asserted_by);
+	prev_set(&p->asserted_source, asserted_by.source);
+	prev_set(&p->asserted_id, asserted_by.id);
 	p->valid_from = from;
 	p->valid_to = to;
 	return 0;
@@ -478,7 +507,7 @@ static int load_run_flush(struct load_ctx *L)
 		struct load_run_row *prev = NULL;
 		for (size_t i = 0; i + 1 < n && !prev; i++)
 			if (!L->run[i].used &&
-			    keel_str_eq(L->run[i].closed_by, order[k + 1]->a.asserted_by))
+			    keel_event_ref_eq(L->run[i].closed_by, order[k + 1]->a.asserted_by))
 				prev = &L->run[i];
 		if (!prev) {
 			for (size_t i = 0; i + 1 < n; i++)
@@ -491,9 +520,8 @@ static int load_run_flush(struct load_ctx *L)
 		prev->used = true;
 		order[k] = prev;
 	}
-	if (rc == 0 && L->chain_open &&
-	    !keel_str_eq(keel_str_make(L->chain_closed_by.data, L->chain_closed_by.len),
-			 order[0]->a.asserted_by)) {
+	struct keel_event_ref chain = {prev_get(&L->chain_source), prev_get(&L->chain_id)};
+	if (rc == 0 && L->chain_open && !keel_event_ref_eq(chain, order[0]->a.asserted_by)) {
 		L->line = L->chain_line;
 		rc = load_fail(L, "field \"closed_by\": is not the event asserting the "
 				  "next row of its timeline");
@@ -503,8 +531,8 @@ static int load_run_flush(struct load_ctx *L)
 	free(order);
 	L->chain_open = rc == 0 && win->valid_to != KEEL_TIME_INF;
 	if (L->chain_open) {
-		keel_buf_reset(&L->chain_closed_by);
-		keel_buf_addstr(&L->chain_closed_by, win->closed_by);
+		prev_set(&L->chain_source, win->closed_by.source);
+		prev_set(&L->chain_id, win->closed_by.id);
 		L->chain_line = win->line;
 	}
 	L->nrun = 0;
@@ -517,7 +545,7 @@ static int load_run_flush(struct load_ctx *L)
 /* Adds a row to the open run, ending the run first if the row begins
  * another. */
 static int load_run_add(struct load_ctx *L, const struct keel_assertion *a, int64_t to,
-			struct keel_str closed_by)
+			struct keel_event_ref closed_by)
 {
 	if (L->nrun && (!load_same_timeline(&L->run[0].a, a) ||
 			L->run[0].a.valid_from != a->valid_from)) {
@@ -540,12 +568,122 @@ static int load_run_add(struct load_ctx *L, const struct keel_assertion *a, int6
 	r->a.name = keel_arena_str(ar, a->name);
 	r->a.object = a->object.ptr ? keel_arena_str(ar, a->object) : a->object;
 	r->a.value = a->value.ptr ? keel_arena_str(ar, a->value) : a->value;
-	r->a.asserted_by = keel_arena_str(ar, a->asserted_by);
+	r->a.asserted_by.source = keel_arena_str(ar, a->asserted_by.source);
+	r->a.asserted_by.id = keel_arena_str(ar, a->asserted_by.id);
 	r->valid_to = to;
-	r->closed_by = closed_by.ptr ? keel_arena_str(ar, closed_by) : closed_by;
+	r->closed_by = closed_by;
+	if (closed_by.id.ptr) {
+		r->closed_by.source = keel_arena_str(ar, closed_by.source);
+		r->closed_by.id = keel_arena_str(ar, closed_by.id);
+	}
 	r->line = L->line;
 	r->used = false;
 	return 0;
+}
+
+/* An event of an older Keel's dump, found by (tenant, id). */
+struct load_old_event {
+	struct keel_str tenant, id, source;
+};
+
+/* Indexes the event records from here to the end of the input, then goes
+ * back: an older dump's rows name events by id, and a tenant's event
+ * records follow its rows. */
+static int load_old_index(struct load_ctx *L)
+{
+	off_t here = ftello(L->in);
+	if (here < 0)
+		return load_fail(L, "a dump written by an older Keel (asserted_by a "
+				    "string) can only be loaded from a file, not a pipe");
+	struct keel_json_doc doc;
+	keel_json_doc_init(&doc);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	while ((got = getline(&line, &cap, L->in)) >= 0) {
+		struct keel_json_error jerr;
+		const struct keel_json *t, *tenant, *id, *env, *src;
+		if (keel_json_parse(&doc, line, (size_t)got, &jerr) ||
+		    doc.root->type != KEEL_JSON_OBJECT ||
+		    !(t = keel_json_get(doc.root, "type", 4)) || t->type != KEEL_JSON_STRING ||
+		    !keel_str_eq(keel_str_make(t->str, t->len), keel_str_cstr("event")) ||
+		    !(tenant = keel_json_get(doc.root, "tenant", 6)) ||
+		    tenant->type != KEEL_JSON_STRING ||
+		    !(id = keel_json_get(doc.root, "id", 2)) || id->type != KEEL_JSON_STRING ||
+		    !(env = keel_json_get(doc.root, "envelope", 8)) ||
+		    env->type != KEEL_JSON_OBJECT)
+			continue; /* the load itself reports what is wrong */
+		src = keel_json_get(env, "source", 6);
+		struct load_old_event *e = keel_arena_alloc(&L->old_arena, sizeof *e);
+		e->tenant = keel_arena_str(&L->old_arena, keel_str_make(tenant->str, tenant->len));
+		e->id = keel_arena_str(&L->old_arena, keel_str_make(id->str, id->len));
+		e->source = src && src->type == KEEL_JSON_STRING
+				? keel_arena_str(&L->old_arena, keel_str_make(src->str, src->len))
+				: keel_str_make("", 0);
+		keel_map_put(&L->old_sources, keel_event_key_hash(e->tenant, keel_str_make("", 0), e->id),
+			     e);
+	}
+	free(line);
+	keel_json_doc_free(&doc);
+	if (ferror(L->in) || fseeko(L->in, here, SEEK_SET) != 0)
+		return keel_store_fail(L->s, KEEL_EIO, "cannot read the dump again: %s",
+				       strerror(errno));
+	L->old_indexed = true;
+	return 0;
+}
+
+/* A reference to an event: {"source":S,"id":I}, null where nullable, or
+ * an older Keel's id alone, whose source its event record gives. */
+static int field_ref(struct load_ctx *L, const struct keel_json *obj,
+		     struct keel_str tenant, const char *key, bool nullable,
+		     struct keel_event_ref *out)
+{
+	*out = KEEL_EVENT_REF_NONE;
+	const struct keel_json *v = keel_json_get(obj, key, strlen(key));
+	if (v && v->type == KEEL_JSON_OBJECT) {
+		static const char *const keys[] = {"source", "id"};
+		int rc;
+		for (const struct keel_json *m = v->child; m; m = m->next) {
+			size_t i = 0;
+			while (i < 2 && !(strlen(keys[i]) == m->key_len &&
+					  memcmp(keys[i], m->key, m->key_len) == 0))
+				i++;
+			if (i == 2)
+				return load_fail(L, "field \"%s\": member \"%.*s\" is not "
+						    "\"source\" or \"id\"",
+						 key, (int)m->key_len, m->key);
+		}
+		if ((rc = field_str(L, v, "source", 0, KEEL_SOURCE_MAX, false, &out->source)) ||
+		    (rc = field_str(L, v, "id", 1, KEEL_ID_MAX, false, &out->id)))
+			return rc;
+		return 0;
+	}
+	if (!v)
+		return load_fail(L, "field \"%s\": missing", key);
+	if (v->type == KEEL_JSON_NULL && nullable)
+		return 0;
+	if (v->type != KEEL_JSON_STRING)
+		return load_fail(L, "field \"%s\": expected {\"source\":S,\"id\":I}%s", key,
+				 nullable ? " or null" : "");
+	/* The older form. */
+	int rc;
+	if ((rc = field_str(L, obj, key, 1, KEEL_ID_MAX, false, &out->id)))
+		return rc;
+	if (!L->old_indexed && (rc = load_old_index(L)))
+		return rc;
+	L->old_form = true;
+	uint64_t h = keel_event_key_hash(tenant, keel_str_make("", 0), out->id);
+	for (size_t i = keel_map_first(&L->old_sources, h); i != SIZE_MAX;
+	     i = keel_map_next(&L->old_sources, h, i)) {
+		const struct load_old_event *e = L->old_sources.values[i];
+		if (keel_str_eq(e->id, out->id) && keel_str_eq(e->tenant, tenant)) {
+			out->source = e->source;
+			return 0;
+		}
+	}
+	return load_fail(L, "field \"%s\": event \"%.*s\" has no event record in the "
+			    "tenant",
+			 key, (int)out->id.len, out->id.ptr);
 }
 
 static uint64_t load_entity_hash(struct keel_str subject)
@@ -580,7 +718,7 @@ static int load_entity(struct load_ctx *L, const struct keel_json *obj,
 	if (first > last)
 		return load_fail(L, "field \"last_seen\": earlier than first_seen");
 	if ((rc = load_check_order(L, KEEL_REC_ENTITY, tenant, subject, KEEL_STR_NULL,
-				   KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
+				   KEEL_STR_NULL, 0, 0, KEEL_EVENT_REF_NONE)))
 		return rc;
 
 	keel_map_put(&L->entities, load_entity_hash(subject), NULL);
@@ -607,7 +745,7 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	    "linked", "valid_from", "valid_to", "asserted_by", "closed_by"};
 	bool fact = kind == KEEL_ROW_FACT;
 	struct keel_str subject, name, object = KEEL_STR_NULL, value = KEEL_STR_NULL;
-	struct keel_str asserted_by, closed_by;
+	struct keel_event_ref asserted_by, closed_by;
 	bool linked = false;
 	int64_t from, to;
 	int rc;
@@ -648,13 +786,12 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	}
 	if ((rc = field_time(L, obj, "valid_from", false, &from)) ||
 	    (rc = field_time(L, obj, "valid_to", true, &to)) ||
-	    (rc =
-		 field_str(L, obj, "asserted_by", 1, KEEL_ID_MAX, false, &asserted_by)) ||
-	    (rc = field_str(L, obj, "closed_by", 1, KEEL_ID_MAX, true, &closed_by)))
+	    (rc = field_ref(L, obj, tenant, "asserted_by", false, &asserted_by)) ||
+	    (rc = field_ref(L, obj, tenant, "closed_by", true, &closed_by)))
 		return rc;
 	if (from > to)
 		return load_fail(L, "field \"valid_to\": earlier than valid_from");
-	if ((to == KEEL_TIME_INF) != (closed_by.ptr == NULL))
+	if ((to == KEEL_TIME_INF) != (closed_by.id.ptr == NULL))
 		return load_fail(L, "field \"closed_by\": must be null exactly when "
 				    "valid_to is null");
 	if ((rc = load_check_order(L, fact ? KEEL_REC_FACT : KEEL_REC_RELATION, tenant,
@@ -678,12 +815,17 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 static int load_event(struct load_ctx *L, const struct keel_json *obj,
 		      struct keel_str tenant)
 {
-	static const char *const keys[] = {"type",	 "tenant", "id",
-					   "event_type", "time",   "envelope"};
-	struct keel_str id, type;
+	static const char *const keys[] = {"type", "tenant",	 "source",  "id",
+					   "event_type", "time", "envelope"};
+	struct keel_str source = KEEL_STR_NULL, id, type;
 	int64_t time;
 	int rc;
+	/* An older Keel's event records have no source: the envelope's is
+	 * the event's. */
+	bool has_source = keel_json_get(obj, "source", 6) != NULL;
 	if ((rc = check_members(L, obj, keys, KEEL_ARRAY_LEN(keys), "event")) ||
+	    (has_source &&
+	     (rc = field_str(L, obj, "source", 0, KEEL_SOURCE_MAX, false, &source))) ||
 	    (rc = field_str(L, obj, "id", 1, KEEL_ID_MAX, false, &id)) ||
 	    (rc = field_str(L, obj, "event_type", 1, KEEL_TYPE_MAX, false, &type)) ||
 	    (rc = field_time(L, obj, "time", false, &time)))
@@ -705,9 +847,10 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	} else if (keel_envelope_read(&L->edoc, &env, &L->why)) {
 		rc = load_fail(L, "field \"envelope\": %s", L->why.data);
 	} else if (!keel_str_eq(env.id, id) || !keel_str_eq(env.tenant, tenant) ||
-		   !keel_str_eq(env.type, type) || env.time != time) {
-		rc = load_fail(L, "field \"envelope\": its id, tenant, type or time "
-				  "differs from the record's");
+		   !keel_str_eq(env.type, type) || env.time != time ||
+		   (has_source && !keel_str_eq(env.source, source))) {
+		rc = load_fail(L, "field \"envelope\": its source, id, tenant, type or "
+				  "time differs from the record's");
 	}
 	if (rc == 0 && L->s->max_envelope && L->tmp.len > L->s->max_envelope)
 		rc = load_fail(L,
@@ -717,17 +860,22 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	if (rc)
 		return rc;
 	if ((rc = load_check_order(L, KEEL_REC_EVENT, tenant, KEEL_STR_NULL,
-				   KEEL_STR_NULL, KEEL_STR_NULL, 0, 0, KEEL_STR_NULL)))
+				   KEEL_STR_NULL, KEEL_STR_NULL, 0, 0, KEEL_EVENT_REF_NONE)))
 		return rc;
 
-	/* Ids are unique within a tenant; a batch may hold two tenants. */
-	uint64_t h = keel_hash64(id.ptr, id.len, keel_hash64(tenant.ptr, tenant.len, 0));
+	/* Identities are unique within a tenant; a batch may hold two
+	 * tenants. */
+	source = env.source;
+	uint64_t h = keel_event_key_hash(tenant, source, id);
 	for (size_t i = keel_map_first(&L->event_ids, h); i != SIZE_MAX;
 	     i = keel_map_next(&L->event_ids, h, i)) {
 		const struct keel_batch_event *o = L->event_ids.values[i];
-		if (keel_str_eq(o->id, id) && keel_str_eq(o->tenant, tenant))
-			return load_fail(L, "event \"%.*s\": duplicate id (line %llu)",
-					 (int)id.len, id.ptr,
+		if (keel_str_eq(o->id, id) && keel_str_eq(o->source, source) &&
+		    keel_str_eq(o->tenant, tenant))
+			return load_fail(L,
+					 "event \"%.*s\" from \"%.*s\": duplicate (line "
+					 "%llu)",
+					 (int)id.len, id.ptr, (int)source.len, source.ptr,
 					 (unsigned long long)o->position);
 	}
 
@@ -735,6 +883,7 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
 	ev->tenant = keel_arena_str(a, tenant);
+	ev->source = keel_arena_str(a, source);
 	ev->id = keel_arena_str(a, id);
 	ev->type = keel_arena_str(a, type);
 	ev->time = time;
@@ -760,8 +909,11 @@ static int load_flush(struct load_ctx *L)
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (ev[i]->status != KEEL_EV_PENDING) {
 			L->line = ev[i]->position;
-			rc = load_fail(L, "event \"%.*s\": duplicate id (already loaded)",
-				       (int)ev[i]->id.len, ev[i]->id.ptr);
+			rc = load_fail(L,
+				       "event \"%.*s\" from \"%.*s\": duplicate (already "
+				       "loaded)",
+				       (int)ev[i]->id.len, ev[i]->id.ptr,
+				       (int)ev[i]->source.len, ev[i]->source.ptr);
 		}
 		ev[i]->status = KEEL_EV_ACCEPTED;
 	}
@@ -829,14 +981,17 @@ int keel_load(struct keel_store *s, FILE *in)
 {
 	if (!s || !in)
 		return KEEL_EINVAL;
-	struct load_ctx L = {.s = s};
+	struct load_ctx L = {.s = s, .in = in};
 	keel_json_doc_init(&L.doc);
 	keel_json_doc_init(&L.edoc);
 	keel_append_builder_init(&L.ab, true);
 	keel_arena_init(&L.arena);
 	keel_arena_init(&L.run_arena);
-	keel_buf_init(&L.chain_closed_by);
+	keel_buf_init(&L.chain_source);
+	keel_buf_init(&L.chain_id);
 	keel_map_init(&L.event_ids);
+	keel_map_init(&L.old_sources);
+	keel_arena_init(&L.old_arena);
 	keel_map_init(&L.entities);
 	keel_buf_init(&L.tmp);
 	keel_buf_init(&L.msg);
@@ -846,7 +1001,8 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_init(&p->subject);
 	keel_buf_init(&p->name);
 	keel_buf_init(&p->object);
-	keel_buf_init(&p->asserted_by);
+	keel_buf_init(&p->asserted_source);
+	keel_buf_init(&p->asserted_id);
 
 	char *line = NULL;
 	size_t cap = 0;
@@ -884,7 +1040,8 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&p->subject);
 	keel_buf_free(&p->name);
 	keel_buf_free(&p->object);
-	keel_buf_free(&p->asserted_by);
+	keel_buf_free(&p->asserted_source);
+	keel_buf_free(&p->asserted_id);
 	keel_buf_free(&L.tmp);
 	keel_buf_free(&L.msg);
 	keel_buf_free(&L.why);
@@ -893,7 +1050,10 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_append_builder_free(&L.ab);
 	keel_arena_free(&L.arena);
 	keel_arena_free(&L.run_arena);
-	keel_buf_free(&L.chain_closed_by);
+	keel_buf_free(&L.chain_source);
+	keel_buf_free(&L.chain_id);
+	keel_map_free(&L.old_sources);
+	keel_arena_free(&L.old_arena);
 	free(L.run);
 	keel_json_doc_free(&L.doc);
 	keel_json_doc_free(&L.edoc);

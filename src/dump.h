@@ -12,4 +12,9 @@
  * documented order, ending in '\n'. */
 void keel_dump_line(struct keel_buf *b, const struct keel_record *r);
 
+/* Appends an event reference in its canonical JSON form,
+ * {"source":S,"id":I}, or null when there is none (docs/dump.md): the one
+ * writer of provenance for the dump, export, the queries and HTTP. */
+void keel_buf_add_json_ref(struct keel_buf *b, struct keel_event_ref r);
+
 #endif

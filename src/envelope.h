@@ -14,18 +14,20 @@
 #define KEEL_ID_MAX 256
 #define KEEL_TENANT_MAX 64
 #define KEEL_TYPE_MAX 256
+#define KEEL_SOURCE_MAX 1024
 
 struct keel_envelope {
 	struct keel_str id; /* set as soon as "id" is valid, even on failure */
 	struct keel_str tenant;
+	struct keel_str source; /* "" when absent */
 	struct keel_str type;
 	int64_t time;
 	const struct keel_json *root;
 	const struct keel_json *data;
-	/* Where id, tenant and type are written without escapes: the offset
+	/* Where id, tenant, type and source are written without escapes: the offset
 	 * of their first byte in the document's text, else SIZE_MAX. A copy
 	 * of the text then holds them too (prepare.c). */
-	size_t id_at, tenant_at, type_at;
+	size_t id_at, tenant_at, type_at, source_at;
 	/* Set by whoever keeps a copy of the text's compaction for as long as
 	 * the event's operations (prepare.c), when that copy is the text
 	 * itself (doc->compact): the text at offset off is at copy + off -

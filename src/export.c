@@ -199,11 +199,17 @@ static int csv_record(void *ud, const struct keel_record *r)
 		keel_buf_addc(b, ',');
 		export_time(b, r->valid_to);
 		keel_buf_addc(b, ',');
-		csv_field(b, r->asserted_by);
+		csv_field(b, r->asserted_by.source);
 		keel_buf_addc(b, ',');
-		csv_field(b, r->closed_by);
+		csv_field(b, r->asserted_by.id);
+		keel_buf_addc(b, ',');
+		csv_field(b, r->closed_by.source);
+		keel_buf_addc(b, ',');
+		csv_field(b, r->closed_by.id);
 		break;
 	case KEEL_REC_EVENT:
+		csv_field(b, r->source);
+		keel_buf_addc(b, ',');
 		csv_field(b, r->id);
 		keel_buf_addc(b, ',');
 		csv_field(b, r->event_type);
@@ -226,13 +232,14 @@ static int export_csv(struct keel_store *s, const struct keel_export_options *op
 	} tables[] = {
 	    {"entities.csv", "tenant,subject,kind,first_seen,last_seen", KEEL_REC_ENTITY},
 	    {"facts.csv",
-	     "tenant,subject,predicate,value,valid_from,valid_to,asserted_by,closed_by",
+	     "tenant,subject,predicate,value,valid_from,valid_to,asserted_by_source,"
+	     "asserted_by_id,closed_by_source,closed_by_id",
 	     KEEL_REC_FACT},
 	    {"relations.csv",
-	     "tenant,subject,relation,object,linked,valid_from,valid_to,asserted_by,"
-	     "closed_by",
+	     "tenant,subject,relation,object,linked,valid_from,valid_to,"
+	     "asserted_by_source,asserted_by_id,closed_by_source,closed_by_id",
 	     KEEL_REC_RELATION},
-	    {"events.csv", "tenant,id,event_type,time,envelope", KEEL_REC_EVENT},
+	    {"events.csv", "tenant,source,id,event_type,time,envelope", KEEL_REC_EVENT},
 	};
 	if (!opt->dir)
 		return keel_store_fail(
@@ -501,8 +508,10 @@ static int gml_relation_rec(void *ud, const struct keel_record *r)
 	xml_text(b, r->name);
 	keel_buf_adds(b, "</data><data key=\"valid_from\">");
 	export_time(b, r->valid_from);
-	keel_buf_adds(b, "</data><data key=\"asserted_by\">");
-	xml_text(b, r->asserted_by);
+	keel_buf_adds(b, "</data><data key=\"asserted_by_source\">");
+	xml_text(b, r->asserted_by.source);
+	keel_buf_adds(b, "</data><data key=\"asserted_by_id\">");
+	xml_text(b, r->asserted_by.id);
 	keel_buf_adds(b, "</data></edge>\n");
 	return 0;
 }
@@ -615,8 +624,10 @@ static int export_graphml_tenant(struct keel_store *s,
 		      "attr.type=\"string\"/>\n"
 		      "  <key id=\"valid_from\" for=\"edge\" attr.name=\"valid_from\" "
 		      "attr.type=\"string\"/>\n"
-		      "  <key id=\"asserted_by\" for=\"edge\" attr.name=\"asserted_by\" "
-		      "attr.type=\"string\"/>\n"
+		      "  <key id=\"asserted_by_source\" for=\"edge\" "
+		      "attr.name=\"asserted_by_source\" attr.type=\"string\"/>\n"
+		      "  <key id=\"asserted_by_id\" for=\"edge\" "
+		      "attr.name=\"asserted_by_id\" attr.type=\"string\"/>\n"
 		      "  <graph id=\"");
 	xml_text(b, keel_str_cstr(tenant));
 	keel_buf_adds(b, "\" edgedefault=\"directed\">\n");

@@ -186,8 +186,8 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 	return 0;
 }
 
-/* The second and later copies of an id within one batch are duplicates of
- * the first. */
+/* The second and later copies of an identity (tenant, source, id) within
+ * one batch are duplicates of the first. */
 static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 {
 	struct keel_map *m = &ing->batch_ids;
@@ -199,13 +199,14 @@ static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 		struct keel_batch_event *first = NULL;
 		for (size_t k = keel_map_first(m, h); k != SIZE_MAX; k = keel_map_next(m, h, k)) {
 			struct keel_batch_event *other = m->values[k];
-			if (keel_str_eq(other->id, ev->id) && keel_str_eq(other->tenant, ev->tenant)) {
+			if (keel_batch_event_same(other, ev)) {
 				first = other;
 				break;
 			}
 		}
 		if (first) {
 			ev->status = KEEL_EV_DUPLICATE;
+			ev->first = first;
 			ev->stored_hash = keel_batch_event_hash(first);
 		} else {
 			keel_map_put(m, h, ev);

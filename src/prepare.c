@@ -145,6 +145,9 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	ev->unhandled = run == KEEL_RUN_UNHANDLED;
 	ev->tenant = keel_prep_field(&p->doc, ev->envelope, env.tenant, env.tenant_at, a);
 	ev->id = keel_prep_field(&p->doc, ev->envelope, env.id, env.id_at, a);
+	ev->source = env.source.len ? keel_prep_field(&p->doc, ev->envelope, env.source,
+						      env.source_at, a)
+				    : env.source;
 	ev->type = keel_prep_field(&p->doc, ev->envelope, env.type, env.type_at, a);
 	ev->time = env.time;
 	ev->position = position;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "options.h"
 #include "query.h"
 #include "store.h"
@@ -31,7 +32,7 @@ struct query_ctx {
 	bool has_kind;
 	int64_t first_seen, last_seen;
 	/* why: the row */
-	struct keel_buf asserted_by;
+	struct keel_buf asserted_source, asserted_id;
 };
 
 static void add_sep(struct query_ctx *q)
@@ -48,7 +49,7 @@ static void add_interval(struct keel_buf *b, const struct keel_record *r)
 	keel_buf_adds(b, ",\"valid_to\":");
 	keel_buf_add_json_time(b, r->valid_to);
 	keel_buf_adds(b, ",\"asserted_by\":");
-	keel_buf_add_json_str(b, r->asserted_by);
+	keel_buf_add_json_ref(b, r->asserted_by);
 }
 
 static int query_bad(struct keel_store *s, const char *what)
@@ -132,14 +133,16 @@ static void query_init(struct query_ctx *q)
 	memset(q, 0, sizeof *q);
 	keel_buf_init(&q->b);
 	keel_buf_init(&q->kind);
-	keel_buf_init(&q->asserted_by);
+	keel_buf_init(&q->asserted_source);
+	keel_buf_init(&q->asserted_id);
 }
 
 /* Hands the document to the caller (or drops it on failure). */
 static int query_finish(struct query_ctx *q, int rc, char **json)
 {
 	keel_buf_free(&q->kind);
-	keel_buf_free(&q->asserted_by);
+	keel_buf_free(&q->asserted_source);
+	keel_buf_free(&q->asserted_id);
 	if (rc) {
 		keel_buf_free(&q->b);
 		return rc;
@@ -288,7 +291,7 @@ static int history_fact_cb(void *ud, const struct keel_record *r)
 	keel_buf_addc(&q->b, ',');
 	add_interval(&q->b, r);
 	keel_buf_adds(&q->b, ",\"closed_by\":");
-	keel_buf_add_json_str(&q->b, r->closed_by);
+	keel_buf_add_json_ref(&q->b, r->closed_by);
 	keel_buf_addc(&q->b, '}');
 	return 0;
 }
@@ -304,7 +307,7 @@ static int history_rel_cb(void *ud, const struct keel_record *r)
 	keel_buf_adds(&q->b, r->linked ? ",\"linked\":true," : ",\"linked\":false,");
 	add_interval(&q->b, r);
 	keel_buf_adds(&q->b, ",\"closed_by\":");
-	keel_buf_add_json_str(&q->b, r->closed_by);
+	keel_buf_add_json_ref(&q->b, r->closed_by);
 	keel_buf_addc(&q->b, '}');
 	return 0;
 }
@@ -371,9 +374,11 @@ static int why_row_cb(void *ud, const struct keel_record *r)
 	keel_buf_addc(&q->b, ',');
 	add_interval(&q->b, r);
 	keel_buf_adds(&q->b, ",\"closed_by\":");
-	keel_buf_add_json_str(&q->b, r->closed_by);
-	keel_buf_reset(&q->asserted_by);
-	keel_buf_add(&q->asserted_by, r->asserted_by.ptr, r->asserted_by.len);
+	keel_buf_add_json_ref(&q->b, r->closed_by);
+	keel_buf_reset(&q->asserted_source);
+	keel_buf_addstr(&q->asserted_source, r->asserted_by.source);
+	keel_buf_reset(&q->asserted_id);
+	keel_buf_addstr(&q->asserted_id, r->asserted_by.id);
 	return 1; /* at most one row contains a time */
 }
 
@@ -381,7 +386,9 @@ static int why_event_cb(void *ud, const struct keel_record *r)
 {
 	struct query_ctx *q = ud;
 	q->found = true;
-	keel_buf_adds(&q->b, "{\"id\":");
+	keel_buf_adds(&q->b, "{\"source\":");
+	keel_buf_add_json_str(&q->b, r->source);
+	keel_buf_adds(&q->b, ",\"id\":");
 	keel_buf_add_json_str(&q->b, r->id);
 	keel_buf_adds(&q->b, ",\"event_type\":");
 	keel_buf_add_json_str(&q->b, r->event_type);
@@ -440,7 +447,9 @@ int keel_why(struct keel_store *s, const char *tenant, const char *subject,
 		struct keel_scan ev = {
 		    .type = KEEL_REC_EVENT,
 		    .tenant = keel_str_cstr(tenant),
-		    .event_id = keel_str_make(q.asserted_by.data, q.asserted_by.len)};
+		    .event_source = keel_str_make(q.asserted_source.data ? q.asserted_source.data : "",
+						  q.asserted_source.len),
+		    .event_id = keel_str_make(q.asserted_id.data, q.asserted_id.len)};
 		keel_scan_known_at(&ev, &o);
 		keel_buf_adds(&q.b, ",\"event\":");
 		q.found = false;

@@ -21,11 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "query.h"
 
 /* One assertion of the timeline being collected; strings in the arena. */
 struct assertion {
-	struct keel_str name, object, value, asserted_by;
+	struct keel_str name, object, value;
+	struct keel_event_ref asserted_by;
 	bool linked;
 	int64_t valid_from, seq, recorded_at;
 };
@@ -84,7 +86,7 @@ static void add_change(struct changes_ctx *c, const struct assertion *a,
 	keel_buf_adds(b, ",\"recorded_at\":");
 	keel_buf_add_json_time(b, a->recorded_at);
 	keel_buf_adds(b, ",\"asserted_by\":");
-	keel_buf_add_json_str(b, a->asserted_by);
+	keel_buf_add_json_ref(b, a->asserted_by);
 	if (c->type == KEEL_REC_FACT) {
 		keel_buf_adds(b, ",\"value\":");
 		keel_buf_add_json_raw(b, a->value);
@@ -96,14 +98,14 @@ static void add_change(struct changes_ctx *c, const struct assertion *a,
 	keel_buf_adds(b, ",\"valid_to\":");
 	keel_buf_add_json_time(b, end);
 	keel_buf_adds(b, ",\"closed_by\":");
-	keel_buf_add_json_str(b, next ? next->asserted_by : KEEL_STR_NULL);
+	keel_buf_add_json_ref(b, next ? next->asserted_by : KEEL_EVENT_REF_NONE);
 	keel_buf_adds(b, ",\"shortened\":");
 	if (!prev) {
 		keel_buf_adds(b, "null}");
 		return;
 	}
 	keel_buf_adds(b, "{\"asserted_by\":");
-	keel_buf_add_json_str(b, prev->asserted_by);
+	keel_buf_add_json_ref(b, prev->asserted_by);
 	keel_buf_adds(b, ",\"valid_from\":");
 	keel_buf_add_json_time(b, prev->valid_from);
 	keel_buf_adds(b, ",\"valid_to_before\":");
@@ -151,7 +153,8 @@ static int changes_cb(void *ud, const struct keel_record *r)
 	    .name = keel_arena_str(&c->arena, r->name),
 	    .object = keel_arena_str(&c->arena, r->object),
 	    .value = keel_arena_str(&c->arena, r->value),
-	    .asserted_by = keel_arena_str(&c->arena, r->asserted_by),
+	    .asserted_by = {keel_arena_str(&c->arena, r->asserted_by.source),
+			    keel_arena_str(&c->arena, r->asserted_by.id)},
 	    .linked = r->linked,
 	    .valid_from = r->valid_from,
 	    .seq = r->seq,

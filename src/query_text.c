@@ -40,13 +40,36 @@ static const struct keel_json *member(struct text_ctx *t, const struct keel_json
 	return v;
 }
 
+static void add_cell(struct text_ctx *t, struct keel_buf *b, const struct keel_json *v);
+
+/* An event reference, {"source":S,"id":I}: "I", or "I (from S)" when the
+ * event has a source. False when v is not one. */
+static bool add_ref(struct text_ctx *t, struct keel_buf *b, const struct keel_json *v)
+{
+	const struct keel_json *source = keel_json_get(v, "source", 6);
+	const struct keel_json *id = keel_json_get(v, "id", 2);
+	if (!source || !id || source->type != KEEL_JSON_STRING ||
+	    id->type != KEEL_JSON_STRING)
+		return false;
+	add_cell(t, b, id);
+	if (source->len) {
+		keel_buf_adds(b, " (from ");
+		add_cell(t, b, source);
+		keel_buf_addc(b, ')');
+	}
+	return true;
+}
+
 /* Appends a value as a cell: null as "-", a string as its JSON text without
- * the quotes (escapes kept), booleans as yes/no, anything else as JSON. */
+ * the quotes (escapes kept), booleans as yes/no, an event reference as
+ * add_ref writes it, anything else as JSON. */
 static void add_cell(struct text_ctx *t, struct keel_buf *b, const struct keel_json *v)
 {
 	if (!v)
 		return;
 	const char *raw = t->doc->text + v->raw_off;
+	if (v->type == KEEL_JSON_OBJECT && add_ref(t, b, v))
+		return;
 	switch (v->type) {
 	case KEEL_JSON_NULL:
 		keel_buf_addc(b, '-');
@@ -356,7 +379,7 @@ static void why_text(struct text_ctx *t, const struct keel_json *doc)
 		keel_buf_adds(&t->out, "- (no longer in the log)\n");
 	} else if (ev) {
 		keel_buf_addc(&t->out, '\n');
-		line_cell(t, "event", member(t, ev, "id"));
+		line_cell(t, "event", ev);
 		line_cell(t, "type", member(t, ev, "event_type"));
 		line_cell(t, "time", member(t, ev, "time"));
 		add_label(t, "envelope");

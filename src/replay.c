@@ -204,8 +204,8 @@ static uint64_t keel_hash_entity(struct keel_str subject, struct keel_str kind,
 
 static uint64_t keel_hash_row(struct keel_str subject, struct keel_str object,
 			      struct keel_str value, bool linked, int64_t from,
-			      int64_t to, struct keel_str asserted_by,
-			      struct keel_str closed_by)
+			      int64_t to, struct keel_event_ref asserted_by,
+			      struct keel_event_ref closed_by)
 {
 	uint64_t h = keel_hash_str(2, subject);
 	h = keel_hash_str(h, object);
@@ -213,8 +213,10 @@ static uint64_t keel_hash_row(struct keel_str subject, struct keel_str object,
 	h = keel_hash_i64(h, linked);
 	h = keel_hash_i64(h, from);
 	h = keel_hash_i64(h, to);
-	h = keel_hash_str(h, asserted_by);
-	return keel_hash_str(h, closed_by);
+	h = keel_hash_str(h, asserted_by.source);
+	h = keel_hash_str(h, asserted_by.id);
+	h = keel_hash_str(h, closed_by.source);
+	return keel_hash_str(h, closed_by.id);
 }
 
 struct keel_u64vec {
@@ -353,7 +355,7 @@ static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
 		    keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
 				  fact ? r->value : KEEL_STR_NULL, fact ? false : r->linked,
 				  r->valid_from, next ? next->valid_from : KEEL_TIME_INF,
-				  r->asserted_by, next ? next->asserted_by : KEEL_STR_NULL));
+				  r->asserted_by, next ? next->asserted_by : KEEL_EVENT_REF_NONE));
 	}
 	free(order);
 }
@@ -970,21 +972,22 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 	if (rc)
 		return rc;
 	/* Repeats inside the input: the first copy counts, as in a batch. */
-	uint64_t h = keel_hash64(ev->id.ptr, ev->id.len, 9);
+	uint64_t h = keel_batch_event_key_hash(ev);
 	for (size_t i = keel_map_first(&x->ids, h); i != SIZE_MAX;
 	     i = keel_map_next(&x->ids, h, i)) {
 		struct keel_batch_event *first = x->ids.values[i];
-		if (keel_str_eq(first->id, ev->id)) {
+		if (keel_batch_event_same(first, ev)) {
 			b->duplicates++;
 			b->conflicting += first->hash != ev->hash;
 			return 0;
 		}
 	}
-	/* The logged copy; its id is also the rows' asserted_by. */
+	/* The logged copy; its source and id are also the rows' asserted_by. */
 	struct keel_arena *a = &x->log;
 	struct keel_batch_event *logged = keel_arena_alloc(a, sizeof *logged);
 	*logged = *ev;
 	logged->tenant = keel_str_make(x->tenant, ev->tenant.len);
+	logged->source = keel_arena_str(a, ev->source);
 	logged->id = keel_arena_str(a, ev->id);
 	logged->type = keel_arena_str(a, ev->type);
 	logged->envelope = keel_arena_str(a, ev->envelope);

@@ -51,13 +51,14 @@ struct keel_record {
 	/* Derived on read (docs/semantics.md): a store's scan leaves them
 	 * unset (KEEL_TIME_INF, null) and keel_store_scan fills them in. */
 	int64_t valid_to; /* KEEL_TIME_INF = open */
-	struct keel_str asserted_by;
-	struct keel_str closed_by;
+	struct keel_event_ref asserted_by;
+	struct keel_event_ref closed_by; /* ptrs NULL: open */
 	int64_t seq; /* arrival order of the row (rows) or event (events) */
 	/* every type: when the store recorded it (entities: the latest of
 	 * their visible mentions) */
 	int64_t recorded_at;
 	/* event */
+	struct keel_str source; /* "" when its envelope has none */
 	struct keel_str id;
 	struct keel_str event_type;
 	int64_t time;
@@ -99,7 +100,10 @@ struct keel_scan {
 	bool known_at_set; /* optional: as recorded by known_at */
 	int64_t known_at;
 	bool raw;
-	struct keel_str event_id; /* optional (events) */
+	/* optional (events): the event of this identity; event_source is
+	 * then required too */
+	struct keel_str event_id;
+	struct keel_str event_source;
 };
 
 /* One assertion (fact, unset, link, unlink) as written: once, never
@@ -114,7 +118,7 @@ struct keel_assertion {
 	struct keel_str value;	/* facts: compact JSON; ptr NULL: unset */
 	bool linked;		/* relations: link or unlink */
 	int64_t valid_from;
-	struct keel_str asserted_by;
+	struct keel_event_ref asserted_by;
 	int64_t recorded_at;
 };
 
@@ -201,8 +205,9 @@ struct keel_store_ops {
 	 * the log, even across processes (keel_store_recorded_at). */
 	int (*last_recorded_at)(struct keel_store *s, int64_t *out);
 
-	/* For each event whose (tenant, id) is in the log: status becomes
-	 * KEEL_EV_DUPLICATE and stored_hash the logged hash. One batched
+	/* For each event whose identity (tenant, source, id) is in the log:
+	 * status becomes KEEL_EV_DUPLICATE, stored_hash the logged hash and
+	 * stored_seq the logged seq. One batched
 	 * lookup per (at most) thousand events. The only stored state the
 	 * write path reads. */
 	int (*seen_ids)(struct keel_store *s, struct keel_batch_event **ev, size_t n);

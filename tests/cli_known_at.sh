@@ -20,39 +20,39 @@ expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "$db" --qui
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
 R1=$(grep -o '"recorded_at":"[^"]*"' "$dir/out" | head -n 1 | cut -d'"' -f4)
 [ -n "$R1" ] || fail "history --changes gave no recorded_at: $(cat "$dir/out")"
-is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2","value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e7","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},"value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e7"},"value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":{"source":"","id":"e2"},"valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
 
 expect 0 "$KEEL" ingest --cartridge fleet "$dir/run2.ndjson" --store "$db" --quiet
 
 # Now: e5 holds at 09:00, and e2's row was shortened to end at e5.
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}09:00:00Z --store "$db"
-contains out '"status":{"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":"e5"}'
+contains out '"status":{"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"}}'
 lacks out '"known_at"'
 # As known at R1: what Keel said before the late event arrived.
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}09:00:00Z --known-at "$R1" --store "$db"
 contains out '"at":"'$T'09:00:00Z","known_at":"'$R1'","kind":"vehicle"'
-contains out '"status":{"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2"}'
+contains out '"status":{"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e2"}}'
 lacks out 'in_service'
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --known-at "$R1" --store "$db"
-contains out '"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2","closed_by":"e7","event":{"id":"e2",'
+contains out '"value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e2"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e2",'
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "$db"
-contains out '"asserted_by":"e5","closed_by":"e7","event":{"id":"e5",'
+contains out '"asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e5",'
 expect 0 "$KEEL" history acme vehicle:V-1 status --known-at "$R1" --store "$db"
-is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","known_at":"'$R1'","facts":[{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2","closed_by":"e7"},{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":"e7","closed_by":null}],"relations":[]}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","known_at":"'$R1'","facts":[{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e2"},"closed_by":{"source":"","id":"e7"}},{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":{"source":"","id":"e7"},"closed_by":null}],"relations":[]}'
 
 # The changes: both recordings, in order; the late one shortened e2's row.
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
 R2=$(grep -o '"recorded_at":"[^"]*"' "$dir/out" | sed -n 3p | cut -d'"' -f4)
 [ -n "$R2" ] && [ "$R2" != "$R1" ] || fail "the late event's recorded_at \"$R2\" is not after run 1's \"$R1\""
-is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2","value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e7","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}},{"predicate":"status","recorded_at":"'$R2'","asserted_by":"e5","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","closed_by":"e7","shortened":{"asserted_by":"e2","valid_from":"'$T'06:10:00Z","valid_to_before":"'$T'10:00:00Z","valid_to_after":"'$T'08:00:00.250000Z"}}],"relations":[]}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},"value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e7"},"value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":{"source":"","id":"e2"},"valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}},{"predicate":"status","recorded_at":"'$R2'","asserted_by":{"source":"","id":"e5"},"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","closed_by":{"source":"","id":"e7"},"shortened":{"asserted_by":{"source":"","id":"e2"},"valid_from":"'$T'06:10:00Z","valid_to_before":"'$T'10:00:00Z","valid_to_after":"'$T'08:00:00.250000Z"}}],"relations":[]}'
 # ... and as known at R1, only the first two.
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --known-at "$R1" --store "$db"
-contains out '"known_at":"'$R1'","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":"e2",'
+contains out '"known_at":"'$R1'","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},'
 lacks out '"e5"'
 # Without a predicate: every timeline of the subject, relations too.
 expect 0 "$KEEL" history acme vehicle:V-1 --changes --store "$db"
-contains out '"predicate":null,"facts":[{"predicate":"location","recorded_at":"'$R1'","asserted_by":"e7","value":null,'
-contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":"e2","linked":true,'
+contains out '"predicate":null,"facts":[{"predicate":"location","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e7"},"value":null,'
+contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},"linked":true,'
 
 # dump and export as known at R1: a store given only run 1.
 expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "sqlite:$dir/b.db" --quiet
@@ -83,9 +83,9 @@ contains out '"events":7'
 echo '{"specversion":"1.0","id":"e8","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'10:00:00Z","data":{"vehicle_id":"V-1","status":"sold","reason":"auction"}}' >"$dir/run3.ndjson"
 expect 0 "$KEEL" ingest --cartridge fleet "$dir/run3.ndjson" --store "$db" --quiet
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
-contains out '"asserted_by":"e8","value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":"e7","valid_from":"'$T'10:00:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
+contains out '"asserted_by":{"source":"","id":"e8"},"value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":{"source":"","id":"e7"},"valid_from":"'$T'10:00:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
 expect 0 "$KEEL" history acme vehicle:V-1 status --store "$db"
-contains out '{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e7","closed_by":"e8"},{"predicate":"status","value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":"e8","closed_by":null}'
+contains out '{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e7"},"closed_by":{"source":"","id":"e8"}},{"predicate":"status","value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":{"source":"","id":"e8"},"closed_by":null}'
 # As known at R1 and R2, e8 is not there.
 expect 0 "$KEEL" show acme vehicle:V-1 --known-at "$R2" --store "$db"
 lacks out '"sold"'

@@ -11,7 +11,7 @@ expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "$db" --quiet
 
 T=2026-01-05T
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}08:30:00Z --store "$db"
-is_out '{"tenant":"acme","subject":"vehicle:V-1","at":"'$T'08:30:00Z","kind":"vehicle","first_seen":"'$T'06:10:00Z","last_seen":"'$T'10:00:00Z","facts":{"make":{"value":"DAF","valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":"e2"},"model":{"value":"LF","valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":"e2"},"status":{"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":"e5"},"status_reason":{"value":"trip","valid_from":"'$T'08:00:00.250000Z","valid_to":null,"asserted_by":"e5"},"year":{"value":2019,"valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":"e2"}},"outgoing":[{"relation":"based_at","object":"depot:D-1","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":"e2"}],"incoming":[{"subject":"driver:DR-1","relation":"drives","valid_from":"'$T'07:00:00Z","valid_to":"'$T'09:00:00Z","asserted_by":"e4"}]}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","at":"'$T'08:30:00Z","kind":"vehicle","first_seen":"'$T'06:10:00Z","last_seen":"'$T'10:00:00Z","facts":{"make":{"value":"DAF","valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":{"source":"","id":"e2"}},"model":{"value":"LF","valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":{"source":"","id":"e2"}},"status":{"value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"}},"status_reason":{"value":"trip","valid_from":"'$T'08:00:00.250000Z","valid_to":null,"asserted_by":{"source":"","id":"e5"}},"year":{"value":2019,"valid_from":"'$T'06:10:00Z","valid_to":null,"asserted_by":{"source":"","id":"e2"}}},"outgoing":[{"relation":"based_at","object":"depot:D-1","valid_from":"'$T'06:10:00Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e2"}}],"incoming":[{"subject":"driver:DR-1","relation":"drives","valid_from":"'$T'07:00:00Z","valid_to":"'$T'09:00:00Z","asserted_by":{"source":"","id":"e4"}}]}'
 empty err
 # Another zone, same instant; options before operands.
 expect 0 "$KEEL" show --store "$db" --at ${T}09:30:00+01:00 acme vehicle:V-1
@@ -36,15 +36,15 @@ contains err 'keel show: entity "vehicle:V-9" not found in tenant "acme"'
 empty out
 
 expect 0 "$KEEL" history acme vehicle:V-1 status --store "$db"
-is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'08:00:00.250000Z","asserted_by":"e2","closed_by":"e5"},{"predicate":"status","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":"e5","closed_by":"e7"},{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":"e7","closed_by":null}],"relations":[]}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'08:00:00.250000Z","asserted_by":{"source":"","id":"e2"},"closed_by":{"source":"","id":"e5"}},{"predicate":"status","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"}},{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":{"source":"","id":"e7"},"closed_by":null}],"relations":[]}'
 expect 0 "$KEEL" history acme driver:DR-1 --store "$db"
 contains out '"predicate":null,"facts":[{"predicate":"license_class",'
-contains out '{"relation":"drives","object":"vehicle:V-1","linked":false,"valid_from":"'$T'09:00:00Z","valid_to":null,"asserted_by":"e6","closed_by":null}'
+contains out '{"relation":"drives","object":"vehicle:V-1","linked":false,"valid_from":"'$T'09:00:00Z","valid_to":null,"asserted_by":{"source":"","id":"e6"},"closed_by":null}'
 expect 1 "$KEEL" history acme nobody --store "$db"
 contains err 'keel history: entity "nobody" not found in tenant "acme"'
 
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "$db"
-is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","at":"'$T'09:00:00Z","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":"e5","closed_by":"e7","event":{"id":"e5","event_type":"fleet.vehicle.status_changed","time":"'$T'08:00:00.250000Z","envelope":'"$(sed -n 5p "$story")"'}}'
+is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","at":"'$T'09:00:00Z","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e5","event_type":"fleet.vehicle.status_changed","time":"'$T'08:00:00.250000Z","envelope":'"$(sed -n 5p "$story")"'}}'
 expect 1 "$KEEL" why acme vehicle:V-1 status --at ${T}06:00:00Z --store "$db"
 contains err 'keel why: entity "vehicle:V-1" in tenant "acme" has no "status" at '$T'06:00:00Z'
 
@@ -89,7 +89,7 @@ empty err
 head -n 1 "$dir/a.dump" >"$dir/first"
 [ "$(cat "$dir/first")" = '{"type":"entity","tenant":"acme","subject":"depot:D-1","kind":"depot","first_seen":"'$T'06:00:00Z","last_seen":"'$T'10:00:00Z"}' ] ||
 	fail "first dump line: $(cat "$dir/first")"
-grep -qF '{"type":"event","tenant":"acme","id":"e1","event_type":"fleet.depot.opened","time":"'$T'06:00:00Z","envelope":{"specversion":"1.0","id":"e1","tenant":"acme","type":"fleet.depot.opened","time":"'$T'06:00:00Z","data":{"depot_id":"D-1","name":"North","city":"Porto","location":{"lat":41.1,"lon":-8.6}}}}' "$dir/a.dump" ||
+grep -qF '{"type":"event","tenant":"acme","source":"","id":"e1","event_type":"fleet.depot.opened","time":"'$T'06:00:00Z","envelope":{"specversion":"1.0","id":"e1","tenant":"acme","type":"fleet.depot.opened","time":"'$T'06:00:00Z","data":{"depot_id":"D-1","name":"North","city":"Porto","location":{"lat":41.1,"lon":-8.6}}}}' "$dir/a.dump" ||
 	fail "the dump lacks e1's event record with its compacted envelope"
 expect 0 "$KEEL" dump --store "$db" --output "$dir/b.dump"
 empty out
@@ -112,7 +112,7 @@ expect 0 "$KEEL" dump --store "sqlite:$dir/c.db"
 cmp -s "$dir/out" "$dir/a.dump" || fail "load from stdin then dump changed the bytes"
 # The loaded store answers like the original.
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "sqlite:$dir/b.db"
-contains out '"asserted_by":"e5","closed_by":"e7","event":{"id":"e5",'
+contains out '"asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e5",'
 # ... and goes on like it: re-sending the story is all duplicates.
 expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "sqlite:$dir/b.db"
 contains err "accepted 0, duplicates 7 (conflicting 0)"

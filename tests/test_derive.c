@@ -29,7 +29,8 @@ static void place(struct fixture *f, int64_t t, const char *id, const char *v)
 	r->tenant = keel_str_cstr("t");
 	r->subject = keel_str_cstr("s");
 	r->name = keel_str_cstr("p");
-	r->asserted_by = keel_str_cstr(id);
+	r->asserted_by.source = keel_str_cstr("src");
+	r->asserted_by.id = keel_str_cstr(id);
 	r->value = v ? keel_str_cstr(v) : KEEL_STR_NULL;
 	r->valid_from = t;
 	r->valid_to = KEEL_TIME_INF;
@@ -53,9 +54,9 @@ static int render_row(void *ud, const struct keel_record *r)
 		keel_buf_adds(b, "inf");
 	else
 		keel_buf_addi64(b, r->valid_to);
-	keel_buf_addf(b, ")%.*s>", (int)r->asserted_by.len, r->asserted_by.ptr);
-	if (r->closed_by.ptr)
-		keel_buf_addstr(b, r->closed_by);
+	keel_buf_addf(b, ")%.*s>", (int)r->asserted_by.id.len, r->asserted_by.id.ptr);
+	if (r->closed_by.id.ptr)
+		keel_buf_addstr(b, r->closed_by.id);
 	else
 		keel_buf_adds(b, "-");
 	keel_buf_adds(b, "=");

@@ -75,7 +75,7 @@ static void b_row(struct builder *b, enum keel_row_kind kind, const char *tenant
 				   .value = S(value),
 				   .linked = linked,
 				   .valid_from = T(from),
-				   .asserted_by = S(asserted_by)};
+				   .asserted_by = {S(""), S(asserted_by)}};
 	keel_append_add_row(&b->ab, &a);
 }
 
@@ -85,6 +85,7 @@ static void b_event(struct builder *b, const char *tenant, const char *id,
 	struct keel_batch_event *ev = keel_arena_alloc(&b->arena, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
 	ev->tenant = keel_arena_str(&b->arena, S(tenant));
+	ev->source = keel_arena_str(&b->arena, S(""));
 	ev->id = keel_arena_str(&b->arena, S(id));
 	ev->type = keel_arena_str(&b->arena, S(type));
 	ev->time = T(time);
@@ -179,40 +180,40 @@ static const char sample_dump[] =
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"geo\","
     "\"value\":{\"lat\":41.10,\"lon\":-8.6e0},\"valid_from\":\"2026-01-05T05:00:00Z\","
-    "\"valid_to\":null,\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
+    "\"valid_to\":null,\"asserted_by\":{\"source\":\"\",\"id\":\"e-1\"},\"closed_by\":null}\n"
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"location\","
     "\"value\":null,\"valid_from\":\"2026-01-05T05:00:00Z\",\"valid_to\":null,"
-    "\"asserted_by\":\"e-1\",\"closed_by\":null}\n"
+    "\"asserted_by\":{\"source\":\"\",\"id\":\"e-1\"},\"closed_by\":null}\n"
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"status\","
     "\"value\":\"available\",\"valid_from\":\"2026-01-05T05:00:00Z\","
-    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":{\"source\":\"\",\"id\":\"e-1\"},\"closed_by\":{\"source\":\"\",\"id\":\"e-2\"}}"
     "\n"
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"status\","
     "\"value\":\"x\",\"valid_from\":\"2026-01-05T05:30:00Z\","
-    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-2\",\"closed_by\":\"e-2\"}"
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":{\"source\":\"\",\"id\":\"e-2\"},\"closed_by\":{\"source\":\"\",\"id\":\"e-2\"}}"
     "\n"
     "{\"type\":\"fact\",\"tenant\":\"alpha\",\"subject\":\"vehicle:V-1\",\"predicate\":"
     "\"status\","
     "\"value\":\"in_service\",\"valid_from\":\"2026-01-05T05:30:00Z\",\"valid_to\":null,"
-    "\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
+    "\"asserted_by\":{\"source\":\"\",\"id\":\"e-2\"},\"closed_by\":null}\n"
     "{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":"
     "\"drives\","
     "\"object\":\"vehicle:V-1\",\"linked\":true,\"valid_from\":\"2026-01-05T05:00:00Z\","
-    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":\"e-1\",\"closed_by\":\"e-2\"}"
+    "\"valid_to\":\"2026-01-05T05:30:00Z\",\"asserted_by\":{\"source\":\"\",\"id\":\"e-1\"},\"closed_by\":{\"source\":\"\",\"id\":\"e-2\"}}"
     "\n"
     "{\"type\":\"relation\",\"tenant\":\"alpha\",\"subject\":\"driver:D-1\",\"relation\":"
     "\"drives\","
     "\"object\":\"vehicle:V-1\",\"linked\":false,\"valid_from\":\"2026-01-05T05:30:00Z\","
-    "\"valid_to\":null,\"asserted_by\":\"e-2\",\"closed_by\":null}\n"
-    "{\"type\":\"event\",\"tenant\":\"alpha\",\"id\":\"e-2\",\"event_type\":\"t.two\","
+    "\"valid_to\":null,\"asserted_by\":{\"source\":\"\",\"id\":\"e-2\"},\"closed_by\":null}\n"
+    "{\"type\":\"event\",\"tenant\":\"alpha\",\"source\":\"\",\"id\":\"e-2\",\"event_type\":\"t.two\","
     "\"time\":\"2026-01-05T05:30:00Z\",\"envelope\":" ENV(
 	"alpha", "e-2", "t.two", "2026-01-05T06:30:00+01:00",
 	"{\"n\":1e3,\"s\":\"caf\\u00e9\"}") "}\n"
 					    "{\"type\":\"event\",\"tenant\":\"alpha\","
-					    "\"id\":\"e-1\",\"event_type\":\"t.one\","
+					    "\"source\":\"\",\"id\":\"e-1\",\"event_type\":\"t.one\","
 					    "\"time\":\"2026-01-05T05:00:00Z\","
 					    "\"envelope\":" ENV(
 						"alpha", "e-1", "t.one",
@@ -225,7 +226,7 @@ static const char sample_dump[] =
 						      "00Z\",\"last_seen\":\"2026-01-"
 						      "01T00:00:00Z\"}\n"
 						      "{\"type\":\"event\",\"tenant\":"
-						      "\"beta\",\"id\":\"b-1\",\"event_"
+						      "\"beta\",\"source\":\"\",\"id\":\"b-1\",\"event_"
 						      "type\":\"fleet.depot.opened\","
 						      "\"time\":\"2026-01-01T00:00:00Z\","
 						      "\"envelope\":" ENV(
@@ -449,9 +450,10 @@ static void load_of_nothing_is_nothing(void **state)
 	"\"value\":1,\"valid_from\":" from ",\"valid_to\":" to ",\"asserted_by\":" by    \
 	",\"closed_by\":" closed "}\n"
 #define EV(id, tenant)                                                                   \
-	"{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"" id "\",\"event_type\":\"x.y\"," \
+	"{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"\",\"id\":\"" id "\",\"event_type\":\"x.y\"," \
 	"\"time\":\"2026-01-01T00:00:00Z\",\"envelope\":" ENV(                           \
 	    tenant, id, "x.y", "2026-01-01T00:00:00Z", "{}") "}\n"
+#define REF(id) "{\"source\":\"\",\"id\":\"" id "\"}"
 #define D1 "\"2026-01-01T00:00:00Z\""
 #define D2 "\"2026-01-02T00:00:00Z\""
 #define D3 "\"2026-01-03T00:00:00Z\""
@@ -485,39 +487,39 @@ static const struct bad_case bad_cases[] = {
      "\"first_seen\":" D2 ",\"last_seen\":" D1 "}\n",
      "line 1: field \"last_seen\": earlier than first_seen"},
     {E1 E1, "line 2: entity record out of order (duplicate subject)"},
-    {E1 F(D1, "null", "\"e\"", "null") E1, "line 3: entity record after fact records"},
+    {E1 F(D1, "null", REF("e"), "null") E1, "line 3: entity record after fact records"},
     {"{\"type\":\"entity\",\"tenant\":\"u\",\"subject\":\"s\",\"kind\":null,\"first_"
      "seen\":" D1 ",\"last_seen\":" D1 "}\n" E1,
      "line 2: tenant \"t\" out of order"},
-    {F(D2, D1, "\"e\"", "\"f\""), "line 1: field \"valid_to\": earlier than valid_from"},
-    {F(D1, "null", "\"e\"", "\"f\""),
+    {F(D2, D1, REF("e"), REF("f")), "line 1: field \"valid_to\": earlier than valid_from"},
+    {F(D1, "null", REF("e"), REF("f")),
      "line 1: field \"closed_by\": must be null exactly when"},
-    {F(D1, D2, "\"e\"", "null"),
+    {F(D1, D2, REF("e"), "null"),
      "line 1: field \"closed_by\": must be null exactly when"},
-    {E1 F(D1, D2, "\"e\"", "\"f\"") F(D3, "null", "\"f\"", "null"),
+    {E1 F(D1, D2, REF("e"), REF("f")) F(D3, "null", REF("f"), "null"),
      "line 3: row does not start where the previous row of its timeline ends"},
-    {E1 F(D1, D2, "\"e\"", "\"f\""), "the timeline of line 2 ends with a closed row"},
-    {E1 F(D1, D2, "\"e\"", "\"f\"") EV("e", "t"), "line 3: the timeline of line 2 ends"},
-    {E1 F(D2, "null", "\"e\"", "null") F(D1, D2, "\"e\"", "\"f\""),
+    {E1 F(D1, D2, REF("e"), REF("f")), "the timeline of line 2 ends with a closed row"},
+    {E1 F(D1, D2, REF("e"), REF("f")) EV("e", "t"), "line 3: the timeline of line 2 ends"},
+    {E1 F(D2, "null", REF("e"), "null") F(D1, D2, REF("e"), REF("f")),
      "line 3: fact record out of order"},
-    {F(D1, "null", "\"e\"", "null"), "line 1: fact subject \"s\" has no entity record"},
+    {F(D1, "null", REF("e"), "null"), "line 1: fact subject \"s\" has no entity record"},
     {E1 "{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\","
      "\"object\":\"o\",\"linked\":true,\"valid_from\":" D1
-     ",\"valid_to\":null,\"asserted_by\":\"e\",\"closed_by\":null}\n",
+     ",\"valid_to\":null,\"asserted_by\":{\"source\":\"\",\"id\":\"e\"},\"closed_by\":null}\n",
      "line 2: relation object \"o\" has no entity record"},
     /* an entity of another tenant does not count */
     {"{\"type\":\"entity\",\"tenant\":\"a\",\"subject\":\"s\",\"kind\":null,"
-     "\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n" F(D1, "null", "\"e\"", "null"),
+     "\"first_seen\":" D1 ",\"last_seen\":" D1 "}\n" F(D1, "null", REF("e"), "null"),
      "line 2: fact subject \"s\" has no entity record"},
     {"{\"type\":\"relation\",\"tenant\":\"t\",\"subject\":\"s\",\"relation\":\"r\","
      "\"object\":\"o\","
      "\"linked\":1,\"valid_from\":" D1
-     ",\"valid_to\":null,\"asserted_by\":\"e\",\"closed_by\":null}\n",
+     ",\"valid_to\":null,\"asserted_by\":{\"source\":\"\",\"id\":\"e\"},\"closed_by\":null}\n",
      "line 1: field \"linked\": expected true or false"},
     {EV("e", "other"),
-     "line 1: field \"envelope\": its id, tenant, type or time differs"},
-    {EV("e", "t") EV("e", "t"), "line 2: event \"e\": duplicate id (line 1)"},
-    {"{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"e\",\"event_type\":\"x.y\","
+     "line 1: field \"envelope\": its source, id, tenant, type or time differs"},
+    {EV("e", "t") EV("e", "t"), "line 2: event \"e\" from \"\": duplicate (line 1)"},
+    {"{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"\",\"id\":\"e\",\"event_type\":\"x.y\","
      "\"time\":" D1 ",\"envelope\":[]}\n",
      "line 1: field \"envelope\": expected an object"},
 };
@@ -560,7 +562,7 @@ static void load_refuses_an_envelope_longer_than_the_store_takes(void **state)
 		struct keel_buf b;
 		keel_buf_init(&b);
 		keel_buf_addf(&b,
-			      "{\"type\":\"event\",\"tenant\":\"t\",\"id\":\"e%d\","
+			      "{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"\",\"id\":\"e%d\","
 			      "\"event_type\":\"x.y\",\"time\":\"2026-01-01T00:00:00Z\","
 			      "\"envelope\":",
 			      over);

@@ -134,6 +134,23 @@ static void add_time(struct keel_buf *b, const struct keel_buf *f)
 	}
 }
 
+/* The reference in the columns f[0] (source) and f[1] (id), as the dump
+ * writes it: null when the id column is null. */
+static void add_ref(struct keel_buf *b, const struct keel_buf *f)
+{
+	struct keel_str id = fstr(&f[1]);
+	if (!id.ptr) {
+		assert_null(fstr(&f[0]).ptr);
+		keel_buf_adds(b, "null");
+		return;
+	}
+	keel_buf_adds(b, "{\"source\":");
+	keel_buf_add_json_str(b, fstr(&f[0]));
+	keel_buf_adds(b, ",\"id\":");
+	keel_buf_add_json_str(b, id);
+	keel_buf_addc(b, '}');
+}
+
 /* Rebuilds the dump line of a CSV row of `table`. */
 static void csv_to_dump(const char *table, struct keel_buf *f, size_t n,
 			struct keel_buf *out)
@@ -153,7 +170,7 @@ static void csv_to_dump(const char *table, struct keel_buf *f, size_t n,
 		add_time(out, &f[4]);
 	} else if (!strcmp(table, "facts") || !strcmp(table, "relations")) {
 		bool fact = !strcmp(table, "facts");
-		assert_int_equal(n, fact ? 8 : 9);
+		assert_int_equal(n, fact ? 10 : 11);
 		keel_buf_addf(out,
 			      "{\"type\":\"%s\",\"tenant\":", fact ? "fact" : "relation");
 		keel_buf_add_json_str(out, fstr(&f[0]));
@@ -181,22 +198,25 @@ static void csv_to_dump(const char *table, struct keel_buf *f, size_t n,
 		add_time(out, &f[k]);
 		keel_buf_adds(out, ",\"valid_to\":");
 		add_time(out, &f[k + 1]);
+		/* each reference in two columns, source and id */
 		keel_buf_adds(out, ",\"asserted_by\":");
-		keel_buf_add_json_str(out, fstr(&f[k + 2]));
+		add_ref(out, &f[k + 2]);
 		keel_buf_adds(out, ",\"closed_by\":");
-		keel_buf_add_json_str(out, fstr(&f[k + 3]));
+		add_ref(out, &f[k + 4]);
 	} else {
-		assert_int_equal(n, 5);
+		assert_int_equal(n, 6);
 		keel_buf_adds(out, "{\"type\":\"event\",\"tenant\":");
 		keel_buf_add_json_str(out, fstr(&f[0]));
-		keel_buf_adds(out, ",\"id\":");
+		keel_buf_adds(out, ",\"source\":");
 		keel_buf_add_json_str(out, fstr(&f[1]));
-		keel_buf_adds(out, ",\"event_type\":");
+		keel_buf_adds(out, ",\"id\":");
 		keel_buf_add_json_str(out, fstr(&f[2]));
+		keel_buf_adds(out, ",\"event_type\":");
+		keel_buf_add_json_str(out, fstr(&f[3]));
 		keel_buf_adds(out, ",\"time\":");
-		add_time(out, &f[3]);
+		add_time(out, &f[4]);
 		keel_buf_adds(out, ",\"envelope\":");
-		keel_buf_add(out, f[4].data, f[4].len);
+		keel_buf_add(out, f[5].data, f[5].len);
 	}
 	keel_buf_adds(out, "}\n");
 }
@@ -229,8 +249,8 @@ static void csv_parses_back_to_the_dump(void **state)
 						{"facts", "fact"},
 						{"relations", "relation"},
 						{"events", "event"}};
-	struct keel_buf fields[10], line;
-	for (size_t i = 0; i < 10; i++)
+	struct keel_buf fields[12], line;
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(fields); i++)
 		keel_buf_init(&fields[i]);
 	csv_fields = fields;
 	keel_buf_init(&line);
@@ -241,13 +261,13 @@ static void csv_parses_back_to_the_dump(void **state)
 		char *text = keel_test_read_file(path, &len);
 		assert_non_null(text);
 		struct csv c = {text, text + len};
-		size_t n = csv_next(&c, fields, 10);
+		size_t n = csv_next(&c, fields, 12);
 		assert_true(n >= 5);
 		assert_string_equal(fields[0].data, "tenant");
 		struct keel_buf rebuilt;
 		keel_buf_init(&rebuilt);
 		size_t rows = 0;
-		while ((n = csv_next(&c, fields, 10))) {
+		while ((n = csv_next(&c, fields, 12))) {
 			csv_to_dump(tables[t][0], fields, n, &line);
 			keel_buf_add(&rebuilt, line.data, line.len);
 			rows++;
@@ -267,7 +287,7 @@ static void csv_parses_back_to_the_dump(void **state)
 	char *ent = keel_test_read_file(path, &len);
 	assert_non_null(strstr(ent, "acme,\"vehicle:V,\"\"1\"\"\r\n2\",vehicle,"));
 	free(ent);
-	for (size_t i = 0; i < 10; i++)
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(fields); i++)
 		keel_buf_free(&fields[i]);
 	keel_buf_free(&line);
 	free(dump);

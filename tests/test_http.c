@@ -167,6 +167,9 @@ static int http_status(uint16_t port, const char *method, const char *path,
 
 /* ------------------------------------------------------------- fixtures */
 
+/* How the answers name one of event()'s events (its source is "test"). */
+#define TEST_REF(id) "{\"source\":\"test\",\"id\":\"" id "\"}"
+
 /* A fleet event: vehicle V of tenant T reports status S at minute M. */
 static char *event(const char *tenant, const char *id, const char *vehicle,
 		   const char *status, int minute)
@@ -1190,7 +1193,7 @@ static void known_at_reads_sqlite(void **state)
 	assert_body(f.port, path, want);
 	free(want);
 	assert_int_equal(keel_why(s, "tenant-a", "vehicle:V", "status", &then, &want), 0);
-	assert_non_null(strstr(want, "\"event\":{\"id\":\"e-1\""));
+	assert_non_null(strstr(want, "\"event\":{\"source\":\"test\",\"id\":\"e-1\""));
 	snprintf(path, sizeof path,
 		 "/v1/tenants/tenant-a/entities/vehicle:V/why?predicate=status"
 		 "&at=2024-05-01T10:07:00Z&known_at=%s", r1);
@@ -1214,10 +1217,10 @@ static void known_at_reads_sqlite(void **state)
 	assert_string_equal(r2, r1);
 	nth_recorded_at(want, 2, r2, sizeof r2, &t2);
 	assert_true(t2 > t1);
-	assert_non_null(strstr(want, "\"asserted_by\":\"e-3\",\"value\":\"maintenance\","
+	assert_non_null(strstr(want, "\"asserted_by\":" TEST_REF("e-3") ",\"value\":\"maintenance\","
 				     "\"valid_from\":\"2024-05-01T10:05:00Z\",\"valid_to\":"
-				     "\"2024-05-01T10:10:00Z\",\"closed_by\":\"e-2\",\"shortened\":"
-				     "{\"asserted_by\":\"e-1\",\"valid_from\":\"2024-05-01T10:00:00Z\","
+				     "\"2024-05-01T10:10:00Z\",\"closed_by\":" TEST_REF("e-2") ",\"shortened\":"
+				     "{\"asserted_by\":" TEST_REF("e-1") ",\"valid_from\":\"2024-05-01T10:00:00Z\","
 				     "\"valid_to_before\":\"2024-05-01T10:10:00Z\",\"valid_to_after\":"
 				     "\"2024-05-01T10:05:00Z\"}}"));
 	assert_body(f.port,
@@ -1808,7 +1811,8 @@ static void concurrent_posts_get_their_own_answers(void **state)
 	const char *in[] = {"a-0", "p-1", "p-2", "g-1", "d-1", "u-1", "g-3", "g-4"};
 	for (size_t i = 0; i < 8; i++) {
 		char key[64];
-		snprintf(key, sizeof key, "\"type\":\"event\",\"tenant\":\"tenant-a\",\"id\":\"%s\"",
+		snprintf(key, sizeof key,
+			 "\"type\":\"event\",\"tenant\":\"tenant-a\",\"source\":\"test\",\"id\":\"%s\"",
 			 in[i]);
 		assert_int_equal(count_of(dump, key), 1);
 	}

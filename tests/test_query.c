@@ -9,7 +9,8 @@
 #include <string.h>
 
 #define EV(id, type, time, data)                                                         \
-	"{\"specversion\":\"1.0\",\"id\":\"" id "\",\"tenant\":\"acme\",\"type\":"       \
+	"{\"specversion\":\"1.0\",\"id\":\"" id "\",\"source\":\"/fleet\",\"tenant\":\"acme\"," \
+	"\"type\":"                                                                    \
 	"\"fleet." type "\",\"time\":\"2026-01-05T" time "Z\",\"data\":" data "}"
 
 /* A depot, a vehicle and a driver; the vehicle goes into service, loses
@@ -83,25 +84,25 @@ static void show_in_service(void **state)
 		  "\"kind\":\"vehicle\",\"first_seen\":\"2026-01-05T06:10:00Z\","
 		  "\"last_seen\":\"2026-01-05T10:00:00Z\",\"facts\":{"
 		  "\"make\":{\"value\":\"DAF\",\"valid_from\":\"2026-01-05T06:10:00Z\","
-		  "\"valid_to\":null,\"asserted_by\":\"e2\"},"
+		  "\"valid_to\":null,\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e2\"}},"
 		  "\"model\":{\"value\":\"LF\",\"valid_from\":\"2026-01-05T06:10:00Z\","
-		  "\"valid_to\":null,\"asserted_by\":\"e2\"},"
+		  "\"valid_to\":null,\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e2\"}},"
 		  "\"status\":{\"value\":\"in_service\",\"valid_from\":\"2026-01-05T08:"
 		  "00:00.250000Z\","
-		  "\"valid_to\":\"2026-01-05T10:00:00Z\",\"asserted_by\":\"e5\"},"
+		  "\"valid_to\":\"2026-01-05T10:00:00Z\",\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e5\"}},"
 		  "\"status_reason\":{\"value\":\"trip\",\"valid_from\":\"2026-01-05T08:"
 		  "00:00.250000Z\","
-		  "\"valid_to\":null,\"asserted_by\":\"e5\"},"
+		  "\"valid_to\":null,\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e5\"}},"
 		  "\"year\":{\"value\":2019,\"valid_from\":\"2026-01-05T06:10:00Z\","
-		  "\"valid_to\":null,\"asserted_by\":\"e2\"}},"
+		  "\"valid_to\":null,\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e2\"}}},"
 		  "\"outgoing\":[{\"relation\":\"based_at\",\"object\":\"depot:D-1\","
 		  "\"valid_from\":\"2026-01-05T06:10:00Z\",\"valid_to\":\"2026-01-05T10:"
 		  "00:00Z\","
-		  "\"asserted_by\":\"e2\"}],"
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e2\"}}],"
 		  "\"incoming\":[{\"subject\":\"driver:DR-1\",\"relation\":\"drives\","
 		  "\"valid_from\":\"2026-01-05T07:00:00Z\",\"valid_to\":\"2026-01-05T09:"
 		  "00:00Z\","
-		  "\"asserted_by\":\"e4\"}]}");
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e4\"}}]}");
 	free(json);
 }
 
@@ -184,14 +185,14 @@ static void history_of_one_predicate(void **state)
 	    "{\"predicate\":\"status\",\"value\":\"available\","
 	    "\"valid_from\":\"2026-01-05T06:10:00Z\",\"valid_to\":\"2026-01-05T08:00:00."
 	    "250000Z\","
-	    "\"asserted_by\":\"e2\",\"closed_by\":\"e5\"},"
+	    "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e2\"},\"closed_by\":{\"source\":\"/fleet\",\"id\":\"e5\"}},"
 	    "{\"predicate\":\"status\",\"value\":\"in_service\","
 	    "\"valid_from\":\"2026-01-05T08:00:00.250000Z\",\"valid_to\":\"2026-01-05T10:"
 	    "00:00Z\","
-	    "\"asserted_by\":\"e5\",\"closed_by\":\"e7\"},"
+	    "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e5\"},\"closed_by\":{\"source\":\"/fleet\",\"id\":\"e7\"}},"
 	    "{\"predicate\":\"status\",\"value\":null,"
 	    "\"valid_from\":\"2026-01-05T10:00:00Z\",\"valid_to\":null,"
-	    "\"asserted_by\":\"e7\",\"closed_by\":null}],"
+	    "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e7\"},\"closed_by\":null}],"
 	    "\"relations\":[]}");
 	free(json);
 }
@@ -218,21 +219,21 @@ static void history_of_everything(void **state)
 		  "\"facts\":["
 		  "{\"predicate\":\"license_class\",\"value\":\"C\","
 		  "\"valid_from\":\"2026-01-05T06:20:00Z\",\"valid_to\":null,"
-		  "\"asserted_by\":\"e3\",\"closed_by\":null},"
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e3\"},\"closed_by\":null},"
 		  "{\"predicate\":\"name\",\"value\":\"Ana \\\"A\\\"\","
 		  "\"valid_from\":\"2026-01-05T06:20:00Z\",\"valid_to\":null,"
-		  "\"asserted_by\":\"e3\",\"closed_by\":null}],"
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e3\"},\"closed_by\":null}],"
 		  "\"relations\":["
 		  "{\"relation\":\"drives\",\"object\":\"vehicle:V-1\",\"linked\":true,"
 		  "\"valid_from\":\"2026-01-05T07:00:00Z\",\"valid_to\":\"2026-01-05T09:"
 		  "00:00Z\","
-		  "\"asserted_by\":\"e4\",\"closed_by\":\"e6\"},"
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e4\"},\"closed_by\":{\"source\":\"/fleet\",\"id\":\"e6\"}},"
 		  "{\"relation\":\"drives\",\"object\":\"vehicle:V-1\",\"linked\":false,"
 		  "\"valid_from\":\"2026-01-05T09:00:00Z\",\"valid_to\":null,"
-		  "\"asserted_by\":\"e6\",\"closed_by\":null},"
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e6\"},\"closed_by\":null},"
 		  "{\"relation\":\"works_at\",\"object\":\"depot:D-1\",\"linked\":true,"
 		  "\"valid_from\":\"2026-01-05T06:20:00Z\",\"valid_to\":null,"
-		  "\"asserted_by\":\"e3\",\"closed_by\":null}]}");
+		  "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e3\"},\"closed_by\":null}]}");
 	free(json);
 	/* A name narrows relations too. */
 	assert_int_equal(keel_history(*state, "acme", "driver:DR-1", "works_at", NULL, &json),
@@ -255,8 +256,8 @@ static void why_names_the_event(void **state)
 			    "\"at\":\"2026-01-05T09:00:00Z\",\"value\":\"in_service\","
 			    "\"valid_from\":\"2026-01-05T08:00:00.250000Z\",\"valid_to\":"
 			    "\"2026-01-05T10:00:00Z\","
-			    "\"asserted_by\":\"e5\",\"closed_by\":\"e7\","
-			    "\"event\":{\"id\":\"e5\",\"event_type\":\"fleet.vehicle."
+			    "\"asserted_by\":{\"source\":\"/fleet\",\"id\":\"e5\"},\"closed_by\":{\"source\":\"/fleet\",\"id\":\"e7\"},"
+			    "\"event\":{\"source\":\"/fleet\",\"id\":\"e5\",\"event_type\":\"fleet.vehicle."
 			    "status_changed\","
 			    "\"time\":\"2026-01-05T08:00:00.250000Z\",\"envelope\":" EV(
 				"e5", "vehicle.status_changed", "08:00:00.25",
@@ -273,7 +274,7 @@ static void why_after_unset_names_the_unsetting_event(void **state)
 			 0);
 	assert_non_null(strstr(json, "\"value\":null,"));
 	assert_non_null(strstr(
-	    json, "\"event\":{\"id\":\"e7\",\"event_type\":\"fleet.vehicle.retired\""));
+	    json, "\"event\":{\"source\":\"/fleet\",\"id\":\"e7\",\"event_type\":\"fleet.vehicle.retired\""));
 	free(json);
 }
 

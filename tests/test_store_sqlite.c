@@ -99,6 +99,7 @@ static struct keel_batch_event *add_event_salted(struct events *e, const char *t
 	struct keel_batch_event *ev = keel_arena_alloc(a, sizeof *ev);
 	memset(ev, 0, sizeof *ev);
 	ev->tenant = astr(a, tenant);
+	ev->source = astr(a, "");
 	ev->id = astr(a, id);
 	ev->type = astr(a, "test.event");
 	ev->time = t;
@@ -208,6 +209,17 @@ static void drive_recorded(struct keel_store *s, struct events *e, size_t from, 
 
 /* ------------------------------------------------------- scan helpers */
 
+/* An event reference: its id as JSON, after its source and ':' when it
+ * has one; null for none. */
+static void add_ref(struct keel_buf *b, struct keel_event_ref r)
+{
+	if (r.source.len) {
+		keel_buf_add_json_str(b, r.source);
+		keel_buf_addc(b, ':');
+	}
+	keel_buf_add_json_str(b, r.id);
+}
+
 /* Every record of a scan, one line each, every field shown. */
 static int collect_record(void *ud, const struct keel_record *r)
 {
@@ -240,14 +252,14 @@ static int collect_record(void *ud, const struct keel_record *r)
 		keel_time_format(r->valid_from, t1);
 		keel_time_format(r->valid_to, t2);
 		keel_buf_addf(b, " [%s %s) ", t1, t2);
-		keel_buf_add_json_str(b, r->asserted_by);
+		add_ref(b, r->asserted_by);
 		keel_buf_addc(b, ' ');
-		keel_buf_add_json_str(b, r->closed_by);
+		add_ref(b, r->closed_by);
 		keel_buf_addc(b, '\n');
 		break;
 	case KEEL_REC_EVENT:
 		keel_buf_adds(b, "event ");
-		keel_buf_add_json_str(b, r->id);
+		add_ref(b, (struct keel_event_ref){r->source, r->id});
 		keel_buf_addc(b, ' ');
 		keel_buf_addstr(b, r->envelope);
 		keel_buf_addc(b, '\n');
@@ -304,7 +316,8 @@ static void schema_is_created_on_first_use(void **state)
 	assert_int_equal(
 	    sql_int(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
 	    keel_store_sqlite_schema_version());
-	assert_true(keel_store_sqlite_schema_version() >= 3); /* 3: tenant_cartridges */
+	/* 3: events by source; 4: tenants' recorded cartridges */
+	assert_true(keel_store_sqlite_schema_version() >= 4);
 	assert_int_equal(
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
 			"AND name IN ('meta', 'events', 'event_ids', 'entity_mentions', "
@@ -509,6 +522,7 @@ static void every_statement(struct keel_store *s)
 		}
 	struct keel_scan by_id = {.type = KEEL_REC_EVENT,
 				  .tenant = keel_str_cstr("t"),
+				  .event_source = keel_str_cstr(""),
 				  .event_id = keel_str_cstr("e3")};
 	char *one = scan_text(s, &by_id);
 	assert_non_null(strstr(one, "event \"e3\""));
@@ -572,7 +586,7 @@ static void batch_statements_only_insert(void **state)
 			/* seen ids read the narrow id b-tree alone, never the
 			 * event rows that hold the envelopes */
 			assert_non_null(strstr(plan, "SEARCH e USING PRIMARY KEY "
-						     "(tenant=? AND id=?)"));
+						     "(tenant=? AND source=? AND id=?)"));
 			assert_null(strstr(plan, "events"));
 			assert_false(plan_scans_a_table(plan));
 			free(plan);
@@ -662,7 +676,7 @@ static void scan_plans_use_the_key_order(void **state)
 			assert_non_null(strstr(plan, "SEARCH events USING INTEGER "
 						     "PRIMARY KEY (rowid=?)"));
 			assert_non_null(strstr(plan, "SEARCH event_ids USING PRIMARY "
-						     "KEY (tenant=? AND id=?)"));
+						     "KEY (tenant=? AND source=? AND id=?)"));
 			assert_false(plan_scans_a_table(plan));
 		} else {
 			/* the log streams in arrival order, no sort */
@@ -957,6 +971,7 @@ static void scans_filter(void **state)
 
 	struct keel_scan ev = {.type = KEEL_REC_EVENT,
 			       .tenant = keel_str_cstr("T"),
+			       .event_source = keel_str_cstr(""),
 			       .event_id = keel_str_cstr("e1")};
 	got = scan_text(f.s, &ev);
 	assert_string_equal(got,
@@ -1283,6 +1298,7 @@ static void known_at_reads_what_was_recorded_by_then(void **state)
 	assert_non_null(strstr(got, "event \"e4\""));
 	assert_null(strstr(got, "event \"e3\""));
 	free(got);
+	ev.event_source = keel_str_cstr("");
 	ev.event_id = keel_str_cstr("e3");
 	got = scan_text(f.s, &ev);
 	assert_string_equal(got, "");
@@ -1664,8 +1680,8 @@ static const char v1_file[] =
     "CREATE INDEX relations_key ON relations (tenant, subject, relation, object, "
     "valid_from);"
     "INSERT INTO events VALUES (1, 't', 'e1', 'x', 100000000, 11, '{\"id\":\"e1\"}'),"
-    "(2, 't', 'e2', 'x', 300000000, 12, '{\"id\":\"e2\"}'),"
-    "(3, 't', 'e3', 'x', 200000000, 13, '{\"id\":\"e3\"}'),"
+    "(2, 't', 'e2', 'x', 300000000, 12, '{\"id\":\"e2\",\"source\":7}'),"
+    "(3, 't', 'e3', 'x', 200000000, 13, '{\"id\":\"e3\",\"source\":\"/s\"}'),"
     "(4, 't', 'e4', 'x', 300000000, 14, '{\"id\":\"e4\"}');"
     "INSERT INTO event_ids VALUES ('t', 'e1', 11, 1), ('t', 'e2', 12, 2), "
     "('t', 'e3', 13, 3), ('t', 'e4', 14, 4);"
@@ -1695,9 +1711,8 @@ static void schema_1_file_is_migrated(void **state)
 	assert_int_equal(keel_store_open_existing(url, &s, &err), 0);
 	int was = -1, now = -1;
 	assert_int_equal(keel_store_schema_versions(s, &was, &now), 0);
-	const int version = keel_store_sqlite_schema_version();
 	assert_int_equal(was, 1);
-	assert_int_equal(now, version);
+	assert_int_equal(now, keel_store_sqlite_schema_version());
 	/* every row and its provenance, derived as they were stored */
 	char *got = scan_all(s, "t");
 	assert_string_equal(
@@ -1705,8 +1720,8 @@ static void schema_1_file_is_migrated(void **state)
 	    "entity \"a\" \"driver\" 1970-01-01T00:01:40Z 1970-01-01T00:05:00Z\n"
 	    "entity \"z\" null 1970-01-01T00:05:00Z 1970-01-01T00:05:00Z\n"
 	    "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z 1970-01-01T00:03:20Z) \"e1\" "
-	    "\"e3\"\n"
-	    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"e3\" "
+	    "\"/s\":\"e3\"\n"
+	    "fact \"a\" \"p\" 2 [1970-01-01T00:03:20Z 1970-01-01T00:05:00Z) \"/s\":\"e3\" "
 	    "\"e2\"\n"
 	    "fact \"a\" \"p\" 3 [1970-01-01T00:05:00Z 1970-01-01T00:05:00Z) \"e2\" "
 	    "\"e4\"\n"
@@ -1714,8 +1729,8 @@ static void schema_1_file_is_migrated(void **state)
 	    "relation \"a\" \"drives\" \"z\" linked [1970-01-01T00:05:00Z null) \"e4\" "
 	    "null\n"
 	    "event \"e1\" {\"id\":\"e1\"}\n"
-	    "event \"e2\" {\"id\":\"e2\"}\n"
-	    "event \"e3\" {\"id\":\"e3\"}\n"
+	    "event \"e2\" {\"id\":\"e2\",\"source\":7}\n"
+	    "event \"/s\":\"e3\" {\"id\":\"e3\",\"source\":\"/s\"}\n"
 	    "event \"e4\" {\"id\":\"e4\"}\n");
 	free(got);
 	/* what was recorded before Keel kept the time is known at 0 */
@@ -1735,11 +1750,11 @@ static void schema_1_file_is_migrated(void **state)
 			 0);
 	keel_store_close(s);
 
-	/* migrated once: the next open finds the current schema */
+	/* migrated once: the next open finds the latest schema */
 	assert_int_equal(keel_store_open(url, &s, &err), 0);
 	assert_int_equal(keel_store_schema_versions(s, &was, &now), 0);
-	assert_int_equal(was, version);
-	assert_int_equal(now, version);
+	assert_int_equal(was, keel_store_sqlite_schema_version());
+	assert_int_equal(now, keel_store_sqlite_schema_version());
 	/* a late event appended after the migration ends e1's row */
 	struct events e;
 	events_init(&e);
@@ -1759,7 +1774,7 @@ static void schema_1_file_is_migrated(void **state)
 	q.known_at = 0;
 	got = scan_text(s, &q);
 	assert_string_equal(got, "fact \"a\" \"p\" 1 [1970-01-01T00:01:40Z "
-				 "1970-01-01T00:03:20Z) \"e1\" \"e3\"\n");
+				 "1970-01-01T00:03:20Z) \"e1\" \"/s\":\"e3\"\n");
 	free(got);
 	events_free(&e);
 	keel_store_close(s);
@@ -1769,7 +1784,7 @@ static void schema_1_file_is_migrated(void **state)
 	assert_int_equal(keel_store_open(url, &s, &err), 0);
 	assert_int_equal(keel_store_schema_versions(s, &was, &now), 0);
 	assert_int_equal(was, 0);
-	assert_int_equal(now, version);
+	assert_int_equal(now, keel_store_sqlite_schema_version());
 	keel_store_close(s);
 	/* the memory store has no schema */
 	assert_int_equal(keel_store_open("memory:", &s, &err), 0);
@@ -1807,19 +1822,25 @@ static int scan_row(void *ud, const struct keel_record *r)
 			      r->kind.ptr ? r->kind.ptr : "NULL", t1, t2);
 		break;
 	case KEEL_REC_FACT:
-		keel_buf_addf(
-		    b, "%.*s|%.*s|%.*s|%.*s|%s|%s|%.*s|%.*s\n", S(r->tenant),
-		    S(r->subject), S(r->name), r->value.ptr ? (int)r->value.len : 4,
-		    r->value.ptr ? r->value.ptr : "NULL", t1, to, S(r->asserted_by),
-		    r->closed_by.ptr ? (int)r->closed_by.len : 4,
-		    r->closed_by.ptr ? r->closed_by.ptr : "NULL");
+		keel_buf_addf(b, "%.*s|%.*s|%.*s|%.*s|%s|%s|%.*s|%.*s|%.*s|%.*s\n",
+			      S(r->tenant), S(r->subject), S(r->name),
+			      r->value.ptr ? (int)r->value.len : 4,
+			      r->value.ptr ? r->value.ptr : "NULL", t1, to,
+			      S(r->asserted_by.source), S(r->asserted_by.id),
+			      r->closed_by.id.ptr ? (int)r->closed_by.source.len : 4,
+			      r->closed_by.id.ptr ? r->closed_by.source.ptr : "NULL",
+			      r->closed_by.id.ptr ? (int)r->closed_by.id.len : 4,
+			      r->closed_by.id.ptr ? r->closed_by.id.ptr : "NULL");
 		break;
 	default:
-		keel_buf_addf(b, "%.*s|%.*s|%.*s|%.*s|%d|%s|%s|%.*s|%.*s\n", S(r->tenant),
-			      S(r->subject), S(r->name), S(r->object), r->linked ? 1 : 0,
-			      t1, to, S(r->asserted_by),
-			      r->closed_by.ptr ? (int)r->closed_by.len : 4,
-			      r->closed_by.ptr ? r->closed_by.ptr : "NULL");
+		keel_buf_addf(b, "%.*s|%.*s|%.*s|%.*s|%d|%s|%s|%.*s|%.*s|%.*s|%.*s\n",
+			      S(r->tenant), S(r->subject), S(r->name), S(r->object),
+			      r->linked ? 1 : 0, t1, to, S(r->asserted_by.source),
+			      S(r->asserted_by.id),
+			      r->closed_by.id.ptr ? (int)r->closed_by.source.len : 4,
+			      r->closed_by.id.ptr ? r->closed_by.source.ptr : "NULL",
+			      r->closed_by.id.ptr ? (int)r->closed_by.id.len : 4,
+			      r->closed_by.id.ptr ? r->closed_by.id.ptr : "NULL");
 	}
 #undef S
 	return 0;
@@ -1870,12 +1891,13 @@ static void views_show_the_derived_rows(void **state)
 	    {KEEL_REC_ENTITY, "SELECT tenant, subject, kind, first_seen, last_seen FROM "
 			      "entities WHERE tenant = 't' ORDER BY subject"},
 	    {KEEL_REC_FACT, "SELECT tenant, subject, predicate, value, valid_from, "
-			    "valid_to, asserted_by, closed_by FROM facts WHERE tenant = "
+			    "valid_to, asserted_by_source, asserted_by, closed_by_source, "
+			    "closed_by FROM facts WHERE tenant = "
 			    "'t' ORDER BY subject, predicate, valid_from, seq"},
 	    {KEEL_REC_RELATION,
 	     "SELECT tenant, subject, relation, object, linked, "
-	     "valid_from, valid_to, asserted_by, closed_by FROM "
-	     "relations WHERE tenant = 't' ORDER BY subject, relation, "
+	     "valid_from, valid_to, asserted_by_source, asserted_by, closed_by_source, "
+	     "closed_by FROM relations WHERE tenant = 't' ORDER BY subject, relation, "
 	     "object, valid_from, seq"},
 	};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(views); i++) {

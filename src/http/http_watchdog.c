@@ -107,6 +107,10 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
 	atomic_fetch_sub(&srv->buffered, rq->claimed);
 	keel_buf_free(&rq->body);
+	if (rq->binary) {
+		keel_ce_binary_free(rq->binary);
+		free(rq->binary);
+	}
 	free(rq->job.items);
 	keel_buf_free(&rq->job.rejects);
 	pthread_mutex_lock(&srv->inflight_lock);

@@ -154,6 +154,80 @@ static bool claim(struct keel_server *srv, struct request *rq, size_t n)
 	return true;
 }
 
+/* MHD_KeyValueIterator: whether any header's name begins with "ce-". */
+static enum MHD_Result find_ce_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (strncasecmp(key, "ce-", 3) != 0)
+		return MHD_YES;
+	*(bool *)cls = true;
+	return MHD_NO;
+}
+
+/* The content mode of a POST /v1/events, from its Content-Type and
+ * headers, as the CloudEvents HTTP binding tells them apart
+ * (docs/http.md): the CloudEvents media types and Keel's NDJSON name
+ * their mode; any other request carrying ce- headers is binary mode; a
+ * plain application/json body is structured mode or a batch. Answers
+ * 415 itself (true) when it is none of these. */
+static bool content_mode(struct keel_server *srv, struct MHD_Connection *c,
+			 struct request *rq, const char *ct, enum MHD_Result *ret)
+{
+	struct keel_media_type mt = {KEEL_STR_NULL, KEEL_STR_NULL};
+	bool parsed = ct && keel_media_type_parse(ct, &mt);
+	bool ce_headers = false;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, find_ce_header, &ce_headers);
+	const char *refusal = NULL;
+	if (parsed && mt.type.len >= 23 &&
+	    strncasecmp(mt.type.ptr, "application/cloudevents", 23) == 0) {
+		if (keel_media_type_is(&mt, "application/cloudevents+json"))
+			rq->kind = BODY_SINGLE;
+		else if (keel_media_type_is(&mt, "application/cloudevents-batch+json"))
+			rq->kind = BODY_BATCH;
+		else
+			refusal = "an event format Keel does not read (it reads JSON: "
+				  "application/cloudevents+json and "
+				  "application/cloudevents-batch+json)";
+	} else if (parsed && (keel_media_type_is(&mt, "application/x-ndjson") ||
+			      keel_media_type_is(&mt, "application/ndjson"))) {
+		rq->kind = BODY_NDJSON;
+	} else if (ce_headers && (parsed || !ct)) {
+		rq->kind = BODY_BINARY;
+		rq->binary_json = parsed && keel_media_type_is_json(&mt);
+	} else if (parsed && keel_media_type_is(&mt, "application/json")) {
+		rq->kind = BODY_JSON;
+	} else {
+		refusal = ct && !parsed
+			      ? "not a media type"
+			      : "expected application/cloudevents+json, "
+				"application/cloudevents-batch+json, application/json, "
+				"application/x-ndjson, or ce- headers (binary content mode)";
+	}
+	/* Events are JSON, and JSON is UTF-8 (RFC 8259); a binary event's
+	 * data that is not JSON is kept as bytes, whatever its charset. */
+	bool json_text = rq->kind != BODY_BINARY || rq->binary_json;
+	if (!refusal && json_text && !keel_media_type_utf8(&mt)) {
+		rq->route = ROUTE_DONE;
+		*ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		    "content type \"%.*s\": charset \"%.*s\" not supported: JSON is read "
+		    "as UTF-8",
+		    (int)(mt.type.len > 100 ? 100 : mt.type.len), mt.type.ptr,
+		    (int)(mt.charset.len > 40 ? 40 : mt.charset.len), mt.charset.ptr);
+		return true;
+	}
+	if (!refusal)
+		return false;
+	size_t shown = ct ? strlen(ct) : 0;
+	rq->route = ROUTE_DONE;
+	*ret = keel_http_answer_error(srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				      "content type \"%.*s\": %s",
+				      (int)(shown > 100 ? 100 : shown), ct ? ct : "", refusal);
+	return true;
+}
+
 /* First call for POST /v1/events: everything that can be refused before
  * the body is read. */
 static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -161,29 +235,11 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 {
 	const char *ct =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	size_t mlen = 0;
-	if (ct) {
-		while (ct[mlen] && ct[mlen] != ';' && ct[mlen] != ' ')
-			mlen++;
-	}
-	if (ct && mlen == 28 &&
-	    strncasecmp(ct, "application/cloudevents+json", mlen) == 0)
-		rq->kind = BODY_SINGLE;
-	else if (ct && mlen == 34 &&
-		 strncasecmp(ct, "application/cloudevents-batch+json", mlen) == 0)
-		rq->kind = BODY_BATCH;
-	else if (ct &&
-		 ((mlen == 20 && strncasecmp(ct, "application/x-ndjson", mlen) == 0) ||
-		  (mlen == 18 && strncasecmp(ct, "application/ndjson", mlen) == 0)))
-		rq->kind = BODY_NDJSON;
-	else {
-		rq->route = ROUTE_DONE;
-		return keel_http_answer_error(
-		    srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-		    "content type \"%.*s\": expected application/cloudevents+json, "
-		    "application/cloudevents-batch+json or application/x-ndjson",
-		    (int)(mlen > 100 ? 100 : mlen), ct ? ct : "");
-	}
+	enum MHD_Result ret = MHD_YES;
+	if (content_mode(srv, c, rq, ct, &ret))
+		return ret;
+	if (rq->kind == BODY_BINARY && !keel_http_start_binary(srv, c, rq, ct, &ret))
+		return ret;
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
 	uint64_t n;

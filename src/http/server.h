@@ -8,6 +8,8 @@
  *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
  *   http_watchdog.c  connections' header and request timeouts
  *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *                    (the content modes' building blocks are in http.h:
+ *                    media_type.c, binary_mode.c, body.c)
  *   http_reads.c     the read endpoints and the pool of read handles
  *   server_bench.h   the null mode, for bench_http only
  */
@@ -84,10 +86,13 @@ enum route {
 	ROUTE_DONE, /* an answer was queued on the first call */
 };
 
+/* How a POST carries its events (docs/http.md, "POST /v1/events"). */
 enum body_kind {
-	BODY_SINGLE,
-	BODY_BATCH,
+	BODY_SINGLE, /* structured mode: one JSON event */
+	BODY_BATCH,  /* batch mode: a JSON array */
 	BODY_NDJSON,
+	BODY_JSON,   /* application/json: an object or an array, seen in the body */
+	BODY_BINARY, /* binary mode: ce- headers, the body is the data */
 };
 
 /* A POST's events, queued for the writer, and what became of them. The
@@ -116,6 +121,10 @@ struct request {
 	struct conn *conn;
 	const struct keel_token_entry *token; /* NULL when no token file */
 	struct keel_buf body;
+	/* Binary mode: the event read from the headers; whether the body
+	 * is JSON data. */
+	struct keel_ce_binary *binary;
+	bool binary_json;
 	size_t received;
 	size_t claimed; /* bytes counted against max_buffered */
 	bool too_large;
@@ -233,6 +242,11 @@ void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
 
 /* Events (http_events.c) */
+/* Binary mode, once the headers are in: reads them into rq->binary and
+ * checks the tenant against the token. False after queueing the refusal. */
+bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
+			    struct request *rq, const char *content_type,
+			    enum MHD_Result *ret);
 enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Connection *c,
 					struct request *rq);
 enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Connection *c,

@@ -17,7 +17,7 @@
 #include "../store.h"
 
 struct mem_event {
-	struct keel_str tenant, id, type, envelope;
+	struct keel_str tenant, source, id, type, envelope;
 	int64_t time;
 	uint64_t hash; /* mem_event_hash: 0 until asked */
 	int64_t seq;
@@ -148,7 +148,7 @@ static void mem_rebuild_event_map(struct keel_memory_store *m)
 	keel_map_clear(&m->event_map);
 	for (size_t i = 0; i < m->events.len; i++) {
 		struct mem_event *e = m->events.items[i];
-		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->id), e);
+		keel_map_put(&m->event_map, keel_event_key_hash(e->tenant, e->source, e->id), e);
 	}
 }
 
@@ -194,12 +194,13 @@ static uint64_t mem_event_hash(struct mem_event *e)
 }
 
 static struct mem_event *mem_find_event(struct keel_memory_store *m, struct keel_str tenant,
-					struct keel_str id, uint64_t h)
+					struct keel_str source, struct keel_str id, uint64_t h)
 {
 	for (size_t i = keel_map_first(&m->event_map, h); i != SIZE_MAX;
 	     i = keel_map_next(&m->event_map, h, i)) {
 		struct mem_event *e = m->event_map.values[i];
-		if (keel_str_eq(e->id, id) && keel_str_eq(e->tenant, tenant))
+		if (keel_str_eq(e->id, id) && keel_str_eq(e->source, source) &&
+		    keel_str_eq(e->tenant, tenant))
 			return e;
 	}
 	return NULL;
@@ -211,11 +212,12 @@ static int keel_memory_seen_ids(struct keel_store *s, struct keel_batch_event **
 	struct keel_memory_store *m = keel_memory_downcast(s);
 	keel_batch_key_hashes(ev, n); /* kept in each event: logging reuses them */
 	for (size_t i = 0; i < n; i++) {
-		struct mem_event *e = mem_find_event(m, ev[i]->tenant, ev[i]->id,
+		struct mem_event *e = mem_find_event(m, ev[i]->tenant, ev[i]->source, ev[i]->id,
 						     keel_batch_event_key_hash(ev[i]));
 		if (e) {
 			ev[i]->status = KEEL_EV_DUPLICATE;
 			ev[i]->stored_hash = mem_event_hash(e);
+			ev[i]->stored_seq = e->seq;
 		}
 	}
 	return 0;
@@ -256,6 +258,7 @@ static void mem_log_event(struct keel_memory_store *m, struct keel_batch_event *
 	    m->events.len ? m->events.items[m->events.len - 1] : NULL;
 	bool same = prev && keel_str_eq(prev->tenant, ev->tenant);
 	e->tenant = same ? prev->tenant : mem_str(m, ev->tenant);
+	e->source = mem_str(m, ev->source);
 	e->id = mem_str(m, ev->id);
 	e->type = mem_str(m, ev->type);
 	e->envelope = mem_str(m, ev->envelope);
@@ -330,7 +333,8 @@ static void mem_add_row(struct keel_memory_store *m, const struct keel_assertion
 	row->a.name = tl->name;
 	row->a.object = tl->object;
 	row->a.value = mem_str(m, a->value);
-	row->a.asserted_by = mem_str(m, a->asserted_by);
+	row->a.asserted_by.source = mem_str(m, a->asserted_by.source);
+	row->a.asserted_by.id = mem_str(m, a->asserted_by.id);
 	row->seq = ++m->next_seq;
 	mem_insert_row(tl, row);
 	keel_ptrvec_push(&m->undo.rows, row);
@@ -470,10 +474,12 @@ static int mem_scan_events(struct keel_memory_store *m, const struct keel_scan *
 	for (size_t i = 0; i < m->events.len && !rc; i++) {
 		struct mem_event *e = m->events.items[i];
 		if (!keel_str_eq(e->tenant, q->tenant) || !mem_match(q->event_id, e->id) ||
+		    (q->event_id.ptr && !keel_str_eq(q->event_source, e->source)) ||
 		    !mem_visible(q, e->recorded_at))
 			continue;
 		struct keel_record r = {.type = KEEL_REC_EVENT,
 					.tenant = e->tenant,
+					.source = e->source,
 					.id = e->id,
 					.event_type = e->type,
 					.time = e->time,

@@ -33,21 +33,23 @@ static const struct {
 	const char *sql, *types;
 } keel_mysql_bulk_stmts[KEEL_MYSQL_BULK_KINDS] = {
     [KEEL_MYSQL_BULK_EVENTS] = {"INSERT INTO keel_events (tenant, id, type, time, hash, "
-				"envelope, recorded_at) VALUES (?,?,?,?,?,?,?)",
-				"sssiusi"},
+				"envelope, recorded_at, source) VALUES "
+				"(?,?,?,?,?,?,?,?)",
+				"sssiusis"},
     [KEEL_MYSQL_BULK_MENTIONS] = {"INSERT INTO keel_entity_mentions (tenant, subject, "
 				  "kind, kind_time, first_seen, last_seen, "
 				  "recorded_at) VALUES (?,?,?,?,?,?,?)",
 				  "sssiiii"},
     [KEEL_MYSQL_BULK_FACTS] = {"INSERT INTO keel_fact_rows (tenant, subject, "
 			       "predicate, value, valid_from, asserted_by, "
-			       "recorded_at) VALUES (?,?,?,?,?,?,?)",
-			       "ssssisi"},
+			       "recorded_at, asserted_by_source) VALUES "
+			       "(?,?,?,?,?,?,?,?)",
+			       "ssssisis"},
     [KEEL_MYSQL_BULK_RELATIONS] = {"INSERT INTO keel_relation_rows (tenant, subject, "
 				   "relation, object, linked, valid_from, "
-				   "asserted_by, recorded_at) VALUES "
-				   "(?,?,?,?,?,?,?,?)",
-				   "ssssiisi"},
+				   "asserted_by, recorded_at, asserted_by_source) "
+				   "VALUES (?,?,?,?,?,?,?,?,?)",
+				   "ssssiisis"},
 };
 
 void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m)
@@ -231,6 +233,7 @@ int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event *
 		rc = keel_mysql_bulk_row(&b,
 					 keel_mysql_bulk_size(e->tenant) +
 					     keel_mysql_bulk_size(e->id) +
+					     keel_mysql_bulk_size(e->source) +
 					     keel_mysql_bulk_size(e->type) +
 					     keel_mysql_bulk_size(e->envelope) + 30,
 					 &r);
@@ -243,6 +246,7 @@ int keel_mysql_bulk_events(struct keel_mysql_store *m, struct keel_batch_event *
 		keel_mysql_bulk_num(&b, r, 4, (int64_t)e->hash);
 		keel_mysql_bulk_str(&b, r, 5, e->envelope);
 		keel_mysql_bulk_num(&b, r, 6, e->recorded_at);
+		keel_mysql_bulk_str(&b, r, 7, e->source);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);
@@ -299,7 +303,8 @@ int keel_mysql_bulk_rows(struct keel_mysql_store *m, const struct keel_assertion
 		    keel_mysql_bulk_size(a->tenant) + keel_mysql_bulk_size(a->subject) +
 			keel_mysql_bulk_size(a->name) + keel_mysql_bulk_size(a->object) +
 			keel_mysql_bulk_size(a->value) +
-			keel_mysql_bulk_size(a->asserted_by) + 30,
+			keel_mysql_bulk_size(a->asserted_by.id) +
+			keel_mysql_bulk_size(a->asserted_by.source) + 30,
 		    &r);
 		if (rc)
 			break;
@@ -314,8 +319,9 @@ int keel_mysql_bulk_rows(struct keel_mysql_store *m, const struct keel_assertion
 			keel_mysql_bulk_num(&b, r, c++, a->linked ? 1 : 0);
 		}
 		keel_mysql_bulk_num(&b, r, c++, a->valid_from);
-		keel_mysql_bulk_str(&b, r, c++, a->asserted_by);
-		keel_mysql_bulk_num(&b, r, c, a->recorded_at);
+		keel_mysql_bulk_str(&b, r, c++, a->asserted_by.id);
+		keel_mysql_bulk_num(&b, r, c++, a->recorded_at);
+		keel_mysql_bulk_str(&b, r, c, a->asserted_by.source);
 	}
 	if (rc == 0)
 		rc = keel_mysql_bulk_flush(&b);

@@ -20,10 +20,6 @@ struct keel_store;
  * give up and scan, warning 3170). */
 #define KEEL_MYSQL_IN_MAX 1000
 
-/* The schema version a new or migrated store has (tests: no number of
- * steps is written into them). */
-int keel_store_mysql_schema_version(void);
-
 struct keel_mysql_stats {
 	uint64_t lookup_statements; /* seen-id lookups: the only reads of a batch */
 	uint64_t in_lists;	    /* row-constructor IN lists sent */
@@ -39,6 +35,10 @@ struct keel_mysql_stats {
 };
 
 const struct keel_mysql_stats *keel_store_mysql_stats(const struct keel_store *s);
+
+/* The schema version this Keel writes (tests compare against it rather
+ * than a number that another step would change). */
+int keel_store_mysql_schema_version(void);
 void keel_store_mysql_reset_stats(struct keel_store *s);
 
 /* The statement profile (KEEL_MYSQL_PROFILE, or switched on here): per kind

@@ -77,10 +77,10 @@ static const char *keel_mysql_row_index(const struct keel_scan *q)
 
 #define KEEL_MYSQL_FACT_COLS                                                             \
 	"SELECT f.seq, f.subject, f.predicate, NULL, f.value, 0, f.valid_from, "         \
-	"f.asserted_by, f.recorded_at FROM "
+	"f.asserted_by, f.recorded_at, f.asserted_by_source FROM "
 #define KEEL_MYSQL_RELATION_COLS                                                         \
 	"SELECT f.seq, f.subject, f.relation, f.object, NULL, f.linked, f.valid_from, "  \
-	"f.asserted_by, f.recorded_at FROM "
+	"f.asserted_by, f.recorded_at, f.asserted_by_source FROM "
 
 /* The timelines of an at-scan's subject or object, for the dives. */
 struct keel_mysql_keys {
@@ -219,8 +219,9 @@ static void keel_mysql_record(const struct keel_scan *q, MYSQL_ROW row,
 		r->value = keel_mysql_col(row, len, 4);
 		r->linked = row[5] && row[5][0] == '1';
 		r->valid_from = keel_mysql_i64(row[6], len[6]);
-		r->asserted_by = keel_mysql_col(row, len, 7);
+		r->asserted_by.id = keel_mysql_col(row, len, 7);
 		r->recorded_at = keel_mysql_i64(row[8], len[8]);
+		r->asserted_by.source = keel_mysql_col(row, len, 9);
 		break;
 	case KEEL_REC_EVENT:
 		r->seq = keel_mysql_i64(row[0], len[0]);
@@ -230,6 +231,7 @@ static void keel_mysql_record(const struct keel_scan *q, MYSQL_ROW row,
 		r->hash = keel_mysql_u64(row[4], len[4]);
 		r->envelope = keel_mysql_col(row, len, 5);
 		r->recorded_at = keel_mysql_i64(row[6], len[6]);
+		r->source = keel_mysql_col(row, len, 7);
 		break;
 	}
 }
@@ -370,8 +372,10 @@ int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 		break;
 	case KEEL_REC_EVENT:
 		keel_buf_adds(b, "SELECT seq, id, type, time, hash, envelope, "
-				 "recorded_at FROM keel_events WHERE tenant = ");
+				 "recorded_at, source FROM keel_events WHERE tenant = ");
 		keel_mysql_add_str(m, b, q->tenant);
+		if (q->event_id.ptr)
+			keel_mysql_filter(m, "", "source", q->event_source);
 		keel_mysql_filter(m, "", "id", q->event_id);
 		keel_mysql_known(m, "", q);
 		keel_buf_adds(b, " ORDER BY seq");

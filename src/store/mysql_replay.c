@@ -218,13 +218,14 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, const struct keel_ap
 		keel_buf_addf(b, "\t%lld\t%llu\t", (long long)e->time,
 			      (unsigned long long)e->hash);
 		keel_tsv_str(b, e->envelope);
-		keel_buf_addf(b, "\t%lld", (long long)e->recorded_at);
+		keel_buf_addf(b, "\t%lld\t", (long long)e->recorded_at);
+		keel_tsv_str(b, e->source);
 		rc = keel_mysql_tsv_row_end(&t);
 	}
 	if (rc == 0)
 		rc = keel_mysql_tsv_load(&t, "keel_events",
 					 "tenant, id, type, time, hash, envelope, "
-					 "recorded_at",
+					 "recorded_at, source",
 					 "loading events");
 	for (size_t i = 0; rc == 0 && i < a->nmentions; i++) {
 		const struct keel_mention *e = &a->mentions[i];
@@ -262,8 +263,9 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, const struct keel_ap
 				keel_buf_adds(b, r->linked ? "\t1" : "\t0");
 			}
 			keel_buf_addf(b, "\t%lld\t", (long long)r->valid_from);
-			keel_tsv_str(b, r->asserted_by);
-			keel_buf_addf(b, "\t%lld", (long long)r->recorded_at);
+			keel_tsv_str(b, r->asserted_by.id);
+			keel_buf_addf(b, "\t%lld\t", (long long)r->recorded_at);
+			keel_tsv_str(b, r->asserted_by.source);
 			rc = keel_mysql_tsv_row_end(&t);
 		}
 		/* The server numbers the rows in file order (AUTO_INCREMENT),
@@ -272,9 +274,9 @@ static int keel_mysql_bulk_load(struct keel_mysql_store *m, const struct keel_ap
 			rc = keel_mysql_tsv_load(
 			    &t, fact ? "keel_fact_rows" : "keel_relation_rows",
 			    fact ? "tenant, subject, predicate, value, valid_from, "
-				   "asserted_by, recorded_at"
+				   "asserted_by, recorded_at, asserted_by_source"
 				 : "tenant, subject, relation, object, linked, "
-				   "valid_from, asserted_by, recorded_at",
+				   "valid_from, asserted_by, recorded_at, asserted_by_source",
 			    fact ? "loading facts" : "loading relations");
 	}
 	fclose(t.f);

@@ -8,6 +8,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include "mysql_internal.h"
 #include "mysql_store.h"
 
 /* --------------------------------------------------------------- schema */
@@ -58,6 +59,7 @@ static const char *const keel_mysql_tables[] = {
     "valid_from BIGINT NOT NULL,"
     "asserted_by VARBINARY(256) NOT NULL,"
     "recorded_at BIGINT NOT NULL DEFAULT 0,"
+    "asserted_by_source VARBINARY(1024) NOT NULL DEFAULT '',"
     "PRIMARY KEY (seq),"
     "KEY keel_facts_from (tenant, subject, predicate, valid_from)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
@@ -72,6 +74,7 @@ static const char *const keel_mysql_tables[] = {
     "valid_from BIGINT NOT NULL,"
     "asserted_by VARBINARY(256) NOT NULL,"
     "recorded_at BIGINT NOT NULL DEFAULT 0,"
+    "asserted_by_source VARBINARY(1024) NOT NULL DEFAULT '',"
     "PRIMARY KEY (seq),"
     "KEY keel_relations_from (tenant, subject, relation, object, valid_from),"
     "KEY keel_relations_object (tenant, object, subject, relation, valid_from)"
@@ -86,7 +89,8 @@ static const char *const keel_mysql_tables[] = {
     "hash BIGINT UNSIGNED NOT NULL,"
     "envelope LONGBLOB NOT NULL,"
     "recorded_at BIGINT NOT NULL DEFAULT 0,"
-    "PRIMARY KEY (tenant, id),"
+    "source VARBINARY(1024) NOT NULL DEFAULT '',"
+    "PRIMARY KEY (tenant, source, id),"
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
     KEEL_MYSQL_TENANT_CARTRIDGES,
@@ -112,15 +116,17 @@ static const char *const keel_mysql_tables[] = {
 static const char *const keel_mysql_views[] = {
     "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS "
     "SELECT seq, tenant, subject, predicate, value, valid_from, "
-    "LEAD(valid_from)" KEEL_MYSQL_FACT_TIMELINE " AS valid_to, asserted_by, "
-    "LEAD(asserted_by)" KEEL_MYSQL_FACT_TIMELINE " AS closed_by, recorded_at "
-    "FROM keel_fact_rows",
+    "LEAD(valid_from)" KEEL_MYSQL_FACT_TIMELINE " AS valid_to, asserted_by_source, "
+    "asserted_by, LEAD(asserted_by_source)" KEEL_MYSQL_FACT_TIMELINE
+    " AS closed_by_source, LEAD(asserted_by)" KEEL_MYSQL_FACT_TIMELINE
+    " AS closed_by, recorded_at FROM keel_fact_rows",
 
     "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS "
     "SELECT seq, tenant, subject, relation, object, linked, valid_from, "
-    "LEAD(valid_from)" KEEL_MYSQL_RELATION_TIMELINE " AS valid_to, asserted_by, "
-    "LEAD(asserted_by)" KEEL_MYSQL_RELATION_TIMELINE " AS closed_by, recorded_at "
-    "FROM keel_relation_rows",
+    "LEAD(valid_from)" KEEL_MYSQL_RELATION_TIMELINE " AS valid_to, asserted_by_source, "
+    "asserted_by, LEAD(asserted_by_source)" KEEL_MYSQL_RELATION_TIMELINE
+    " AS closed_by_source, LEAD(asserted_by)" KEEL_MYSQL_RELATION_TIMELINE
+    " AS closed_by, recorded_at FROM keel_relation_rows",
 
     /* kind: of the mention with the least kind_time that gives one, the
      * later mention on a tie (docs/semantics.md, "Entities") */
@@ -156,9 +162,6 @@ static const char *const keel_mysql_views[] = {
  * become one mention each; keel_writers goes (nothing reads state to
  * write any more, so writers need not take turns); the views take the
  * tables' old names. */
-#define KEEL_MYSQL_STR(x) KEEL_MYSQL_STR_(x)
-#define KEEL_MYSQL_STR_(x) #x
-
 struct keel_mysql_migration {
 	const char *sql;
 	const char *guard; /* NULL: always runs */
@@ -173,6 +176,12 @@ struct keel_mysql_migration {
 #define KEEL_MYSQL_LACKS_COLUMN(table, column)                                           \
 	"SELECT COUNT(*) = 0 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "      \
 	"DATABASE() AND TABLE_NAME = '" table "' AND COLUMN_NAME = '" column "'"
+/* The log's key is still (tenant, id): keel_mysql_step_event_source has
+ * not finished. */
+#define KEEL_MYSQL_LACKS_SOURCE_KEY                                                      \
+	"SELECT COUNT(*) = 0 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "   \
+	"DATABASE() AND TABLE_NAME = 'keel_events' AND INDEX_NAME = 'PRIMARY' AND "      \
+	"COLUMN_NAME = 'source'"
 
 static const struct keel_mysql_migration keel_mysql_to_3[] = {
     {"ALTER TABLE keel_facts DROP INDEX keel_facts_timeline, ADD INDEX "
@@ -215,6 +224,35 @@ static const struct keel_mysql_migration keel_mysql_to_5[] = {
     {NULL, NULL},
 };
 
+/* keel_mysql_step_event_source: an event is (tenant, source, id)
+ * (docs/store-mysql.md, "Events by source"). The log gains each event's
+ * source from its logged envelope ("" when it has none that is a string),
+ * the rows their asserting event's (found by the ids that were unique per
+ * tenant until now: before the key changes, while (tenant, id) is its
+ * prefix), and the log's key becomes (tenant, source, id). */
+#define KEEL_MYSQL_FILL_SOURCE(table)                                                    \
+	"UPDATE " table " AS r JOIN keel_events AS e ON e.tenant = r.tenant AND e.id = " \
+	"r.asserted_by SET r.asserted_by_source = e.source WHERE e.source <> ''"
+
+static const struct keel_mysql_migration keel_mysql_step_event_source[] = {
+    {"ALTER TABLE keel_events ADD COLUMN source VARBINARY(1024) NOT NULL DEFAULT ''",
+     KEEL_MYSQL_LACKS_COLUMN("keel_events", "source")},
+    {"UPDATE keel_events SET source = JSON_UNQUOTE(JSON_EXTRACT(envelope, '$.source')) "
+     "WHERE JSON_TYPE(JSON_EXTRACT(envelope, '$.source')) = 'STRING'",
+     KEEL_MYSQL_LACKS_SOURCE_KEY},
+    {"ALTER TABLE keel_fact_rows ADD COLUMN asserted_by_source VARBINARY(1024) NOT NULL "
+     "DEFAULT ''",
+     KEEL_MYSQL_LACKS_COLUMN("keel_fact_rows", "asserted_by_source")},
+    {KEEL_MYSQL_FILL_SOURCE("keel_fact_rows"), KEEL_MYSQL_LACKS_SOURCE_KEY},
+    {"ALTER TABLE keel_relation_rows ADD COLUMN asserted_by_source VARBINARY(1024) NOT "
+     "NULL DEFAULT ''",
+     KEEL_MYSQL_LACKS_COLUMN("keel_relation_rows", "asserted_by_source")},
+    {KEEL_MYSQL_FILL_SOURCE("keel_relation_rows"), KEEL_MYSQL_LACKS_SOURCE_KEY},
+    {"ALTER TABLE keel_events DROP PRIMARY KEY, ADD PRIMARY KEY (tenant, source, id)",
+     KEEL_MYSQL_LACKS_SOURCE_KEY},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
     {KEEL_MYSQL_TENANT_CARTRIDGES, NULL},
     {NULL, NULL},
@@ -223,7 +261,7 @@ static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
-	keel_mysql_step_tenant_cartridges,
+	keel_mysql_step_event_source, keel_mysql_step_tenant_cartridges,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
@@ -269,12 +307,14 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 					     "creating the schema");
 		if (rc == 0)
 			rc = keel_mysql_create_views(m);
+		keel_buf_reset(&m->sql);
+		keel_buf_addf(&m->sql,
+			      "INSERT IGNORE INTO keel_meta (name, value) VALUES "
+			      "('schema_version', %d)",
+			      KEEL_MYSQL_SCHEMA_VERSION);
 		if (rc == 0)
-			rc = keel_mysql_runs(m,
-					     "INSERT IGNORE INTO keel_meta (name, value) "
-					     "VALUES ('schema_version', "
-					     KEEL_MYSQL_STR(KEEL_MYSQL_SCHEMA_VERSION) ")",
-					     "creating the schema");
+			rc = keel_mysql_run(m, m->sql.data, m->sql.len,
+					    "creating the schema");
 		if (rc)
 			goto fail;
 		m->schema_was = 0;
@@ -309,7 +349,9 @@ int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err)
 				rc = keel_mysql_runs(m, step[i].sql,
 						     "migrating the schema");
 		}
-		if (rc == 0 && version + 1 == 5)
+		/* The views read the latest columns: made once the last
+		 * step has added them. */
+		if (rc == 0 && version + 1 == KEEL_MYSQL_SCHEMA_VERSION)
 			rc = keel_mysql_create_views(m);
 		keel_buf_reset(&m->sql);
 		keel_buf_addf(

@@ -311,7 +311,8 @@ static void keel_sqlite_bind_event_key(struct keel_sqlite_store *s, sqlite3_stmt
 {
 	const struct keel_batch_event *ev = k->ptr;
 	keel_sqlite_bind_str(s, st, p, ev->tenant);
-	keel_sqlite_bind_str(s, st, p + 1, ev->id);
+	keel_sqlite_bind_str(s, st, p + 1, ev->source);
+	keel_sqlite_bind_str(s, st, p + 2, ev->id);
 }
 
 static void keel_sqlite_seen_row(struct keel_sqlite_store *s, sqlite3_stmt *st,
@@ -322,6 +323,7 @@ static void keel_sqlite_seen_row(struct keel_sqlite_store *s, sqlite3_stmt *st,
 	struct keel_batch_event *ev = k->ptr;
 	ev->status = KEEL_EV_DUPLICATE;
 	ev->stored_hash = (uint64_t)sqlite3_column_int64(st, 1);
+	ev->stored_seq = sqlite3_column_int64(st, 2);
 }
 
 static int keel_sqlite_seen_ids(struct keel_store *bs, struct keel_batch_event **ev,
@@ -386,8 +388,9 @@ static void keel_sqlite_bind_fact(struct keel_sqlite_store *s, sqlite3_stmt *st,
 	keel_sqlite_bind_str(s, st, p + 3, r->name);
 	keel_sqlite_bind_str(s, st, p + 4, r->value);
 	keel_sqlite_bind_i64(s, st, p + 5, r->valid_from);
-	keel_sqlite_bind_str(s, st, p + 6, r->asserted_by);
+	keel_sqlite_bind_str(s, st, p + 6, r->asserted_by.id);
 	keel_sqlite_bind_i64(s, st, p + 7, r->recorded_at);
+	keel_sqlite_bind_str(s, st, p + 8, r->asserted_by.source);
 }
 
 static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt *st,
@@ -402,8 +405,9 @@ static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt 
 	keel_sqlite_bind_str(s, st, p + 4, r->object);
 	keel_sqlite_bind_i64(s, st, p + 5, r->linked);
 	keel_sqlite_bind_i64(s, st, p + 6, r->valid_from);
-	keel_sqlite_bind_str(s, st, p + 7, r->asserted_by);
+	keel_sqlite_bind_str(s, st, p + 7, r->asserted_by.id);
 	keel_sqlite_bind_i64(s, st, p + 8, r->recorded_at);
+	keel_sqlite_bind_str(s, st, p + 9, r->asserted_by.source);
 }
 
 static void keel_sqlite_bind_event(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
@@ -418,6 +422,7 @@ static void keel_sqlite_bind_event(struct keel_sqlite_store *s, sqlite3_stmt *st
 	keel_sqlite_bind_i64(s, st, p + 5, (int64_t)ev->hash);
 	keel_sqlite_bind_str(s, st, p + 6, ev->envelope);
 	keel_sqlite_bind_i64(s, st, p + 7, ev->recorded_at);
+	keel_sqlite_bind_str(s, st, p + 8, ev->source);
 }
 
 static void keel_sqlite_bind_event_id(struct keel_sqlite_store *s, sqlite3_stmt *st,
@@ -425,10 +430,11 @@ static void keel_sqlite_bind_event_id(struct keel_sqlite_store *s, sqlite3_stmt 
 {
 	const struct keel_batch_event *ev = ((struct keel_batch_event *const *)items)[i];
 	keel_sqlite_bind_str(s, st, p, ev->tenant);
-	keel_sqlite_bind_str(s, st, p + 1, ev->id);
-	keel_sqlite_bind_i64(s, st, p + 2, (int64_t)ev->hash);
-	keel_sqlite_bind_i64(s, st, p + 3, ev->seq);
-	keel_sqlite_bind_i64(s, st, p + 4, ev->recorded_at);
+	keel_sqlite_bind_str(s, st, p + 1, ev->source);
+	keel_sqlite_bind_str(s, st, p + 2, ev->id);
+	keel_sqlite_bind_i64(s, st, p + 3, (int64_t)ev->hash);
+	keel_sqlite_bind_i64(s, st, p + 4, ev->seq);
+	keel_sqlite_bind_i64(s, st, p + 5, ev->recorded_at);
 }
 
 static void keel_sqlite_bind_mention(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,

@@ -149,9 +149,11 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 	keel_buf_adds(b, ") ");
 	keel_buf_adds(
 	    b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
-		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at"
+		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
+		      "r.asserted_by_source"
 		    : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "
-		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at");
+		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
+		      "r.asserted_by_source");
 	keel_buf_addf(b, " FROM k CROSS JOIN %s AS r ON r.seq IN (", table);
 	keel_sqlite_at_row(b, fact, m, true);
 	keel_buf_addc(b, ',');
@@ -177,14 +179,14 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	    [KEEL_REC_ENTITY] = "SELECT tenant, subject, kind, kind_time, first_seen, "
 				"last_seen, recorded_at, seq FROM entity_mentions",
 	    [KEEL_REC_FACT] = "SELECT tenant, subject, predicate, value, valid_from, "
-			      "asserted_by, seq, recorded_at FROM fact_rows",
+			      "asserted_by, seq, recorded_at, asserted_by_source FROM fact_rows",
 	    [KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
-				  "valid_from, asserted_by, seq, recorded_at "
-				  "FROM relation_rows",
+				  "valid_from, asserted_by, seq, recorded_at, "
+				  "asserted_by_source FROM relation_rows",
 	    /* The log is read in rowid (arrival) order with no sort; one
 	     * event by id is found through event_ids (below). */
 	    [KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq, "
-			       "recorded_at FROM events",
+			       "recorded_at, source FROM events",
 	};
 	/* Every timeline's rows contiguous, in (valid_from, arrival) order:
 	 * the key index's order, no sort. */
@@ -200,7 +202,7 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	keel_buf_adds(b, " WHERE ");
 	if (m & KEEL_SF_EVENT_ID)
 		keel_buf_adds(b, "seq = (SELECT seq FROM event_ids WHERE tenant = ?1 AND "
-				 "id = ?6) AND ");
+				 "source = ?8 AND id = ?6) AND ");
 	keel_sqlite_row_filters(b, fact, m);
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_buf_adds(b, " AND recorded_at <= ?7");
@@ -208,7 +210,7 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 }
 
 /* Columns: tenant, subject, name, [object, linked,] value (facts),
- * valid_from, asserted_by, seq, recorded_at. valid_to and closed_by are
+ * valid_from, asserted_by, seq, recorded_at, asserted_by_source. valid_to and closed_by are
  * left for keel_store_scan to derive. */
 static void keel_sqlite_scan_record(sqlite3_stmt *st, enum keel_record_type type,
 				    struct keel_record *r)
@@ -232,9 +234,10 @@ static void keel_sqlite_scan_record(sqlite3_stmt *st, enum keel_record_type type
 			r->linked = sqlite3_column_int64(st, c++) != 0;
 		}
 		r->valid_from = sqlite3_column_int64(st, c++);
-		r->asserted_by = keel_sqlite_col_str(st, c++);
+		r->asserted_by.id = keel_sqlite_col_str(st, c++);
 		r->seq = sqlite3_column_int64(st, c++);
-		r->recorded_at = sqlite3_column_int64(st, c);
+		r->recorded_at = sqlite3_column_int64(st, c++);
+		r->asserted_by.source = keel_sqlite_col_str(st, c);
 		break;
 	case KEEL_REC_EVENT:
 		r->id = keel_sqlite_col_str(st, 1);
@@ -244,6 +247,7 @@ static void keel_sqlite_scan_record(sqlite3_stmt *st, enum keel_record_type type
 		r->hash = (uint64_t)sqlite3_column_int64(st, 5);
 		r->seq = sqlite3_column_int64(st, 6);
 		r->recorded_at = sqlite3_column_int64(st, 7);
+		r->source = keel_sqlite_col_str(st, 8);
 		break;
 	}
 }
@@ -381,8 +385,10 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 		keel_sqlite_bind_str(s, st, KEEL_SP_OBJECT, q->object);
 	if (m & KEEL_SF_AT)
 		keel_sqlite_bind_i64(s, st, KEEL_SP_AT, q->at);
-	if (m & KEEL_SF_EVENT_ID)
+	if (m & KEEL_SF_EVENT_ID) {
 		keel_sqlite_bind_str(s, st, KEEL_SP_EVENT_ID, q->event_id);
+		keel_sqlite_bind_str(s, st, KEEL_SP_EVENT_SOURCE, q->event_source);
+	}
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_sqlite_bind_i64(s, st, KEEL_SP_KNOWN_AT, q->known_at);
 

@@ -200,6 +200,70 @@ static const char *const keel_sqlite_step2[] = {
     NULL,
 };
 
+/* The views of keel_sqlite_step_event_source: as step 2's, with each
+ * reference to an event in two columns, its source and its id
+ * (asserted_by_source, asserted_by; closed_by_source, closed_by). */
+#define KEEL_SQ_DERIVED_REFS(cols, key, table)                                          \
+	"SELECT " cols ", valid_from, lead(valid_from) OVER w AS valid_to, "            \
+	"asserted_by_source, asserted_by, lead(asserted_by_source) OVER w AS "          \
+	"closed_by_source, lead(asserted_by) OVER w AS closed_by, seq, recorded_at "    \
+	"FROM " table " WINDOW w AS (PARTITION BY " key                                 \
+	" ORDER BY valid_from, recorded_at, seq)"
+
+#define KEEL_SQ_ROW_TIMES_REFS                                                          \
+	KEEL_SQ_T("valid_from")                                                         \
+	" AS valid_from, " KEEL_SQ_T("valid_to") " AS valid_to, "                       \
+	"asserted_by_source, asserted_by, closed_by_source, closed_by, seq, "           \
+	KEEL_SQ_T("nullif(recorded_at, 0)") " AS recorded_at"
+
+static const char *const keel_sqlite_step_event_source[] = {
+    /* An event is (tenant, source, id) (docs/store-sqlite.md, "Events
+     * by source"). The log gains each event's source, from its logged
+     * envelope ("" when it has none, or none that is a string); the
+     * rows gain their asserting event's, found by the ids that were
+     * unique per tenant until now; event_ids is keyed by all three. */
+    "ALTER TABLE events ADD COLUMN source TEXT NOT NULL DEFAULT '';\n"
+    "UPDATE events SET source = json_extract(envelope, '$.source') "
+    "WHERE json_type(envelope, '$.source') = 'text';\n"
+    "ALTER TABLE fact_rows ADD COLUMN asserted_by_source TEXT NOT NULL DEFAULT '';\n"
+    "UPDATE fact_rows SET asserted_by_source = (SELECT e.source FROM event_ids AS k "
+    "JOIN events AS e ON e.seq = k.seq WHERE k.tenant = fact_rows.tenant AND "
+    "k.id = fact_rows.asserted_by) WHERE EXISTS (SELECT 1 FROM event_ids AS k "
+    "JOIN events AS e ON e.seq = k.seq WHERE k.tenant = fact_rows.tenant AND "
+    "k.id = fact_rows.asserted_by AND e.source <> '');\n",
+    "ALTER TABLE relation_rows ADD COLUMN asserted_by_source TEXT NOT NULL DEFAULT '';\n"
+    "UPDATE relation_rows SET asserted_by_source = (SELECT e.source FROM event_ids AS k "
+    "JOIN events AS e ON e.seq = k.seq WHERE k.tenant = relation_rows.tenant AND "
+    "k.id = relation_rows.asserted_by) WHERE EXISTS (SELECT 1 FROM event_ids AS k "
+    "JOIN events AS e ON e.seq = k.seq WHERE k.tenant = relation_rows.tenant AND "
+    "k.id = relation_rows.asserted_by AND e.source <> '');\n",
+    "CREATE TABLE event_ids_by_source (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	source TEXT NOT NULL,\n"
+    "	id TEXT NOT NULL,\n"
+    "	hash INTEGER NOT NULL,\n"
+    "	seq INTEGER NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL DEFAULT 0,\n"
+    "	PRIMARY KEY (tenant, source, id)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO event_ids_by_source (tenant, source, id, hash, seq, recorded_at) "
+    "SELECT k.tenant, e.source, k.id, k.hash, k.seq, k.recorded_at FROM event_ids AS k "
+    "JOIN events AS e ON e.seq = k.seq;\n"
+    "DROP TABLE event_ids;\n"
+    "ALTER TABLE event_ids_by_source RENAME TO event_ids;\n"
+    "DROP VIEW facts;\n"
+    "DROP VIEW relations;\n",
+    "CREATE VIEW facts AS SELECT tenant, subject, predicate, value, "
+    KEEL_SQ_ROW_TIMES_REFS " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, predicate, value",
+			 "tenant, subject, predicate", "fact_rows") ");\n",
+    "CREATE VIEW relations AS SELECT tenant, subject, relation, object, "
+    "linked, " KEEL_SQ_ROW_TIMES_REFS " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, relation, object, linked",
+			 "tenant, subject, relation, object", "relation_rows") ");\n",
+    NULL,
+};
+
 static const char *const keel_sqlite_step_tenant_cartridges[] = {
     /* Each tenant's recorded cartridge (docs/cartridges.md, "The
      * recorded cartridge"): name, version and content hash, and a JSON
@@ -220,7 +284,8 @@ static const char *const keel_sqlite_step_tenant_cartridges[] = {
 
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
-    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_tenant_cartridges};
+    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
+    keel_sqlite_step_tenant_cartridges};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

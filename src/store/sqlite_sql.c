@@ -8,9 +8,9 @@
 /* ------------------------------------------------------ padded queries */
 
 static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
-    [KEEL_SQ_SEEN] = {"WITH k(i, t, d) AS (VALUES ", 2, true,
-		      ") SELECT k.i, e.hash FROM k CROSS JOIN event_ids AS e "
-		      "ON e.tenant = k.t AND e.id = k.d"},
+    [KEEL_SQ_SEEN] = {"WITH k(i, t, s, d) AS (VALUES ", 3, true,
+		      ") SELECT k.i, e.hash, e.seq FROM k CROSS JOIN event_ids AS e "
+		      "ON e.tenant = k.t AND e.source = k.s AND e.id = k.d"},
 };
 
 /* ------------------------------------------------------ multi-row inserts */
@@ -23,18 +23,19 @@ static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
 const struct keel_sqlite_padded_def keel_sqlite_insert_defs[] = {
     [KEEL_SI_FACT] =
 	{"INSERT OR FAIL INTO fact_rows (seq, tenant, subject, predicate, value, "
-	 "valid_from, asserted_by, recorded_at) VALUES ",
-	 8, false, ""},
+	 "valid_from, asserted_by, recorded_at, asserted_by_source) VALUES ",
+	 9, false, ""},
     [KEEL_SI_REL] = {"INSERT OR FAIL INTO relation_rows (seq, tenant, subject, relation, "
-		     "object, linked, valid_from, asserted_by, recorded_at) VALUES ",
-		     9, false, ""},
+		     "object, linked, valid_from, asserted_by, recorded_at, "
+		     "asserted_by_source) VALUES ",
+		     10, false, ""},
     [KEEL_SI_EVENT] = {"INSERT OR FAIL INTO events (seq, tenant, id, type, time, hash, "
-		       "envelope, recorded_at) VALUES ",
-		       8, false, ""},
+		       "envelope, recorded_at, source) VALUES ",
+		       9, false, ""},
     [KEEL_SI_EVENT_ID] =
-	{"INSERT OR FAIL INTO event_ids (tenant, id, hash, seq, recorded_at) "
+	{"INSERT OR FAIL INTO event_ids (tenant, source, id, hash, seq, recorded_at) "
 	 "VALUES ",
-	 5, false, ""},
+	 6, false, ""},
     [KEEL_SI_MENTION] =
 	{"INSERT OR FAIL INTO entity_mentions (seq, tenant, subject, kind, "
 	 "kind_time, first_seen, last_seen, recorded_at) VALUES ",

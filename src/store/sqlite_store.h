@@ -77,7 +77,8 @@ enum {
 	KEEL_SP_OBJECT,
 	KEEL_SP_AT,
 	KEEL_SP_EVENT_ID,
-	KEEL_SP_KNOWN_AT
+	KEEL_SP_KNOWN_AT,
+	KEEL_SP_EVENT_SOURCE
 };
 
 /* ------------------------------------------------------------- the store */
