@@ -167,6 +167,13 @@ KEEL_API const char *keel_cartridge_version(const struct keel_cartridge *c);
  * any of them. */
 #define KEEL_CARTRIDGE_HASH_BUFSZ 72
 KEEL_API const char *keel_cartridge_hash(const struct keel_cartridge *c);
+/* The cartridge s recorded for tenant, compiled from the text the store
+ * keeps (for a caller that runs a tenant's events itself). On failure
+ * *out is NULL and keel_store_errmsg(s) says why: KEEL_ENOTFOUND, the
+ * tenant has none; KEEL_ECARTRIDGE, it is a shared object (whose code a
+ * store does not keep) or its text no longer compiles. */
+KEEL_API int keel_cartridge_recorded(struct keel_store *s, const char *tenant,
+				     struct keel_cartridge **out);
 
 /* The C handler API beneath the declarative form. A handler is called once
  * per accepted event of its type; it returns 0, or calls keel_ctx_reject and

@@ -239,3 +239,40 @@ void keel_tc_ended(struct keel_tenant_cartridges *t, bool committed)
 	}
 	t->pending.len = 0;
 }
+
+int keel_cartridge_recorded(struct keel_store *s, const char *tenant,
+			    struct keel_cartridge **out)
+{
+	if (!out)
+		return KEEL_EINVAL;
+	*out = NULL;
+	if (!s || !tenant)
+		return KEEL_EINVAL;
+	struct keel_arena hold;
+	keel_arena_init(&hold);
+	struct keel_cartridge_record r;
+	struct keel_str t = keel_str_cstr(tenant);
+	int rc = keel_store_cartridge_get(s, t, &r, &hold);
+	if (rc == KEEL_ENOTFOUND) {
+		rc = keel_store_fail(s, rc, "tenant \"%s\" has no recorded cartridge", tenant);
+	} else if (rc == 0 && !r.text.ptr) {
+		struct keel_buf b;
+		keel_buf_init(&b);
+		keel_tc_describe(&b, r.name, r.version, r.hash);
+		rc = keel_store_fail(s, KEEL_ECARTRIDGE,
+				     "tenant \"%s\" is recorded with the shared-object "
+				     "cartridge %s, whose code a store does not keep",
+				     tenant, b.data);
+		keel_buf_free(&b);
+	} else if (rc == 0) {
+		char *err = NULL;
+		if (keel_cartridge_compile(r.text.ptr, r.text.len, out, &err) != 0)
+			rc = keel_store_fail(s, KEEL_ECARTRIDGE,
+					     "tenant \"%s\": its recorded cartridge does not "
+					     "compile (%s)",
+					     tenant, err ? err : "no message");
+		free(err);
+	}
+	keel_arena_free(&hold);
+	return rc;
+}

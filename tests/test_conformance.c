@@ -921,6 +921,14 @@ static void the_cartridge_is_remembered(const struct store_kind *k)
 	char *dump = keel_test_dump(s, "shop");
 	assert_non_null(strstr(dump, "\"subject\":\"order:2\",\"predicate\":\"status\""));
 	free(dump);
+	/* What the store keeps compiles back to the same cartridge. */
+	struct keel_cartridge *back = NULL;
+	assert_int_equal(keel_cartridge_recorded(s, "shop", &back), 0);
+	assert_string_equal(keel_cartridge_name(back), "shop");
+	assert_string_equal(keel_cartridge_hash(back), keel_cartridge_hash(shop));
+	keel_cartridge_free(back);
+	assert_int_equal(keel_cartridge_recorded(s, "nobody", &back), KEEL_ENOTFOUND);
+	assert_null(back);
 
 	/* Another cartridge is refused, naming both. */
 	keel_buf_reset(&rejects);
