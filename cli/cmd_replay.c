@@ -179,8 +179,8 @@ const struct keel_cmd keel_cmd_replay = {
     .name = "replay",
     .summary = "Rebuild a tenant's graph from its event log.",
     .usage =
-	"replay --tenant T [--dry-run] [--cartridge NAME|PATH [--change-cartridge]]\n"
-	"                 [--store URL] [--rejects FILE] [--all]\n"
+	"replay --tenant T [--dry-run] [--store URL] [--rejects FILE] [--all]\n"
+	"                 [--cartridge NAME|PATH [--change-cartridge]]\n"
 	"\n"
 	"options:\n"
 	"  -t, --tenant T           the tenant to rebuild (required)\n"
