@@ -11,6 +11,7 @@
  *                    (the content modes' building blocks are in http.h:
  *                    media_type.c, binary_mode.c, body.c)
  *   http_reads.c     the read endpoints and the pool of read handles
+ *   http_tls.c       HTTPS: the certificate and key files
  *   server_bench.h   the null mode, for bench_http only
  */
 #ifndef KEEL_HTTP_SERVER_H
@@ -158,6 +159,17 @@ struct keel_server {
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 
+	/* HTTPS: the PEM texts handed to libmicrohttpd (http_tls.c), kept for
+	 * the daemon's life; data NULL: plain HTTP. */
+	struct keel_buf tls_cert_pem, tls_key_pem;
+	/* While the daemon starts: libmicrohttpd's first message, and
+	 * whether any was about TLS, for the error (its reason for refusing
+	 * a certificate is only logged). */
+	pthread_mutex_t start_log_lock;
+	struct keel_buf start_log;
+	bool starting;
+	bool start_tls_failed;
+
 	struct keel_cartridge *cartridge;
 	bool auth;
 	struct keel_tokens tokens;
@@ -256,6 +268,11 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o);
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
+
+/* HTTPS (http_tls.c): reads srv->o.tls_cert and tls_key into
+ * srv->tls_cert_pem and tls_key_pem; the error names the file. */
+int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
+void keel_http_tls_free(struct keel_server *srv);
 
 /* Reads (http_reads.c). A read handle (on the memory store: the writer,
  * with its mutex held) until put back; NULL with *err (malloc'd) when
