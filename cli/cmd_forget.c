@@ -38,6 +38,8 @@ static int forget_run(const struct keel_cmd *cmd, int argc, char **argv)
 			url = optarg;
 			break;
 		case 'c':
+			if (cartridge)
+				return cli_usage_error(cmd, "--cartridge given twice");
 			cartridge = optarg;
 			break;
 		case 'h':
@@ -53,8 +55,7 @@ static int forget_run(const struct keel_cmd *cmd, int argc, char **argv)
 
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	int rc = keel_cartridge_load(cartridge ? cartridge : KEEL_DEFAULT_CARTRIDGE,
-				     &cart, &err);
+	int rc = cartridge ? keel_cartridge_load(cartridge, &cart, &err) : 0;
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -95,8 +96,8 @@ const struct keel_cmd keel_cmd_forget = {
 	"\n"
 	"options:\n"
 	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge: the tenant's "
-	"(default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"                           .so cartridge: the tenant's (default: the\n"
+	"                           one the store recorded for the tenant)\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -h, --help               this help\n"
 	"\n"

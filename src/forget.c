@@ -360,9 +360,18 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	const char *why = keel_options_copy(&o, sizeof o, given);
 	if (why)
 		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: %s", why);
-	if (!o.cartridge || !o.by || !*o.by)
-		return keel_store_fail(
-		    s, KEEL_EINVAL, "keel_forget_options: cartridge and by are required");
+	if (!o.by || !*o.by)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: by is required");
+	/* No cartridge: the tenant's recorded one, as every other path
+	 * (docs/cartridges.md, "The recorded cartridge"). A given one that is
+	 * not the recorded one is refused by the replay below. */
+	struct keel_cartridge *recorded = NULL;
+	if (!o.cartridge) {
+		int rc = keel_cartridge_recorded(s, tenant, &recorded);
+		if (rc)
+			return rc;
+		o.cartridge = recorded;
+	}
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;
 	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
@@ -415,5 +424,6 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 done:
 	keel_replay_report_free(rep);
 	forgetting_free(&f);
+	keel_cartridge_free(recorded);
 	return rc;
 }

@@ -181,6 +181,15 @@ struct keel_tombstone {
 bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 			       enum keel_row_kind kind, struct keel_str name);
 
+/* A tenant's recorded cartridge (docs/cartridges.md, "The recorded
+ * cartridge"): what the tenant's rows were built with. text is the
+ * compacted JSON of a JSON cartridge, absent for a shared object (which
+ * must then be given again). */
+struct keel_cartridge_record {
+	struct keel_str name, version, hash, text;
+	int64_t recorded_at;
+};
+
 /* Return non-zero to stop the scan (the scan then returns that value). */
 typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 
@@ -269,6 +278,18 @@ struct keel_store_ops {
 	/* Optional. After a forget's commit: leaves no copy of the old bytes
 	 * in the store's files (SQLite: a TRUNCATE checkpoint of the WAL). */
 	int (*scrub)(struct keel_store *s);
+	/* The tenant's recorded cartridge: 0 with *out set (its strings
+	 * copied into hold, valid until hold is reset or freed), or
+	 * KEEL_ENOTFOUND when it has none (a new tenant, or one logged by a
+	 * Keel that did not record cartridges). */
+	int (*cartridge_get)(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+	/* Inside the open transaction: records r as tenant's cartridge.
+	 * replace false: the tenant has none (its first ingestion), and one
+	 * recorded meanwhile by another writer fails the call; true: it
+	 * replaces the one recorded (a replay with a new cartridge). */
+	int (*cartridge_put)(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 	/* Optional. What a cheap read cannot see that makes the store
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
@@ -365,6 +386,12 @@ int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
 			 const char *subject_hash, struct keel_tombstone *out,
 			 struct keel_buf *buf);
 int keel_store_scrub(struct keel_store *s);
+/* The tenant's recorded cartridge (see keel_store_ops.cartridge_get). */
+int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+/* Records it inside the open transaction (keel_store_ops.cartridge_put). */
+int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 
 /* What the core asks a store before deciding how to use it. */
 /* Readers must share this handle (see keel_store.state_in_handle). */

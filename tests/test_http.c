@@ -255,6 +255,7 @@ static void fx_init(struct fx *f, const char *store, bool auth)
 	f->o.size = sizeof f->o;
 	f->o.listen = "127.0.0.1:0";
 	f->o.store_url = f->url;
+	f->o.cartridge = KEEL_BUILTIN_CARTRIDGE; /* a new store records it */
 	f->o.threads = 4;
 	if (auth) {
 		write_tokens(f);

@@ -731,8 +731,6 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
-	if (!so->cartridge)
-		so->cartridge = KEEL_DEFAULT_CARTRIDGE;
 	if (!so->threads)
 		so->threads = DEFAULT_THREADS;
 	if (!so->max_body)
@@ -793,7 +791,8 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 
 	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
 								   : keel_store_default_url());
-	rc = keel_cartridge_load(so->cartridge, &srv->cartridge, &e);
+	/* None given: each tenant's recorded one (the ingester's choice). */
+	rc = so->cartridge ? keel_cartridge_load(so->cartridge, &srv->cartridge, &e) : 0;
 	if (rc) {
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
 		goto fail;

@@ -40,9 +40,16 @@ struct mem_entity {
 	struct keel_ptrvec mentions; /* struct keel_mention *, arrival order */
 };
 
+/* A tenant's recorded cartridge; a replace appends a newer one. */
+struct mem_cartridge {
+	struct keel_str tenant;
+	struct keel_cartridge_record r;
+};
+
 /* What the open transaction added, to take back on rollback. */
 struct mem_undo {
 	size_t events;
+	size_t cartridges;
 	struct keel_ptrvec rows;	/* struct mem_row * added */
 	struct keel_ptrvec mentions;	/* struct mem_entity * given one */
 	bool replaced;			/* a replace ran: no rollback past it */
@@ -58,6 +65,7 @@ struct keel_memory_store {
 	struct keel_map entity_map;
 	struct keel_ptrvec entities;
 	struct keel_ptrvec tenants; /* sorted, arena strings */
+	struct keel_ptrvec cartridges; /* struct mem_cartridge *, in order recorded */
 	int64_t next_seq;
 	struct mem_undo undo;
 	struct keel_ptrvec tombstones; /* struct keel_tombstone *, arena */
@@ -104,6 +112,7 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->entities);
 	keel_ptrvec_free(&m->tenants);
 	keel_ptrvec_free(&m->tombstones);
+	keel_ptrvec_free(&m->cartridges);
 	keel_ptrvec_free(&m->undo.rows);
 	keel_ptrvec_free(&m->undo.mentions);
 	keel_map_free(&m->event_map);
@@ -117,6 +126,7 @@ static void keel_memory_close(struct keel_store *s)
 static void mem_undo_clear(struct keel_memory_store *m)
 {
 	m->undo.events = m->events.len;
+	m->undo.cartridges = m->cartridges.len;
 	m->undo.rows.len = 0;
 	m->undo.mentions.len = 0;
 	m->undo.replaced = false;
@@ -169,6 +179,7 @@ static int keel_memory_rollback(struct keel_store *s)
 		struct mem_entity *e = m->undo.mentions.items[i];
 		e->mentions.len--;
 	}
+	m->cartridges.len = m->undo.cartridges;
 	if (m->events.len != m->undo.events) {
 		m->events.len = m->undo.events;
 		mem_rebuild_event_map(m);
@@ -685,6 +696,50 @@ static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
 		}
 	}
 	return KEEL_ENOTFOUND;
+/* The latest record of the tenant: few tenants, and this is read once
+ * per tenant an ingester meets. */
+static const struct mem_cartridge *mem_cartridge(struct keel_memory_store *m,
+						 struct keel_str tenant)
+{
+	for (size_t i = m->cartridges.len; i-- > 0;) {
+		const struct mem_cartridge *c = m->cartridges.items[i];
+		if (keel_str_eq(c->tenant, tenant))
+			return c;
+	}
+	return NULL;
+}
+
+static int keel_memory_cartridge_get(struct keel_store *s, struct keel_str tenant,
+				     struct keel_cartridge_record *out,
+				     struct keel_arena *hold)
+{
+	(void)hold; /* the store's own strings live as long as it */
+	const struct mem_cartridge *c = mem_cartridge(keel_memory_downcast(s), tenant);
+	if (!c)
+		return KEEL_ENOTFOUND;
+	*out = c->r;
+	return 0;
+}
+
+static int keel_memory_cartridge_put(struct keel_store *s, struct keel_str tenant,
+				     const struct keel_cartridge_record *r, bool replace)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	if (!replace && mem_cartridge(m, tenant))
+		return keel_store_fail(s, KEEL_ESTORE,
+				       "tenant \"%.*s\": a cartridge is recorded already",
+				       (int)tenant.len, tenant.ptr);
+	struct mem_cartridge *c = keel_arena_alloc(&m->arena, sizeof *c);
+	c->tenant = mem_str(m, tenant);
+	c->r = (struct keel_cartridge_record){
+	    .name = mem_str(m, r->name),
+	    .version = mem_str(m, r->version),
+	    .hash = mem_str(m, r->hash),
+	    .text = mem_str(m, r->text),
+	    .recorded_at = r->recorded_at,
+	};
+	keel_ptrvec_push(&m->cartridges, c);
+	return 0;
 }
 
 const struct keel_store_ops keel_store_memory_ops = {
@@ -704,5 +759,7 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.replace_tenant = keel_memory_replace_tenant,
 	.forget = keel_memory_forget,
 	.tombstone = keel_memory_tombstone,
+	.cartridge_get = keel_memory_cartridge_get,
+	.cartridge_put = keel_memory_cartridge_put,
 	.hashes_on_demand = true,
 };

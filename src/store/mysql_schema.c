@@ -25,6 +25,17 @@
  * store created new and a store migrated are the same schema; the
  * migration test compares them).
  */
+#define KEEL_MYSQL_TENANT_CARTRIDGES                                                     \
+	"CREATE TABLE IF NOT EXISTS keel_tenant_cartridges ("                            \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"name VARBINARY(255) NOT NULL,"                                                  \
+	"version VARBINARY(255) NOT NULL,"                                               \
+	"hash VARBINARY(80) NOT NULL,"                                                   \
+	"text MEDIUMBLOB NULL,"                                                          \
+	"recorded_at BIGINT NOT NULL,"                                                   \
+	"PRIMARY KEY (tenant)"                                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
@@ -93,6 +104,7 @@ static const char *const keel_mysql_tables[] = {
     "rows_removed BIGINT UNSIGNED NOT NULL,"
     "PRIMARY KEY (tenant, subject_sha256)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    KEEL_MYSQL_TENANT_CARTRIDGES,
 };
 
 /*
@@ -266,6 +278,8 @@ static const struct keel_mysql_migration keel_mysql_step_tombstones[] = {
      "PRIMARY KEY (tenant, subject_sha256)"
      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
      NULL},
+static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
+    {KEEL_MYSQL_TENANT_CARTRIDGES, NULL},
     {NULL, NULL},
 };
 
@@ -274,6 +288,7 @@ static const struct keel_mysql_migration
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
 	keel_mysql_step_event_source,
 	keel_mysql_step_tombstones,
+	keel_mysql_step_tenant_cartridges,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,

@@ -13,6 +13,7 @@
  *   mysql_read.c     tenants, scans and counts
  *   mysql_replay.c   replacing a tenant: LOAD DATA LOCAL INFILE
  *   mysql_forget.c   keel forget: redacted envelopes and tombstones
+ *   mysql_cartridge.c  each tenant's recorded cartridge
  */
 #ifndef KEEL_STORE_MYSQL_STORE_H
 #define KEEL_STORE_MYSQL_STORE_H
@@ -25,7 +26,7 @@
 #include "../store.h"
 #include "mysql_internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 7
+#define KEEL_MYSQL_SCHEMA_VERSION 8
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -199,10 +200,19 @@ void keel_mysql_close(struct keel_store *s);
 
 /* Batches (mysql.c) */
 int keel_mysql_tx(struct keel_mysql_store *m);
+/* A new connection after the old one was lost (m->broken): only between
+ * transactions, since the server rolled the open one back. */
+int keel_mysql_reconnect(struct keel_mysql_store *m);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			    size_t n);
 int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append *a);
 int keel_mysql_worker_init(struct keel_store *s);
+
+/* Recorded cartridges (mysql_cartridge.c) */
+int keel_mysql_cartridge_get(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+int keel_mysql_cartridge_put(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 
 /* The bulk path (mysql_bulk.c) */
 void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);

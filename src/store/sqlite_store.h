@@ -11,6 +11,7 @@
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
+ *   sqlite_cartridge.c  each tenant's recorded cartridge
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
  *   sqlite_forget.c  keel forget: redacted envelopes, tombstones, scrubbing
  */
@@ -252,6 +253,12 @@ int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t kn
 int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
 int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
 		     void *ud);
+
+/* Recorded cartridges (sqlite_cartridge.c) */
+int keel_sqlite_cartridge_get(struct keel_store *bs, struct keel_str tenant,
+			      struct keel_cartridge_record *out, struct keel_arena *hold);
+int keel_sqlite_cartridge_put(struct keel_store *bs, struct keel_str tenant,
+			      const struct keel_cartridge_record *r, bool replace);
 
 /* Replay (sqlite_replay.c) */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
