@@ -316,6 +316,8 @@ int keel_store_scrub(struct keel_store *s)
 	if (s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "scrub inside a transaction");
 	return s->ops->scrub ? s->ops->scrub(s) : 0;
+}
+
 int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold)
 {

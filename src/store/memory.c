@@ -696,6 +696,8 @@ static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
 		}
 	}
 	return KEEL_ENOTFOUND;
+}
+
 /* The latest record of the tenant: few tenants, and this is read once
  * per tenant an ingester meets. */
 static const struct mem_cartridge *mem_cartridge(struct keel_memory_store *m,

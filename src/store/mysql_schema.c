@@ -278,6 +278,9 @@ static const struct keel_mysql_migration keel_mysql_step_tombstones[] = {
      "PRIMARY KEY (tenant, subject_sha256)"
      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
      NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
     {KEEL_MYSQL_TENANT_CARTRIDGES, NULL},
     {NULL, NULL},

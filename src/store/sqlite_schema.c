@@ -276,6 +276,10 @@ static const char *const keel_sqlite_step_tombstones[] = {
     "	events_redacted INTEGER NOT NULL,\n"
     "	rows_removed INTEGER NOT NULL,\n"
     "	PRIMARY KEY (tenant, subject_sha256)\n"
+    ") WITHOUT ROWID;\n",
+    NULL,
+};
+
 static const char *const keel_sqlite_step_tenant_cartridges[] = {
     /* Each tenant's recorded cartridge (docs/cartridges.md, "The
      * recorded cartridge"): name, version and content hash, and a JSON
