@@ -46,7 +46,7 @@
 
 /* ---------------------------------------------------------- transactions */
 
-static int keel_mysql_reconnect(struct keel_mysql_store *m)
+int keel_mysql_reconnect(struct keel_mysql_store *m)
 {
 	/* The server rolled the lost transaction back; start afresh. */
 	keel_mysql_bulk_close_stmts(m);
@@ -588,6 +588,10 @@ const struct keel_store_ops keel_store_mysql_ops = {
     .entity_subjects = keel_mysql_entity_subjects,
     .fact_subjects = keel_mysql_fact_subjects,
     .replace_tenant = keel_mysql_replace_tenant,
+    .forget = keel_mysql_forget,
+    .tombstone = keel_mysql_tombstone,
+    .cartridge_get = keel_mysql_cartridge_get,
+    .cartridge_put = keel_mysql_cartridge_put,
     .worker_init = keel_mysql_worker_init,
     .schema_versions = keel_mysql_schema_versions,
     .concurrent_writers = true,
