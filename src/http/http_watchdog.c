@@ -109,6 +109,7 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	keel_buf_free(&rq->body);
 	free(rq->job.items);
 	keel_buf_free(&rq->job.rejects);
+	keel_buf_free(&rq->job.conflicts);
 	pthread_mutex_lock(&srv->inflight_lock);
 	/* Resumed, but closed before its answer could be queued. */
 	if (rq->suspended)
