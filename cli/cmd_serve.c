@@ -24,6 +24,9 @@ enum {
 	OPT_HEADER,
 	OPT_REQUEST,
 	OPT_GRACE,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_INSECURE_HTTP,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -52,6 +55,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"header-timeout", required_argument, NULL, OPT_HEADER},
 		{"request-timeout", required_argument, NULL, OPT_REQUEST},
 		{"grace", required_argument, NULL, OPT_GRACE},
+		{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -121,6 +127,15 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			name = "grace";
 			ok = parse_uint(optarg, 86400, &o.grace);
 			break;
+		case OPT_TLS_CERT:
+			o.tls_cert = optarg;
+			break;
+		case OPT_TLS_KEY:
+			o.tls_key = optarg;
+			break;
+		case OPT_INSECURE_HTTP:
+			o.insecure_http = true;
+			break;
 		case 'q':
 			o.request_log = NULL;
 			break;
@@ -136,6 +151,15 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	/* Options that contradict each other or the listening address
+	 * (TLS half given, tokens in clear off loopback) are the caller's
+	 * mistake: a usage error, before any file is read. */
+	char *why = NULL;
+	if (keel_server_check_options(&o, &why) != 0) {
+		int rc = cli_usage_error(cmd, "%s", why ? why : "invalid options");
+		free(why);
+		return rc;
+	}
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -167,7 +191,8 @@ _Static_assert(KEEL_DEFAULT_MAX_BODY == 16 << 20 && KEEL_DEFAULT_MAX_LINE == 1 <
 const struct keel_cmd keel_cmd_serve = {
 	.name = "serve",
 	.summary = "Serve the HTTP API: post events, read the graph.",
-	.usage = "serve [--listen HOST:PORT] [--store URL] [--tokens FILE] [options]\n"
+	.usage = "serve [--listen HOST:PORT] [--store URL] [--tokens FILE]\n"
+		 "      [--tls-cert FILE --tls-key FILE | --insecure-http] [options]\n"
 		 "\n"
 		 "options:\n"
 		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
@@ -176,6 +201,11 @@ const struct keel_cmd keel_cmd_serve = {
 		 "  -c, --cartridge NAME     cartridge name or path (default " KEEL_DEFAULT_CARTRIDGE ")\n"
 		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
 		 "                           listens on loopback and asks for no token\n"
+		 "      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"
+		 "      --tls-key FILE       ...and its PEM private key; both or neither\n"
+		 "      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
+		 "                           (a proxy in front terminates TLS); refused\n"
+		 "                           otherwise, so that tokens never travel in clear\n"
 		 "  -j, --threads N          worker threads (default 4)\n"
 		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
 		 "      --max-line SIZE      largest single event (1M)\n"

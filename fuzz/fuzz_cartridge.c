@@ -31,6 +31,13 @@ static const char *const fuzz_events[] = {
     "\"data\":{\"a\":{\"b\":\"c\"},\"x\":\"y\",\"z\":\"a\\u0000b\",\"\":\"empty\",\"~\":\"t\"}}",
     "{\"id\":\"e4\",\"type\":\"a\",\"time\":\"2025-12-31T23:59:59Z\",\"tenant\":\"t\","
     "\"data\":{\"a\":7,\"x\":true}}",
+    /* null and missing where a template or value may be optional or have
+     * a default */
+    "{\"id\":\"e5\",\"type\":\"fleet.vehicle.status_changed\",\"time\":"
+    "\"2026-01-01T00:00:03Z\",\"tenant\":\"t\",\"data\":{\"vehicle_id\":\"v1\","
+    "\"reason\":null,\"x\":null}}",
+    "{\"id\":\"e6\",\"type\":\"a\",\"time\":\"2026-01-01T00:00:04Z\",\"tenant\":\"t\","
+    "\"data\":{\"a\":null,\"q\":\"\",\"n\":[]}}",
 };
 
 static void count_reject(void *userdata, uint64_t position, const char *id,

@@ -581,7 +581,21 @@ struct keel_server_options {
 	FILE *request_log;	     /* one JSON line per request (borrowed;
 					docs/http.md, "Request log"); NULL:
 					none */
+	const char *tls_cert;	     /* PEM certificate (chain) file: HTTPS;
+					NULL: plain HTTP. Both or neither */
+	const char *tls_key;	     /* PEM private key file of tls_cert */
+	bool insecure_http;	     /* let tokens travel in clear: plain HTTP
+					with a token file off loopback */
 };
+
+/* The checks keel_server_start makes of o alone, before it reads a file
+ * or opens a store or a socket: the listen address parses, tls_cert and
+ * tls_key come together, and the server listens off loopback only with a
+ * token file and, unless insecure_http, with TLS (docs/http.md,
+ * "Authentication and tenants"). 0, or KEEL_EINVAL and *errmsg (if not
+ * NULL) a message to free(). keel serve answers these as usage errors. */
+KEEL_API int keel_server_check_options(const struct keel_server_options *o,
+				       char **errmsg);
 
 /* Opens the store, loads the cartridge and tokens, and starts serving on
  * worker threads; returns at once. On failure *out is NULL and *errmsg

@@ -205,10 +205,25 @@ struct piece {
 	struct ptr *ptr;
 };
 
+/* What a plan does when a pointer finds nothing (docs/cartridges.md,
+ * "Fields a producer may leave out"). For a template, a pointer landing on
+ * null finds nothing too: null can never render into a name. For a value it
+ * does not: null is a value, "no value", and asserted as such. */
+enum on_absent {
+	ABSENT_REJECTS = 0, /* the event is rejected: the field is required */
+	ABSENT_SKIPS,	    /* "optional": true: the operation is skipped */
+	ABSENT_DEFAULTS,    /* "default": V: V stands in for what is absent */
+};
+
 struct tmpl {
 	struct piece *pieces;
 	size_t npieces;
 	bool present; /* the field was given (entity "kind" is optional) */
+	bool has_ptr; /* some piece is a pointer */
+	size_t lit_len; /* the literal pieces' bytes */
+	enum on_absent absent;
+	const char *dflt; /* ABSENT_DEFAULTS: the default, rendered at load */
+	size_t dflt_len;
 };
 
 /* The value of a fact: a pointer into the event, or a constant. */
@@ -216,6 +231,9 @@ struct value_src {
 	struct ptr *from; /* NULL: a constant */
 	const char *json; /* the constant compacted; NULL for JSON null */
 	size_t json_len;
+	enum on_absent absent; /* when from finds nothing */
+	const char *dflt;      /* ABSENT_DEFAULTS: compacted; NULL for JSON null */
+	size_t dflt_len;
 };
 
 struct plan_op {
@@ -566,11 +584,67 @@ static const char *const unrenderable[] = {
     [KEEL_JSON_OBJECT] = "an object",
 };
 
+/* What tmpl_render and value_render return, beside 0 and a rejection, when
+ * a pointer marked optional finds nothing: the operation is skipped. */
+enum { OP_SKIPPED = 1 };
+
 static int pointer_fail(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
 			const struct ptr *p, const char *what)
 {
 	return ctx_op_fail(ctx, opno, kind, "pointer \"%.*s\": %s", (int)p->text_len,
 			   p->text, what);
+}
+
+/* The text a template renders for a scalar: a string decoded, a number's
+ * lexeme, true or false. False for null, arrays and objects. */
+static bool scalar_text(const struct keel_json *v, const char **s, size_t *n)
+{
+	switch (v->type) {
+	case KEEL_JSON_STRING:
+	case KEEL_JSON_NUMBER:
+		*s = v->str;
+		*n = v->len;
+		return true;
+	case KEEL_JSON_TRUE:
+		*s = "true";
+		*n = 4;
+		return true;
+	case KEEL_JSON_FALSE:
+		*s = "false";
+		*n = 5;
+		return true;
+	case KEEL_JSON_NULL:
+	case KEEL_JSON_ARRAY:
+	case KEEL_JSON_OBJECT:
+		break;
+	}
+	return false;
+}
+
+/* What pointer p of template t renders. A pointer that is missing or null
+ * rejects the event, skips the operation (OP_SKIPPED) or renders the
+ * template's default, as the template says; an array or object rejects. */
+static int pointer_text(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind,
+			const struct tmpl *t, const struct ptr *p, const char **s,
+			size_t *n)
+{
+	const struct keel_json *v = ptr_eval(p, ctx->ev->env);
+	bool absent = !v || v->type == KEEL_JSON_NULL;
+	if (absent && t->absent == ABSENT_SKIPS)
+		return OP_SKIPPED;
+	if (absent && t->absent == ABSENT_DEFAULTS) {
+		*s = t->dflt;
+		*n = t->dflt_len;
+		return 0;
+	}
+	if (!v)
+		return pointer_fail(ctx, opno, kind, p, "missing");
+	if (scalar_text(v, s, n))
+		return 0;
+	char what[64];
+	snprintf(what, sizeof what, "%s, not a string, number or boolean",
+		 unrenderable[v->type]);
+	return pointer_fail(ctx, opno, kind, p, what);
 }
 
 /* Renders t into buf (max bytes); a result longer than max is rejected here
@@ -585,33 +659,9 @@ static int tmpl_render(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kind
 		const char *s = pc->lit;
 		size_t n = pc->lit_len;
 		if (pc->ptr) {
-			const struct keel_json *v = ptr_eval(pc->ptr, ctx->ev->env);
-			if (!v)
-				return pointer_fail(ctx, opno, kind, pc->ptr, "missing");
-			switch (v->type) {
-			case KEEL_JSON_STRING:
-			case KEEL_JSON_NUMBER:
-				s = v->str;
-				n = v->len;
-				break;
-			case KEEL_JSON_TRUE:
-				s = "true";
-				n = 4;
-				break;
-			case KEEL_JSON_FALSE:
-				s = "false";
-				n = 5;
-				break;
-			case KEEL_JSON_NULL:
-			case KEEL_JSON_ARRAY:
-			case KEEL_JSON_OBJECT: {
-				char what[64];
-				snprintf(what, sizeof what,
-					 "%s, not a string, number or boolean",
-					 unrenderable[v->type]);
-				return pointer_fail(ctx, opno, kind, pc->ptr, what);
-			}
-			}
+			int rc = pointer_text(ctx, opno, kind, t, pc->ptr, &s, &n);
+			if (rc)
+				return rc;
 		}
 		if (n > max - len)
 			return ctx_op_fail(ctx, opno, kind,
@@ -635,6 +685,13 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 		return 0;
 	}
 	const struct keel_json *v = ptr_eval(src->from, ctx->ev->env);
+	if (!v && src->absent == ABSENT_SKIPS)
+		return OP_SKIPPED;
+	if (!v && src->absent == ABSENT_DEFAULTS) {
+		*json = src->dflt; /* copied by ctx_value, as a constant is */
+		*len = src->dflt_len;
+		return 0;
+	}
 	if (!v)
 		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
 	const struct keel_json_doc *doc = ctx->ev->doc;
@@ -664,21 +721,24 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 	const struct plan *plan = userdata;
 	char subject[KEEL_SUBJECT_MAX], name[KEEL_NAME_MAX], object[KEEL_SUBJECT_MAX];
 	size_t sl = 0;
+	bool prev_added = false; /* the previous operation was added, not skipped */
 	(void)ev;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct plan_op *op = &plan->ops[i];
 		size_t opno = i + 1;
 		struct op_request r = {.kind = op->kind, .trusted = true};
 		int rc = 0;
-		/* The same template renders the same text: subject[] still
-		 * holds it, and the operation shares the previous one's copy
-		 * (every earlier operation succeeded, or we would not be here). */
-		if (!op->same_subject)
+		/* The same template renders the same text: when the previous
+		 * operation was added, subject[] still holds its subject and
+		 * this one shares its copy. A skipped one may have stopped
+		 * half way through rendering, and added nothing to share. */
+		bool share = op->same_subject && prev_added;
+		if (!share)
 			rc = tmpl_render(ctx, opno, op->kind, "subject", &op->subject,
 					 subject, sizeof subject, &sl);
 		r.subject = subject;
 		r.subject_len = sl;
-		r.same_subject = op->same_subject;
+		r.same_subject = share;
 		/* A name without pointers (most predicates, relations and
 		 * kinds) is its literal, checked against the limit at compile
 		 * time: handed over as it is, not rendered. */
@@ -700,8 +760,16 @@ static int plan_handler(struct keel_ctx *ctx, const struct keel_event *ev, void 
 		if (!rc && op->kind == KEEL_OP_FACT)
 			rc = value_render(ctx, opno, &op->value, &r.value, &r.value_len,
 					  &r.value_kept);
+		if (rc == OP_SKIPPED) {
+			/* Counted all the same, so that a later operation's
+			 * message names its place in the cartridge's list. */
+			ctx->calls++;
+			prev_added = false;
+			continue;
+		}
 		if (rc || (rc = ctx_add(ctx, &r)))
 			return rc;
+		prev_added = true;
 	}
 	return 0;
 }
@@ -888,16 +956,11 @@ static struct ptr *pointer_compile(struct compiler *cc, const char *field,
 	return p;
 }
 
-/* Splits a template into pieces. "{" starts a pointer that ends at the next
- * "}"; "{{" and "}}" stand for literal braces. */
-static int tmpl_compile(struct compiler *cc, const char *field, const struct keel_json *v,
-			size_t max, struct tmpl *t)
+/* Splits a template's text into pieces. "{" starts a pointer that ends at
+ * the next "}"; "{{" and "}}" stand for literal braces. */
+static int tmpl_split(struct compiler *cc, const char *field, const char *s, size_t n,
+		      size_t max, struct tmpl *t)
 {
-	if (v->type != KEEL_JSON_STRING)
-		return cfail(cc, "field \"%s\": not a string but %s", field,
-			     json_type_name(v->type));
-	const char *s = v->str;
-	size_t n = v->len;
 	/* At most one literal and one pointer per "{": n + 1 pieces bound it. */
 	struct piece *pieces = keel_arena_alloc(&cc->c->arena, (n + 1) * sizeof *pieces);
 	size_t np = 0, lit_total = 0;
@@ -966,49 +1029,160 @@ static int tmpl_compile(struct compiler *cc, const char *field, const struct kee
 	t->pieces = pieces;
 	t->npieces = np;
 	t->present = true;
+	t->lit_len = lit_total;
+	t->has_ptr = has_ptr;
 	return 0;
 }
 
+/* The members of a template or value object that say what happens when a
+ * pointer finds nothing: "optional" (a boolean) or "default", not both. */
+static int absent_compile(struct compiler *cc, const char *field,
+			  const struct keel_json *optional, const struct keel_json *dflt,
+			  enum on_absent *out)
+{
+	*out = ABSENT_REJECTS;
+	if (optional && dflt)
+		return cfail(cc,
+			     "field \"%s\": \"optional\" and \"default\" together (a "
+			     "field with a default is never absent)",
+			     field);
+	if (optional && optional->type != KEEL_JSON_TRUE &&
+	    optional->type != KEEL_JSON_FALSE)
+		return cfail(cc, "field \"%s.optional\": not a boolean but %s", field,
+			     json_type_name(optional->type));
+	if (optional && optional->type == KEEL_JSON_TRUE)
+		*out = ABSENT_SKIPS;
+	if (dflt)
+		*out = ABSENT_DEFAULTS;
+	return 0;
+}
+
+/* Finds the members of object v named in known (a NULL-terminated list):
+ * found[k] is known[k]'s, or NULL. Any other member fails the compile,
+ * named as FIELD.KEY. */
+static int members(struct compiler *cc, const char *field, const struct keel_json *v,
+		   const char *const *known, const struct keel_json **found)
+{
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "%s.", field);
+	for (size_t k = 0; known[k]; k++)
+		found[k] = NULL;
+	for (const struct keel_json *m = v->child; m; m = m->next) {
+		size_t k = 0;
+		while (known[k] &&
+		       !(strlen(known[k]) == m->key_len && strcmp(known[k], m->key) == 0))
+			k++;
+		if (!known[k])
+			return cfail(cc, "field %s: unknown",
+				     cquote(cc, prefix, m->key, m->key_len));
+		found[k] = m;
+	}
+	return 0;
+}
+
+/* A template field: its text, or an object holding the text under
+ * "template" and either "optional": true (a missing or null pointer skips
+ * the operation) or "default": V (a scalar rendered, at load, in place of
+ * a missing or null pointer's value). */
+static int tmpl_compile(struct compiler *cc, const char *field, const struct keel_json *v,
+			size_t max, struct tmpl *t)
+{
+	if (v->type == KEEL_JSON_STRING)
+		return tmpl_split(cc, field, v->str, v->len, max, t);
+	if (v->type != KEEL_JSON_OBJECT)
+		return cfail(cc, "field \"%s\": not a string or an object but %s", field,
+			     json_type_name(v->type));
+	static const char *const known[] = {"template", "optional", "default", NULL};
+	const struct keel_json *m[3];
+	int rc = members(cc, field, v, known, m);
+	if (rc)
+		return rc;
+	const struct keel_json *text = m[0], *dflt = m[2];
+	if (!text)
+		return cfail(cc, "field \"%s.template\": missing", field);
+	if (text->type != KEEL_JSON_STRING)
+		return cfail(cc, "field \"%s.template\": not a string but %s", field,
+			     json_type_name(text->type));
+	if ((rc = tmpl_split(cc, field, text->str, text->len, max, t)) ||
+	    (rc = absent_compile(cc, field, m[1], dflt, &t->absent)))
+		return rc;
+	if (t->absent != ABSENT_REJECTS && !t->has_ptr)
+		return cfail(cc, "field \"%s\": \"%s\" but no pointer in the template",
+			     field, dflt ? "default" : "optional");
+	if (!dflt)
+		return 0;
+	const char *s;
+	size_t n;
+	if (!scalar_text(dflt, &s, &n))
+		return cfail(cc, "field \"%s.default\": %s, not a string, number or boolean",
+			     field, unrenderable[dflt->type]);
+	if (memchr(s, 0, n))
+		return cfail(cc, "field \"%s.default\": contains U+0000 (NUL)", field);
+	/* Used, the default renders at least beside the literal text. */
+	if (n > max - t->lit_len)
+		return cfail(cc, "field \"%s.default\": longer than %zu bytes with the "
+				 "template's text",
+			     field, max);
+	t->dflt = str_dup(cc, s, n);
+	t->dflt_len = n;
+	return 0;
+}
+
+/* A constant (a value's "const" or "default") compacted once, at load;
+ * JSON null is "no value", *json NULL. */
+static int const_compile(struct compiler *cc, const char *field, const struct keel_json *v,
+			 const char **json, size_t *len)
+{
+	*json = NULL;
+	*len = 0;
+	if (v->type == KEEL_JSON_NULL)
+		return 0;
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_json_compact(cc->doc, v, &b);
+	int rc = 0;
+	if (b.len > KEEL_VALUE_MAX)
+		rc = cfail(cc, "field \"%s\": longer than %d bytes", field,
+			   KEEL_VALUE_MAX);
+	*json = str_dup(cc, b.data, b.len);
+	*len = b.len;
+	keel_buf_free(&b);
+	return rc;
+}
+
+/* A fact's value: {"from": POINTER} with at most one of "optional" and
+ * "default", or {"const": V}. */
 static int value_compile(struct compiler *cc, const struct keel_json *v,
 			 struct value_src *out)
 {
 	if (v->type != KEEL_JSON_OBJECT)
 		return cfail(cc, "field \"value\": not an object but %s",
 			     json_type_name(v->type));
-	const struct keel_json *from = NULL, *cnst = NULL;
-	for (const struct keel_json *m = v->child; m; m = m->next) {
-		if (m->key_len == 4 && memcmp(m->key, "from", 4) == 0)
-			from = m;
-		else if (m->key_len == 5 && memcmp(m->key, "const", 5) == 0)
-			cnst = m;
-		else
-			return cfail(cc, "field %s: unknown",
-				     cquote(cc, "value.", m->key, m->key_len));
-	}
+	static const char *const known[] = {"from", "const", "optional", "default", NULL};
+	const struct keel_json *m[4];
+	int rc = members(cc, "value", v, known, m);
+	if (rc)
+		return rc;
+	const struct keel_json *from = m[0], *cnst = m[1], *optional = m[2], *dflt = m[3];
 	if ((from != NULL) == (cnst != NULL))
 		return cfail(cc, "field \"value\": needs exactly one of \"from\" and "
 				 "\"const\"");
+	if (cnst && (optional || dflt))
+		return cfail(cc, "field \"value.%s\": only with \"from\"",
+			     optional ? "optional" : "default");
 	memset(out, 0, sizeof *out);
-	if (from) {
-		if (from->type != KEEL_JSON_STRING)
-			return cfail(cc, "field \"value.from\": not a string but %s",
-				     json_type_name(from->type));
-		out->from = pointer_compile(cc, "value.from", from->str, from->len);
-		return out->from ? 0 : KEEL_ECARTRIDGE;
-	}
-	if (cnst->type == KEEL_JSON_NULL)
-		return 0; /* asserts "no value" */
-	struct keel_buf b;
-	keel_buf_init(&b);
-	keel_json_compact(cc->doc, cnst, &b);
-	int rc = 0;
-	if (b.len > KEEL_VALUE_MAX)
-		rc = cfail(cc, "field \"value.const\": longer than %d bytes",
-			   KEEL_VALUE_MAX);
-	out->json = str_dup(cc, b.data, b.len);
-	out->json_len = b.len;
-	keel_buf_free(&b);
-	return rc;
+	if (cnst)
+		return const_compile(cc, "value.const", cnst, &out->json, &out->json_len);
+	if (from->type != KEEL_JSON_STRING)
+		return cfail(cc, "field \"value.from\": not a string but %s",
+			     json_type_name(from->type));
+	out->from = pointer_compile(cc, "value.from", from->str, from->len);
+	if (!out->from)
+		return KEEL_ECARTRIDGE;
+	if ((rc = absent_compile(cc, "value", optional, dflt, &out->absent)))
+		return rc;
+	return dflt ? const_compile(cc, "value.default", dflt, &out->dflt, &out->dflt_len)
+		    : 0;
 }
 
 static int op_compile(struct compiler *cc, const struct keel_json *v, struct plan_op *op)
@@ -1079,9 +1253,14 @@ static int op_compile(struct compiler *cc, const struct keel_json *v, struct pla
 	return 0;
 }
 
+/* Two templates that render the same text for every event: the same
+ * pieces, and the same answer to a pointer that finds nothing. */
 static bool tmpl_eq(const struct tmpl *a, const struct tmpl *b)
 {
-	if (a->present != b->present || a->npieces != b->npieces)
+	if (a->present != b->present || a->npieces != b->npieces ||
+	    a->absent != b->absent ||
+	    !keel_str_eq(keel_str_make(a->dflt, a->dflt_len),
+			 keel_str_make(b->dflt, b->dflt_len)))
 		return false;
 	for (size_t i = 0; i < a->npieces; i++) {
 		const struct piece *x = &a->pieces[i], *y = &b->pieces[i];

@@ -2,8 +2,9 @@
  * envelope.c - the envelope rules of docs/time-and-envelopes.md (see envelope.h).
  *
  * One pass over the top-level members picks out the fields Keel reads;
- * the rules are then checked in a fixed order (id, specversion, source, tenant,
- * type, time, data) so that an envelope breaking several rules always gets
+ * the rules are then checked in a fixed order (id, specversion, source,
+ * tenant, type, time, data or data_base64) so that an envelope breaking
+ * several rules always gets
  * the same message, and the id - checked first - can name the event in the
  * message of any later rule.
  *
@@ -20,7 +21,17 @@
 
 #include "keel.h"
 
-enum env_field { F_ID, F_SPECVERSION, F_SOURCE, F_TENANT, F_TYPE, F_TIME, F_DATA, F_COUNT };
+enum env_field {
+	F_ID,
+	F_SPECVERSION,
+	F_SOURCE,
+	F_TENANT,
+	F_TYPE,
+	F_TIME,
+	F_DATA,
+	F_DATA_BASE64,
+	F_COUNT
+};
 
 /* For messages; keel_envelope_read matches the names itself. */
 static const struct {
@@ -30,6 +41,7 @@ static const struct {
     [F_SOURCE] = {"source"},
     [F_TENANT] = {"tenant"}, [F_TYPE] = {"type"},
     [F_TIME] = {"time"},     [F_DATA] = {"data"},
+    [F_DATA_BASE64] = {"data_base64"},
 };
 
 static int env_fail(struct keel_buf *msg, enum env_field f, const char *rule)
@@ -70,6 +82,24 @@ static int env_string(const struct keel_json *v, enum env_field f, size_t max,
 	*out = keel_str_make(v->str, v->len);
 	*at = verbatim ? v->raw_off + 1 : SIZE_MAX;
 	return 0;
+}
+
+/* RFC 4648 section 4: the standard alphabet, padded to a multiple of
+ * four with at most two '=' at the end. */
+static bool is_base64(const char *s, size_t n)
+{
+	if (n % 4)
+		return false;
+	size_t pad = 0;
+	while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+		pad++;
+	for (size_t i = 0; i < n - pad; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (c >= '0' && c <= '9') || c == '+' || c == '/'))
+			return false;
+	}
+	return true;
 }
 
 static bool tenant_char_ok(unsigned char c)
@@ -143,6 +173,8 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 		case 11:
 			if (memcmp(k, "specversion", 11) == 0)
 				f[F_SPECVERSION] = m;
+			else if (memcmp(k, "data_base64", 11) == 0)
+				f[F_DATA_BASE64] = m;
 			break;
 		}
 	}
@@ -185,10 +217,16 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 	if (keel_time_parse(t->str, t->len, &time, &why) != 0)
 		return env_fail(msg, F_TIME, why);
 
-	const struct keel_json *d = f[F_DATA];
-	if (!d)
+	/* Binary data (CloudEvents' data_base64) stands in for data: the
+	 * event is logged, and its cartridge finds no /data fields. */
+	const struct keel_json *d = f[F_DATA], *b64 = f[F_DATA_BASE64];
+	if (b64 && d)
+		return env_fail(msg, F_DATA_BASE64, "not allowed beside \"data\"");
+	if (b64 && (b64->type != KEEL_JSON_STRING || !is_base64(b64->str, b64->len)))
+		return env_fail(msg, F_DATA_BASE64, "must be a base64 string (RFC 4648)");
+	if (!d && !b64)
 		return env_fail(msg, F_DATA, "missing");
-	if (d->type != KEEL_JSON_OBJECT)
+	if (d && d->type != KEEL_JSON_OBJECT)
 		return env_fail(msg, F_DATA, "must be a JSON object");
 
 	env->tenant = tenant;

@@ -2,8 +2,8 @@
 # cli_cartridge.sh - cartridges and the generator through the real binary:
 # profile 1's pinned digest, a generated stream ingested whole by the fleet
 # cartridge, cartridges/fleet.json equal to the built-in one, a .so cartridge
-# (tests/cartridge_so/acme.c) loaded by keel itself, and load errors
-# (docs/cartridges.md, docs/generator.md).
+# (tests/cartridge_so/acme.c) loaded by keel itself, optional fields and
+# defaults, and load errors (docs/cartridges.md, docs/generator.md).
 . "$(dirname "$0")/cli/lib.sh"
 
 src=${KEEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -64,6 +64,54 @@ contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 0, rejected 1"
 expect 0 "$KEEL" dump --store "sqlite:$dir/nul.db"
 lacks out 'vehicle:a'
 contains out '"vehicle:V-2"'
+
+# Fields a producer may leave out (docs/cartridges.md): an optional value
+# or template skips its operation when its pointer finds nothing, a default
+# stands in for it. Nothing is rejected, and an event that takes a default
+# gives the rows of one that carries that value.
+shop=${KEEL_TEST_DATA:?}/cartridge/shop.json
+grep -E '"id":"o[12]"' "${KEEL_TEST_DATA}/cartridge/shop.in" >"$dir/shop.ndjson"
+expect 0 "$KEEL" ingest "$dir/shop.ndjson" --store "sqlite:$dir/shop.db" --cartridge "$shop"
+contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 0, rejected 0"
+expect 0 "$KEEL" show s order:1 --store "sqlite:$dir/shop.db"
+contains out '"note":{"value":"gift",'
+contains out '"channel":{"value":"phone",'
+contains out '{"relation":"placed_by","object":"customer:c7",'
+contains out '{"relation":"ships_from","object":"store:lyon",'
+expect 0 "$KEEL" show s order:2 --store "sqlite:$dir/shop.db"
+is_out '{"tenant":"s","subject":"order:2","at":'"$(sed 's/.*"at":\("[^"]*"\).*/\1/' "$dir/out")"',"kind":"order","first_seen":"2026-01-01T00:00:01Z","last_seen":"2026-01-01T00:00:01Z","facts":{"channel":{"value":"web","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":{"source":"/shop","id":"o2"}}},"outgoing":[{"relation":"ships_from","object":"store:central","valid_from":"2026-01-01T00:00:01Z","valid_to":null,"asserted_by":{"source":"/shop","id":"o2"}}],"incoming":[]}'
+# The same order carrying the defaults' values: the same rows (the logged
+# envelopes differ, and so do the dumps' event lines).
+sed -n 2p "$dir/shop.ndjson" | sed 's/"customer_id":null/"channel":"web","store":"central"/' >"$dir/carried.ndjson"
+grep -qF '"channel":"web","store":"central"' "$dir/carried.ndjson" || fail "carried.ndjson: $(cat "$dir/carried.ndjson")"
+sed -n 2p "$dir/shop.ndjson" >"$dir/defaulted.ndjson"
+for f in carried defaulted; do
+	expect 0 "$KEEL" ingest "$dir/$f.ndjson" --store "sqlite:$dir/$f.db" --cartridge "$shop"
+	expect 0 "$KEEL" dump --store "sqlite:$dir/$f.db"
+	grep -v '^{"type":"event"' "$dir/out" >"$dir/$f.rows"
+done
+[ "$(wc -l <"$dir/defaulted.rows")" -eq 4 ] || fail "defaulted rows: $(cat "$dir/defaulted.rows")"
+cmp -s "$dir/carried.rows" "$dir/defaulted.rows" ||
+	fail "a default and the value carried give different rows: $(diff "$dir/carried.rows" "$dir/defaulted.rows")"
+
+# The fleet cartridge forgives a status change without a reason: "no
+# reason", the rows of the generator's "reason":null.
+echo '{"id":"r1","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:00Z","data":{"vehicle_id":"V-1","status":"idle"}}' >"$dir/noreason.ndjson"
+echo '{"id":"r1","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:00Z","data":{"vehicle_id":"V-1","status":"idle","reason":null}}' >"$dir/nullreason.ndjson"
+for f in noreason nullreason; do
+	expect 0 "$KEEL" ingest "$dir/$f.ndjson" --store "sqlite:$dir/$f.db" --cartridge fleet
+	contains err "accepted 1, duplicates 0 (conflicting 0), unhandled 0, rejected 0"
+	expect 0 "$KEEL" dump --store "sqlite:$dir/$f.db"
+	grep -v '^{"type":"event"' "$dir/out" >"$dir/$f.rows"
+done
+contains out '"predicate":"status_reason","value":null,'
+cmp -s "$dir/noreason.rows" "$dir/nullreason.rows" ||
+	fail "no reason and a null reason give different rows: $(diff "$dir/noreason.rows" "$dir/nullreason.rows")"
+
+# A bad form fails at load, naming the type, the operation and the field.
+sed '/customer_id/s/"optional": true}}/"optional": true, "default": "x"}}/' "$shop" >"$dir/both.json"
+expect 1 "$KEEL" ingest "$dir/shop.ndjson" --store memory: --cartridge "$dir/both.json"
+is_err "keel ingest: $dir/both.json: cartridge \"shop\": type \"shop.order.placed\": operation 4 (link): field \"object\": \"optional\" and \"default\" together (a field with a default is never absent)"
 
 # Load errors are fatal (exit 1) and name the cartridge, type, operation
 # and field.

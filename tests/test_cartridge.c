@@ -317,11 +317,11 @@ static void test_compile_errors_operations(void **state)
 	expect_op_error(
 	    "{\"op\":\"link\",\"subject\":1,\"relation\":\"r\",\"object\":\"o\"}",
 	    "cartridge \"t\": type \"e\": operation 1 (link): field "
-	    "\"subject\": not a string but a number");
+	    "\"subject\": not a string or an object but a number");
 	expect_op_error(
 	    "{\"op\":\"entity\",\"subject\":\"s\",\"kind\":null}",
 	    "cartridge \"t\": type \"e\": operation 1 (entity): field \"kind\": "
-	    "not a string but null");
+	    "not a string or an object but null");
 }
 
 static void test_compile_errors_values(void **state)
@@ -431,6 +431,119 @@ static void test_compile_errors_templates(void **state)
 		      s);
 	expect_op_error(ops.data, "cartridge \"t\": type \"e\": operation 1 (unset): "
 				  "field \"predicate\": longer than 128 bytes");
+	free(s);
+	keel_buf_free(&ops);
+}
+
+/* "optional" and "default" (docs/cartridges.md, "Fields a producer may
+ * leave out"): every bad form fails at load, naming the field. */
+static void test_compile_errors_absent(void **state)
+{
+	(void)state;
+	const char *pre = "cartridge \"t\": type \"e\": operation 1 ";
+	struct {
+		const char *op, *msg;
+	} cases[] = {
+	    /* values */
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"from\":\"/a\",\"optional\":1}}",
+	     "(fact): field \"value.optional\": not a boolean but a number"},
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"from\":\"/a\",\"optional\":true,\"default\":1}}",
+	     "(fact): field \"value\": \"optional\" and \"default\" together (a field "
+	     "with a default is never absent)"},
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"const\":1,\"optional\":true}}",
+	     "(fact): field \"value.optional\": only with \"from\""},
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"const\":1,\"default\":2}}",
+	     "(fact): field \"value.default\": only with \"from\""},
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"default\":2}}",
+	     "(fact): field \"value\": needs exactly one of \"from\" and \"const\""},
+	    {"{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+	     "\"value\":{\"from\":\"/a\",\"Optional\":true}}",
+	     "(fact): field \"value.Optional\": unknown"},
+	    /* templates */
+	    {"{\"op\":\"entity\",\"subject\":[\"v\"]}",
+	     "(entity): field \"subject\": not a string or an object but an array"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"optional\":"
+	     "\"yes\"}}",
+	     "(entity): field \"subject.optional\": not a boolean but a string"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"optional\":true,"
+	     "\"default\":\"x\"}}",
+	     "(entity): field \"subject\": \"optional\" and \"default\" together (a "
+	     "field with a default is never absent)"},
+	    {"{\"op\":\"entity\",\"subject\":{\"optional\":true}}",
+	     "(entity): field \"subject.template\": missing"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":7}}",
+	     "(entity): field \"subject.template\": not a string but a number"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"fallback\":"
+	     "\"x\"}}",
+	     "(entity): field \"subject.fallback\": unknown"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v\",\"optional\":true}}",
+	     "(entity): field \"subject\": \"optional\" but no pointer in the template"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"{{v}}\",\"default\":\"x\"}}",
+	     "(entity): field \"subject\": \"default\" but no pointer in the template"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"default\":null}}",
+	     "(entity): field \"subject.default\": null, not a string, number or "
+	     "boolean"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"default\":{}}}",
+	     "(entity): field \"subject.default\": an object, not a string, number or "
+	     "boolean"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\",\"default\":"
+	     "\"a\\u0000b\"}}",
+	     "(entity): field \"subject.default\": contains U+0000 (NUL)"},
+	    {"{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a\",\"optional\":true}}",
+	     "(entity): field \"subject\": unbalanced \"{\" in template"},
+	    {"{\"op\":\"entity\",\"subject\":\"s\",\"kind\":{\"template\":\"{/k}\","
+	     "\"optional\":null}}",
+	     "(entity): field \"kind.optional\": not a boolean but null"},
+	    {"{\"op\":\"link\",\"subject\":\"s\",\"relation\":\"r\",\"object\":{"
+	     "\"template\":\"o:{/o}\",\"default\":[1]}}",
+	     "(link): field \"object.default\": an array, not a string, number or "
+	     "boolean"},
+	};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(cases); i++) {
+		struct keel_buf msg;
+		keel_buf_init(&msg);
+		keel_buf_addf(&msg, "%s%s", pre, cases[i].msg);
+		expect_op_error(cases[i].op, msg.data);
+		keel_buf_free(&msg);
+	}
+
+	/* A default that can never fit beside the template's literal text
+	 * fails at load; one that just fits compiles. */
+	struct keel_buf ops;
+	keel_buf_init(&ops);
+	char *s = repeat('d', 253);
+	keel_buf_addf(&ops,
+		      "{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\","
+		      "\"default\":\"%s\"}}",
+		      s);
+	char *json = one_type(ops.data);
+	keel_cartridge_free(compile_ok(json));
+	free(json);
+	free(s);
+	s = repeat('d', 254);
+	keel_buf_reset(&ops);
+	keel_buf_addf(&ops,
+		      "{\"op\":\"entity\",\"subject\":{\"template\":\"v:{/a}\","
+		      "\"default\":\"%s\"}}",
+		      s);
+	expect_op_error(ops.data, "cartridge \"t\": type \"e\": operation 1 (entity): "
+				  "field \"subject.default\": longer than 255 bytes with "
+				  "the template's text");
+	free(s);
+	/* A value's default obeys the value limit, as a constant does. */
+	s = repeat('x', KEEL_VALUE_MAX);
+	keel_buf_reset(&ops);
+	keel_buf_addf(&ops,
+		      "{\"op\":\"fact\",\"subject\":\"s\",\"predicate\":\"p\","
+		      "\"value\":{\"from\":\"/a\",\"default\":\"%s\"}}",
+		      s);
+	expect_op_error(ops.data, "cartridge \"t\": type \"e\": operation 1 (fact): "
+				  "field \"value.default\": longer than 65536 bytes");
 	free(s);
 	keel_buf_free(&ops);
 }
@@ -612,6 +725,149 @@ static void test_subject_runs(void **state)
 	keel_arena_free(&arena);
 	keel_json_doc_free(&doc);
 	free(text);
+	keel_cartridge_free(c);
+}
+
+/* Optional values and defaults: a missing pointer skips the operation or
+ * takes the default; a pointer landing on null is a value, "no value". */
+static const char forgive_cartridge[] =
+    "{\"cartridge\":\"forgive\",\"version\":\"1\",\"events\":{"
+    "\"f.value\":["
+    "{\"op\":\"entity\",\"subject\":\"s:{/data/id}\"},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/id}\",\"predicate\":\"reason\","
+    "\"value\":{\"from\":\"/data/reason\",\"optional\":true}},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/id}\",\"predicate\":\"note\","
+    "\"value\":{\"from\":\"/data/note\",\"default\":{ \"x\" : [ 1.50, \"a b\" ] }}},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/id}\",\"predicate\":\"n\","
+    "\"value\":{\"from\":\"/data/n\",\"default\":null}},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/id}\",\"predicate\":\"off\","
+    "\"value\":{\"from\":\"/data/off\",\"optional\":false}}],"
+    "\"f.tmpl\":["
+    "{\"op\":\"link\",\"subject\":{\"template\":\"a:{/data/a}\",\"optional\":true},"
+    "\"relation\":\"r\",\"object\":\"b:{/data/b}\"},"
+    "{\"op\":\"entity\",\"subject\":{\"template\":\"c:{/data/c}-{/data/c2}\","
+    "\"default\":\"unknown\"},\"kind\":{\"template\":\"k{/data/k}\",\"default\":1.50E+3}},"
+    "{\"op\":\"fact\",\"subject\":\"b:{/data/b}\",\"predicate\":{\"template\":\"{/data/p}\","
+    "\"default\":true},\"value\":{\"const\":1}}]"
+    "}}";
+
+static void test_optional_values(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = compile_ok(forgive_cartridge);
+	/* Present: used as ever. */
+	expect_run(c, "f.value",
+		   "{\"id\":1,\"reason\":\"r\",\"note\":\"x\",\"n\":2,\"off\":3}",
+		   "ok\n  entity \"s:1\" kind none\n  fact \"s:1\" \"reason\" = \"r\"\n"
+		   "  fact \"s:1\" \"note\" = \"x\"\n  fact \"s:1\" \"n\" = 2\n"
+		   "  fact \"s:1\" \"off\" = 3\n");
+	/* Missing: optional skips, a default stands in (compacted at load;
+	 * null is "no value"), "optional": false is required. */
+	expect_run(c, "f.value", "{\"id\":1,\"off\":3}",
+		   "ok\n  entity \"s:1\" kind none\n"
+		   "  fact \"s:1\" \"note\" = {\"x\":[1.50,\"a b\"]}\n"
+		   "  fact \"s:1\" \"n\" = none\n  fact \"s:1\" \"off\" = 3\n");
+	expect_run(c, "f.value", "{\"id\":1}",
+		   "rejected: type \"f.value\": operation 5 (fact): pointer \"/data/off\": "
+		   "missing\n");
+	/* Null is there: a value asserting "no value", never the default and
+	 * never skipped. */
+	expect_run(c, "f.value", "{\"id\":1,\"reason\":null,\"note\":null,\"n\":null,\"off\":3}",
+		   "ok\n  entity \"s:1\" kind none\n  fact \"s:1\" \"reason\" = none\n"
+		   "  fact \"s:1\" \"note\" = none\n  fact \"s:1\" \"n\" = none\n"
+		   "  fact \"s:1\" \"off\" = 3\n");
+	/* A default gives the same operations as an event carrying it. */
+	char *carried = envelope("f.value", "{\"id\":1,\"note\":{\"x\":[1.50,\"a b\"]},\"off\":3}");
+	char *defaulted = envelope("f.value", "{\"id\":1,\"off\":3}");
+	char *a = run(c, carried), *b = run(c, defaulted);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	free(carried);
+	free(defaulted);
+	keel_cartridge_free(c);
+}
+
+static void test_optional_templates(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = compile_ok(forgive_cartridge);
+	expect_run(c, "f.tmpl", "{\"a\":1,\"b\":2,\"c\":3,\"c2\":4,\"k\":5,\"p\":\"q\"}",
+		   "ok\n  link \"a:1\" \"r\" \"b:2\"\n  entity \"c:3-4\" kind \"k5\"\n"
+		   "  fact \"b:2\" \"q\" = 1\n");
+	/* Missing or null: the optional link is skipped; a default renders as
+	 * a value would (a number keeps its lexeme, a boolean is true), in
+	 * place of each pointer that found nothing. */
+	expect_run(c, "f.tmpl", "{\"b\":2,\"c2\":4}",
+		   "ok\n  entity \"c:unknown-4\" kind \"k1.50E+3\"\n"
+		   "  fact \"b:2\" \"true\" = 1\n");
+	expect_run(c, "f.tmpl", "{\"a\":null,\"b\":2,\"c\":null,\"c2\":null,\"k\":null,"
+				"\"p\":null}",
+		   "ok\n  entity \"c:unknown-unknown\" kind \"k1.50E+3\"\n"
+		   "  fact \"b:2\" \"true\" = 1\n");
+	/* An object or an array is not absent: it rejects as ever. */
+	expect_run(c, "f.tmpl", "{\"a\":{},\"b\":2}",
+		   "rejected: type \"f.tmpl\": operation 1 (link): pointer \"/data/a\": an "
+		   "object, not a string, number or boolean\n");
+	expect_run(c, "f.tmpl", "{\"b\":2,\"c\":[1]}",
+		   "rejected: type \"f.tmpl\": operation 2 (entity): pointer \"/data/c\": an "
+		   "array, not a string, number or boolean\n");
+	/* Skipping one pointer's operation does not forgive another's. */
+	expect_run(c, "f.tmpl", "{\"a\":1}",
+		   "rejected: type \"f.tmpl\": operation 1 (link): pointer \"/data/b\": "
+		   "missing\n");
+	keel_cartridge_free(c);
+}
+
+/* After a skipped operation, later ones keep their numbers in messages and
+ * never share a subject with an operation that was not added. */
+static const char skips_cartridge[] =
+    "{\"cartridge\":\"skips\",\"version\":\"1\",\"events\":{"
+    "\"k.num\":["
+    "{\"op\":\"fact\",\"subject\":{\"template\":\"{/data/x}\",\"optional\":true},"
+    "\"predicate\":\"p\",\"value\":{\"const\":1}},"
+    "{\"op\":\"entity\",\"subject\":\"{/data/e}\"}],"
+    "\"k.share\":["
+    "{\"op\":\"entity\",\"subject\":\"x:{/data/a}\"},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/a}\",\"predicate\":\"p\","
+    "\"value\":{\"from\":\"/data/v\",\"optional\":true}},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/a}\",\"predicate\":\"q\","
+    "\"value\":{\"const\":2}}],"
+    "\"k.kind\":[{\"op\":\"entity\",\"subject\":\"s\",\"kind\":{\"template\":"
+    "\"{/data/k}\",\"optional\":true}}],"
+    "\"k.dflt\":["
+    "{\"op\":\"fact\",\"subject\":{\"template\":\"s:{/data/a}\",\"default\":\"d\"},"
+    "\"predicate\":\"p\",\"value\":{\"const\":1}},"
+    "{\"op\":\"fact\",\"subject\":\"s:{/data/a}\",\"predicate\":\"q\","
+    "\"value\":{\"const\":2}}]"
+    "}}";
+
+static void test_skipped_operations(void **state)
+{
+	(void)state;
+	struct keel_cartridge *c = compile_ok(skips_cartridge);
+	/* Operation 1 skipped, operation 2's subject empty: it is operation 2. */
+	expect_run(c, "k.num", "{\"e\":\"\"}",
+		   "rejected: type \"k.num\": operation 2 (entity): field \"subject\": "
+		   "empty\n");
+	expect_run(c, "k.num", "{\"e\":\"y\"}", "ok\n  entity \"y\" kind none\n");
+	/* Operation 2 skipped: operation 3 renders its own subject rather than
+	 * take operation 1's, which is another. */
+	expect_run(c, "k.share", "{\"a\":1}",
+		   "ok\n  entity \"x:1\" kind none\n  fact \"s:1\" \"q\" = 2\n");
+	expect_run(c, "k.share", "{\"a\":1,\"v\":0}",
+		   "ok\n  entity \"x:1\" kind none\n  fact \"s:1\" \"p\" = 0\n"
+		   "  fact \"s:1\" \"q\" = 2\n");
+	/* An optional kind skips its whole entity operation. */
+	expect_run(c, "k.kind", "{\"k\":\"v\"}", "ok\n  entity \"s\" kind \"v\"\n");
+	expect_run(c, "k.kind", "{}", "ok\n");
+	/* The same text with a default is another template: the default does
+	 * not carry over to the operation without one. */
+	expect_run(c, "k.dflt", "{\"a\":1}",
+		   "ok\n  fact \"s:1\" \"p\" = 1\n  fact \"s:1\" \"q\" = 2\n");
+	expect_run(c, "k.dflt", "{}",
+		   "rejected: type \"k.dflt\": operation 2 (fact): pointer \"/data/a\": "
+		   "missing\n");
 	keel_cartridge_free(c);
 }
 
@@ -1230,11 +1486,15 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_compile_errors_operations),
     cmocka_unit_test(test_compile_errors_values),
     cmocka_unit_test(test_compile_errors_templates),
+    cmocka_unit_test(test_compile_errors_absent),
     cmocka_unit_test(test_render_scalars),
     cmocka_unit_test(test_empty_pointer_is_the_envelope),
     cmocka_unit_test(test_null_values),
     cmocka_unit_test(test_pointer_misses),
     cmocka_unit_test(test_subject_runs),
+    cmocka_unit_test(test_optional_values),
+    cmocka_unit_test(test_optional_templates),
+    cmocka_unit_test(test_skipped_operations),
     cmocka_unit_test(test_pointer_escapes),
     cmocka_unit_test(test_limits),
     cmocka_unit_test(test_nul_in_identifiers),

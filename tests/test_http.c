@@ -1041,9 +1041,11 @@ static void loopback_only_without_tokens(void **state)
 	assert_null(f.srv);
 	assert_non_null(strstr(err, "loopback"));
 	free(err);
-	/* With tokens it may listen anywhere. */
+	/* With tokens it may listen anywhere (in plain HTTP when told to:
+	 * tokens_in_clear_only_on_loopback). */
 	write_tokens(&f);
 	f.o.token_file = f.tokens;
+	f.o.insecure_http = true;
 	fx_start(&f);
 	assert_int_equal(http_status(f.port, "GET", "/healthz", NULL, NULL, NULL), 200);
 	keel_server_stop(f.srv);
@@ -1057,6 +1059,78 @@ static void loopback_only_without_tokens(void **state)
 	f.srv = NULL;
 	keel_test_rmdir(f.dir);
 	free(f.dir);
+}
+
+/* keel_server_check_options refuses with EINVAL and a message holding
+ * want; keel_server_start refuses the same before it reads a file. */
+static void refused(struct fx *f, const char *want)
+{
+	char *err = NULL;
+	assert_int_equal(keel_server_check_options(&f->o, &err), KEEL_EINVAL);
+	assert_non_null(err);
+	if (!strstr(err, want))
+		fail_msg("message \"%s\" does not say \"%s\"", err, want);
+	free(err);
+	err = NULL;
+	assert_int_equal(keel_server_start(&f->o, &f->srv, &err), KEEL_EINVAL);
+	assert_null(f->srv);
+	assert_non_null(strstr(err, want));
+	free(err);
+}
+
+/* Tokens cross the network in clear only where the operator said so:
+ * off loopback, plain HTTP with a token file needs insecure_http (or TLS);
+ * on loopback nothing changes. TLS files come both or neither. */
+static void tokens_in_clear_only_on_loopback(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "memory", true);
+	f.o.listen = "0.0.0.0:0";
+	refused(&f, "tokens would cross the network in clear");
+	f.o.listen = "[::]:0";
+	refused(&f, "tokens would cross the network in clear");
+	/* Files that do not exist: the refusal comes before any is read. */
+	f.o.tls_cert = "/nonexistent/cert.pem";
+	refused(&f, "--tls-cert without --tls-key");
+	f.o.tls_cert = NULL;
+	f.o.tls_key = "/nonexistent/key.pem";
+	refused(&f, "--tls-key without --tls-cert");
+	f.o.listen = "127.0.0.1:0";
+	refused(&f, "--tls-key without --tls-cert");
+	/* Both given, off loopback: the options pass; the start then fails
+	 * on the first file, naming it. */
+	f.o.listen = "0.0.0.0:0";
+	f.o.tls_cert = "/nonexistent/cert.pem";
+	char *err = NULL;
+	assert_int_equal(keel_server_check_options(&f.o, &err), 0);
+	assert_null(err);
+	assert_int_equal(keel_server_start(&f.o, &f.srv, &err), KEEL_EIO);
+	assert_string_equal(err,
+			    "--tls-cert \"/nonexistent/cert.pem\": no such file or directory");
+	free(err);
+	err = NULL;
+	f.o.tls_cert = f.o.tls_key = NULL;
+	/* insecure_http lifts the refusal, and only where there are tokens. */
+	f.o.insecure_http = true;
+	assert_int_equal(keel_server_check_options(&f.o, &err), 0);
+	fx_start(&f);
+	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-a/stats", TOK_A,
+				     NULL, NULL),
+			 404);
+	keel_server_stop(f.srv);
+	f.srv = NULL;
+	f.o.token_file = NULL;
+	refused(&f, "without a token file the server listens on loopback addresses only");
+	/* On loopback, tokens in plain HTTP as before. */
+	f.o.token_file = f.tokens;
+	f.o.insecure_http = false;
+	f.o.listen = "127.0.0.1:0";
+	fx_start(&f);
+	assert_int_equal(http_status(f.port, "GET", "/v1/tenants/tenant-a/stats", TOK_A,
+				     NULL, NULL),
+			 404);
+	fx_stop(&f);
 }
 
 /* Sends text as one request on a fresh connection. */
@@ -2082,6 +2156,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(tenant_matrix_memory),
 	cmocka_unit_test(tenant_matrix_sqlite),
 	cmocka_unit_test(loopback_only_without_tokens),
+	cmocka_unit_test(tokens_in_clear_only_on_loopback),
 	cmocka_unit_test(slow_clients_do_not_block_others),
 	cmocka_unit_test(per_ip_connection_limit),
 	cmocka_unit_test(memory_budget_for_bodies),

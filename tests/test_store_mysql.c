@@ -470,7 +470,21 @@ static void bad_urls_give_one_line_errors(void **state)
 	     "store \"mysql://u@h/d%00b\": bad percent-escape in the database name"},
 	    {"mysql://u:secret@h/db?sock=/x",
 	     "store \"mysql://u:***@h/db?sock=/x\": unknown parameter \"sock\" (expected "
-	     "socket, connect_timeout or read_timeout)"},
+	     "socket, connect_timeout, read_timeout, ssl-mode or ssl-ca)"},
+	    {"mysql://u:secret@h/db?ssl-mode=sometimes",
+	     "store \"mysql://u:***@h/db?ssl-mode=sometimes\": ssl-mode \"sometimes\": "
+	     "expected disabled, preferred, required, verify-ca or verify-identity"},
+	    {"mysql://u:secret@h/db?ssl-mode=",
+	     "store \"mysql://u:***@h/db?ssl-mode=\": ssl-mode \"\": expected disabled, "
+	     "preferred, required, verify-ca or verify-identity"},
+	    {"mysql://u:secret@h/db?ssl-mode=verify-ca",
+	     "store \"mysql://u:***@h/db?ssl-mode=verify-ca\": ssl-mode=verify-ca needs "
+	     "ssl-ca=FILE, the CA certificate to check the server's against"},
+	    {"mysql://u:secret@h/db?ssl-ca=/ca.pem&ssl-mode=DISABLED",
+	     "store \"mysql://u:***@h/db?ssl-ca=/ca.pem&ssl-mode=DISABLED\": ssl-ca with "
+	     "ssl-mode=disabled: no TLS, no certificate to check against it"},
+	    {"mysql://u:secret@h/db?ssl-mode=required&ssl-ca=",
+	     "store \"mysql://u:***@h/db?ssl-mode=required&ssl-ca=\": bad ssl-ca path"},
 	    {"mysql://u:secret@127.0.0.1/db?socket=/x.sock",
 	     "store \"mysql://u:***@127.0.0.1/db?socket=/x.sock\": socket= needs the "
 	     "host "
@@ -591,6 +605,154 @@ static void connection_errors_are_clear(void **state)
 	    lport, lport);
 	open_fails_with(url, KEEL_ESTORE, msg);
 	close(fd);
+	free(port);
+	free(password);
+}
+
+/* ------------------------------------------------------------------ TLS */
+
+static int first_column(void *ud, unsigned ncols, char **row)
+{
+	char **out = ud;
+	free(*out);
+	*out = strdup(ncols > 1 && row[1] ? row[1] : "");
+	return 0;
+}
+
+/* The cipher of the store's connection as the server sees it ("" in
+ * clear). */
+static char *server_cipher(struct keel_store *s)
+{
+	char *cipher = NULL;
+	assert_int_equal(keel_store_mysql_exec(s, "SHOW SESSION STATUS LIKE 'Ssl_cipher'",
+					       first_column, &cipher),
+			 0);
+	assert_non_null(cipher);
+	return cipher;
+}
+
+/* Opens url?query (base has no query of its own) and returns the
+ * connection's cipher, or NULL with *err when the open failed. */
+static char *cipher_with(const char *base, const char *query, char **err)
+{
+	char url[4096];
+	snprintf(url, sizeof url, "%s?%s", base, query);
+	struct keel_store *s = NULL;
+	*err = NULL;
+	if (keel_store_open(url, &s, err) != 0)
+		return NULL;
+	char *cipher = server_cipher(s);
+	keel_store_close(s);
+	return cipher;
+}
+
+/* ssl-mode and ssl-ca against the fixture's server, which has no TLS, and
+ * a private one started with a certificate signed by a CA made here for
+ * the name db.example: required demands TLS (and gets it where there is
+ * some), verify-ca checks the chain, verify-identity the name too. */
+static void tls_modes_are_what_they_say(void **state)
+{
+	(void)state;
+	const char *fdir = fixture_dir();
+	if (!fdir)
+		keel_test_skip(NO_SERVER);
+	char *port = file_line(fdir, "port");
+	char *password = file_line(fdir, "password");
+	char plain[1024], msg[8192], *err = NULL, *cipher;
+	snprintf(plain, sizeof plain, "mysql://keel:%s@127.0.0.1:%s/keel", password, port);
+
+	/* The server without TLS: disabled and preferred (also the default)
+	 * connect in clear; required and verify-identity refuse. */
+	cipher = cipher_with(plain, "ssl-mode=disabled", &err);
+	assert_non_null(cipher);
+	assert_string_equal(cipher, "");
+	free(cipher);
+	cipher = cipher_with(plain, "ssl-mode=preferred", &err);
+	assert_non_null(cipher);
+	assert_string_equal(cipher, "");
+	free(cipher);
+	cipher = cipher_with(plain, "ssl-mode=required", &err);
+	assert_null(cipher);
+	snprintf(msg, sizeof msg,
+		 "store \"mysql://keel:***@127.0.0.1:%s/keel?ssl-mode=required\": "
+		 "ssl-mode=required, but the server at 127.0.0.1:%s did not encrypt the "
+		 "connection (it has no TLS)",
+		 port, port);
+	assert_string_equal(err, msg);
+	free(err);
+	cipher = cipher_with(plain, "ssl-mode=verify-identity", &err);
+	assert_null(cipher);
+	assert_non_null(strstr(err, "TLS with the server at 127.0.0.1:"));
+	assert_non_null(strstr(err, "failed (ssl-mode=verify-identity)"));
+	free(err);
+	cipher = cipher_with(plain, "ssl-mode=required&ssl-ca=/nonexistent/ca.pem", &err);
+	assert_null(cipher);
+	assert_non_null(
+	    strstr(err, ": ssl-ca \"/nonexistent/ca.pem\": no such file or directory"));
+	free(err);
+
+	/* A server with TLS. */
+	char *dir = keel_test_tmpdir();
+	assert_int_equal(
+	    keel_test_sh(
+		"cd '%s' && printf 'subjectAltName=DNS:db.example\n' >san.ext &&"
+		" openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=keel-test-ca"
+		" -keyout ca.key -out ca.pem 2>/dev/null &&"
+		" openssl req -newkey rsa:2048 -nodes -subj /CN=db.example"
+		" -keyout srv.key -out srv.csr 2>/dev/null &&"
+		" openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial"
+		" -days 2 -extfile san.ext -out srv.pem 2>/dev/null &&"
+		" openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca"
+		" -keyout other.key -out other.pem 2>/dev/null",
+		dir),
+	    0);
+	char opts[8192];
+	snprintf(opts, sizeof opts, "--ssl-cert=%s/srv.pem --ssl-key=%s/srv.key", dir, dir);
+	setenv("KEEL_MARIADB_OPTS", opts, 1);
+	struct server sv;
+	bool started = server_start(&sv);
+	unsetenv("KEEL_MARIADB_OPTS");
+	assert_true(started);
+	char q[8192];
+
+	/* required: encrypted, whatever the certificate */
+	cipher = cipher_with(sv.url, "ssl-mode=required", &err);
+	if (!cipher)
+		fail_msg("required: %s", err);
+	assert_true(strlen(cipher) > 0);
+	free(cipher);
+	/* preferred takes TLS where there is some; disabled does not */
+	cipher = cipher_with(sv.url, "ssl-mode=preferred", &err);
+	assert_non_null(cipher);
+	assert_true(strlen(cipher) > 0);
+	free(cipher);
+	cipher = cipher_with(sv.url, "ssl-mode=disabled", &err);
+	assert_non_null(cipher);
+	assert_string_equal(cipher, "");
+	free(cipher);
+	/* verify-ca: the chain is checked against ssl-ca, not the name */
+	snprintf(q, sizeof q, "ssl-mode=verify-ca&ssl-ca=%s/ca.pem", dir);
+	cipher = cipher_with(sv.url, q, &err);
+	if (!cipher)
+		fail_msg("verify-ca: %s", err);
+	assert_true(strlen(cipher) > 0);
+	free(cipher);
+	snprintf(q, sizeof q, "ssl-mode=verify-ca&ssl-ca=%s/other.pem", dir);
+	cipher = cipher_with(sv.url, q, &err);
+	assert_null(cipher);
+	assert_non_null(strstr(err, "failed (ssl-mode=verify-ca)"));
+	free(err);
+	/* verify-identity: the right CA, but the certificate names
+	 * db.example, not 127.0.0.1 */
+	snprintf(q, sizeof q, "ssl-mode=verify-identity&ssl-ca=%s/ca.pem", dir);
+	cipher = cipher_with(sv.url, q, &err);
+	assert_null(cipher);
+	assert_non_null(strstr(err, "failed (ssl-mode=verify-identity)"));
+	free(err);
+
+	server_stop(&sv);
+	keel_test_rmdir(dir);
+	free(dir);
 	free(port);
 	free(password);
 }
@@ -1598,6 +1760,7 @@ static void store_reconnects_after_the_server_returns(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(bad_urls_give_one_line_errors),
     cmocka_unit_test(connection_errors_are_clear),
+    cmocka_unit_test(tls_modes_are_what_they_say),
     cmocka_unit_test(credentials_are_percent_decoded_and_sockets_work),
     cmocka_unit_test(schema_is_created_versioned_and_newer_refused),
     cmocka_unit_test(strings_compare_bytewise),

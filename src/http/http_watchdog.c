@@ -107,6 +107,10 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
 	atomic_fetch_sub(&srv->buffered, rq->claimed);
 	keel_buf_free(&rq->body);
+	if (rq->binary) {
+		keel_ce_binary_free(rq->binary);
+		free(rq->binary);
+	}
 	free(rq->job.items);
 	keel_buf_free(&rq->job.rejects);
 	keel_buf_free(&rq->job.conflicts);
@@ -135,6 +139,28 @@ __attribute__((format(printf, 2, 0))) void
 keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	struct keel_server *srv = cls;
+	pthread_mutex_lock(&srv->start_log_lock);
+	if (srv->starting) {
+		/* While the daemon starts, its messages say why it refused:
+		 * the first is the cause (GnuTLS's reason for a certificate),
+		 * which keel_server_start's error quotes; a failed TLS set-up
+		 * always ends with libmicrohttpd's "Failed to initialize TLS
+		 * support", which tells it from a failed bind. */
+		struct keel_buf msg;
+		keel_buf_init(&msg);
+		va_list again;
+		va_copy(again, ap);
+		keel_buf_vaddf(&msg, fmt, again);
+		va_end(again);
+		while (msg.len && (msg.data[msg.len - 1] == '\n' || msg.data[msg.len - 1] == '.'))
+			msg.data[--msg.len] = 0;
+		if (msg.data && strstr(msg.data, "TLS"))
+			srv->start_tls_failed = true;
+		if (!srv->start_log.len && msg.len)
+			keel_buf_add(&srv->start_log, msg.data, msg.len);
+		keel_buf_free(&msg);
+	}
+	pthread_mutex_unlock(&srv->start_log_lock);
 	if (!srv->o.log)
 		return;
 	fputs("keel serve: libmicrohttpd: ", srv->o.log);

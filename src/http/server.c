@@ -154,6 +154,80 @@ static bool claim(struct keel_server *srv, struct request *rq, size_t n)
 	return true;
 }
 
+/* MHD_KeyValueIterator: whether any header's name begins with "ce-". */
+static enum MHD_Result find_ce_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (strncasecmp(key, "ce-", 3) != 0)
+		return MHD_YES;
+	*(bool *)cls = true;
+	return MHD_NO;
+}
+
+/* The content mode of a POST /v1/events, from its Content-Type and
+ * headers, as the CloudEvents HTTP binding tells them apart
+ * (docs/http.md): the CloudEvents media types and Keel's NDJSON name
+ * their mode; any other request carrying ce- headers is binary mode; a
+ * plain application/json body is structured mode or a batch. Answers
+ * 415 itself (true) when it is none of these. */
+static bool content_mode(struct keel_server *srv, struct MHD_Connection *c,
+			 struct request *rq, const char *ct, enum MHD_Result *ret)
+{
+	struct keel_media_type mt = {KEEL_STR_NULL, KEEL_STR_NULL};
+	bool parsed = ct && keel_media_type_parse(ct, &mt);
+	bool ce_headers = false;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, find_ce_header, &ce_headers);
+	const char *refusal = NULL;
+	if (parsed && mt.type.len >= 23 &&
+	    strncasecmp(mt.type.ptr, "application/cloudevents", 23) == 0) {
+		if (keel_media_type_is(&mt, "application/cloudevents+json"))
+			rq->kind = BODY_SINGLE;
+		else if (keel_media_type_is(&mt, "application/cloudevents-batch+json"))
+			rq->kind = BODY_BATCH;
+		else
+			refusal = "an event format Keel does not read (it reads JSON: "
+				  "application/cloudevents+json and "
+				  "application/cloudevents-batch+json)";
+	} else if (parsed && (keel_media_type_is(&mt, "application/x-ndjson") ||
+			      keel_media_type_is(&mt, "application/ndjson"))) {
+		rq->kind = BODY_NDJSON;
+	} else if (ce_headers && (parsed || !ct)) {
+		rq->kind = BODY_BINARY;
+		rq->binary_json = parsed && keel_media_type_is_json(&mt);
+	} else if (parsed && keel_media_type_is(&mt, "application/json")) {
+		rq->kind = BODY_JSON;
+	} else {
+		refusal = ct && !parsed
+			      ? "not a media type"
+			      : "expected application/cloudevents+json, "
+				"application/cloudevents-batch+json, application/json, "
+				"application/x-ndjson, or ce- headers (binary content mode)";
+	}
+	/* Events are JSON, and JSON is UTF-8 (RFC 8259); a binary event's
+	 * data that is not JSON is kept as bytes, whatever its charset. */
+	bool json_text = rq->kind != BODY_BINARY || rq->binary_json;
+	if (!refusal && json_text && !keel_media_type_utf8(&mt)) {
+		rq->route = ROUTE_DONE;
+		*ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		    "content type \"%.*s\": charset \"%.*s\" not supported: JSON is read "
+		    "as UTF-8",
+		    (int)(mt.type.len > 100 ? 100 : mt.type.len), mt.type.ptr,
+		    (int)(mt.charset.len > 40 ? 40 : mt.charset.len), mt.charset.ptr);
+		return true;
+	}
+	if (!refusal)
+		return false;
+	size_t shown = ct ? strlen(ct) : 0;
+	rq->route = ROUTE_DONE;
+	*ret = keel_http_answer_error(srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				      "content type \"%.*s\": %s",
+				      (int)(shown > 100 ? 100 : shown), ct ? ct : "", refusal);
+	return true;
+}
+
 /* First call for POST /v1/events: everything that can be refused before
  * the body is read. */
 static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -161,29 +235,11 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 {
 	const char *ct =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	size_t mlen = 0;
-	if (ct) {
-		while (ct[mlen] && ct[mlen] != ';' && ct[mlen] != ' ')
-			mlen++;
-	}
-	if (ct && mlen == 28 &&
-	    strncasecmp(ct, "application/cloudevents+json", mlen) == 0)
-		rq->kind = BODY_SINGLE;
-	else if (ct && mlen == 34 &&
-		 strncasecmp(ct, "application/cloudevents-batch+json", mlen) == 0)
-		rq->kind = BODY_BATCH;
-	else if (ct &&
-		 ((mlen == 20 && strncasecmp(ct, "application/x-ndjson", mlen) == 0) ||
-		  (mlen == 18 && strncasecmp(ct, "application/ndjson", mlen) == 0)))
-		rq->kind = BODY_NDJSON;
-	else {
-		rq->route = ROUTE_DONE;
-		return keel_http_answer_error(
-		    srv, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-		    "content type \"%.*s\": expected application/cloudevents+json, "
-		    "application/cloudevents-batch+json or application/x-ndjson",
-		    (int)(mlen > 100 ? 100 : mlen), ct ? ct : "");
-	}
+	enum MHD_Result ret = MHD_YES;
+	if (content_mode(srv, c, rq, ct, &ret))
+		return ret;
+	if (rq->kind == BODY_BINARY && !keel_http_start_binary(srv, c, rq, ct, &ret))
+		return ret;
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
 	uint64_t n;
@@ -527,6 +583,65 @@ static void writer_stop(struct keel_server *srv)
 	srv->writer_running = false;
 }
 
+/* Where the server may listen, decided from the options alone: the
+ * address parses; TLS needs both files; off loopback, a token file is
+ * required, and its tokens may only cross the network in clear when the
+ * operator says so (a proxy in front terminating TLS, insecure_http). */
+static int check_listen(const struct keel_server_options *so, struct sockaddr_storage *ss,
+			socklen_t *sslen, struct keel_buf *err)
+{
+	const char *listen = so->listen ? so->listen : DEFAULT_LISTEN;
+	bool cert = so->tls_cert && *so->tls_cert, key = so->tls_key && *so->tls_key;
+	if (cert != key) {
+		keel_buf_adds(err, cert ? "--tls-cert without --tls-key: give both or neither"
+					: "--tls-key without --tls-cert: give both or neither");
+		return KEEL_EINVAL;
+	}
+	int rc = resolve_listen(listen, ss, sslen, err);
+	if (rc)
+		return rc;
+	if (is_loopback((struct sockaddr *)ss))
+		return 0;
+	if (!so->token_file) {
+		keel_buf_addf(err,
+			      "listen \"%s\": without a token file the server listens on "
+			      "loopback addresses only (give --tokens FILE)",
+			      listen);
+		return KEEL_EINVAL;
+	}
+	if (!cert && !so->insecure_http) {
+		keel_buf_addf(err,
+			      "listen \"%s\": off loopback, tokens would cross the network "
+			      "in clear over plain HTTP; give --tls-cert FILE and --tls-key "
+			      "FILE, or --insecure-http when a proxy in front terminates TLS",
+			      listen);
+		return KEEL_EINVAL;
+	}
+	return 0;
+}
+
+int keel_server_check_options(const struct keel_server_options *o, char **errmsg)
+{
+	if (errmsg)
+		*errmsg = NULL;
+	struct keel_server_options opt;
+	struct keel_buf err;
+	keel_buf_init(&err);
+	const char *why = o ? keel_options_copy(&opt, sizeof opt, o) : "no options";
+	int rc = KEEL_EINVAL;
+	if (why) {
+		keel_buf_addf(&err, "keel_server_options: %s", why);
+	} else {
+		struct sockaddr_storage ss;
+		socklen_t sslen = 0;
+		rc = check_listen(&opt, &ss, &sslen, &err);
+	}
+	if (rc && errmsg)
+		*errmsg = keel_xstrdup(err.data ? err.data : keel_strerror(rc));
+	keel_buf_free(&err);
+	return rc;
+}
+
 static void server_free(struct keel_server *srv)
 {
 	writer_stop(srv);
@@ -546,6 +661,9 @@ static void server_free(struct keel_server *srv)
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
 	keel_metrics_free(&srv->metrics);
+	keel_http_tls_free(srv);
+	keel_buf_free(&srv->start_log);
+	pthread_mutex_destroy(&srv->start_log_lock);
 	free(srv->store_url);
 	pthread_mutex_destroy(&srv->write_lock);
 	pthread_mutex_destroy(&srv->queue_lock);
@@ -629,6 +747,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	init_cond_monotonic(&srv->watchdog_cond);
 	pthread_mutex_init(&srv->inflight_lock, NULL);
 	init_cond_monotonic(&srv->inflight_cond);
+	pthread_mutex_init(&srv->start_log_lock, NULL);
 	atomic_init(&srv->stopping, false);
 	atomic_init(&srv->buffered, 0);
 	keel_metrics_init(&srv->metrics);
@@ -640,7 +759,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
-	rc = resolve_listen(so->listen, &ss, &sslen, &err);
+	rc = check_listen(so, &ss, &sslen, &err);
 	if (rc)
 		goto fail;
 	if (so->token_file) {
@@ -648,13 +767,11 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 		if (rc)
 			goto fail;
 		srv->auth = true;
-	} else if (!is_loopback((struct sockaddr *)&ss)) {
-		keel_buf_addf(&err,
-			      "listen \"%s\": without a token file the server listens on "
-			      "loopback addresses only (give --tokens FILE)",
-			      so->listen);
-		rc = KEEL_EINVAL;
-		goto fail;
+	}
+	if (so->tls_cert) {
+		rc = keel_http_tls_load(srv, &err);
+		if (rc)
+			goto fail;
 	}
 
 	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
@@ -721,6 +838,21 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 			     MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* HTTPS: the key and certificate as text, kept until the daemon
+	 * stops. Without TLS the array is empty. */
+	struct MHD_OptionItem tls[] = {
+	    {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert_pem.data},
+	    {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key_pem.data},
+	    {MHD_OPTION_END, 0, NULL},
+	};
+	if (srv->tls_cert_pem.data)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
+	pthread_mutex_lock(&srv->start_log_lock);
+	srv->starting = true;
+	pthread_mutex_unlock(&srv->start_log_lock);
+	errno = 0;
 	srv->daemon = MHD_start_daemon(
 	    flags, 0, NULL, NULL, keel_http_on_request, srv,
 	    /* First, so that MHD's messages about later options use it. */
@@ -738,20 +870,36 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
 	    MHD_OPTION_NOTIFY_COMPLETED, keel_http_on_completed, srv,
 	    MHD_OPTION_NOTIFY_CONNECTION, keel_http_on_connection, srv,
-	    MHD_OPTION_UNESCAPE_CALLBACK, keel_http_no_unescape, srv, MHD_OPTION_END);
+	    MHD_OPTION_UNESCAPE_CALLBACK, keel_http_no_unescape, srv, MHD_OPTION_ARRAY,
+	    tls, MHD_OPTION_END);
+	int start_errno = errno;
+	pthread_mutex_lock(&srv->start_log_lock);
+	srv->starting = false;
+	pthread_mutex_unlock(&srv->start_log_lock);
+	if (!srv->daemon && srv->start_tls_failed && srv->start_log.len) {
+		/* GnuTLS refused the certificate or the key (a broken PEM body,
+		 * a key that does not match): libmicrohttpd only logs why. */
+		keel_buf_addf(&err,
+			      "--tls-cert \"%s\", --tls-key \"%s\": cannot start TLS: %s",
+			      so->tls_cert, so->tls_key, srv->start_log.data);
+		rc = KEEL_EIO;
+		goto fail;
+	}
 	if (!srv->daemon) {
-		keel_buf_addf(
-		    &err, "listen \"%s\": cannot start the server (%s)", so->listen,
-		    errno ? strerror(errno) : "libmicrohttpd refused the options");
+		keel_buf_addf(&err, "listen \"%s\": cannot start the server (%s)",
+			      so->listen,
+			      start_errno ? strerror(start_errno)
+					  : "libmicrohttpd refused the options");
 		rc = KEEL_EIO;
 		goto fail;
 	}
 	const union MHD_DaemonInfo *di =
 	    MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di ? di->port : 0;
-	keel_http_log(srv, "listening on %s (port %u), store %s, %u threads%s%s",
-		      so->listen, (unsigned)srv->port, srv->store_url, so->threads,
-		      srv->auth ? "" : ", no tokens (loopback only)",
+	keel_http_log(srv, "listening on %s (port %u), %s, store %s, %u threads%s%s",
+		      so->listen, (unsigned)srv->port,
+		      srv->tls_cert_pem.data ? "HTTPS" : "plain HTTP", srv->store_url,
+		      so->threads, srv->auth ? "" : ", no tokens (loopback only)",
 		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "");
 	free(e);
 	keel_buf_free(&err);

@@ -8,7 +8,10 @@
  *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
  *   http_watchdog.c  connections' header and request timeouts
  *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *                    (the content modes' building blocks are in http.h:
+ *                    media_type.c, binary_mode.c, body.c)
  *   http_reads.c     the read endpoints and the pool of read handles
+ *   http_tls.c       HTTPS: the certificate and key files
  *   server_bench.h   the null mode, for bench_http only
  */
 #ifndef KEEL_HTTP_SERVER_H
@@ -84,10 +87,13 @@ enum route {
 	ROUTE_DONE, /* an answer was queued on the first call */
 };
 
+/* How a POST carries its events (docs/http.md, "POST /v1/events"). */
 enum body_kind {
-	BODY_SINGLE,
-	BODY_BATCH,
+	BODY_SINGLE, /* structured mode: one JSON event */
+	BODY_BATCH,  /* batch mode: a JSON array */
 	BODY_NDJSON,
+	BODY_JSON,   /* application/json: an object or an array, seen in the body */
+	BODY_BINARY, /* binary mode: ce- headers, the body is the data */
 };
 
 /* A POST's events, queued for the writer, and what became of them. The
@@ -117,6 +123,10 @@ struct request {
 	struct conn *conn;
 	const struct keel_token_entry *token; /* NULL when no token file */
 	struct keel_buf body;
+	/* Binary mode: the event read from the headers; whether the body
+	 * is JSON data. */
+	struct keel_ce_binary *binary;
+	bool binary_json;
 	size_t received;
 	size_t claimed; /* bytes counted against max_buffered */
 	bool too_large;
@@ -149,6 +159,17 @@ struct keel_server {
 	bool shared_store; /* keel_store_state_in_handle: reads go through the writer */
 	struct MHD_Daemon *daemon;
 	uint16_t port;
+
+	/* HTTPS: the PEM texts handed to libmicrohttpd (http_tls.c), kept for
+	 * the daemon's life; data NULL: plain HTTP. */
+	struct keel_buf tls_cert_pem, tls_key_pem;
+	/* While the daemon starts: libmicrohttpd's first message, and
+	 * whether any was about TLS, for the error (its reason for refusing
+	 * a certificate is only logged). */
+	pthread_mutex_t start_log_lock;
+	struct keel_buf start_log;
+	bool starting;
+	bool start_tls_failed;
 
 	struct keel_cartridge *cartridge;
 	bool auth;
@@ -234,6 +255,11 @@ void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
 
 /* Events (http_events.c) */
+/* Binary mode, once the headers are in: reads them into rq->binary and
+ * checks the tenant against the token. False after queueing the refusal. */
+bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
+			    struct request *rq, const char *content_type,
+			    enum MHD_Result *ret);
 enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Connection *c,
 					struct request *rq);
 enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Connection *c,
@@ -243,6 +269,11 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o);
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
+
+/* HTTPS (http_tls.c): reads srv->o.tls_cert and tls_key into
+ * srv->tls_cert_pem and tls_key_pem; the error names the file. */
+int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
+void keel_http_tls_free(struct keel_server *srv);
 
 /* Reads (http_reads.c). A read handle (on the memory store: the writer,
  * with its mutex held) until put back; NULL with *err (malloc'd) when

@@ -122,6 +122,16 @@ static void keel_mysql_connect_error(struct keel_mysql_store *m, struct keel_buf
 				keel_mysql_os_reason(msg, err);
 		}
 		break;
+	case CR_SSL_CONNECTION_ERROR:
+		/* No TLS where the URL requires it, or a certificate that
+		 * fails the check ssl-mode asks for. */
+		keel_buf_addf(err, "TLS with the server at %s:%u failed (ssl-mode=%s): ",
+			      u->host ? u->host : "localhost", u->port,
+			      keel_mysql_ssl_mode_name(u->ssl_mode));
+		if (!strncmp(msg, "TLS/SSL error: ", 15))
+			msg += 15;
+		keel_buf_adds(err, msg);
+		break;
 	case CR_SERVER_LOST:
 		/* Connected, but the handshake never came (or broke off). */
 		if (u->socket)
@@ -168,6 +178,35 @@ static int keel_mysql_settings_row(struct keel_mysql_store *m, void *ud, MYSQL_R
 	return 0;
 }
 
+/* The URL's ssl-mode and ssl-ca as Connector/C options. Connector/C 3.3
+ * (Debian 12's) has no ssl-mode of its own: MYSQL_OPT_SSL_ENFORCE asks for
+ * TLS but connects in clear to a server without it (keel_mysql_connect
+ * checks afterwards); a CA makes it check the server's certificate chain;
+ * MYSQL_OPT_SSL_VERIFY_SERVER_CERT adds the host name (against the system's
+ * CAs when there is no ssl-ca). */
+static int keel_mysql_tls_options(struct keel_mysql_store *m, struct keel_buf *err)
+{
+	const struct keel_mysql_url *u = &m->url;
+	my_bool tls = u->ssl_mode != KEEL_MYSQL_SSL_DISABLED;
+	my_bool identity = u->ssl_mode == KEEL_MYSQL_SSL_VERIFY_IDENTITY;
+	if (u->ssl_ca) {
+		/* Checked here, so that the message names the parameter
+		 * rather than a TLS failure. */
+		FILE *f = fopen(u->ssl_ca, "r");
+		if (!f) {
+			keel_buf_addf(err, "store \"%s\": ssl-ca \"%s\": ", u->shown.data,
+				      u->ssl_ca);
+			keel_mysql_add_errno(err, errno);
+			return KEEL_ESTORE;
+		}
+		fclose(f);
+		mysql_optionsv(m->db, MYSQL_OPT_SSL_CA, u->ssl_ca);
+	}
+	mysql_optionsv(m->db, MYSQL_OPT_SSL_ENFORCE, &tls);
+	mysql_optionsv(m->db, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
+	return 0;
+}
+
 /* Connects and sets the session up; on failure writes a one-line message
  * into err. */
 int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
@@ -192,9 +231,22 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 	mysql_options(m->db, MYSQL_OPT_MAX_ALLOWED_PACKET, &max_packet);
 	mysql_options(m->db, MYSQL_OPT_PROTOCOL, &protocol);
 	mysql_options(m->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (keel_mysql_tls_options(m, err))
+		return KEEL_ESTORE;
 	if (!mysql_real_connect(m->db, u->socket ? "localhost" : u->host, u->user,
 				u->password, u->db, u->port, u->socket, 0)) {
 		keel_mysql_connect_error(m, err);
+		return KEEL_ESTORE;
+	}
+	if (u->ssl_mode >= KEEL_MYSQL_SSL_REQUIRED && !mysql_get_ssl_cipher(m->db)) {
+		keel_buf_addf(err, "store \"%s\": ssl-mode=%s, but the server ",
+			      u->shown.data, keel_mysql_ssl_mode_name(u->ssl_mode));
+		if (u->socket)
+			keel_buf_addf(err, "at socket \"%s\"", u->socket);
+		else
+			keel_buf_addf(err, "at %s:%u", u->host ? u->host : "localhost",
+				      u->port);
+		keel_buf_adds(err, " did not encrypt the connection (it has no TLS)");
 		return KEEL_ESTORE;
 	}
 	const char *info = mysql_get_server_info(m->db);

@@ -28,6 +28,15 @@
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
+/* ssl-mode= (docs/store-mysql.md, "TLS"), MySQL's names and meanings. */
+enum keel_mysql_ssl_mode {
+	KEEL_MYSQL_SSL_PREFERRED, /* TLS if the server has it (the default) */
+	KEEL_MYSQL_SSL_DISABLED,
+	KEEL_MYSQL_SSL_REQUIRED,	/* TLS or no connection, certificate unchecked */
+	KEEL_MYSQL_SSL_VERIFY_CA,	/* and signed by ssl-ca */
+	KEEL_MYSQL_SSL_VERIFY_IDENTITY, /* and naming the host connected to */
+};
+
 struct keel_mysql_url {
 	char *user;	/* NULL: the connector's default */
 	char *password; /* NULL: none */
@@ -37,6 +46,8 @@ struct keel_mysql_url {
 	unsigned port;
 	unsigned connect_timeout;
 	unsigned read_timeout;
+	enum keel_mysql_ssl_mode ssl_mode;
+	char *ssl_ca; /* CA certificate file (PEM); NULL: none */
 	struct keel_buf shown; /* the URL with the password masked */
 };
 
@@ -173,6 +184,7 @@ int keel_mysql_run_list(struct keel_mysql_list *l);
 /* URLs (mysql_url.c) */
 void keel_mysql_url_free(struct keel_mysql_url *u);
 int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u, struct keel_buf *err);
+const char *keel_mysql_ssl_mode_name(enum keel_mysql_ssl_mode m);
 
 /* The schema (mysql_schema.c) */
 int keel_mysql_schema(struct keel_mysql_store *m, struct keel_buf *err);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <mysql.h>
@@ -61,6 +62,7 @@ void keel_mysql_url_free(struct keel_mysql_url *u)
 	free(u->host);
 	free(u->db);
 	free(u->socket);
+	free(u->ssl_ca);
 	keel_buf_free(&u->shown);
 	memset(u, 0, sizeof *u);
 }
@@ -100,9 +102,34 @@ static int keel_mysql_url_fail(struct keel_mysql_url *u, struct keel_buf *err,
 	return KEEL_EURL;
 }
 
+/* ssl-mode's values, in the order of enum keel_mysql_ssl_mode. */
+static const char *const keel_mysql_ssl_modes[] = {
+    "preferred", "disabled", "required", "verify-ca", "verify-identity",
+};
+
+/* Reads an ssl-mode= value, in either case (MySQL's clients write them in
+ * capitals). */
+static bool keel_mysql_ssl_mode_parse(const char *v, size_t n, enum keel_mysql_ssl_mode *out)
+{
+	for (size_t i = 0; i < sizeof keel_mysql_ssl_modes / sizeof keel_mysql_ssl_modes[0];
+	     i++) {
+		if (strlen(keel_mysql_ssl_modes[i]) == n &&
+		    strncasecmp(v, keel_mysql_ssl_modes[i], n) == 0) {
+			*out = (enum keel_mysql_ssl_mode)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *keel_mysql_ssl_mode_name(enum keel_mysql_ssl_mode m)
+{
+	return keel_mysql_ssl_modes[m];
+}
+
 /* mysql://[user[:password]@]host[:port]/db[?socket=PATH&connect_timeout=S
- * &read_timeout=S]; user, password, db and parameter values are
- * percent-decoded. */
+ * &read_timeout=S&ssl-mode=MODE&ssl-ca=FILE]; user, password, db and
+ * parameter values are percent-decoded. */
 int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u, struct keel_buf *err)
 {
 	memset(u, 0, sizeof *u);
@@ -211,17 +238,39 @@ int keel_mysql_url_parse(const char *url, struct keel_mysql_url *u, struct keel_
 			    !u->read_timeout)
 				return keel_mysql_url_fail(
 				    u, err, "read_timeout must be 1 to 86400 seconds");
+		} else if (klen == 8 && !memcmp(p, "ssl-mode", 8)) {
+			if (!keel_mysql_ssl_mode_parse(v, vlen, &u->ssl_mode))
+				return keel_mysql_url_fail(
+				    u, err,
+				    "ssl-mode \"%.*s\": expected disabled, preferred, "
+				    "required, verify-ca or verify-identity",
+				    (int)(vlen > 40 ? 40 : vlen), v);
+		} else if (klen == 6 && !memcmp(p, "ssl-ca", 6)) {
+			free(u->ssl_ca);
+			u->ssl_ca = NULL;
+			if (!vlen || !keel_mysql_pct_decode(v, vlen, &u->ssl_ca))
+				return keel_mysql_url_fail(u, err, "bad ssl-ca path");
 		} else {
 			return keel_mysql_url_fail(
 			    u, err,
 			    "unknown parameter \"%.*s\" (expected socket, "
-			    "connect_timeout or read_timeout)",
+			    "connect_timeout, read_timeout, ssl-mode or ssl-ca)",
 			    (int)klen, p);
 		}
 		p += n;
 		if (*p == '&')
 			p++;
 	}
+	/* A CA nothing would check against, or a check with nothing to
+	 * check against, is a mistake in the URL, not a choice. */
+	if (u->ssl_ca && u->ssl_mode == KEEL_MYSQL_SSL_DISABLED)
+		return keel_mysql_url_fail(u, err,
+					   "ssl-ca with ssl-mode=disabled: no TLS, "
+					   "no certificate to check against it");
+	if (!u->ssl_ca && u->ssl_mode == KEEL_MYSQL_SSL_VERIFY_CA)
+		return keel_mysql_url_fail(u, err,
+					   "ssl-mode=verify-ca needs ssl-ca=FILE, the CA "
+					   "certificate to check the server's against");
 	if (u->socket && u->host && strcmp(u->host, "localhost") != 0)
 		return keel_mysql_url_fail(
 		    u, err, "socket= needs the host localhost or none, not \"%s\"",
