@@ -63,6 +63,7 @@ struct keel_batcher {
 	 * names its position (keel_batcher_conflict). */
 	struct keel_run_event *run;
 	size_t nrun, run_cap;
+	size_t tx_nrun, batch_nrun; /* nrun when the transaction, the batch began */
 };
 
 struct keel_run_event {
@@ -284,6 +285,14 @@ static void keel_batcher_reset_tx(struct keel_batcher *ing)
 		keel_arena_reset(&ing->arena);
 }
 
+/* What a rolled-back transaction or batch logged is not in the store:
+ * forget where its events came from (their seqs may be given again). */
+static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
+{
+	if (ing->nrun > nrun)
+		ing->nrun = nrun;
+}
+
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 				 uint64_t first, uint64_t last)
 {
@@ -338,6 +347,7 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
 		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
@@ -357,10 +367,12 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	keel_batcher_reset_batch(ing);
+	keel_batcher_forget(ing, ing->batch_nrun);
 	/* rollback_to_savepoint ends the savepoint too (store.h): no
 	 * release after it. */
 	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
 		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
@@ -394,11 +406,13 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 			return rc;
 		}
 		ing->in_tx = true;
+		ing->tx_nrun = ing->nrun;
 		ing->tx_started = mono_usec();
 		ing->tx_first_position = ing->first_position;
 		ing->tx_recorded_at = keel_store_recorded_at(s);
 	}
 	ing->tx_last_position = ing->last_position;
+	ing->batch_nrun = ing->nrun;
 	if ((rc = keel_store_savepoint(s)) != 0)
 		return keel_batcher_fail(ing, rc);
 
