@@ -337,6 +337,7 @@ static struct keel_server *serve(const struct opts *o, const char *url, bool nul
 		.size = sizeof so,
 		.listen = "127.0.0.1:0",
 		.store_url = url,
+		.cartridge = KEEL_BUILTIN_CARTRIDGE,
 		.threads = o->threads,
 		.max_per_ip = 1000,
 	};
@@ -445,7 +446,7 @@ static pid_t serve_process(const char *url, uint16_t port, unsigned threads)
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl(KEEL_BIN, "keel", "serve", "--listen", listen, "--store", url, "--threads",
+		execl(KEEL_BIN, "keel", "serve", "--listen", listen, "--store", url, "--cartridge", "fleet", "--threads",
 		      nthreads, "--quiet", (char *)NULL);
 		_exit(127);
 	}

@@ -389,15 +389,17 @@ int main(int argc, char **argv)
 	snprintf(store_big, sizeof store_big, "sqlite:%s", db_big);
 	snprintf(store_wide, sizeof store_wide, "sqlite:%s", db_wide);
 	fprintf(stderr, "SQLite: 101 000 events ...\n");
-	char *a1[] = {"keel", "ingest", small_in, "--store", store_small, "--quiet", NULL};
+	char *a1[] = {"keel", "ingest", small_in, "--cartridge", "fleet", "--store", store_small,
+		      "--quiet", NULL};
 	struct proc_cost c_small = run_keel(a1);
 	fprintf(stderr, "SQLite: %llu events at the defaults, then re-sent ...\n",
 		(unsigned long long)big);
-	char *a2[] = {"keel", "ingest", big_in, "--store", store_big, "--quiet", NULL};
+	char *a2[] = {"keel", "ingest", big_in, "--cartridge", "fleet", "--store", store_big,
+		      "--quiet", NULL};
 	struct proc_cost c_big = run_keel(a2);
 	struct proc_cost c_resend = run_keel(a2);
 	fprintf(stderr, "SQLite: %llu events at batch 20 000 ...\n", (unsigned long long)big);
-	char *a3[] = {"keel", "ingest", big_in, "--store", store_wide, "--batch", "20000",
+	char *a3[] = {"keel", "ingest", big_in, "--cartridge", "fleet", "--store", store_wide, "--batch", "20000",
 		      "--quiet", NULL};
 	struct proc_cost c_wide = run_keel(a3);
 
@@ -405,7 +407,8 @@ int main(int argc, char **argv)
 	 * reading, parsing and the cartridge cost in that process, so that the
 	 * SQLite ingest's CPU time splits into those and the store's share. */
 	fprintf(stderr, "memory store: %llu events ...\n", (unsigned long long)big);
-	char *a4[] = {"keel", "ingest", big_in, "--store", "memory:", "--quiet", NULL};
+	char *a4[] = {"keel", "ingest", big_in, "--cartridge", "fleet", "--store", "memory:",
+		      "--quiet", NULL};
 	struct proc_cost c_mem = run_keel(a4);
 
 	fprintf(stderr, "SQLite: the limit (prepared INSERT loop) ...\n");

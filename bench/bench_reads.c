@@ -137,8 +137,8 @@ static double run(const char *bin, char *const argv[], const char *out)
 
 static void ingest(const char *bin, const char *input, const char *store)
 {
-	char *argv[] = {"keel", "ingest", (char *)input, "--store", (char *)store, "--quiet",
-			NULL};
+	char *argv[] = {"keel", "ingest", (char *)input, "--cartridge", "fleet", "--store",
+			(char *)store, "--quiet", NULL};
 	run(bin, argv, NULL);
 }
 

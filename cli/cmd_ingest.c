@@ -177,9 +177,27 @@ static void on_conflict(void *ud, uint64_t position, const char *source, const c
 	pthread_mutex_unlock(&ingest_output_lock);
 }
 
-/* A store failure: the message names the batch's range of lines. */
-static int store_failed(struct ingest_state *st)
+/* A tenant the store has no cartridge for, or another one than given:
+ * its events would all be refused, so the run stops (exit 2, as for a
+ * wrong flag). The refused event was reported as a rejection; its message
+ * is repeated here unless that went to stderr already. */
+static int cartridge_refused(struct ingest_state *st)
 {
+	pthread_mutex_lock(&ingest_output_lock);
+	progress_clear(st);
+	bool shown = !st->rejects && st->rejects_seen <= REJECTS_SHOWN;
+	pthread_mutex_unlock(&ingest_output_lock);
+	if (!shown)
+		fprintf(stderr, "keel ingest: %s\n", keel_ingest_errmsg(st->ing));
+	return CLI_USAGE;
+}
+
+/* A failure of the ingester (rc): a store's names the batch's range of
+ * lines. */
+static int store_failed(struct ingest_state *st, int rc)
+{
+	if (rc == KEEL_ECARTRIDGE)
+		return cartridge_refused(st);
 	pthread_mutex_lock(&ingest_output_lock);
 	progress_clear(st);
 	pthread_mutex_unlock(&ingest_output_lock);
@@ -193,7 +211,7 @@ static int offer(struct ingest_state *st, const char *line, size_t len, uint64_t
 {
 	int rc = too_long ? keel_ingest_add_too_long(st->ing, lineno, line, len)
 			  : keel_ingest_add(st->ing, line, len, lineno);
-	return rc ? store_failed(st) : 0;
+	return rc ? store_failed(st, rc) : 0;
 }
 
 /* A file (or redirected stdin): straight through, until the end or a
@@ -208,16 +226,18 @@ static int ingest_file(struct ingest_state *st, struct keel_reader *r)
 	st->reader = r;
 	while (!ingest_interrupted &&
 	       (rc = keel_reader_next(r, &line, &len, &lineno, &too_long)) == 1) {
-		if (offer(st, line, len, lineno, too_long))
-			return CLI_FATAL;
+		int orc = offer(st, line, len, lineno, too_long);
+		if (orc)
+			return orc;
 		if ((++n & 63) == 0)
 			progress_tick(st);
 	}
 	st->reader = NULL;
 	/* What was read before a read error or a signal is good: commit it
 	 * first. */
-	if (keel_ingest_flush(st->ing))
-		return store_failed(st);
+	int frc = keel_ingest_flush(st->ing);
+	if (frc)
+		return store_failed(st, frc);
 	if (rc < 0) {
 		progress_clear(st);
 		return cli_error(st->cmd, "%s", keel_reader_errmsg(r));
@@ -260,15 +280,15 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool quie
 			if (!pending && keel_ingest_pending(st->ing))
 				deadline = now + linger;
 			if (quiet_commits && linger > 0 && keel_ingest_pending(st->ing) &&
-			    now >= deadline && keel_ingest_flush(st->ing)) {
-				rc = store_failed(st);
+			    now >= deadline && (rc = keel_ingest_flush(st->ing))) {
+				rc = store_failed(st, rc);
 				break;
 			}
 			progress_tick(st);
 		} else if (got == 0) {
 			if (pending && cli_now() >= deadline &&
-			    keel_ingest_flush(st->ing)) {
-				rc = store_failed(st);
+			    (rc = keel_ingest_flush(st->ing))) {
+				rc = store_failed(st, rc);
 				break;
 			}
 			progress_tick(st);
@@ -276,8 +296,8 @@ static int ingest_live(struct ingest_state *st, struct keel_reader *r, bool quie
 			break;
 		}
 	}
-	if (rc == 0 && keel_ingest_flush(st->ing))
-		rc = store_failed(st);
+	if (rc == 0 && (rc = keel_ingest_flush(st->ing)))
+		rc = store_failed(st, rc);
 	if (rc == 0 && got == -2) {
 		progress_clear(st);
 		rc = cli_error(st->cmd, "%s", cli_stream_errmsg(stream));
@@ -354,6 +374,8 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 			a->url = optarg;
 			break;
 		case 'c':
+			if (a->cartridge)
+				return cli_usage_error(cmd, "--cartridge given twice");
 			a->cartridge = optarg;
 			break;
 		case 'b':
@@ -489,9 +511,11 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 			st.bytes_total += (uint64_t)sb.st_size;
 	}
 
+	/* Without --cartridge each tenant's recorded one runs (the
+	 * ingester's choice). */
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	rc = keel_cartridge_load(a.cartridge ? a.cartridge : KEEL_DEFAULT_CARTRIDGE, &cart, &err);
+	rc = a.cartridge ? keel_cartridge_load(a.cartridge, &cart, &err) : 0;
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -591,7 +615,7 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	int end = rc == 0 && !interrupted ? keel_ingest_finish(st.ing)
 					  : keel_ingest_flush(st.ing);
 	if (end && rc == 0)
-		rc = store_failed(&st);
+		rc = store_failed(&st, end);
 	print_report(&st, cli_now() - st.start, interrupted);
 	/* A conflicting duplicate is data that did not go in, as a
 	 * rejection is (docs/cli.md, "Exit status"). */
@@ -627,8 +651,9 @@ const struct keel_cmd keel_cmd_ingest = {
 	"\n"
 	"options:\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE ") or path to a\n"
+	"                           JSON or .so cartridge; without it each tenant's\n"
+	"                           recorded cartridge (a new tenant needs one)\n"
 	"  -b, --batch N            events per batch, each atomic (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
 	"  -C, --commit-interval MS a commit holds the batches of at most MS ms\n"
 	"                           (default " CLI_STR(KEEL_DEFAULT_COMMIT_INTERVAL_MS) "; 0: one commit a batch);\n"
@@ -658,10 +683,14 @@ const struct keel_cmd keel_cmd_ingest = {
 	"input and --follow are live input: events are committed as they arrive.\n"
 	"SIGINT or SIGTERM stops the reading: what was read is committed (with\n"
 	"--replay: nothing is written) and the report says \"interrupted\".\n"
+	"A store records each tenant's cartridge with its first events; a tenant\n"
+	"recorded with another cartridge than --cartridge, or with none when\n"
+	"--cartridge is left out, stops the run at its first event.\n"
 	"An event is (tenant, source, id): one whose identity is logged already\n"
 	"is skipped as a duplicate, and reported on stderr with both positions\n"
 	"when its envelope differs (a conflicting duplicate).\n"
-	"Exit status: 0 all ingested (or interrupted); 1 fatal error; 2 usage;\n"
-	"3 finished with rejected events or conflicting duplicates.",
+	"Exit status: 0 all ingested (or interrupted); 1 fatal error; 2 usage\n"
+	"(also: no cartridge for a tenant); 3 finished with rejected events or\n"
+	"conflicting duplicates.",
     .run = ingest_run,
 };

@@ -67,16 +67,17 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    {"store", required_argument, NULL, 's'},
 	    {"cartridge", required_argument, NULL, 'c'},
 	    {"dry-run", no_argument, NULL, 'n'},
+	    {"change-cartridge", no_argument, NULL, 'C'},
 	    {"rejects", required_argument, NULL, 'r'},
 	    {"all", no_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *url = NULL, *tenant = NULL, *cartridge = NULL, *rejects = NULL;
-	bool dry_run = false, all = false;
+	bool dry_run = false, all = false, change = false;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:s:c:nr:ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:s:c:nCr:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			tenant = optarg;
@@ -85,10 +86,15 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 			url = optarg;
 			break;
 		case 'c':
+			if (cartridge)
+				return cli_usage_error(cmd, "--cartridge given twice");
 			cartridge = optarg;
 			break;
 		case 'n':
 			dry_run = true;
+			break;
+		case 'C':
+			change = true;
 			break;
 		case 'r':
 			rejects = optarg;
@@ -107,10 +113,14 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
 	if (!tenant)
 		return cli_usage_error(cmd, "--tenant is required");
+	if (change && !cartridge)
+		return cli_usage_error(cmd, "--change-cartridge needs --cartridge");
 
+	/* Without --cartridge the tenant's recorded one (keel_replay's
+	 * choice). */
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	int rc = keel_cartridge_load(cartridge ? cartridge : KEEL_DEFAULT_CARTRIDGE, &cart, &err);
+	int rc = cartridge ? keel_cartridge_load(cartridge, &cart, &err) : 0;
 	if (rc) {
 		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
 		free(err);
@@ -136,11 +146,15 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .dry_run = dry_run,
 	    .on_reject = replay_on_reject,
 	    .reject_userdata = &st,
+	    .change_cartridge = change,
 	};
 	struct keel_replay_report *rep = NULL;
 	rc = keel_replay(s, tenant, &o, &rep);
 	if (rc) {
-		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
+		/* no cartridge for the tenant: a matter of the flags */
+		int code = rc == KEEL_ECARTRIDGE ? CLI_USAGE : CLI_FATAL;
+		cli_error(cmd, "%s", keel_store_errmsg(s));
+		rc = code;
 		goto out;
 	}
 	if (!st.rejects && st.seen > REPLAY_REJECTS_SHOWN)
@@ -165,14 +179,17 @@ const struct keel_cmd keel_cmd_replay = {
     .name = "replay",
     .summary = "Rebuild a tenant's graph from its event log.",
     .usage =
-	"replay --tenant T [--dry-run] [--cartridge NAME|PATH] [--store URL]\n"
-	"                 [--rejects FILE] [--all]\n"
+	"replay --tenant T [--dry-run] [--store URL] [--rejects FILE] [--all]\n"
+	"                 [--cartridge NAME|PATH [--change-cartridge]]\n"
 	"\n"
 	"options:\n"
 	"  -t, --tenant T           the tenant to rebuild (required)\n"
 	"  -n, --dry-run            report what would change, write nothing\n"
-	"  -c, --cartridge NAME     built-in cartridge name or path to a JSON or\n"
-	"                           .so cartridge (default: " KEEL_DEFAULT_CARTRIDGE ")\n"
+	"  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE ") or path to a\n"
+	"                           JSON or .so cartridge (default: the tenant's\n"
+	"                           recorded one)\n"
+	"  -C, --change-cartridge   rebuild with --cartridge although the tenant is\n"
+	"                           recorded with another, and record it\n"
 	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 	"  -r, --rejects FILE       write each logged event the cartridge now\n"
 	"                           rejects to FILE as one JSON line\n"
@@ -184,7 +201,10 @@ const struct keel_cmd keel_cmd_replay = {
 	"entities, and each predicate's facts and relation's relations, that came\n"
 	"out different; the rest and the log are kept as they are. Prints the\n"
 	"rows before and after, added and removed, per predicate and relation.\n"
-	"Exit status: 0 replayed; 1 fatal error (nothing changed); 2 usage;\n"
-	"3 replayed, but the cartridge rejected some logged events.",
+	"A cartridge other than the tenant's recorded one needs --change-cartridge\n"
+	"(or --dry-run, which compares without recording anything).\n"
+	"Exit status: 0 replayed; 1 fatal error (nothing changed); 2 usage (also:\n"
+	"no cartridge for the tenant); 3 replayed, but the cartridge rejected some\n"
+	"logged events.",
     .run = replay_run,
 };

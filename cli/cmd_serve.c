@@ -79,6 +79,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			o.store_url = optarg;
 			break;
 		case 'c':
+			if (o.cartridge)
+				return cli_usage_error(cmd, "--cartridge given twice");
 			o.cartridge = optarg;
 			break;
 		case 't':
@@ -198,7 +200,9 @@ const struct keel_cmd keel_cmd_serve = {
 		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
 		 "                           IPv6; port 0 picks a free one)\n"
 		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -c, --cartridge NAME     cartridge name or path (default " KEEL_DEFAULT_CARTRIDGE ")\n"
+		 "  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE ") or path\n"
+		 "                           (default: each tenant's recorded cartridge;\n"
+		 "                           an event of a tenant with none is rejected)\n"
 		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
 		 "                           listens on loopback and asks for no token\n"
 		 "      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"

@@ -26,13 +26,16 @@ static bool tenant_ok(const char *s)
 	return true;
 }
 
-static void print_line(const char *hash, bool all, char **tenants, size_t n)
+static void print_line(const char *hash, bool all, char **tenants, size_t n,
+		       bool forget)
 {
 	printf("%s ", hash);
 	if (all)
 		fputs("*", stdout);
 	for (size_t i = 0; i < n; i++)
 		printf("%s%s", i ? "," : "", tenants[i]);
+	if (forget)
+		fputs(" forget", stdout);
 	putchar('\n');
 }
 
@@ -41,15 +44,16 @@ static int token_run(const struct keel_cmd *cmd, int argc, char **argv)
 	static const struct option opts[] = {
 		{"tenant", required_argument, NULL, 't'},
 		{"all", no_argument, NULL, 'a'},
+		{"forget", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char **tenants = NULL;
 	size_t n = 0;
-	bool all = false;
+	bool all = false, forget = false;
 	int c, rc = CLI_OK;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:afh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!tenant_ok(optarg)) {
@@ -66,6 +70,9 @@ static int token_run(const struct keel_cmd *cmd, int argc, char **argv)
 			break;
 		case 'a':
 			all = true;
+			break;
+		case 'f':
+			forget = true;
 			break;
 		case 'h':
 			cli_help(cmd, stdout);
@@ -95,7 +102,7 @@ static int token_run(const struct keel_cmd *cmd, int argc, char **argv)
 			goto out;
 		}
 		printf("%s\n", token);
-		print_line(hash, all, tenants, n);
+		print_line(hash, all, tenants, n, forget);
 		memset(token, 0, sizeof token);
 		fputs("keel token: the first line is the token (shown once; give it to the "
 		      "client),\nthe second goes into the token file of keel serve --tokens\n",
@@ -113,7 +120,7 @@ static int token_run(const struct keel_cmd *cmd, int argc, char **argv)
 		}
 		keel_token_hash(line, len, hash);
 		memset(line, 0, sizeof line);
-		print_line(hash, all, tenants, n);
+		print_line(hash, all, tenants, n, forget);
 	} else {
 		rc = cli_usage_error(cmd, "unknown action \"%s\" (new or hash)", action);
 		goto out;
@@ -127,7 +134,7 @@ out:
 const struct keel_cmd keel_cmd_token = {
 	.name = "token",
 	.summary = "Make bearer tokens for keel serve.",
-	.usage = "token new|hash (--tenant T [--tenant U ...] | --all)\n"
+	.usage = "token new|hash (--tenant T [--tenant U ...] | --all) [--forget]\n"
 		 "\n"
 		 "actions:\n"
 		 "  new    print a fresh random token, then its token-file line\n"
@@ -136,6 +143,8 @@ const struct keel_cmd keel_cmd_token = {
 		 "options:\n"
 		 "  -t, --tenant T   the token may read and write tenant T (repeatable)\n"
 		 "  -a, --all        the token may read and write every tenant\n"
+		 "  -f, --forget     a tenant token may also forget its tenants'\n"
+		 "                   entities (DELETE; a --all token always may)\n"
 		 "  -h, --help       this help\n"
 		 "\n"
 		 "Example:  keel token new --tenant acme | tail -n 1 >> tokens\n"

@@ -22,12 +22,13 @@ extern const struct keel_cmd keel_cmd_token;
 extern const struct keel_cmd keel_cmd_replay;
 extern const struct keel_cmd keel_cmd_export;
 extern const struct keel_cmd keel_cmd_migrate;
+extern const struct keel_cmd keel_cmd_forget;
 
 const struct keel_cmd *const keel_cmds[] = {
     &keel_cmd_ingest,  &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
     &keel_cmd_show,    &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
     &keel_cmd_version, &keel_cmd_serve,	   &keel_cmd_token, &keel_cmd_replay,
-    &keel_cmd_export,  &keel_cmd_migrate, NULL,
+    &keel_cmd_export,  &keel_cmd_migrate,  &keel_cmd_forget, NULL,
 };
 
 static const struct keel_cmd *find_cmd(const char *name)

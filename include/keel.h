@@ -62,7 +62,8 @@ KEEL_API const char *keel_version(void);
 	XX(URL, -6, "invalid store url")                                  \
 	XX(REJECTED, -7, "event rejected")                                \
 	XX(NOTFOUND, -8, "not found")                                     \
-	XX(DUMP, -9, "invalid dump record")
+	XX(DUMP, -9, "invalid dump record")                               \
+	XX(FORGOTTEN, -10, "forgotten")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -141,6 +142,10 @@ struct keel_cartridge;
 struct keel_ctx;   /* what a handler writes through (one event) */
 struct keel_event; /* the event a handler reads */
 
+/* The built-in cartridge's name. It runs only when named: a tenant's
+ * cartridge is the one its store recorded, else the one a caller gives. */
+#define KEEL_BUILTIN_CARTRIDGE "fleet"
+
 /* Loads a cartridge: the built-in name "fleet", a path to a JSON cartridge,
  * or a path ending in ".so" to a shared object exporting
  * int keel_cartridge_init(struct keel_cartridge *c). A bad cartridge fails
@@ -152,6 +157,24 @@ KEEL_API int keel_cartridge_compile(const char *json, size_t len,
 				    struct keel_cartridge **out, char **errmsg);
 KEEL_API void keel_cartridge_free(struct keel_cartridge *c);
 KEEL_API const char *keel_cartridge_name(const struct keel_cartridge *c);
+/* Its version ("" when it has none: a shared object). */
+KEEL_API const char *keel_cartridge_version(const struct keel_cartridge *c);
+/* What identifies its content (docs/cartridges.md, "The recorded
+ * cartridge"): "sha256:" and the hex SHA-256 of a JSON cartridge's
+ * compacted text (so reformatting it changes nothing), or of a shared
+ * object's file; "" for a cartridge built with keel_cartridge_new. A store
+ * records name, version and hash (and a JSON cartridge's text) for each
+ * tenant when it first ingests, and refuses a cartridge that differs in
+ * any of them. */
+#define KEEL_CARTRIDGE_HASH_BUFSZ 72
+KEEL_API const char *keel_cartridge_hash(const struct keel_cartridge *c);
+/* The cartridge s recorded for tenant, compiled from the text the store
+ * keeps (for a caller that runs a tenant's events itself). On failure
+ * *out is NULL and keel_store_errmsg(s) says why: KEEL_ENOTFOUND, the
+ * tenant has none; KEEL_ECARTRIDGE, it is a shared object (whose code a
+ * store does not keep) or its text no longer compiles. */
+KEEL_API int keel_cartridge_recorded(struct keel_store *s, const char *tenant,
+				     struct keel_cartridge **out);
 
 /* The C handler API beneath the declarative form. A handler is called once
  * per accepted event of its type; it returns 0, or calls keel_ctx_reject and
@@ -266,7 +289,6 @@ typedef void (*keel_outcome_fn)(void *userdata, uint64_t position, size_t seq,
 #define KEEL_COMMIT_EVERY_BATCH UINT32_MAX
 #define KEEL_DEFAULT_BATCH 500		    /* events per transaction */
 #define KEEL_DEFAULT_MAX_LINE (1024 * 1024) /* bytes of one event: 1 MiB */
-#define KEEL_DEFAULT_CARTRIDGE "fleet"	    /* the built-in cartridge */
 
 /* How an ingester writes (docs/replay.md). Every mode takes the same lines
  * with the same rules and reject messages, and gives the same dump. */
@@ -292,7 +314,13 @@ enum keel_ingest_mode {
 
 struct keel_ingest_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
-	const struct keel_cartridge *cartridge; /* required, borrowed */
+	/* Borrowed. Runs for every tenant whose recorded cartridge it is,
+	 * and for tenants that have none (new ones, or a store made by an
+	 * older Keel), for which the store records it with their first
+	 * events. NULL: each tenant's recorded cartridge, compiled from the
+	 * text the store keeps. Every other tenant's events are refused
+	 * (keel_ingest_add; docs/cartridges.md, "The recorded cartridge"). */
+	const struct keel_cartridge *cartridge;
 	size_t batch;			 /* events per transaction; 0 = KEEL_DEFAULT_BATCH */
 	size_t max_line;		 /* bytes; 0 = KEEL_DEFAULT_MAX_LINE */
 	const char *position_word;	 /* "line" (default) or "index" */
@@ -335,7 +363,12 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
 		    struct keel_ingest **out);
 /* Offers one envelope (one NDJSON line without its newline) found at
  * position (1-based line or 0-based index). A bad envelope is rejected
- * through on_reject and does not fail the call. When a batch is full it is
+ * through on_reject and does not fail the call. An event of a tenant the
+ * ingester has no cartridge for (none given and none recorded, or one
+ * given that is not the recorded one) is rejected through on_reject too,
+ * and the call returns KEEL_ECARTRIDGE with the same message in
+ * keel_ingest_errmsg: the caller may stop (keel ingest does) or go on
+ * with other tenants' events (keel serve does). When a batch is full it is
  * written, behind its own savepoint, and committed once the transaction is
  * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
  * for a bulk load refused), that batch alone is rolled back (the batches
@@ -411,7 +444,9 @@ struct keel_read_options {
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
  * KEEL_ENOTFOUND when the entity / value does not exist (for keel_show:
- * also at a time before the entity was first seen), or another error
+ * also at a time before the entity was first seen), KEEL_EFORGOTTEN when
+ * the entity does not exist because keel_forget erased it (the message
+ * says when and by whom), or another error
  * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
  * stored is KEEL_ENOTFOUND, as its keel_dump is. o may be NULL (the
  * defaults). */
@@ -461,7 +496,12 @@ KEEL_API int keel_load(struct keel_store *s, FILE *in);
  * is. The tenant is built in memory and written in bulk. */
 struct keel_replay_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
-	const struct keel_cartridge *cartridge; /* required, borrowed */
+	/* Borrowed. NULL: the tenant's recorded cartridge (compiled from the
+	 * text the store keeps; a shared object must be given). Given, it
+	 * must be the recorded one, unless the tenant has none (a store made
+	 * by an older Keel) or change_cartridge is set: the replay then
+	 * records it (docs/replay.md). A dry run may compare any. */
+	const struct keel_cartridge *cartridge;
 	bool dry_run;	      /* build and compare, write nothing */
 	/* Logged events the cartridge now rejects: they stay in the log and
 	 * add no rows. position is the event's arrival number in the tenant
@@ -469,6 +509,9 @@ struct keel_replay_options {
 	 * in arrival order. May be NULL. */
 	keel_reject_fn on_reject;
 	void *reject_userdata;
+	/* Rebuild with a cartridge other than the tenant's recorded one,
+	 * which it then becomes. */
+	bool change_cartridge;
 };
 
 /* Rows added and removed for one predicate, relation or the entities. */
@@ -499,12 +542,47 @@ struct keel_replay_report {
 /* Replays tenant into s. On success *out is a report to free with
  * keel_replay_report_free. On failure nothing of the tenant has changed
  * and keel_store_errmsg(s) says why. KEEL_ENOTFOUND: the tenant has no
- * events. */
+ * events. KEEL_ECARTRIDGE: no cartridge was given and none is recorded
+ * (or the recorded one is a shared object), or the given one is not the
+ * recorded one and change_cartridge is not set. */
 KEEL_API int keel_replay(struct keel_store *s, const char *tenant,
 			 const struct keel_replay_options *o,
 			 struct keel_replay_report **out);
 KEEL_API void keel_replay_report_free(struct keel_replay_report *r);
 
+
+/* --------------------------------------------------------------- forget */
+
+/* keel forget (docs/semantics.md, "Forgetting"): erases a subject from a
+ * tenant - its rows, the relations naming it, and its data in every logged
+ * envelope that mentioned it - and leaves a tombstone saying what was
+ * forgotten (the subject's SHA-256), when and by whom. The tenant is then
+ * rebuilt from its redacted log as keel_replay would, so the graph after
+ * is exactly a replay's. One transaction. */
+struct keel_forget_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
+	const struct keel_cartridge *cartridge; /* borrowed; NULL: the tenant's
+						   recorded one */
+	const char *by; /* required: who asked ("user:NAME", "token:NAME") */
+};
+
+struct keel_forget_report {
+	uint64_t events; /* logged envelopes redacted */
+	uint64_t rows;	 /* entities, facts and relations removed */
+	int64_t forgotten_at;
+	char subject_sha256[65]; /* lowercase hex, as the tombstone keeps it */
+};
+
+/* 0 and *out filled; KEEL_ENOTFOUND when nothing of the tenant names the
+ * subject; KEEL_EFORGOTTEN when that is because it was forgotten before;
+ * KEEL_EINVAL when an event names the subject only through fields other
+ * subjects' operations need (nothing is changed then); another error with
+ * keel_store_errmsg(s) set. On failure nothing has changed, except that a
+ * store error after the commit (making the old bytes unreadable) is
+ * reported as such with the subject already forgotten. */
+KEEL_API int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
+			 const struct keel_forget_options *o,
+			 struct keel_forget_report *out);
 
 /* ---------------------------------------------------------------- export */
 
@@ -563,7 +641,9 @@ struct keel_server_options {
 	const char *listen;	     /* "HOST:PORT", "[V6]:PORT"; "127.0.0.1:8080";
 					port 0 picks a free port */
 	const char *store_url;	     /* as keel_store_open */
-	const char *cartridge;	     /* name or path; KEEL_DEFAULT_CARTRIDGE */
+	const char *cartridge;	     /* name or path; NULL: each tenant's
+					recorded cartridge (an event of a
+					tenant with none is rejected) */
 	const char *token_file;	     /* NULL: no tokens, loopback only */
 	unsigned threads;	     /* worker threads; 4 */
 	size_t max_body;	     /* request body bytes; KEEL_DEFAULT_MAX_BODY */

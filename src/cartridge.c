@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "utf8.h"
 
 struct handler {
@@ -37,6 +38,13 @@ typedef void (*keel_cartridge_fini_fn)(struct keel_cartridge *c);
 struct keel_cartridge {
 	char *name;
 	char *version;
+	/* What a store records of it (docs/cartridges.md, "The recorded
+	 * cartridge"): "sha256:" and the hex digest of its compacted JSON text,
+	 * or of a shared object's file; "" for one built with
+	 * keel_cartridge_new. text: the compacted JSON (NULL if not JSON). */
+	char hash[KEEL_CARTRIDGE_HASH_BUFSZ];
+	char *text;
+	size_t text_len;
 	struct keel_arena arena;  /* handlers, plans and every string they hold */
 	struct keel_map handlers; /* keel_hash64(type) -> struct handler */
 	void *dl;		  /* shared-object cartridge: its handle */
@@ -637,6 +645,11 @@ static int pointer_text(struct keel_ctx *ctx, size_t opno, enum keel_op_kind kin
 		*n = t->dflt_len;
 		return 0;
 	}
+	/* In an event keel forget redacted (docs/semantics.md,
+	 * "Forgetting"), a field that is not there was removed on purpose:
+	 * its operation is skipped rather than the event rejected. */
+	if (!v && ctx->ev->env->redacted)
+		return OP_SKIPPED;
 	if (!v)
 		return pointer_fail(ctx, opno, kind, p, "missing");
 	if (scalar_text(v, s, n))
@@ -692,6 +705,8 @@ static int value_render(struct keel_ctx *ctx, size_t opno, const struct value_sr
 		*len = src->dflt_len;
 		return 0;
 	}
+	if (!v && ctx->ev->env->redacted)
+		return OP_SKIPPED; /* removed by keel forget */
 	if (!v)
 		return pointer_fail(ctx, opno, KEEL_OP_FACT, src->from, "missing");
 	const struct keel_json_doc *doc = ctx->ev->doc;
@@ -791,6 +806,35 @@ const char *keel_cartridge_name(const struct keel_cartridge *c)
 	return c ? c->name : NULL;
 }
 
+const char *keel_cartridge_version(const struct keel_cartridge *c)
+{
+	return c ? c->version : NULL;
+}
+
+const char *keel_cartridge_hash(const struct keel_cartridge *c)
+{
+	return c ? c->hash : NULL;
+}
+
+struct keel_str keel_cartridge_text(const struct keel_cartridge *c)
+{
+	return c->text ? keel_str_make(c->text, c->text_len) : KEEL_STR_NULL;
+}
+
+/* hash = "sha256:" and the hex digest of p[0..n). */
+static void cartridge_set_hash(struct keel_cartridge *c, const void *p, size_t n)
+{
+	uint8_t d[KEEL_SHA256_LEN];
+	keel_sha256(p, n, d);
+	static const char hex[] = "0123456789abcdef";
+	memcpy(c->hash, "sha256:", 7);
+	for (size_t i = 0; i < KEEL_SHA256_LEN; i++) {
+		c->hash[7 + 2 * i] = hex[d[i] >> 4];
+		c->hash[8 + 2 * i] = hex[d[i] & 15];
+	}
+	c->hash[7 + 2 * KEEL_SHA256_LEN] = '\0';
+}
+
 /* The handler map's hash: a cartridge has a few dozen types at most and
  * every event looks its type up, so a cheap mix of the length and the first
  * and last 8 bytes (types mostly differ at the end: fleet.vehicle.*) does;
@@ -852,6 +896,7 @@ void keel_cartridge_free(struct keel_cartridge *c)
 	keel_arena_free(&c->arena);
 	free(c->name);
 	free(c->version);
+	free(c->text);
 	/* Last: the handlers' code lives in the shared object. */
 	if (c->dl)
 		dlclose(c->dl);
@@ -1396,6 +1441,14 @@ static int compile_named(const char *json, size_t len, const char *prefix,
 		keel_cartridge_free(cc.c);
 		set_errmsg(errmsg, prefix, cc.err.data);
 	} else {
+		/* Identified by its compacted text: reformatting the file
+		 * changes nothing a store records. */
+		struct keel_buf t;
+		keel_buf_init(&t);
+		keel_json_compact(&doc, doc.root, &t);
+		cartridge_set_hash(cc.c, t.data, t.len);
+		cc.c->text = t.data;
+		cc.c->text_len = t.len;
 		*out = cc.c;
 	}
 	keel_buf_free(&cc.err);
@@ -1441,6 +1494,8 @@ static int fail_load(char **errmsg, const char *path, const char *fmt, ...)
 
 typedef int (*keel_cartridge_init_fn)(struct keel_cartridge *c);
 
+static int read_file(const char *path, char **text, size_t *len);
+
 static int load_shared(const char *path, struct keel_cartridge **out, char **errmsg)
 {
 	/* dlopen searches the library path for a bare name; a cartridge is
@@ -1482,6 +1537,15 @@ static int load_shared(const char *path, struct keel_cartridge **out, char **err
 	}
 	c->dl = dl;
 	c->fini = fini;
+	/* Identified by its file's bytes: its code cannot be recorded. */
+	char *bytes = NULL;
+	size_t nbytes = 0;
+	if (read_file(path, &bytes, &nbytes) != 0) {
+		keel_cartridge_free(c);
+		return fail_load(errmsg, path, "cannot read: %s", strerror(errno));
+	}
+	cartridge_set_hash(c, bytes ? bytes : "", nbytes);
+	free(bytes);
 	*out = c;
 	return 0;
 }
@@ -1517,7 +1581,7 @@ int keel_cartridge_load(const char *name_or_path, struct keel_cartridge **out,
 	if (!out || !name_or_path)
 		return KEEL_EINVAL;
 	*out = NULL;
-	if (strcmp(name_or_path, KEEL_DEFAULT_CARTRIDGE) == 0)
+	if (strcmp(name_or_path, KEEL_BUILTIN_CARTRIDGE) == 0)
 		return compile_named(keel_fleet_cartridge_json,
 				     keel_fleet_cartridge_json_len, NULL, out, errmsg);
 	if (ends_with(name_or_path, ".so"))

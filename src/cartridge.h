@@ -38,6 +38,10 @@ enum keel_run_result keel_cartridge_run(const struct keel_cartridge *c,
 					struct keel_arena *arena, struct keel_op **ops,
 					size_t *nops, struct keel_buf *msg);
 
+/* A JSON cartridge's compacted text (what a store records, so that it can
+ * compile it again); absent for a shared object or a C-built one. */
+struct keel_str keel_cartridge_text(const struct keel_cartridge *c);
+
 /* The built-in fleet cartridge's JSON text (cartridges/fleet.json, embedded
  * at build time). */
 extern const char keel_fleet_cartridge_json[];

@@ -176,6 +176,10 @@ int keel_envelope_read(const struct keel_json_doc *doc, struct keel_envelope *en
 			else if (memcmp(k, "data_base64", 11) == 0)
 				f[F_DATA_BASE64] = m;
 			break;
+		case 12:
+			if (memcmp(k, KEEL_REDACTED_ATTR, 12) == 0)
+				env->redacted = m->type == KEEL_JSON_TRUE;
+			break;
 		}
 	}
 

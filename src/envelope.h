@@ -34,7 +34,15 @@ struct keel_envelope {
 	 * root->raw_off. The cartridge then points values into it rather
 	 * than copying them. NULL otherwise (keel_envelope_read sets NULL). */
 	const char *copy;
+	/* "keelredacted": true - the event was redacted by keel forget
+	 * (docs/semantics.md, "Forgetting"): a pointer its cartridge finds
+	 * missing skips its operation instead of rejecting the event. */
+	bool redacted;
 };
+
+/* The attribute keel forget adds to the envelopes it redacts. */
+#define KEEL_REDACTED_ATTR "keelredacted"
+
 
 /* Validates doc->root as an envelope. Returns 0, or -1 with the rule broken
  * appended to msg in the form `field "time": not an RFC 3339 timestamp`

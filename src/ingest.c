@@ -30,11 +30,15 @@
 #include "ingest.h"
 #include "prepare.h"
 #include "store.h"
+#include "tenant_cartridge.h"
 
 struct keel_batcher {
 	struct keel_store *store;
 	struct keel_ingest_options opt;
 	struct keel_prep prep;
+	/* Each tenant's cartridge: the given one or the recorded one; new
+	 * tenants' records are written just before their first commit. */
+	struct keel_tenant_cartridges tenants;
 	/* The open batch's events and operations; when on_outcome is set,
 	 * those of every batch of the open transaction (their outcomes are
 	 * told after its commit). */
@@ -105,7 +109,9 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		ing->opt.max_line = KEEL_DEFAULT_MAX_LINE;
 	if (!ing->opt.position_word)
 		ing->opt.position_word = "line";
+	keel_tc_init(&ing->tenants, s, o->cartridge);
 	keel_prep_init(&ing->prep, o->cartridge, &ing->report);
+	ing->prep.tenants = &ing->tenants;
 	ing->prep.position_word = ing->opt.position_word;
 	ing->prep.max_line = ing->opt.max_line;
 	ing->prep.max_envelope = s->max_envelope;
@@ -131,6 +137,7 @@ void keel_batcher_free(struct keel_batcher *ing)
 	if (!ing)
 		return;
 	keel_prep_free(&ing->prep);
+	keel_tc_free(&ing->tenants);
 	keel_arena_free(&ing->arena);
 	keel_ptrvec_free(&ing->events);
 	keel_ptrvec_free(&ing->accepted);
@@ -173,6 +180,15 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 {
 	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
 						      position);
+	if (!ev && ing->prep.refused) {
+		/* its tenant has no cartridge here (rejected), or the store
+		 * could not say which (not) */
+		keel_buf_reset(&ing->errmsg);
+		keel_buf_addf(&ing->errmsg, "%s %llu: ", ing->opt.position_word,
+			      (unsigned long long)position);
+		keel_buf_add(&ing->errmsg, ing->prep.msg.data, ing->prep.msg.len);
+		return ing->prep.refused;
+	}
 	if (!ev)
 		return 0; /* rejected and reported */
 	if (!ing->events.len)
@@ -278,6 +294,7 @@ static void keel_batcher_reset_batch(struct keel_batcher *ing)
 static void keel_batcher_reset_tx(struct keel_batcher *ing)
 {
 	ing->in_tx = false;
+	keel_tc_ended(&ing->tenants, false); /* no-op after a commit */
 	ing->tx_events.len = 0;
 	keel_append_builder_reset(&ing->tx_mentions);
 	memset(&ing->tx_counts, 0, sizeof ing->tx_counts);
@@ -335,8 +352,10 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 {
 	if (!ing->in_tx)
 		return 0;
-	int rc = 0;
-	if (ing->tx_mentions.nmentions) {
+	/* the cartridges of tenants new to the store, with their first
+	 * events */
+	int rc = keel_tc_record(&ing->tenants, ing->tx_recorded_at);
+	if (rc == 0 && ing->tx_mentions.nmentions) {
 		/* the builder holds mentions only */
 		struct keel_append m = keel_append_view(&ing->tx_mentions, NULL, 0);
 		rc = keel_store_append(ing->store, &m);
@@ -351,6 +370,7 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
+	keel_tc_ended(&ing->tenants, true);
 	if (ing->opt.on_outcome)
 		keel_batcher_report_outcomes(ing);
 	ing->tx_counts.commits = 1;
@@ -455,6 +475,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 		return keel_batcher_fail(ing, rc);
 	keel_append_fold_mentions(&ing->tx_mentions, ing->append.mentions,
 				  ing->append.nmentions);
+	keel_tc_logged(&ing->tenants, acc, counts.accepted);
 
 	keel_report_add(&ing->tx_counts, &counts);
 	if (ing->opt.on_outcome)

@@ -43,6 +43,11 @@ const char *keel_batcher_errmsg(const struct keel_batcher *b);
 void keel_batcher_free(struct keel_batcher *b);
 
 struct keel_bulk;
+/* keel replay of tenant inside the caller's open transaction, which it
+ * leaves open on success and on failure alike (keel forget, src/forget.c). */
+int keel_replay_in_tx(struct keel_store *s, const char *tenant,
+		      const struct keel_cartridge *c, struct keel_replay_report **out);
+
 int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 		  struct keel_bulk **out);
 int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t position);

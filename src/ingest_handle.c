@@ -33,8 +33,6 @@ int keel_ingest_new(struct keel_store *s, const struct keel_ingest_options *give
 	if (why)
 		return keel_store_fail(s, KEEL_EINVAL, "keel_ingest_options: %s", why);
 	const struct keel_ingest_options *o = &opt;
-	if (!o->cartridge)
-		return KEEL_EINVAL;
 	struct keel_ingest *ing = keel_xcalloc(1, sizeof *ing);
 	ing->mode = o->mode;
 	int rc;

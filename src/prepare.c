@@ -10,6 +10,7 @@
 
 #include "cartridge.h"
 #include "envelope.h"
+#include "tenant_cartridge.h"
 
 void keel_prep_init(struct keel_prep *p, const struct keel_cartridge *c,
 		    struct keel_report *report)
@@ -86,6 +87,7 @@ void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head
 			size_t head_len)
 {
 	p->report->read++;
+	p->refused = 0;
 	keel_buf_reset(&p->msg);
 	keel_buf_addf(&p->msg, "line longer than the maximum of %zu bytes", p->max_line);
 	keel_prep_reject(p, position, KEEL_STR_NULL, head, head_len);
@@ -120,6 +122,7 @@ static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
+	p->refused = 0;
 	if (p->max_line && len > p->max_line) {
 		keel_prep_too_long(p, position, text, p->max_line);
 		return NULL;
@@ -152,8 +155,18 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	}
 	if (p->doc.compact)
 		env.copy = ev->envelope.ptr;
+	const struct keel_cartridge *c = p->cartridge;
+	if (p->tenants) {
+		int rc = keel_tc_resolve(p->tenants, env.tenant, &c, &p->msg);
+		if (rc) {
+			p->refused = rc;
+			if (rc == KEEL_ECARTRIDGE)
+				keel_prep_reject(p, position, env.id, text, len);
+			return NULL;
+		}
+	}
 	enum keel_run_result run =
-	    keel_cartridge_run(p->cartridge, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
+	    keel_cartridge_run(c, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
 	if (run == KEEL_RUN_REJECTED) {
 		keel_prep_reject(p, position, env.id, text, len);
 		return NULL;

@@ -12,8 +12,18 @@
 #include "json.h"
 #include "util.h"
 
+struct keel_tenant_cartridges;
+
 struct keel_prep {
 	const struct keel_cartridge *cartridge; /* borrowed */
+	/* When set, each event's tenant picks its cartridge here instead
+	 * (tenant_cartridge.h); borrowed. */
+	struct keel_tenant_cartridges *tenants;
+	/* Why the last keel_prep_event returned NULL when it was not an
+	 * ordinary rejection: KEEL_ECARTRIDGE (its tenant's events are
+	 * refused; rejected too, through on_reject) or a store's error
+	 * reading the tenant's cartridge (not rejected; msg holds it). */
+	int refused;
 	const char *position_word;		/* "line", "index", "event" */
 	size_t max_line;			/* 0: no limit */
 	size_t max_envelope;	  /* compacted; 0: no limit (the store's) */
@@ -37,7 +47,8 @@ void keel_prep_free(struct keel_prep *p);
 /* Prepares one envelope found at position. Returns the event, allocated
  * with its strings, operations and compacted envelope in a (status
  * KEEL_EV_PENDING), or NULL when it was rejected: then on_reject has been
- * called with the full message and report->rejected counted. */
+ * called with the full message and report->rejected counted (see also
+ * p->refused). */
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position);
 

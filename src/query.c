@@ -19,6 +19,7 @@
 
 #include "dump.h"
 #include "options.h"
+#include "forget.h"
 #include "query.h"
 #include "store.h"
 #include "util.h"
@@ -113,19 +114,22 @@ static int find_entity(struct keel_store *s, struct query_ctx *q, const char *te
 	int rc = keel_store_scan(s, &sc, entity_cb, q);
 	if (rc)
 		return rc;
-	if (!q->found && o->known_at_set) {
+	if (q->found)
+		return 0;
+	/* An entity that is not there may have been forgotten: the answer
+	 * then says so, when and by whom (forget.c). */
+	char msg[512];
+	if (o->known_at_set) {
 		char kb[KEEL_TIME_BUFSZ];
 		keel_time_format(o->known_at, kb);
-		return keel_store_fail(s, KEEL_ENOTFOUND,
-				       "entity \"%s\" not found in tenant \"%s\" as known "
-				       "at %s",
-				       subject, tenant, kb);
+		snprintf(msg, sizeof msg,
+			 "entity \"%s\" not found in tenant \"%s\" as known at %s",
+			 subject, tenant, kb);
+	} else {
+		snprintf(msg, sizeof msg, "entity \"%s\" not found in tenant \"%s\"",
+			 subject, tenant);
 	}
-	if (!q->found)
-		return keel_store_fail(s, KEEL_ENOTFOUND,
-				       "entity \"%s\" not found in tenant \"%s\"",
-				       subject, tenant);
-	return 0;
+	return keel_forgotten_or(s, tenant, subject, msg);
 }
 
 static void query_init(struct query_ctx *q)

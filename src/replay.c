@@ -43,6 +43,7 @@
 #include "append.h"
 #include "prepare.h"
 #include "store.h"
+#include "tenant_cartridge.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -636,24 +637,92 @@ static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort
 	c->tail = NULL;
 }
 
-int keel_replay(struct keel_store *s, const char *tenant,
-		const struct keel_replay_options *given, struct keel_replay_report **out)
+/* The cartridge a replay of tenant runs (docs/replay.md): the given one,
+ * if it is the tenant's recorded one, or the tenant has none, or
+ * change_cartridge (or a dry run) allows another; without one, the
+ * recorded one, compiled from its text into *owned. *record: the replay
+ * records the given one when it writes. */
+static int keel_replay_cartridge(struct keel_store *s, struct keel_str t,
+				 const struct keel_replay_options *o,
+				 const struct keel_cartridge **cart,
+				 struct keel_cartridge **owned, bool *record)
 {
-	*out = NULL;
-	if (!s || !tenant || !given)
-		return KEEL_EINVAL;
-	struct keel_replay_options opt;
-	const char *why = keel_options_copy(&opt, sizeof opt, given);
-	if (why)
-		return keel_store_fail(s, KEEL_EINVAL, "keel_replay_options: %s", why);
-	const struct keel_replay_options *o = &opt;
-	if (!o->cartridge)
-		return KEEL_EINVAL;
+	struct keel_arena hold;
+	keel_arena_init(&hold);
+	struct keel_cartridge_record r;
+	struct keel_buf why;
+	keel_buf_init(&why);
+	int rc = keel_store_cartridge_get(s, t, &r, &hold);
+	if (rc == KEEL_ENOTFOUND) {
+		uint64_t counts[4] = {0};
+		rc = keel_store_counts(s, t, KEEL_TIME_INF, counts);
+		if (rc == 0 && !counts[3])
+			rc = keel_store_fail(s, KEEL_ENOTFOUND,
+					     "tenant \"%.*s\" has no events to replay",
+					     (int)t.len, t.ptr);
+		else if (rc == 0 && !*cart)
+			keel_buf_addf(&why,
+				      "tenant \"%.*s\" has no recorded cartridge: name one "
+				      "with --cartridge (the built-in " KEEL_BUILTIN_CARTRIDGE
+				      " runs only when named: --cartridge "
+				      KEEL_BUILTIN_CARTRIDGE ")",
+				      (int)t.len, t.ptr);
+		*record = rc == 0 && !o->dry_run;
+	} else if (rc == 0 && *cart && !keel_tc_matches(*cart, &r)) {
+		if (o->change_cartridge || o->dry_run) {
+			*record = !o->dry_run;
+		} else {
+			keel_buf_addf(&why, "tenant \"%.*s\" is recorded with cartridge ",
+				      (int)t.len, t.ptr);
+			keel_tc_describe(&why, r.name, r.version, r.hash);
+			keel_buf_adds(&why, ", not ");
+			struct keel_cartridge_record g = keel_tc_record_of(*cart, 0);
+			keel_tc_describe(&why, g.name, g.version, g.hash);
+			keel_buf_adds(&why, ": add --change-cartridge to rebuild it with the "
+					    "new one and record it (--dry-run shows what "
+					    "would change)");
+		}
+	} else if (rc == 0 && !*cart && !r.text.ptr) {
+		keel_buf_addf(&why, "tenant \"%.*s\" is recorded with the shared-object "
+				    "cartridge ", (int)t.len, t.ptr);
+		keel_tc_describe(&why, r.name, r.version, r.hash);
+		keel_buf_adds(&why, ", whose code a store does not keep: name it with "
+				    "--cartridge");
+	} else if (rc == 0 && !*cart) {
+		char *err = NULL;
+		if (keel_cartridge_compile(r.text.ptr, r.text.len, owned, &err) == 0) {
+			*cart = *owned;
+		} else {
+			keel_buf_addf(&why, "tenant \"%.*s\": its recorded cartridge does "
+					    "not compile (%s): name one with --cartridge",
+				      (int)t.len, t.ptr, err ? err : "no message");
+			free(err);
+		}
+	}
+	if (why.len)
+		rc = keel_store_fail(s, KEEL_ECARTRIDGE, "%s", why.data);
+	keel_buf_free(&why);
+	keel_arena_free(&hold);
+	return rc;
+}
+
+/* The replay; in_tx: inside the caller's open transaction (keel forget),
+ * which it neither begins nor ends, nor rolls back on failure. */
+static int keel_replay_run(struct keel_store *s, const char *tenant,
+			   const struct keel_replay_options *o,
+			   struct keel_replay_report **out, bool in_tx)
+{
 	struct keel_str t = keel_str_cstr(tenant);
+	struct keel_cartridge *owned = NULL;
+	const struct keel_cartridge *cart = o->cartridge;
+	bool record = false;
+	int rc = keel_replay_cartridge(s, t, o, &cart, &owned, &record);
+	if (rc)
+		return rc;
 	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
 	struct keel_replay_ctx c;
 	memset(&c, 0, sizeof c);
-	keel_replay_prep_init(&c.prep, o->cartridge, &c.report);
+	keel_replay_prep_init(&c.prep, cart, &c.report);
 	c.prep.p.position_word = "event";
 	c.prep.p.on_reject = o->on_reject;
 	c.prep.p.reject_userdata = o->reject_userdata;
@@ -674,7 +743,7 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	 * cannot grow under the replay; stores that cannot hold it check the
 	 * log's size again under a lock when they write (replace_tenant). */
 	double t0 = keel_replay_clock();
-	int rc = keel_store_begin(s);
+	rc = in_tx ? 0 : keel_store_begin(s);
 	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
 		rc = keel_store_fail(s, KEEL_EINVAL,
 				     "cannot start the replay's build thread");
@@ -718,7 +787,12 @@ int keel_replay(struct keel_store *s, const char *tenant,
 		 * ends by commit, as one that wrote would). */
 		if (changed)
 			rc = keel_store_replace_tenant(s, t, &sc, &a, c.n, &note);
-		if (rc == 0)
+		if (rc == 0 && record) {
+			struct keel_cartridge_record r =
+			    keel_tc_record_of(cart, keel_store_recorded_at(s));
+			rc = keel_store_cartridge_put(s, t, &r, true);
+		}
+		if (rc == 0 && !in_tx)
 			rc = keel_store_commit(s);
 		free(sc.names[0]); /* the store may use the scope until commit */
 		free(sc.names[1]);
@@ -739,7 +813,8 @@ int keel_replay(struct keel_store *s, const char *tenant,
 	*out = rep;
 	goto done;
 fail:
-	keel_store_rollback(s);
+	if (!in_tx)
+		keel_store_rollback(s);
 	keel_replay_report_free(rep);
 done:
 	keel_buf_free(&note);
@@ -747,9 +822,31 @@ done:
 	keel_diff_free(&c.after);
 	keel_build_free(c.build);
 	keel_replay_prep_free(&c.prep);
+	keel_cartridge_free(owned);
 	pthread_mutex_destroy(&c.mu);
 	pthread_cond_destroy(&c.cond);
 	return rc;
+}
+
+int keel_replay(struct keel_store *s, const char *tenant,
+		const struct keel_replay_options *given, struct keel_replay_report **out)
+{
+	*out = NULL;
+	if (!s || !tenant || !given)
+		return KEEL_EINVAL;
+	struct keel_replay_options opt;
+	const char *why = keel_options_copy(&opt, sizeof opt, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_replay_options: %s", why);
+	return keel_replay_run(s, tenant, &opt, out, false);
+}
+
+int keel_replay_in_tx(struct keel_store *s, const char *tenant,
+		      const struct keel_cartridge *c, struct keel_replay_report **out)
+{
+	struct keel_replay_options o = {.size = sizeof o, .cartridge = c};
+	*out = NULL;
+	return keel_replay_run(s, tenant, &o, out, true);
 }
 
 /* ------------------------------------------------------------ bulk load */
@@ -757,6 +854,7 @@ done:
 struct keel_bulk {
 	struct keel_store *store;
 	struct keel_replay_prep prep;
+	struct keel_tenant_cartridges tenants; /* each tenant's cartridge */
 	struct keel_map tenant_map;
 	struct keel_ptrvec builds; /* first-seen order */
 	struct keel_build *last;
@@ -774,7 +872,9 @@ int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 	*out = NULL;
 	struct keel_bulk *b = keel_xcalloc(1, sizeof *b);
 	b->store = s;
+	keel_tc_init(&b->tenants, s, o->cartridge);
 	keel_replay_prep_init(&b->prep, o->cartridge, &b->report);
+	b->prep.p.tenants = &b->tenants;
 	b->prep.p.position_word = o->position_word ? o->position_word : "line";
 	b->prep.p.max_line = o->max_line ? o->max_line : KEEL_DEFAULT_MAX_LINE;
 	b->prep.p.max_envelope = s->max_envelope;
@@ -799,6 +899,7 @@ void keel_bulk_free(struct keel_bulk *b)
 	keel_ptrvec_free(&b->builds);
 	keel_map_free(&b->tenant_map);
 	keel_replay_prep_free(&b->prep);
+	keel_tc_free(&b->tenants);
 	keel_buf_free(&b->errmsg);
 	keel_buf_free(&b->method);
 	free(b);
@@ -875,6 +976,14 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 	if (b->failed)
 		return KEEL_EINVAL;
 	struct keel_batch_event *ev = keel_replay_prep_event(&b->prep, text, len, position);
+	if (!ev && b->prep.p.refused) {
+		/* its tenant has no cartridge here: rejected, and said */
+		keel_buf_reset(&b->errmsg);
+		keel_buf_addf(&b->errmsg, "%s %llu: ", b->prep.p.position_word,
+			      (unsigned long long)position);
+		keel_buf_add(&b->errmsg, b->prep.p.msg.data, b->prep.p.msg.len);
+		return b->prep.p.refused;
+	}
 	if (!ev)
 		return 0;
 	struct keel_build *x = NULL;
@@ -959,8 +1068,14 @@ int keel_bulk_finish(struct keel_bulk *b)
 		}
 		unhandled += x->unhandled;
 		rows_inserted += x->ab.nrows;
+		keel_tc_logged(&b->tenants, (struct keel_batch_event *const *)x->events.items,
+			       x->events.len);
 	}
-	rc = keel_store_commit(s);
+	/* the new tenants' cartridges, with their events */
+	rc = keel_tc_record(&b->tenants, recorded_at);
+	if (rc == 0)
+		rc = keel_store_commit(s);
+	keel_tc_ended(&b->tenants, rc == 0);
 	if (rc) {
 		keel_bulk_fail(b, rc, "commit: %s", keel_store_errmsg(s));
 		keel_store_rollback(s);

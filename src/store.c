@@ -295,6 +295,45 @@ int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	return s->ops->replace_tenant(s, tenant, scope, a, log_events, note);
 }
 
+int keel_store_forget(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "forget outside a transaction");
+	return s->ops->forget(s, tenant, r, n, t);
+}
+
+int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf)
+{
+	return s->ops->tombstone(s, tenant, subject_hash, out, buf);
+}
+
+int keel_store_scrub(struct keel_store *s)
+{
+	if (s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "scrub inside a transaction");
+	return s->ops->scrub ? s->ops->scrub(s) : 0;
+}
+
+int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold)
+{
+	memset(out, 0, sizeof *out);
+	return s->ops->cartridge_get(s, tenant, out, hold);
+}
+
+int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "cartridge recorded outside a transaction");
+	return s->ops->cartridge_put(s, tenant, r, replace);
+}
+
 int keel_store_worker_init(struct keel_store *s)
 {
 	return s->ops->worker_init ? s->ops->worker_init(s) : 0;

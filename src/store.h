@@ -156,9 +156,39 @@ struct keel_replace_scope {
 	size_t nnames[2];
 };
 
+/* What keel forget writes besides the rebuilt rows (src/forget.c,
+ * docs/semantics.md "Forgetting"): each mentioning event's redacted
+ * envelope, by its seq, and one tombstone. */
+struct keel_redaction {
+	int64_t seq;
+	struct keel_str envelope; /* compacted, with "keelredacted":true */
+};
+
+#define KEEL_SUBJECT_HASH_LEN 64 /* SHA-256 in lowercase hex */
+
+/* What was forgotten: the subject only as its SHA-256 (so its bytes are
+ * not kept), when, by whom, and how much went. */
+struct keel_tombstone {
+	struct keel_str tenant;
+	char subject_hash[KEEL_SUBJECT_HASH_LEN + 1];
+	int64_t forgotten_at;
+	struct keel_str forgotten_by;
+	uint64_t events; /* envelopes redacted */
+	uint64_t rows;	 /* facts, relations and entities removed */
+};
+
 /* Whether scope (NULL: everything) covers the rows of kind and name. */
 bool keel_replace_scope_covers(const struct keel_replace_scope *scope,
 			       enum keel_row_kind kind, struct keel_str name);
+
+/* A tenant's recorded cartridge (docs/cartridges.md, "The recorded
+ * cartridge"): what the tenant's rows were built with. text is the
+ * compacted JSON of a JSON cartridge, absent for a shared object (which
+ * must then be given again). */
+struct keel_cartridge_record {
+	struct keel_str name, version, hash, text;
+	int64_t recorded_at;
+};
 
 /* Return non-zero to stop the scan (the scan then returns that value). */
 typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
@@ -229,6 +259,37 @@ struct keel_store_ops {
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
+	/* Forgetting (src/forget.c). Inside the open transaction, before the
+	 * tenant is rebuilt with replace_tenant: each event r[i].seq of the
+	 * tenant gets r[i].envelope in place of its logged envelope, its
+	 * hash kept (a redelivery stays a plain duplicate); then t, if not
+	 * NULL (after the rebuild), is written, replacing an earlier
+	 * tombstone of the same subject. A
+	 * store with files makes what the transaction deletes or overwrites
+	 * unreadable there (SQLite: secure_delete). */
+	int (*forget)(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+	/* The tombstone of (tenant, subject_hash): 0 and *out filled (its
+	 * strings in buf), or KEEL_ENOTFOUND with no message when none. */
+	int (*tombstone)(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
+	/* Optional. After a forget's commit: leaves no copy of the old bytes
+	 * in the store's files (SQLite: a TRUNCATE checkpoint of the WAL). */
+	int (*scrub)(struct keel_store *s);
+	/* The tenant's recorded cartridge: 0 with *out set (its strings
+	 * copied into hold, valid until hold is reset or freed), or
+	 * KEEL_ENOTFOUND when it has none (a new tenant, or one logged by a
+	 * Keel that did not record cartridges). */
+	int (*cartridge_get)(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+	/* Inside the open transaction: records r as tenant's cartridge.
+	 * replace false: the tenant has none (its first ingestion), and one
+	 * recorded meanwhile by another writer fails the call; true: it
+	 * replaces the one recorded (a replay with a new cartridge). */
+	int (*cartridge_put)(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 	/* Optional. What a cheap read cannot see that makes the store
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
@@ -317,6 +378,20 @@ int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_append *a, uint64_t log_events,
 			      struct keel_buf *note);
 int keel_store_worker_init(struct keel_store *s);
+/* Forgetting (src/forget.c); see the ops. */
+int keel_store_forget(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
+int keel_store_scrub(struct keel_store *s);
+/* The tenant's recorded cartridge (see keel_store_ops.cartridge_get). */
+int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+/* Records it inside the open transaction (keel_store_ops.cartridge_put). */
+int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 
 /* What the core asks a store before deciding how to use it. */
 /* Readers must share this handle (see keel_store.state_in_handle). */

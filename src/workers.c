@@ -79,6 +79,9 @@ struct keel_workers {
 	/* failed, for the feeding thread's check of every line without the
 	 * mutex (set with failed, under it) */
 	atomic_bool failed_flag;
+	/* the failure's code (KEEL_ECARTRIDGE: a tenant refused), set before
+	 * failed_flag (release), read after it (acquire) */
+	int failed_rc;
 	uint64_t flush_gen;
 	size_t block_lines;
 	size_t last_block_bytes; /* text size of the last full block */
@@ -148,13 +151,14 @@ static int keel_wblock_feed(struct keel_wblock *b, struct keel_batcher *bt)
 }
 
 /* Under the mutex. The first failure is the one reported. */
-static void keel_workers_fail(struct keel_workers *w, const char *msg)
+static void keel_workers_fail(struct keel_workers *w, int rc, const char *msg)
 {
 	if (!w->failed) {
 		keel_buf_reset(&w->errmsg);
 		keel_buf_adds(&w->errmsg, msg);
 		w->failed = true;
-		atomic_store_explicit(&w->failed_flag, true, memory_order_relaxed);
+		w->failed_rc = rc;
+		atomic_store_explicit(&w->failed_flag, true, memory_order_release);
 	}
 	pthread_cond_broadcast(&w->cond);
 }
@@ -221,7 +225,7 @@ static void *keel_worker_main(void *arg)
 			break; /* stopping, drained and flushed */
 		}
 		if (rc) {
-			keel_workers_fail(w, keel_batcher_errmsg(g->batcher));
+			keel_workers_fail(w, rc, keel_batcher_errmsg(g->batcher));
 			break;
 		}
 	}
@@ -361,17 +365,17 @@ static int keel_workers_push(struct keel_workers *w, unsigned k)
 		b = NULL;
 		pthread_cond_broadcast(&w->cond);
 	}
-	bool failed = w->failed;
+	int failed = w->failed ? w->failed_rc : 0;
 	pthread_mutex_unlock(&w->mu);
 	keel_wblock_free(b);
-	return failed ? KEEL_ESTORE : 0;
+	return failed;
 }
 
 static int keel_workers_offer(struct keel_workers *w, const char *text, size_t len,
 			      uint64_t position, bool too_long)
 {
-	if (atomic_load_explicit(&w->failed_flag, memory_order_relaxed))
-		return KEEL_ESTORE;
+	if (atomic_load_explicit(&w->failed_flag, memory_order_acquire))
+		return w->failed_rc;
 	w->offered++;
 	unsigned k = too_long ? keel_workers_least_loaded(w)
 			      : keel_workers_route(w, text, len);
@@ -435,13 +439,13 @@ int keel_workers_flush(struct keel_workers *w)
 	for (unsigned k = 0; k < w->n; k++)
 		while (!w->failed && w->workers[k].flushed != gen)
 			pthread_cond_wait(&w->cond, &w->mu);
-	bool failed = w->failed;
+	int failed = w->failed ? w->failed_rc : 0;
 	pthread_mutex_unlock(&w->mu);
 	if (failed)
 		keel_workers_join(w);
 	keel_workers_sum(w);
 	w->offered_at_flush = w->offered;
-	return failed ? KEEL_ESTORE : 0;
+	return failed;
 }
 
 int keel_workers_finish(struct keel_workers *w)

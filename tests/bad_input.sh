@@ -75,7 +75,7 @@ done
 
 for store in "sqlite:$dir/keel.db" memory:; do
 	status=0
-	"$KEEL" ingest "$in" --store "$store" --rejects "$dir/rejects" --batch 7 2> "$dir/err" || status=$?
+	"$KEEL" ingest --cartridge fleet "$in" --store "$store" --rejects "$dir/rejects" --batch 7 2> "$dir/err" || status=$?
 	[ "$status" -eq 3 ] || fail "exit status $status, expected 3 ($(cat "$dir/err"))"
 	n=$(wc -l < "$dir/rejects")
 	[ "$n" -eq "${#bad[@]}" ] || fail "$n rejects, expected ${#bad[@]}"

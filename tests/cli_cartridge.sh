@@ -23,7 +23,7 @@ cp "$dir/out" "$dir/stream.ndjson"
 distinct=$(sort -u "$dir/stream.ndjson" | wc -l)
 dups=$((5000 - distinct))
 [ "$dups" -gt 150 ] && [ "$dups" -lt 350 ] || fail "$dups duplicate lines in 5000 at 0.05"
-expect 0 "$KEEL" ingest "$dir/stream.ndjson" --store "sqlite:$dir/builtin.db"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/stream.ndjson" --store "sqlite:$dir/builtin.db"
 contains err "read 5000 events"
 contains err "accepted $distinct, duplicates $dups (conflicting 0), unhandled 0, rejected 0"
 
@@ -58,7 +58,7 @@ cat >"$dir/nul.ndjson" <<'END'
 {"id":"n2","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:01Z","data":{"vehicle_id":"a\u0000b","status":"active","reason":null}}
 {"id":"n3","tenant":"t","type":"fleet.vehicle.status_changed","time":"2026-01-01T00:00:02Z","data":{"vehicle_id":"V-2","status":"idle","reason":null}}
 END
-expect 3 "$KEEL" ingest "$dir/nul.ndjson" --store "sqlite:$dir/nul.db"
+expect 3 "$KEEL" ingest --cartridge fleet "$dir/nul.ndjson" --store "sqlite:$dir/nul.db"
 contains err 'line 2: event "n2": type "fleet.vehicle.status_changed": operation 1 (entity): field "subject": contains U+0000 (NUL)'
 contains err "accepted 2, duplicates 0 (conflicting 0), unhandled 0, rejected 1"
 expect 0 "$KEEL" dump --store "sqlite:$dir/nul.db"

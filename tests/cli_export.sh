@@ -13,7 +13,7 @@ cat >>"$dir/in.ndjson" <<'EOF'
 {"specversion":"1.0","id":"x<&>1","tenant":"odd","type":"fleet.vehicle.registered","time":"2026-01-05T06:00:00Z","data":{"vehicle_id":"V<1>&\"'\u0001\t,","depot_id":"D\n1","make":"M\u00e9,\"","model":"<x>","year":2020}}
 EOF
 db=(--store "sqlite:$dir/a.db")
-expect 0 "$KEEL" ingest "$dir/in.ndjson" "${db[@]}"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" "${db[@]}"
 expect 0 "$KEEL" dump "${db[@]}" --output "$dir/dump.ndjson"
 
 expect 2 "$KEEL" export "${db[@]}"

@@ -21,7 +21,7 @@ expect 0 "$KEEL" generate fleet --events 20000 --seed 3 --output "$dir/gen.ndjso
 head -n 10000 "$dir/in.ndjson" >"$dir/in-a.ndjson"
 tail -n +10001 "$dir/in.ndjson" >"$dir/in-b.ndjson"
 
-expect 3 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/ref.db" --quiet
+expect 3 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/ref.db" --quiet
 expect 0 "$KEEL" dump --store "sqlite:$dir/ref.db" --output "$dir/ref.dump"
 
 # events DB: the events the store holds (all tenants).
@@ -81,23 +81,23 @@ rerun() {
 
 # One file, SIGINT.
 db=sqlite:$dir/file.db
-interrupt file INT "$KEEL" ingest "$dir/in.ndjson" --store "$db" --batch 1
+interrupt file INT "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "$db" --batch 1
 check_store file "$db"
 [ "$(events "$db")" -gt 0 ] || fail "file: nothing committed before the signal"
-rerun file "$db" "$KEEL" ingest "$dir/in.ndjson" --store "$db"
+rerun file "$db" "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "$db"
 
 # Several files, SIGTERM.
 db=sqlite:$dir/files.db
-interrupt files TERM "$KEEL" ingest "$dir/in-a.ndjson" "$dir/in-b.ndjson" --store "$db" --batch 1
+interrupt files TERM "$KEEL" ingest --cartridge fleet "$dir/in-a.ndjson" "$dir/in-b.ndjson" --store "$db" --batch 1
 check_store files "$db"
-rerun files "$db" "$KEEL" ingest "$dir/in-a.ndjson" "$dir/in-b.ndjson" --store "$db"
+rerun files "$db" "$KEEL" ingest --cartridge fleet "$dir/in-a.ndjson" "$dir/in-b.ndjson" --store "$db"
 
 # Standard input redirected from a file (read straight through), SIGINT.
 db=sqlite:$dir/stdin.db
-interrupt stdin INT bash -c 'exec "$0" ingest - --store "$1" --batch 1 <"$2"' \
+interrupt stdin INT bash -c 'exec "$0" ingest - --cartridge fleet --store "$1" --batch 1 <"$2"' \
 	"$KEEL" "$db" "$dir/in.ndjson"
 check_store stdin "$db"
-rerun stdin "$db" bash -c 'exec "$0" ingest - --store "$1" <"$2"' "$KEEL" "$db" "$dir/in.ndjson"
+rerun stdin "$db" bash -c 'exec "$0" ingest - --cartridge fleet --store "$1" <"$2"' "$KEEL" "$db" "$dir/in.ndjson"
 
 # --replay writes only at its end: interrupted, it writes nothing and
 # counts nothing accepted, so that the same command loads the tenants whole.
@@ -105,7 +105,7 @@ rerun stdin "$db" bash -c 'exec "$0" ingest - --store "$1" <"$2"' "$KEEL" "$db" 
 # signal cannot come after the end of the input.
 db=sqlite:$dir/bulk.db
 mkfifo "$dir/fifo"
-"$KEEL" ingest --replay - --store "$db" <"$dir/fifo" 2>"$dir/bulk.err" &
+"$KEEL" ingest --cartridge fleet --replay - --store "$db" <"$dir/fifo" 2>"$dir/bulk.err" &
 pid=$!
 exec 3>"$dir/fifo"
 head -n 5000 "$dir/in.ndjson" >&3
@@ -125,7 +125,7 @@ check_store bulk "$db"
 contains bulk.err "accepted 0, duplicates 0"
 lacks bulk.err "written by"
 [ "$(events "$db")" -eq 0 ] || fail "bulk: an interrupted --replay wrote $(events "$db") events"
-rerun bulk "$db" "$KEEL" ingest --replay "$dir/in.ndjson" --store "$db"
+rerun bulk "$db" "$KEEL" ingest --cartridge fleet --replay "$dir/in.ndjson" --store "$db"
 
 
 # A read that waits: input read straight through (not live) from a FIFO
@@ -157,11 +157,11 @@ waiting() {
 		fail "$name: no interrupted: report: $(cat "$dir/$name.err")"
 }
 db=sqlite:$dir/fifofile.db
-waiting fifofile "$KEEL" ingest "$dir/fifo" --store "$db"
+waiting fifofile "$KEEL" ingest --cartridge fleet "$dir/fifo" --store "$db"
 check_store fifofile "$db"
 [ "$(events "$db")" -gt 0 ] || fail "fifofile: nothing committed before the signal"
 db=sqlite:$dir/bulkwait.db
-waiting bulkwait bash -c 'exec "$0" ingest --replay - --store "$1" <"$2"' "$KEEL" "$db" "$dir/fifo"
+waiting bulkwait bash -c 'exec "$0" ingest --cartridge fleet --replay - --store "$1" <"$2"' "$KEEL" "$db" "$dir/fifo"
 contains bulkwait.err "accepted 0, duplicates 0"
 [ "$(events "$db")" -eq 0 ] || fail "bulkwait: an interrupted --replay wrote $(events "$db") events"
 

@@ -14,7 +14,7 @@ T=2026-01-05T
 # Run 1: everything but e5 (in service at 08:00:00.25); run 2: e5, late.
 grep -v '"id":"e5"' "$story" >"$dir/run1.ndjson"
 grep -F '"id":"e5"' "$story" >"$dir/run2.ndjson"
-expect 0 "$KEEL" ingest "$dir/run1.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "$db" --quiet
 
 # The moment run 1 was recorded, from history --changes.
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
@@ -22,7 +22,7 @@ R1=$(grep -o '"recorded_at":"[^"]*"' "$dir/out" | head -n 1 | cut -d'"' -f4)
 [ -n "$R1" ] || fail "history --changes gave no recorded_at: $(cat "$dir/out")"
 is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","facts":[{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},"value":"available","valid_from":"'$T'06:10:00Z","valid_to":null,"closed_by":null,"shortened":null},{"predicate":"status","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e7"},"value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":{"source":"","id":"e2"},"valid_from":"'$T'06:10:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
 
-expect 0 "$KEEL" ingest "$dir/run2.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run2.ndjson" --store "$db" --quiet
 
 # Now: e5 holds at 09:00, and e2's row was shortened to end at e5.
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}09:00:00Z --store "$db"
@@ -55,7 +55,7 @@ contains out '"predicate":null,"facts":[{"predicate":"location","recorded_at":"'
 contains out '"relations":[{"relation":"based_at","object":"depot:D-1","recorded_at":"'$R1'","asserted_by":{"source":"","id":"e2"},"linked":true,'
 
 # dump and export as known at R1: a store given only run 1.
-expect 0 "$KEEL" ingest "$dir/run1.ndjson" --store "sqlite:$dir/b.db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "sqlite:$dir/b.db" --quiet
 expect 0 "$KEEL" dump --store "sqlite:$dir/b.db"
 cp "$dir/out" "$dir/run1.dump"
 expect 0 "$KEEL" dump --known-at "$R1" --store "$db"
@@ -81,7 +81,7 @@ contains out '"events":7'
 # Run 3: e8 sets a status at exactly e7's time. The later arrival wins:
 # e7's row becomes the empty [10:00, 10:00), and --changes says so.
 echo '{"specversion":"1.0","id":"e8","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'10:00:00Z","data":{"vehicle_id":"V-1","status":"sold","reason":"auction"}}' >"$dir/run3.ndjson"
-expect 0 "$KEEL" ingest "$dir/run3.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run3.ndjson" --store "$db" --quiet
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
 contains out '"asserted_by":{"source":"","id":"e8"},"value":"sold","valid_from":"'$T'10:00:00Z","valid_to":null,"closed_by":null,"shortened":{"asserted_by":{"source":"","id":"e7"},"valid_from":"'$T'10:00:00Z","valid_to_before":null,"valid_to_after":"'$T'10:00:00Z"}}],"relations":[]}'
 expect 0 "$KEEL" history acme vehicle:V-1 status --store "$db"
@@ -93,7 +93,7 @@ lacks out '"sold"'
 # Run 4: a status at 06:05, before the vehicle was first seen (06:10). Now it
 # existed at 06:07; as known at R2 it did not yet.
 echo '{"specversion":"1.0","id":"e9","tenant":"acme","type":"fleet.vehicle.status_changed","time":"'$T'06:05:00Z","data":{"vehicle_id":"V-1","status":"delivered","reason":"new"}}' >"$dir/run4.ndjson"
-expect 0 "$KEEL" ingest "$dir/run4.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run4.ndjson" --store "$db" --quiet
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}06:07:00Z --store "$db"
 contains out '"first_seen":"'$T'06:05:00Z"'
 contains out '"status":{"value":"delivered",'

@@ -36,7 +36,7 @@ for linger in 0 200; do
 		cat "$dir/part1"
 		wait_until 30 test -e "$dir/go"
 		cat "$dir/part2"
-	} | "$KEEL" ingest - --store "$db" --linger "$linger" 2>"$dir/pipe.err" &
+	} | "$KEEL" ingest --cartridge fleet - --store "$db" --linger "$linger" 2>"$dir/pipe.err" &
 	pid=$!
 	wait_events "$db" 3 25 || fail "--linger $linger: the first 3 events were not committed while the pipe paused (have $(events "$db"))"
 	touch "$dir/go"
@@ -50,7 +50,7 @@ done
 # --follow: the file grows; a half-written line waits for its newline.
 db=sqlite:$dir/follow.db
 : >"$dir/grow.ndjson"
-"$KEEL" ingest --follow "$dir/grow.ndjson" --store "$db" 2>"$dir/follow.err" &
+"$KEEL" ingest --cartridge fleet --follow "$dir/grow.ndjson" --store "$db" 2>"$dir/follow.err" &
 pid=$!
 cat "$dir/part1" >>"$dir/grow.ndjson"
 wait_events "$db" 3 20 || fail "--follow: 3 events not committed (have $(events "$db"))"
@@ -76,7 +76,7 @@ grep -qF "accepted 7, duplicates 0 (conflicting 0), unhandled 0, rejected 0" "$d
 db=sqlite:$dir/term.db
 fifo=$dir/fifo
 mkfifo "$fifo"
-"$KEEL" ingest - --store "$db" --linger 600000 <"$fifo" 2>"$dir/term.err" &
+"$KEEL" ingest --cartridge fleet - --store "$db" --linger 600000 <"$fifo" 2>"$dir/term.err" &
 pid=$!
 exec 3>"$fifo"
 cat "$dir/part1" >&3

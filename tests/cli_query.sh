@@ -7,7 +7,7 @@
 
 story=$data/story.ndjson
 db=sqlite:$dir/a.db
-expect 0 "$KEEL" ingest "$story" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "$db" --quiet
 
 T=2026-01-05T
 expect 0 "$KEEL" show acme vehicle:V-1 --at ${T}08:30:00Z --store "$db"
@@ -81,7 +81,7 @@ expect 0 "$KEEL" generate fleet --events 400 --seed 7 --late 0.1 --duplicates 0.
 [ "$(wc -l <"$dir/gen.ndjson")" -eq 400 ] || fail "generate wrote $(wc -l <"$dir/gen.ndjson") lines"
 expect 0 "$KEEL" generate fleet --events 400 --seed 7 --late 0.1 --duplicates 0.05
 cmp -s "$dir/out" "$dir/gen.ndjson" || fail "generate is not deterministic (stdout vs --output)"
-expect 0 "$KEEL" ingest "$dir/gen.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/gen.ndjson" --store "$db" --quiet
 
 expect 0 "$KEEL" dump --store "$db"
 cp "$dir/out" "$dir/a.dump"
@@ -114,7 +114,7 @@ cmp -s "$dir/out" "$dir/a.dump" || fail "load from stdin then dump changed the b
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "sqlite:$dir/b.db"
 contains out '"asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e5",'
 # ... and goes on like it: re-sending the story is all duplicates.
-expect 0 "$KEEL" ingest "$story" --store "sqlite:$dir/b.db"
+expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "sqlite:$dir/b.db"
 contains err "accepted 0, duplicates 7 (conflicting 0)"
 
 # Load errors: the line and the rule; the tenant must be new.

@@ -19,7 +19,7 @@ sed -n '/^```text$/,/^```$/p' "$readme" | sed '1d;$d' >"$dir/readme.txt"
 [ -s "$dir/readme.txt" ] || fail "README.md has no text block"
 
 db=sqlite:$dir/first.db
-expect 0 "$KEEL" ingest "$dir/event.ndjson" --store "$db"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/event.ndjson" --store "$db"
 contains err "accepted 1, duplicates 0 (conflicting 0), unhandled 0, rejected 0"
 
 # On a terminal: the README's text, the "at:" line (now) aside.

@@ -13,7 +13,7 @@ src=${KEEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 	>"$dir/in.ndjson"
 db=(--store "sqlite:$dir/a.db")
 
-expect 0 "$KEEL" ingest "$dir/in.ndjson" "${db[@]}" --batch 97
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" "${db[@]}" --batch 97
 expect 0 "$KEEL" dump "${db[@]}" --output "$dir/before.ndjson"
 
 # 1. Replay right after ingest: no changes, the same bytes, nothing written.
@@ -51,7 +51,7 @@ expect 0 "$KEEL" dump "${db[@]}" --output "$dir/dry.ndjson"
 cmp -s "$dir/before.ndjson" "$dir/dry.ndjson" || fail "a dry run changed the store"
 
 for t in tenant-00 tenant-01 tenant-02; do
-	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}" --cartridge "$dir/v2.json"
+	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}" --cartridge "$dir/v2.json" --change-cartridge
 done
 expect 0 "$KEEL" dump "${db[@]}" --output "$dir/replayed.ndjson"
 expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/fresh.db" --cartridge "$dir/v2.json"
@@ -62,9 +62,12 @@ cmp -s "$dir/replayed.ndjson" "$dir/before.ndjson" && fail "the changed cartridg
 grep -q '"predicate":"state"' "$dir/replayed.ndjson" || fail "no state facts after the replay"
 
 # And back: replaying with the original cartridge restores the first dump,
-# rewriting only what the change touched.
+# rewriting only what the change touched. Without --cartridge a replay
+# runs the recorded one, now v2: going back is a change too.
 for t in tenant-00 tenant-01 tenant-02; do
 	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}"
+	contains out "(no changes)"
+	expect 0 "$KEEL" replay --tenant "$t" "${db[@]}" --cartridge fleet --change-cartridge
 	contains out "sqlite: prepared multi-row INSERTs in one transaction; "
 	lacks out "; 0 of "
 done
@@ -76,7 +79,7 @@ cmp -s "$dir/before.ndjson" "$dir/back.ndjson" || fail "replaying back did not r
 sed -e 's|"value": {"from": "/data/make"}|"value": {"from": "/data/no_such_field"}|' \
 	"$src/cartridges/fleet.json" >"$dir/strict.json"
 expect 3 "$KEEL" replay --tenant tenant-00 "${db[@]}" --cartridge "$dir/strict.json" \
-	--rejects "$dir/rejects.ndjson"
+	--change-cartridge --rejects "$dir/rejects.ndjson"
 grep -Eq 'rejected [1-9]' "$dir/out" || fail "no rejected count in the report"
 contains rejects.ndjson '"error":"event '
 contains rejects.ndjson '/data/no_such_field'
@@ -92,14 +95,14 @@ expect 2 "$KEEL" replay "${db[@]}"
 contains err "--tenant is required"
 
 # 5. ingest --replay: the same dump as ingest, for new tenants only.
-expect 0 "$KEEL" ingest --replay "$dir/in.ndjson" --store "sqlite:$dir/bulk.db"
+expect 0 "$KEEL" ingest --cartridge fleet --replay "$dir/in.ndjson" --store "sqlite:$dir/bulk.db"
 contains err "accepted "
 contains err "written by sqlite: prepared multi-row INSERTs"
 expect 0 "$KEEL" dump --store "sqlite:$dir/bulk.db" --output "$dir/bulk.ndjson"
 cmp -s "$dir/bulk.ndjson" "$dir/before.ndjson" || fail "ingest --replay differs from ingest: $(diff "$dir/bulk.ndjson" "$dir/before.ndjson" | head -5)"
 head -n 1 "$dir/in.ndjson" | sed 's/"tenant":"tenant-0[0-9]"/"tenant":"tenant-99"/; s/"id":"[^"]*"/"id":"x-1"/' >"$dir/other.ndjson"
 cat "$dir/in.ndjson" >>"$dir/other.ndjson"
-expect 1 "$KEEL" ingest --replay "$dir/other.ndjson" --store "sqlite:$dir/bulk.db"
+expect 1 "$KEEL" ingest --cartridge fleet --replay "$dir/other.ndjson" --store "sqlite:$dir/bulk.db"
 contains err 'already has'
 lacks err 'written by'
 contains err '--replay loads only new tenants'
@@ -107,7 +110,7 @@ expect 0 "$KEEL" dump --store "sqlite:$dir/bulk.db" --output "$dir/bulk2.ndjson"
 cmp -s "$dir/bulk.ndjson" "$dir/bulk2.ndjson" || fail "a refused ingest --replay wrote something"
 # Bad lines are rejected with ingest's messages; the rest goes in.
 printf '%s\n' '{"id":"b1"}' 'not json' >"$dir/bad.ndjson"
-expect 3 "$KEEL" ingest --replay "$dir/bad.ndjson" "$dir/in.ndjson" --store "sqlite:$dir/bulk3.db"
+expect 3 "$KEEL" ingest --cartridge fleet --replay "$dir/bad.ndjson" "$dir/in.ndjson" --store "sqlite:$dir/bulk3.db"
 contains err "line 1: event \"b1\": "
 contains err "line 2: invalid JSON"
 expect 0 "$KEEL" dump --store "sqlite:$dir/bulk3.db" --output "$dir/bulk3.ndjson"
@@ -115,13 +118,13 @@ cmp -s "$dir/bulk3.ndjson" "$dir/before.ndjson" || fail "ingest --replay with ba
 
 # 6. --workers needs a store that takes concurrent writers: SQLite refuses
 # it before reading anything (MySQL: mysql_replay.sh).
-expect 1 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/w3.db" --workers 3
+expect 1 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/w3.db" --workers 3
 contains err 'takes one writer at a time'
 lacks err "read "
 { echo '{"id":"r1"}'; head -n 3000 "$dir/in.ndjson"; echo 'nope'; tail -n +3001 "$dir/in.ndjson"; echo '{"tenant":"t"}'; } >"$dir/mixed.ndjson"
-expect 2 "$KEEL" ingest "$dir/mixed.ndjson" --workers 2 --follow
+expect 2 "$KEEL" ingest --cartridge fleet "$dir/mixed.ndjson" --workers 2 --follow
 contains err "no --follow or --linger"
-expect 2 "$KEEL" ingest "$dir/mixed.ndjson" --workers 2 --replay
+expect 2 "$KEEL" ingest --cartridge fleet "$dir/mixed.ndjson" --workers 2 --replay
 contains err "--replay and --workers exclude each other"
 
 finish

@@ -17,7 +17,7 @@ limited() {
 }
 
 # The default way in, on SQLite.
-limited 1024 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/full.db"
+limited 1024 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/full.db"
 [ "$status" -eq 1 ] || fail "ingest into a full store: exit $status, expected 1: $(cat "$dir/err")"
 # Batches are grouped into commits: the error names the batch or the
 # commit whose lines it lost.
@@ -30,7 +30,7 @@ held=$("$KEEL" stats --store "sqlite:$dir/full.db" |
 	fail "the report says accepted $accepted, the store holds $held events"
 
 # --replay: the one bulk write fails; nothing was written, nothing accepted.
-limited 1024 "$KEEL" ingest --replay "$dir/in.ndjson" --store "sqlite:$dir/bulk.db"
+limited 1024 "$KEEL" ingest --cartridge fleet --replay "$dir/in.ndjson" --store "sqlite:$dir/bulk.db"
 [ "$status" -eq 1 ] || fail "ingest --replay into a full store: exit $status, expected 1: $(cat "$dir/err")"
 errors=$(grep -c '^keel ingest: ' "$dir/err")
 [ "$errors" -eq 1 ] || fail "the bulk error is printed $errors times, expected once: $(cat "$dir/err")"

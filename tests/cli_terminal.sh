@@ -27,7 +27,7 @@ $1"
 }
 
 db=sqlite:$dir/a.db
-expect 0 "$KEEL" ingest "$data/story.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$data/story.ndjson" --store "$db" --quiet
 T=2026-01-05T
 
 on_tty "$KEEL" show acme vehicle:V-1 --at ${T}08:30:00Z --store "$db"
@@ -110,7 +110,7 @@ envelope:     $(sed -n 5p "$data/story.ndjson")"
 
 # stats: counts right-aligned under their headings, then the totals.
 expect 0 "$KEEL" generate fleet --events 300 --tenants 2 --output "$dir/gen.ndjson"
-expect 0 "$KEEL" ingest "$dir/gen.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/gen.ndjson" --store "$db" --quiet
 expect 0 "$KEEL" stats --store "$db"
 cp "$dir/out" "$dir/stats.json"
 on_tty "$KEEL" stats --store "$db"

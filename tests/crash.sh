@@ -42,7 +42,7 @@ drop_store() { # a SQLite file no longer needed (MariaDB's go with the fixture)
 now() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
 
 # The reference: one uninterrupted ingest (SQLite: dumps agree across stores).
-"$KEEL" ingest "$in" --quiet --store "sqlite:$dir/ref.db"
+"$KEEL" ingest --cartridge fleet "$in" --quiet --store "sqlite:$dir/ref.db"
 "$KEEL" dump --store "sqlite:$dir/ref.db" > "$dir/ref.dump"
 lines=$(wc -l < "$dir/ref.dump")
 [ "$lines" -gt "$events" ] || fail "reference dump too small ($lines lines)"
@@ -57,7 +57,7 @@ RANDOM=20261201
 crash_rounds() {
 	local name=$1 want=$2
 	shift 2
-	local cmd=("$KEEL" ingest "$in" --quiet "$@")
+	local cmd=("$KEEL" ingest --cartridge fleet "$in" --quiet "$@")
 	# How long one full run takes here, to aim the kills inside it.
 	local store start full_ms
 	store=$(fresh_store)

@@ -20,7 +20,7 @@ chunks=("$dir"/chunk.*)
 # The store under test: SQLite here; tests/mysql_http_crash.sh passes a
 # fresh MariaDB database.
 db=${KEEL_CRASH_STORE:-"sqlite:$dir/keel.db"}
-"$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/ref.db" --quiet
+"$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/ref.db" --quiet
 "$KEEL" dump --store "sqlite:$dir/ref.db" > "$dir/ref.dump"
 
 # Events logged once the first n chunks are in: distinct (tenant, id)
@@ -53,7 +53,7 @@ server_gone() {
 
 start_server() {
 	: > "$dir/log"
-	"$KEEL" serve --listen 127.0.0.1:0 --store "$db" --threads 2 2> "$dir/log" &
+	"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --threads 2 2> "$dir/log" &
 	pid=$!
 	wait_port "$dir/log"
 	# the killer: one SIGKILL at a random moment of this server's life (the

@@ -7,7 +7,7 @@ set -euo pipefail
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
 . "$(dirname "$0")/cli/scratch.sh"
 
-"$KEEL" serve --listen 127.0.0.1:0 --store memory: 2> "$dir/log1" &
+"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store memory: 2> "$dir/log1" &
 pid=$!
 wait_port "$dir/log1"
 first=$port
@@ -19,7 +19,7 @@ first=$port
 # The port is taken: the second server must fail to start, not share it.
 # (timeout: a server that did start would run until killed.)
 set +e
-timeout 10 "$KEEL" serve --listen "127.0.0.1:$first" --store memory: 2> "$dir/log2"
+timeout 10 "$KEEL" serve --cartridge fleet --listen "127.0.0.1:$first" --store memory: 2> "$dir/log2"
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || fail "second server on port $first: status $rc, expected 1: $(cat "$dir/log2")"
@@ -33,7 +33,7 @@ wait "$pid" || fail "first server: status $? after SIGTERM"
 pid=
 
 # Stopped: the same port is free again at once.
-"$KEEL" serve --listen "127.0.0.1:$first" --store memory: 2> "$dir/log3" &
+"$KEEL" serve --cartridge fleet --listen "127.0.0.1:$first" --store memory: 2> "$dir/log3" &
 pid=$!
 wait_port "$dir/log3"
 [ "$port" = "$first" ] || fail "restarted on port $port, asked for $first"

@@ -16,7 +16,7 @@ sed -n 2p "$dir/a" > "$dir/tokens"
 serve() {
 	local log=$1
 	shift
-	"$KEEL" serve --listen 127.0.0.1:0 --store "sqlite:$dir/keel.db" --tokens "$dir/tokens" \
+	"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "sqlite:$dir/keel.db" --tokens "$dir/tokens" \
 		--threads 2 "$@" 2> "$log" &
 	pid=$!
 	wait_port "$log"

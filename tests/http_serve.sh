@@ -21,14 +21,14 @@ tok_all=$(sed -n 1p "$dir/all")
 if "$KEEL" token new 2>/dev/null; then fail "token new without a scope"; fi
 
 # Without tokens, only loopback.
-if "$KEEL" serve --listen 0.0.0.0:0 --store memory: 2> "$dir/err"; then
+if "$KEEL" serve --cartridge fleet --listen 0.0.0.0:0 --store memory: 2> "$dir/err"; then
 	fail "served on 0.0.0.0 without tokens"
 fi
 grep -q "loopback" "$dir/err" || fail "message: $(cat "$dir/err")"
 
 "$KEEL" generate fleet --events 3000 --tenants 2 --seed 5 --output "$dir/in.ndjson"
 db="sqlite:$dir/keel.db"
-"$KEEL" serve --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
+"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
 	2> "$dir/log" &
 pid=$!
 wait_port "$dir/log"

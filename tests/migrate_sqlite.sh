@@ -69,7 +69,7 @@ cmp -s "$dir/k.dump" "$old/v1.new.dump" || fail "dump --known-at before the late
 # 4. The views equal dump's rows, on the migrated store and on a fresh one.
 "$KEEL" generate fleet --events 3000 --tenants 2 --seed 5 --late 0.2 --duplicates 0.02 \
 	>"$dir/gen.ndjson"
-expect 0 "$KEEL" ingest "$dir/gen.ndjson" --store "sqlite:$dir/g.db" --batch 37
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/gen.ndjson" --store "sqlite:$dir/g.db" --batch 37
 expect 0 "$KEEL" dump --store "sqlite:$dir/g.db" --output "$dir/g.dump"
 for db in m g; do
 	dumpfile=$dir/$db.dump

@@ -24,7 +24,7 @@ cat >>"$dir/in.ndjson" <<'EOF'
 {"specversion":"1.0","id":"w-2\\N","tenant":"weird","type":"fleet.vehicle.status_changed","time":"2026-01-05T07:00:00Z","data":{"vehicle_id":"V\t1\n\\N\u0001é\r","status":"in\tuse\\N","reason":"日本\n"}}
 {"specversion":"1.0","id":"w-3","tenant":"weird","type":"fleet.vehicle.status_changed","time":"2026-01-05T06:30:00Z","data":{"vehicle_id":"\\N","status":"\\N","reason":"\\\\"}}
 EOF
-expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "sqlite:$dir/ref.db"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/ref.db"
 expect 0 "$KEEL" dump --store "sqlite:$dir/ref.db" --output "$dir/ref.ndjson"
 grep -q '"subject":"vehicle:V\\t1\\n\\\\N\\u0001é\\r"' "$dir/ref.ndjson" ||
 	fail "the escaping tenant did not go in"
@@ -33,7 +33,7 @@ tenants=$(sed -n 's/^{"type":"event","tenant":"\([^"]*\)".*/\1/p' "$dir/ref.ndjs
 # 1. Replay after ingest: same bytes, nothing to write. (Every byte through
 # LOAD DATA is case 2's rewrite and case 5's ingest --replay.)
 url=$($KEEL_TEST_MYSQL_FRESH)
-expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "$url"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "$url"
 for t in $tenants; do
 	expect 0 "$KEEL" replay --tenant "$t" --store "$url"
 	contains out "(no changes)"
@@ -46,7 +46,7 @@ cmp -s "$dir/ref.ndjson" "$dir/replayed.ndjson" ||
 # 2. A changed cartridge equals ingesting from scratch with it.
 sed -e 's/"predicate": "status"/"predicate": "state"/' "$src/cartridges/fleet.json" >"$dir/v2.json"
 for t in $tenants; do
-	expect 0 "$KEEL" replay --tenant "$t" --store "$url" --cartridge "$dir/v2.json"
+	expect 0 "$KEEL" replay --tenant "$t" --store "$url" --cartridge "$dir/v2.json" --change-cartridge
 	contains out "mysql: LOAD DATA LOCAL INFILE in one transaction; "
 done
 expect 0 "$KEEL" dump --store "$url" --output "$dir/v2-replayed.ndjson"
@@ -67,19 +67,21 @@ DELIMITER ;" ||
 	fail "cannot create the test trigger"
 expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-before.ndjson"
 # The store holds v2's rows: the first cartridge rewrites the state
-# facts back to status and is refused; v2 again has nothing to write.
-expect 1 "$KEEL" replay --tenant tenant-01 --store "$url"
+# facts back to status and is refused; v2 (still the recorded one) again
+# has nothing to write.
+expect 1 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge fleet --change-cartridge
 contains err "refused by the test"
-expect 0 "$KEEL" replay --tenant tenant-01 --store "$url" --cartridge "$dir/v2.json"
+expect 0 "$KEEL" replay --tenant tenant-01 --store "$url"
 contains out "0 of "
 expect 0 "$KEEL" dump --store "$url" --tenant tenant-01 --output "$dir/t1-after.ndjson"
 cmp -s "$dir/t1-before.ndjson" "$dir/t1-after.ndjson" || fail "a failed replay changed the tenant"
 "$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "DROP TRIGGER \`$db\`.keel_test_refuse"
 
-# 4. local_infile off on the server: the same result by INSERTs.
+# 4. local_infile off on the server: the same result by INSERTs (back to
+# the first cartridge, a change).
 "$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 0"
 for t in $tenants; do
-	expect 0 "$KEEL" replay --tenant "$t" --store "$url"
+	expect 0 "$KEEL" replay --tenant "$t" --store "$url" --cartridge fleet --change-cartridge
 	contains out "local_infile is off on the server: multi-row INSERTs"
 done
 "$KEEL_MYSQL_SCRIPT" sql "$mysql_dir" "SET GLOBAL local_infile = 1"
@@ -88,17 +90,17 @@ cmp -s "$dir/ref.ndjson" "$dir/insert-replayed.ndjson" || fail "the INSERT fallb
 
 # 5. ingest --replay into a fresh database, and refusing an existing tenant.
 url2=$($KEEL_TEST_MYSQL_FRESH)
-expect 0 "$KEEL" ingest --replay "$dir/in.ndjson" --store "$url2"
+expect 0 "$KEEL" ingest --cartridge fleet --replay "$dir/in.ndjson" --store "$url2"
 contains err "written by mysql: LOAD DATA LOCAL INFILE"
 expect 0 "$KEEL" dump --store "$url2" --output "$dir/bulk.ndjson"
 cmp -s "$dir/ref.ndjson" "$dir/bulk.ndjson" || fail "ingest --replay on mysql differs"
-expect 1 "$KEEL" ingest --replay "$dir/in.ndjson" --store "$url2"
+expect 1 "$KEEL" ingest --cartridge fleet --replay "$dir/in.ndjson" --store "$url2"
 contains err "--replay loads only new tenants"
 
 # 6. Workers: 1, 2 and 4 give the same dump.
 for w in 1 2 4; do
 	url3=$($KEEL_TEST_MYSQL_FRESH)
-	expect 0 "$KEEL" ingest "$dir/in.ndjson" --store "$url3" --workers "$w" --batch 300
+	expect 0 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "$url3" --workers "$w" --batch 300
 	[ "$w" = 1 ] || contains err "written by $w workers, one connection each, each tenant on one worker"
 	expect 0 "$KEEL" dump --store "$url3" --output "$dir/w$w.ndjson"
 	cmp -s "$dir/ref.ndjson" "$dir/w$w.ndjson" || fail "--workers $w differs on mysql"
@@ -113,7 +115,7 @@ url4=$($KEEL_TEST_MYSQL_FRESH)
 	tail -n +2 "$dir/in.ndjson"
 } >"$dir/in-bad.ndjson"
 mkfifo "$dir/fifo"
-"$KEEL" ingest - --store "$url4" --workers 2 --batch 50 <"$dir/fifo" 2>"$dir/int.err" &
+"$KEEL" ingest --cartridge fleet - --store "$url4" --workers 2 --batch 50 <"$dir/fifo" 2>"$dir/int.err" &
 pid=$!
 exec 3>"$dir/fifo"
 head -n 4000 "$dir/in-bad.ndjson" >&3
@@ -133,7 +135,7 @@ held=$("$KEEL" stats --store "$url4" |
 	sed -n 's/.*"total":{"entities":[0-9]*,"facts":[0-9]*,"relations":[0-9]*,"events":\([0-9]*\)}.*/\1/p')
 [ -n "$accepted" ] && [ "$accepted" = "$held" ] ||
 	fail "--workers: the report says accepted $accepted, the store holds $held events"
-expect 3 "$KEEL" ingest "$dir/in-bad.ndjson" --store "$url4" --workers 2
+expect 3 "$KEEL" ingest --cartridge fleet "$dir/in-bad.ndjson" --store "$url4" --workers 2
 expect 0 "$KEEL" dump --store "$url4" --output "$dir/int.ndjson"
 cmp -s "$dir/ref.ndjson" "$dir/int.ndjson" || fail "--workers after SIGINT and a second run differs"
 

@@ -938,7 +938,176 @@ static void known_at_is_the_store_of_what_was_recorded(const struct store_kind *
 	assert_int_equal(rewritten, KEEL_ARRAY_LEN(seeds));
 }
 
+/* A tenant's cartridge is recorded with its first events (and only once
+ * they are committed), used when none is given, and any other refused;
+ * a replay changes it only when told to (docs/cartridges.md, "The
+ * recorded cartridge"). */
+static int add_one(struct keel_store *s, const struct keel_cartridge *c, const char *line,
+		   struct keel_buf *rejects, char **errmsg, struct keel_report *out)
+{
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = c,
+					      .on_reject = collect_reject,
+					      .reject_userdata = rejects};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	int rc = keel_ingest_add(ing, line, strlen(line), 1);
+	if (rc == 0)
+		assert_int_equal(keel_ingest_flush(ing), 0);
+	*errmsg = strdup(keel_ingest_errmsg(ing));
+	*out = *keel_ingest_report(ing);
+	keel_ingest_free(ing);
+	return rc;
+}
+
+static void the_cartridge_is_remembered(const struct store_kind *k)
+{
+	static const char shop_json[] =
+	    "{\"cartridge\":\"shop\",\"version\":\"1\",\"events\":{\"shop.order.placed\":"
+	    "[{\"op\":\"fact\",\"subject\":\"order:{/data/order}\",\"predicate\":\"status\","
+	    "\"value\":{\"const\":\"placed\"}}]}}";
+	static const char *const lines[] = {
+	    "{\"id\":\"o1\",\"tenant\":\"shop\",\"type\":\"shop.order.placed\","
+	    "\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"order\":\"1\"}}",
+	    "{\"id\":\"o2\",\"tenant\":\"shop\",\"type\":\"shop.order.placed\","
+	    "\"time\":\"2026-01-01T00:01:00Z\",\"data\":{\"order\":\"2\"}}",
+	    "{\"id\":\"o3\",\"tenant\":\"shop\",\"type\":\"shop.order.placed\","
+	    "\"time\":\"2026-01-01T00:02:00Z\",\"data\":{\"order\":\"3\"}}",
+	};
+	struct keel_cartridge *shop = NULL;
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(shop_json, strlen(shop_json), &shop, &err), 0);
+	assert_string_equal(keel_cartridge_version(shop), "1");
+	assert_int_equal(strncmp(keel_cartridge_hash(shop), "sha256:", 7), 0);
+	assert_int_equal(strlen(keel_cartridge_hash(shop)), 7 + 64);
+	struct store_case c;
+	struct keel_store *s = store_open(k, &c);
+	struct keel_buf rejects;
+	keel_buf_init(&rejects);
+	struct keel_report r;
+
+	/* None given, none recorded: refused, rejected, nothing logged. */
+	assert_int_equal(add_one(s, NULL, lines[0], &rejects, &err, &r), KEEL_ECARTRIDGE);
+	assert_non_null(strstr(err, "line 1: tenant \"shop\" has no recorded cartridge"));
+	assert_non_null(strstr(rejects.data, "line 1: event \"o1\": tenant \"shop\" has no "
+					     "recorded cartridge"));
+	assert_int_equal(r.rejected, 1);
+	free(err);
+	uint64_t counts[4];
+	assert_int_equal(keel_store_counts(s, keel_str_cstr("shop"), KEEL_TIME_INF, counts), 0);
+	assert_int_equal(counts[3], 0);
+	/* The ingester goes on: a bad event after a refused one is only
+	 * rejected, and the tenant is refused again. */
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.size = sizeof o, .on_reject = collect_reject,
+					      .reject_userdata = &rejects};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	assert_int_equal(keel_ingest_add(ing, lines[0], strlen(lines[0]), 1), KEEL_ECARTRIDGE);
+	assert_int_equal(keel_ingest_add(ing, "not json", 8, 2), 0);
+	assert_int_equal(keel_ingest_add(ing, lines[1], strlen(lines[1]), 3), KEEL_ECARTRIDGE);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	assert_int_equal(keel_ingest_report(ing)->rejected, 3);
+	keel_ingest_free(ing);
+
+	/* The first ingest records shop; without a cartridge it runs again. */
+	assert_int_equal(add_one(s, shop, lines[0], &rejects, &err, &r), 0);
+	free(err);
+	assert_int_equal(add_one(s, NULL, lines[1], &rejects, &err, &r), 0);
+	free(err);
+	assert_int_equal(r.accepted, 1);
+	assert_int_equal(r.unhandled, 0);
+	char *dump = keel_test_dump(s, "shop");
+	assert_non_null(strstr(dump, "\"subject\":\"order:2\",\"predicate\":\"status\""));
+	free(dump);
+	/* What the store keeps compiles back to the same cartridge. */
+	struct keel_cartridge *back = NULL;
+	assert_int_equal(keel_cartridge_recorded(s, "shop", &back), 0);
+	assert_string_equal(keel_cartridge_name(back), "shop");
+	assert_string_equal(keel_cartridge_hash(back), keel_cartridge_hash(shop));
+	keel_cartridge_free(back);
+	assert_int_equal(keel_cartridge_recorded(s, "nobody", &back), KEEL_ENOTFOUND);
+	assert_null(back);
+
+	/* Another cartridge is refused, naming both. */
+	keel_buf_reset(&rejects);
+	assert_int_equal(add_one(s, fleet(), lines[2], &rejects, &err, &r), KEEL_ECARTRIDGE);
+	assert_non_null(strstr(err, "tenant \"shop\" is recorded with cartridge shop 1 (sha256:"));
+	assert_non_null(strstr(err, ", not fleet 1 (sha256:"));
+	free(err);
+	assert_int_equal(keel_store_counts(s, keel_str_cstr("shop"), KEEL_TIME_INF, counts), 0);
+	assert_int_equal(counts[3], 2);
+
+	/* Replay: the recorded one without a cartridge; another only when
+	 * told, and then it is the tenant's. */
+	struct keel_replay_report *rep = NULL;
+	struct keel_replay_options ro = {.size = sizeof ro};
+	assert_int_equal(keel_replay(s, "shop", &ro, &rep), 0);
+	assert_int_equal(rep->unhandled, 0);
+	keel_replay_report_free(rep);
+	ro.cartridge = fleet();
+	assert_int_equal(keel_replay(s, "shop", &ro, &rep), KEEL_ECARTRIDGE);
+	assert_non_null(strstr(keel_store_errmsg(s), "add --change-cartridge"));
+	ro.change_cartridge = true;
+	assert_int_equal(keel_replay(s, "shop", &ro, &rep), 0);
+	assert_int_equal(rep->unhandled, 2); /* fleet knows no shop events */
+	keel_replay_report_free(rep);
+	assert_int_equal(add_one(s, NULL, lines[2], &rejects, &err, &r), 0);
+	free(err);
+	assert_int_equal(r.unhandled, 1); /* the recorded one is fleet now */
+	assert_int_equal(add_one(s, shop, lines[2], &rejects, &err, &r), KEEL_ECARTRIDGE);
+	free(err);
+
+	keel_buf_free(&rejects);
+	keel_cartridge_free(shop);
+	store_done(s, &c);
+}
+
 /* ------------------------------------------------ cases times stores */
+
+/* keel forget (docs/semantics.md, "Forgetting") leaves every store with
+ * the memory store's dump, which a replay of the tenant keeps, in which no
+ * line of the tenant names the subject, and whose reads of it say it was
+ * forgotten. */
+static void forgetting_gives_the_memory_stores_dump(const struct store_kind *k)
+{
+	const struct keel_forget_options o = {.size = sizeof o, .cartridge = fleet(),
+					      .by = "user:conformance"};
+	struct keel_forget_report rep;
+	char *dumps[2];
+	const struct store_kind *kinds[2] = {memory, k};
+	for (int i = 0; i < 2; i++) {
+		struct store_case c;
+		struct keel_store *s = store_open(kinds[i], &c);
+		free(ingest_into(s, standard_stream(), NULL, 500, NULL));
+		if (keel_forget(s, "tenant-01", "vehicle:V-0002", &o, &rep))
+			fail_msg("forget: %s", keel_store_errmsg(s));
+		assert_true(rep.events > 0);
+		dumps[i] = keel_test_dump(s, NULL);
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = fleet()};
+		struct keel_replay_report *rr = NULL;
+		assert_int_equal(keel_replay(s, "tenant-01", &ro, &rr), 0);
+		assert_int_equal(rr->added + rr->removed, 0);
+		keel_replay_report_free(rr);
+		char *replayed = keel_test_dump(s, NULL);
+		assert_string_equal(replayed, dumps[i]);
+		free(replayed);
+		char *json = NULL;
+		assert_int_equal(keel_show(s, "tenant-01", "vehicle:V-0002", NULL, &json),
+				 KEEL_EFORGOTTEN);
+		assert_int_equal(keel_show(s, "tenant-02", "vehicle:V-0002", NULL, &json), 0);
+		free(json);
+		store_done(s, &c);
+	}
+	assert_string_equal(dumps[1], dumps[0]);
+	for (char *p = dumps[1]; *p;) {
+		char *nl = strchr(p, '\n');
+		*nl = 0;
+		if (strstr(p, "\"tenant\":\"tenant-01\"") && strstr(p, "V-0002"))
+			fail_msg("still names V-0002: %s", p);
+		p = nl + 1;
+	}
+	free(dumps[0]);
+	free(dumps[1]);
+}
 
 struct contract_case {
 	const char *name;
@@ -958,6 +1127,8 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(queries_match_the_memory_store),
 	CONTRACT_CASE(known_at_is_the_store_of_what_was_recorded),
 	CONTRACT_CASE(changes_end_in_the_history),
+	CONTRACT_CASE(forgetting_gives_the_memory_stores_dump),
+	CONTRACT_CASE(the_cartridge_is_remembered),
 };
 
 /* One contract case on one store: a cmocka case's initial state. */

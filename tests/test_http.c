@@ -255,6 +255,7 @@ static void fx_init(struct fx *f, const char *store, bool auth)
 	f->o.size = sizeof f->o;
 	f->o.listen = "127.0.0.1:0";
 	f->o.store_url = f->url;
+	f->o.cartridge = KEEL_BUILTIN_CARTRIDGE; /* a new store records it */
 	f->o.threads = 4;
 	if (auth) {
 		write_tokens(f);
@@ -412,7 +413,7 @@ static void method_not_allowed_names_the_path_methods(void **state)
 		{"POST", "/healthz", "GET, HEAD"},
 		{"POST", "/metrics", "GET, HEAD"},
 		{"DELETE", "/v1/tenants/a/stats", "GET, HEAD"},
-		{"POST", "/v1/tenants/a/entities/x", "GET, HEAD"},
+		{"POST", "/v1/tenants/a/entities/x", "GET, HEAD, DELETE"},
 		{"PUT", "/v1/tenants/a/entities/x/history", "GET, HEAD"},
 		{"POST", "/v1/tenants/a/entities/x/why", "GET, HEAD"},
 	};

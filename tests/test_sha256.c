@@ -157,6 +157,22 @@ static void token_file_parses_scopes(void **state)
 	assert_true(keel_token_allows(&t.v[1], "anything", 8));
 	assert_null(keel_tokens_find(&t, "abd", 3));
 	assert_null(keel_tokens_find(&t, "ab", 2));
+	assert_false(t.v[0].forget);
+	assert_false(t.v[1].forget);
+	keel_tokens_free(&t);
+
+	/* The forget right, after the scope (a comment may follow). */
+	snprintf(text, sizeof text,
+		 "%s tenant-a forget # may forget\n"
+		 "sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855 * forget\n",
+		 H1);
+	assert_int_equal(keel_tokens_parse(text, strlen(text), &t, &err), 0);
+	assert_int_equal(t.n, 2);
+	assert_true(t.v[0].forget);
+	assert_int_equal(t.v[0].ntenants, 1);
+	assert_string_equal(t.v[0].tenants[0], "tenant-a");
+	assert_true(t.v[1].forget);
+	assert_true(t.v[1].all);
 	keel_tokens_free(&t);
 	keel_buf_free(&err);
 }
@@ -187,7 +203,10 @@ static void token_file_errors_name_the_line(void **state)
 	snprintf(text, sizeof text, "%s a/b\n", H1);
 	expect_error(text, "line 1: tenant \"a/b\": not 1-64 bytes of [A-Za-z0-9._-]");
 	snprintf(text, sizeof text, "%s a b\n", H1);
-	expect_error(text, "line 1: unexpected text after the scope");
+	expect_error(text, "line 1: unknown right \"b\" after the scope (the one right is "
+			   "\"forget\")");
+	snprintf(text, sizeof text, "%s a forget forget\n", H1);
+	expect_error(text, "line 1: unexpected text after the right");
 	snprintf(text, sizeof text, "%s a\n%s *\n", H1, H1);
 	expect_error(text, "line 2: hash already given on line 1");
 }

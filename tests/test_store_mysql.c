@@ -815,6 +815,8 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 		keel_test_skip(NO_SERVER);
 	char *url = fresh_url();
 	struct keel_store *s = open_url(url);
+	/* 6: events by source; 7: tenants' recorded cartridges */
+	assert_true(keel_store_mysql_schema_version() >= 7);
 	assert_int_equal(
 	    query_u64(s, "SELECT value FROM keel_meta WHERE name = 'schema_version'"),
 	    (uint64_t)keel_store_mysql_schema_version());
@@ -826,8 +828,13 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
 				   "TABLE_SCHEMA = DATABASE() AND ENGINE = 'InnoDB' AND "
 				   "TABLE_NAME IN ('keel_entity_mentions', 'keel_fact_rows', "
-				   "'keel_relation_rows', 'keel_events', 'keel_meta')"),
-			 5);
+				   "'keel_relation_rows', 'keel_events', 'keel_meta', 'keel_tombstones')"),
+			 6);
+	/* each tenant's recorded cartridge */
+	assert_int_equal(query_u64(s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+				      "TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
+				      "'keel_tenant_cartridges'"),
+			 1);
 	/* the derived rows, under the tables' old names */
 	assert_int_equal(query_u64(s,
 				   "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
@@ -1043,27 +1050,37 @@ static void a_batch_appends_and_updates_nothing(void **state)
 		uint64_t max, batches;
 		batch_statements(s, t, sizes[k], &max, &batches);
 		/* lookup, the clock, START TRANSACTION or SAVEPOINT, events,
-		 * mentions, facts, relations, COMMIT */
-		assert_true(max <= 8);
+		 * mentions, facts, relations, COMMIT; and in the first batch,
+		 * once per tenant (3), the read and the record of its
+		 * cartridge (counted below) */
+		assert_true(max <= 8 + 2 * 3);
 		assert_true(batches >= t->n / sizes[k]);
 		assert_int_equal(session_status(s, "Com_update"), updates);
 		assert_int_equal(session_status(s, "Com_delete"), deletes);
 		const struct keel_mysql_stats *st = keel_store_mysql_stats(s);
 		const struct keel_mysql_prof *p;
 		size_t np = keel_store_mysql_profile(s, &p);
-		uint64_t clock = 0, lookups = 0;
+		uint64_t clock = 0, lookups = 0, cartridge_reads = 0, cartridge_records = 0;
 		for (size_t i = 0; i < np; i++) {
 			if (!strcmp(p[i].what, "reading the log's clock"))
 				clock = p[i].count;
 			else if (!strcmp(p[i].what, "looking up event ids"))
 				lookups = p[i].count;
+			else if (!strcmp(p[i].what, "reading the tenant's cartridge"))
+				cartridge_reads = p[i].count;
+			else if (!strcmp(p[i].what, "recording the tenant's cartridge"))
+				cartridge_records = p[i].count;
 		}
 		assert_int_equal(lookups, st->lookup_statements);
+		/* each of the 3 new tenants: its cartridge read once, recorded
+		 * once, whatever the number of batches */
+		assert_int_equal(cartridge_reads, 3);
+		assert_int_equal(cartridge_records, 3);
 		/* 4 SHOW STATUS of this test's own (they count as selects on
 		 * MariaDB or not at all) */
 		uint64_t read = session_status(s, "Com_select") - selects;
-		assert_true(read <= lookups + clock + 4);
-		assert_true(read >= lookups + clock);
+		assert_true(read <= lookups + clock + cartridge_reads + 4);
+		assert_true(read >= lookups + clock + cartridge_reads);
 		assert_int_equal(st->warnings, 0);
 		/* one row per assertion: every fleet event asserts something */
 		assert_int_equal(query_u64(s, "SELECT (SELECT COUNT(*) FROM keel_fact_rows) "
@@ -1628,7 +1645,7 @@ static pid_t spawn_ingest(const char *url, const char *input, const char *errfil
 	if (pid == 0) {
 		FILE *e = freopen(errfile, "w", stderr);
 		(void)e;
-		execl(KEEL_BIN, "keel", "ingest", "--store", url, "--batch", "2000",
+		execl(KEEL_BIN, "keel", "ingest", "--cartridge", "fleet", "--store", url, "--batch", "2000",
 		      input, (char *)NULL);
 		_exit(127);
 	}
@@ -1727,12 +1744,16 @@ static void store_reconnects_after_the_server_returns(void **state)
 	struct keel_test_lines *t = keel_test_lines_generate(3000, 1, 44, 0.05, 0.05);
 	struct keel_store *s = open_url(sv.url);
 	assert_int_equal(ingest_range(s, t, NULL, 0, 1000, 500, NULL), 0);
-	server_cmd(&sv, "kill");
 	struct keel_ingest *ing;
 	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = 500};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
-	int rc = 0;
-	for (size_t i = 1000; i < 1500 && rc == 0; i++)
+	/* the batch's first event while the server is up: the ingester
+	 * reads its tenant's cartridge then (once), so what fails below is
+	 * the batch */
+	int rc = keel_ingest_add(ing, t->lines[1000], strlen(t->lines[1000]), 1001);
+	assert_int_equal(rc, 0);
+	server_cmd(&sv, "kill");
+	for (size_t i = 1001; i < 1500 && rc == 0; i++)
 		rc = keel_ingest_add(ing, t->lines[i], strlen(t->lines[i]), i + 1);
 	assert_int_equal(rc, KEEL_ESTORE);
 	const char *msg = keel_ingest_errmsg(ing);

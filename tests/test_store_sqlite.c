@@ -316,12 +316,13 @@ static void schema_is_created_on_first_use(void **state)
 	assert_int_equal(
 	    sql_int(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
 	    keel_store_sqlite_schema_version());
-	assert_true(keel_store_sqlite_schema_version() >= 3); /* events by source */
+	/* events by source, tombstones, tenants' recorded cartridges */
+	assert_true(keel_store_sqlite_schema_version() >= 5);
 	assert_int_equal(
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
 			"AND name IN ('meta', 'events', 'event_ids', 'entity_mentions', "
-			"'fact_rows', 'relation_rows')"),
-	    6);
+			"'fact_rows', 'relation_rows', 'tombstones', 'tenant_cartridges')"),
+	    8);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = "
 				     "'view' AND name IN ('entities', 'facts', "
 				     "'relations')"),

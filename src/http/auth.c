@@ -94,8 +94,23 @@ static int parse_line(const char *p, const char *end, struct keel_token_entry *e
 	const char *scope_end = p;
 	while (p < end && is_blank(*p))
 		p++;
+	/* Rights after the scope: "forget" is the only one (docs/http.md). */
 	if (p < end && *p != '#') {
-		keel_buf_adds(err, "unexpected text after the scope");
+		const char *right = p;
+		while (p < end && !is_blank(*p) && *p != '#')
+			p++;
+		if (p - right != 6 || memcmp(right, "forget", 6) != 0) {
+			keel_buf_addf(err, "unknown right \"%.*s\" after the scope "
+					   "(the one right is \"forget\")",
+				      (int)(p - right), right);
+			return -1;
+		}
+		e->forget = true;
+		while (p < end && is_blank(*p))
+			p++;
+	}
+	if (p < end && *p != '#') {
+		keel_buf_adds(err, "unexpected text after the right");
 		return -1;
 	}
 	if (scope == scope_end) {

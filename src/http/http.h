@@ -43,6 +43,7 @@ bool keel_ct_equal(const void *a, const void *b, size_t n);
 struct keel_token_entry {
 	uint8_t hash[KEEL_SHA256_LEN];
 	bool all; /* "*": every tenant */
+	bool forget; /* the right "forget": DELETE an entity of its tenants */
 	char **tenants;
 	size_t ntenants;
 	unsigned line; /* where it was defined, for messages */

@@ -121,6 +121,10 @@ static void ingest_group(struct keel_server *srv, struct group *g,
 			size_t before = keel_ingest_pending(ing);
 			const char *text = job->base + it->off;
 			rc = keel_ingest_add(ing, text, it->len, it->index);
+			/* A tenant with no cartridge here: that event is
+			 * rejected (on_reject listed it), the rest go on. */
+			if (rc == KEEL_ECARTRIDGE)
+				rc = 0;
 			if (keel_ingest_pending(ing) > before)
 				keel_ptrvec_push(&g->owner, job);
 		}

@@ -160,6 +160,10 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 		free(json);
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s",
 					     msg && *msg ? msg : "not found");
+	} else if (rc == KEEL_EFORGOTTEN) {
+		/* keel forget erased it: Gone, saying when and by whom */
+		free(json);
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_GONE, "%s", msg);
 	} else if (rc == KEEL_EINVAL) {
 		free(json);
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",

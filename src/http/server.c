@@ -289,8 +289,9 @@ static bool read_route(const char *url, const char **seg, size_t *len, size_t *n
 	return true;
 }
 
+/* GET (a read) or DELETE (forget) of a read endpoint's path. */
 static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection *c,
-				 const char *url, struct request *rq)
+				 const char *url, struct request *rq, bool forget)
 {
 	const struct keel_token_entry *tok = rq->token;
 	const char *seg[7];
@@ -333,8 +334,11 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 					     "tenant: not 1-64 bytes of [A-Za-z0-9._-]");
 		goto out;
 	}
-	ret = keel_http_handle_read(srv, c, kind, tenant.data,
-				    n >= 5 ? subject.data : NULL);
+	if (forget)
+		ret = keel_http_handle_forget(srv, c, tok, tenant.data, subject.data);
+	else
+		ret = keel_http_handle_read(srv, c, kind, tenant.data,
+					    n >= 5 ? subject.data : NULL);
 out:
 	keel_buf_free(&tenant);
 	keel_buf_free(&subject);
@@ -447,8 +451,17 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 			const char *seg[7];
 			size_t len[7], n;
 			enum read_kind kind;
-			if (strcmp(url, "/metrics") == 0 ||
-			    read_route(url, seg, len, &n, &kind))
+			bool read = read_route(url, seg, len, &n, &kind);
+			/* An entity's path takes DELETE too: keel forget. */
+			if (read && kind == READ_SHOW) {
+				if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
+					rq->route = ROUTE_FORGET;
+					return MHD_YES;
+				}
+				return keel_http_answer_not_allowed(srv, c, method,
+								    "GET, HEAD, DELETE");
+			}
+			if (strcmp(url, "/metrics") == 0 || read)
 				return keel_http_answer_not_allowed(srv, c, method,
 								    "GET, HEAD");
 			return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
@@ -461,7 +474,8 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (rq->route == ROUTE_DONE || rq->route == ROUTE_READ)
+		if (rq->route == ROUTE_DONE || rq->route == ROUTE_READ ||
+		    rq->route == ROUTE_FORGET)
 			return MHD_YES; /* a body nobody asked for */
 		rq->received += n;
 		bool over = rq->received > srv->o.max_body;
@@ -499,7 +513,10 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		rq->route = ROUTE_DONE;
 		if (strcmp(url, "/metrics") == 0)
 			return handle_metrics(srv, c, rq->token);
-		return route_get(srv, c, url, rq);
+		return route_get(srv, c, url, rq, false);
+	case ROUTE_FORGET:
+		rq->route = ROUTE_DONE;
+		return route_get(srv, c, url, rq, true);
 	case ROUTE_DONE:
 		return MHD_YES;
 	}
@@ -714,8 +731,6 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
-	if (!so->cartridge)
-		so->cartridge = KEEL_DEFAULT_CARTRIDGE;
 	if (!so->threads)
 		so->threads = DEFAULT_THREADS;
 	if (!so->max_body)
@@ -776,7 +791,8 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 
 	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
 								   : keel_store_default_url());
-	rc = keel_cartridge_load(so->cartridge, &srv->cartridge, &e);
+	/* None given: each tenant's recorded one (the ingester's choice). */
+	rc = so->cartridge ? keel_cartridge_load(so->cartridge, &srv->cartridge, &e) : 0;
 	if (rc) {
 		keel_buf_adds(&err, e ? e : keel_strerror(rc));
 		goto fail;

@@ -84,6 +84,7 @@ enum route {
 	ROUTE_EVENTS_QUEUED, /* with the writer; answered when resumed */
 	ROUTE_NULL_EVENTS,
 	ROUTE_READ, /* GET: answered when the (empty) body is done */
+	ROUTE_FORGET, /* DELETE of an entity: answered likewise */
 	ROUTE_DONE, /* an answer was queued on the first call */
 };
 
@@ -284,5 +285,10 @@ void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
 				      const char *subject);
+/* DELETE /v1/tenants/T/entities/S, the token's rights checked
+ * (http_forget.c) */
+enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Connection *c,
+					const struct keel_token_entry *tok,
+					const char *tenant, const char *subject);
 
 #endif

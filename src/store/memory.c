@@ -40,9 +40,16 @@ struct mem_entity {
 	struct keel_ptrvec mentions; /* struct keel_mention *, arrival order */
 };
 
+/* A tenant's recorded cartridge; a replace appends a newer one. */
+struct mem_cartridge {
+	struct keel_str tenant;
+	struct keel_cartridge_record r;
+};
+
 /* What the open transaction added, to take back on rollback. */
 struct mem_undo {
 	size_t events;
+	size_t cartridges;
 	struct keel_ptrvec rows;	/* struct mem_row * added */
 	struct keel_ptrvec mentions;	/* struct mem_entity * given one */
 	bool replaced;			/* a replace ran: no rollback past it */
@@ -58,8 +65,10 @@ struct keel_memory_store {
 	struct keel_map entity_map;
 	struct keel_ptrvec entities;
 	struct keel_ptrvec tenants; /* sorted, arena strings */
+	struct keel_ptrvec cartridges; /* struct mem_cartridge *, in order recorded */
 	int64_t next_seq;
 	struct mem_undo undo;
+	struct keel_ptrvec tombstones; /* struct keel_tombstone *, arena */
 };
 
 static struct keel_memory_store *keel_memory_downcast(struct keel_store *s)
@@ -102,6 +111,8 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->timelines);
 	keel_ptrvec_free(&m->entities);
 	keel_ptrvec_free(&m->tenants);
+	keel_ptrvec_free(&m->tombstones);
+	keel_ptrvec_free(&m->cartridges);
 	keel_ptrvec_free(&m->undo.rows);
 	keel_ptrvec_free(&m->undo.mentions);
 	keel_map_free(&m->event_map);
@@ -115,6 +126,7 @@ static void keel_memory_close(struct keel_store *s)
 static void mem_undo_clear(struct keel_memory_store *m)
 {
 	m->undo.events = m->events.len;
+	m->undo.cartridges = m->cartridges.len;
 	m->undo.rows.len = 0;
 	m->undo.mentions.len = 0;
 	m->undo.replaced = false;
@@ -167,6 +179,7 @@ static int keel_memory_rollback(struct keel_store *s)
 		struct mem_entity *e = m->undo.mentions.items[i];
 		e->mentions.len--;
 	}
+	m->cartridges.len = m->undo.cartridges;
 	if (m->events.len != m->undo.events) {
 		m->events.len = m->undo.events;
 		mem_rebuild_event_map(m);
@@ -628,6 +641,109 @@ static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tena
 	return 0;
 }
 
+/* ----------------------------------- forgetting (docs/semantics.md) */
+
+static int keel_memory_forget(struct keel_store *s, struct keel_str tenant,
+			      const struct keel_redaction *r, size_t n,
+			      const struct keel_tombstone *t)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].seq < 1 || (uint64_t)r[i].seq > m->events.len)
+			return keel_store_fail(s, KEEL_ESTORE, "no event with seq %lld",
+					       (long long)r[i].seq);
+		struct mem_event *e = m->events.items[r[i].seq - 1];
+		if (!keel_str_eq(e->tenant, tenant))
+			return keel_store_fail(s, KEEL_ESTORE,
+					       "event %lld is not the tenant's",
+					       (long long)r[i].seq);
+		/* The hash of what was received, before the envelope changes:
+		 * a redelivery stays a plain duplicate. */
+		mem_event_hash(e);
+		e->envelope = mem_str(m, r[i].envelope);
+	}
+	m->undo.replaced = true; /* the envelopes cannot be taken back */
+	if (!t)
+		return 0;
+	struct keel_tombstone *x = NULL;
+	for (size_t i = 0; i < m->tombstones.len && !x; i++) {
+		struct keel_tombstone *y = m->tombstones.items[i];
+		if (keel_str_eq(y->tenant, t->tenant) &&
+		    !strcmp(y->subject_hash, t->subject_hash))
+			x = y;
+	}
+	if (!x) {
+		x = keel_arena_alloc(&m->arena, sizeof *x);
+		keel_ptrvec_push(&m->tombstones, x);
+	}
+	*x = *t;
+	x->tenant = mem_str(m, t->tenant);
+	x->forgotten_by = mem_str(m, t->forgotten_by);
+	return 0;
+}
+
+static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
+				 const char *subject_hash, struct keel_tombstone *out,
+				 struct keel_buf *buf)
+{
+	(void)buf;
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	for (size_t i = 0; i < m->tombstones.len; i++) {
+		struct keel_tombstone *y = m->tombstones.items[i];
+		if (keel_str_eq(y->tenant, tenant) && !strcmp(y->subject_hash, subject_hash)) {
+			*out = *y;
+			return 0;
+		}
+	}
+	return KEEL_ENOTFOUND;
+}
+
+/* The latest record of the tenant: few tenants, and this is read once
+ * per tenant an ingester meets. */
+static const struct mem_cartridge *mem_cartridge(struct keel_memory_store *m,
+						 struct keel_str tenant)
+{
+	for (size_t i = m->cartridges.len; i-- > 0;) {
+		const struct mem_cartridge *c = m->cartridges.items[i];
+		if (keel_str_eq(c->tenant, tenant))
+			return c;
+	}
+	return NULL;
+}
+
+static int keel_memory_cartridge_get(struct keel_store *s, struct keel_str tenant,
+				     struct keel_cartridge_record *out,
+				     struct keel_arena *hold)
+{
+	(void)hold; /* the store's own strings live as long as it */
+	const struct mem_cartridge *c = mem_cartridge(keel_memory_downcast(s), tenant);
+	if (!c)
+		return KEEL_ENOTFOUND;
+	*out = c->r;
+	return 0;
+}
+
+static int keel_memory_cartridge_put(struct keel_store *s, struct keel_str tenant,
+				     const struct keel_cartridge_record *r, bool replace)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	if (!replace && mem_cartridge(m, tenant))
+		return keel_store_fail(s, KEEL_ESTORE,
+				       "tenant \"%.*s\": a cartridge is recorded already",
+				       (int)tenant.len, tenant.ptr);
+	struct mem_cartridge *c = keel_arena_alloc(&m->arena, sizeof *c);
+	c->tenant = mem_str(m, tenant);
+	c->r = (struct keel_cartridge_record){
+	    .name = mem_str(m, r->name),
+	    .version = mem_str(m, r->version),
+	    .hash = mem_str(m, r->hash),
+	    .text = mem_str(m, r->text),
+	    .recorded_at = r->recorded_at,
+	};
+	keel_ptrvec_push(&m->cartridges, c);
+	return 0;
+}
+
 const struct keel_store_ops keel_store_memory_ops = {
 	.scheme = "memory",
 	.url_form = "memory:",
@@ -643,5 +759,9 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.scan = keel_memory_scan,
 	.counts = keel_memory_counts,
 	.replace_tenant = keel_memory_replace_tenant,
+	.forget = keel_memory_forget,
+	.tombstone = keel_memory_tombstone,
+	.cartridge_get = keel_memory_cartridge_get,
+	.cartridge_put = keel_memory_cartridge_put,
 	.hashes_on_demand = true,
 };

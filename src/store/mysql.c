@@ -46,7 +46,7 @@
 
 /* ---------------------------------------------------------- transactions */
 
-static int keel_mysql_reconnect(struct keel_mysql_store *m)
+int keel_mysql_reconnect(struct keel_mysql_store *m)
 {
 	/* The server rolled the lost transaction back; start afresh. */
 	keel_mysql_bulk_close_stmts(m);
@@ -586,6 +586,10 @@ const struct keel_store_ops keel_store_mysql_ops = {
     .scan = keel_mysql_scan,
     .counts = keel_mysql_counts,
     .replace_tenant = keel_mysql_replace_tenant,
+    .forget = keel_mysql_forget,
+    .tombstone = keel_mysql_tombstone,
+    .cartridge_get = keel_mysql_cartridge_get,
+    .cartridge_put = keel_mysql_cartridge_put,
     .worker_init = keel_mysql_worker_init,
     .schema_versions = keel_mysql_schema_versions,
     .concurrent_writers = true,

@@ -25,6 +25,17 @@
  * store created new and a store migrated are the same schema; the
  * migration test compares them).
  */
+#define KEEL_MYSQL_TENANT_CARTRIDGES                                                     \
+	"CREATE TABLE IF NOT EXISTS keel_tenant_cartridges ("                            \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"name VARBINARY(255) NOT NULL,"                                                  \
+	"version VARBINARY(255) NOT NULL,"                                               \
+	"hash VARBINARY(80) NOT NULL,"                                                   \
+	"text MEDIUMBLOB NULL,"                                                          \
+	"recorded_at BIGINT NOT NULL,"                                                   \
+	"PRIMARY KEY (tenant)"                                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
@@ -82,6 +93,18 @@ static const char *const keel_mysql_tables[] = {
     "PRIMARY KEY (tenant, source, id),"
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+
+    /* keel forget's tombstones (keel_mysql_step_tombstones) */
+    "CREATE TABLE IF NOT EXISTS keel_tombstones ("
+    "tenant VARBINARY(64) NOT NULL,"
+    "subject_sha256 VARBINARY(64) NOT NULL,"
+    "forgotten_at BIGINT NOT NULL,"
+    "forgotten_by VARBINARY(256) NOT NULL,"
+    "events_redacted BIGINT UNSIGNED NOT NULL,"
+    "rows_removed BIGINT UNSIGNED NOT NULL,"
+    "PRIMARY KEY (tenant, subject_sha256)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    KEEL_MYSQL_TENANT_CARTRIDGES,
 };
 
 /*
@@ -241,10 +264,34 @@ static const struct keel_mysql_migration keel_mysql_step_event_source[] = {
     {NULL, NULL},
 };
 
+/* keel forget (docs/store-mysql.md, "Forgetting"): one row per forgotten
+ * subject of a tenant, naming it only by the SHA-256 of its bytes
+ * (lowercase hex), with when, by whom and how much went. */
+static const struct keel_mysql_migration keel_mysql_step_tombstones[] = {
+    {"CREATE TABLE IF NOT EXISTS keel_tombstones ("
+     "tenant VARBINARY(64) NOT NULL,"
+     "subject_sha256 VARBINARY(64) NOT NULL,"
+     "forgotten_at BIGINT NOT NULL,"
+     "forgotten_by VARBINARY(256) NOT NULL,"
+     "events_redacted BIGINT UNSIGNED NOT NULL,"
+     "rows_removed BIGINT UNSIGNED NOT NULL,"
+     "PRIMARY KEY (tenant, subject_sha256)"
+     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+     NULL},
+    {NULL, NULL},
+};
+
+static const struct keel_mysql_migration keel_mysql_step_tenant_cartridges[] = {
+    {KEEL_MYSQL_TENANT_CARTRIDGES, NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
 	keel_mysql_step_event_source,
+	keel_mysql_step_tombstones,
+	keel_mysql_step_tenant_cartridges,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,

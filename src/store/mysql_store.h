@@ -12,6 +12,8 @@
  *   mysql_bulk.c     MariaDB's bulk protocol (array binding)
  *   mysql_read.c     tenants, scans and counts
  *   mysql_replay.c   replacing a tenant: LOAD DATA LOCAL INFILE
+ *   mysql_forget.c   keel forget: redacted envelopes and tombstones
+ *   mysql_cartridge.c  each tenant's recorded cartridge
  */
 #ifndef KEEL_STORE_MYSQL_STORE_H
 #define KEEL_STORE_MYSQL_STORE_H
@@ -24,7 +26,7 @@
 #include "../store.h"
 #include "mysql_internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 6
+#define KEEL_MYSQL_SCHEMA_VERSION 8
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -198,10 +200,19 @@ void keel_mysql_close(struct keel_store *s);
 
 /* Batches (mysql.c) */
 int keel_mysql_tx(struct keel_mysql_store *m);
+/* A new connection after the old one was lost (m->broken): only between
+ * transactions, since the server rolled the open one back. */
+int keel_mysql_reconnect(struct keel_mysql_store *m);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			    size_t n);
 int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append *a);
 int keel_mysql_worker_init(struct keel_store *s);
+
+/* Recorded cartridges (mysql_cartridge.c) */
+int keel_mysql_cartridge_get(struct keel_store *s, struct keel_str tenant,
+			     struct keel_cartridge_record *out, struct keel_arena *hold);
+int keel_mysql_cartridge_put(struct keel_store *s, struct keel_str tenant,
+			     const struct keel_cartridge_record *r, bool replace);
 
 /* The bulk path (mysql_bulk.c) */
 void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);
@@ -222,6 +233,13 @@ int keel_mysql_counts(struct keel_store *s, struct keel_str tenant, int64_t know
 
 /* Replay (mysql_replay.c) */
 void keel_mysql_infile_setup(struct keel_mysql_store *m);
+/* Forgetting (mysql_forget.c): the ops forget and tombstone. */
+int keel_mysql_forget(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_redaction *r, size_t n,
+		      const struct keel_tombstone *t);
+int keel_mysql_tombstone(struct keel_store *s, struct keel_str tenant,
+			 const char *subject_hash, struct keel_tombstone *out,
+			 struct keel_buf *buf);
 int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,

@@ -264,9 +264,44 @@ static const char *const keel_sqlite_step_event_source[] = {
     NULL,
 };
 
+static const char *const keel_sqlite_step_tombstones[] = {
+    /* keel forget (docs/store-sqlite.md, "Forgetting"): one row per
+     * forgotten subject of a tenant, naming it only by the SHA-256 of its
+     * bytes (lowercase hex), with when, by whom and how much went. */
+    "CREATE TABLE tombstones (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject_sha256 TEXT NOT NULL,\n"
+    "	forgotten_at INTEGER NOT NULL,\n"
+    "	forgotten_by TEXT NOT NULL,\n"
+    "	events_redacted INTEGER NOT NULL,\n"
+    "	rows_removed INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, subject_sha256)\n"
+    ") WITHOUT ROWID;\n",
+    NULL,
+};
+
+static const char *const keel_sqlite_step_tenant_cartridges[] = {
+    /* Each tenant's recorded cartridge (docs/cartridges.md, "The
+     * recorded cartridge"): name, version and content hash, and a JSON
+     * cartridge's compacted text (NULL for a shared object), written with
+     * the tenant's first events. A store migrated from an older schema
+     * has no rows: each tenant records the cartridge its next ingestion
+     * or replay names. */
+    "CREATE TABLE tenant_cartridges (\n"
+    "	tenant TEXT PRIMARY KEY,\n"
+    "	name TEXT NOT NULL,\n"
+    "	version TEXT NOT NULL,\n"
+    "	hash TEXT NOT NULL,\n"
+    "	text TEXT,\n"
+    "	recorded_at INTEGER NOT NULL\n"
+    ") WITHOUT ROWID;\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
-    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source};
+    keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
+    keel_sqlite_step_tombstones, keel_sqlite_step_tenant_cartridges};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

@@ -11,7 +11,9 @@
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
+ *   sqlite_cartridge.c  each tenant's recorded cartridge
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
+ *   sqlite_forget.c  keel forget: redacted envelopes, tombstones, scrubbing
  */
 #ifndef KEEL_STORE_SQLITE_STORE_H
 #define KEEL_STORE_SQLITE_STORE_H
@@ -252,11 +254,26 @@ int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out);
 int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan_fn fn,
 		     void *ud);
 
+/* Recorded cartridges (sqlite_cartridge.c) */
+int keel_sqlite_cartridge_get(struct keel_store *bs, struct keel_str tenant,
+			      struct keel_cartridge_record *out, struct keel_arena *hold);
+int keel_sqlite_cartridge_put(struct keel_store *bs, struct keel_str tenant,
+			      const struct keel_cartridge_record *r, bool replace);
+
 /* Replay (sqlite_replay.c) */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 			       const struct keel_replace_scope *scope,
 			       const struct keel_append *a, uint64_t log_events,
 			       struct keel_buf *note);
+
+/* Forgetting (sqlite_forget.c): the ops forget, tombstone and scrub. */
+int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
+		       const struct keel_redaction *r, size_t n,
+		       const struct keel_tombstone *t);
+int keel_sqlite_tombstone(struct keel_store *bs, struct keel_str tenant,
+			  const char *subject_hash, struct keel_tombstone *out,
+			  struct keel_buf *buf);
+int keel_sqlite_scrub(struct keel_store *bs);
 
 /* Background checkpoints (sqlite_checkpoint.c). init at open (the
  * connection is open); start before each transaction (it does nothing
