@@ -125,6 +125,11 @@ int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, in
  * input file's name. */
 void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
 		     const char *input, size_t input_len, const char *file);
+/* A conflicting duplicate's line in the rejects file: as a rejection's,
+ * with the event's source; input is its envelope. */
+void cli_conflict_line(FILE *f, uint64_t position, const char *source, const char *id,
+		       const char *message, const char *input, size_t input_len,
+		       const char *file);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

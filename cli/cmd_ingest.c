@@ -60,6 +60,7 @@ struct ingest_state {
 	const char *input;	      /* current input's name, for messages */
 	bool multi;		      /* more than one input */
 	uint64_t rejects_seen;
+	uint64_t conflicts_seen;
 	bool quiet, verbose;
 	size_t linger_ms;
 	/* progress */
@@ -153,6 +154,26 @@ static void on_reject(void *ud, uint64_t position, const char *id, const char *m
 {
 	pthread_mutex_lock(&ingest_output_lock);
 	report_reject(ud, position, id, message, input, input_len);
+	pthread_mutex_unlock(&ingest_output_lock);
+}
+
+/* A conflicting duplicate: always on stderr (the first REJECTS_SHOWN),
+ * and in the rejects file too, with its source. */
+static void on_conflict(void *ud, uint64_t position, const char *source, const char *id,
+			const char *message, const char *envelope, size_t envelope_len)
+{
+	struct ingest_state *st = ud;
+	pthread_mutex_lock(&ingest_output_lock);
+	if (st->rejects)
+		cli_conflict_line(st->rejects, position, source, id, message, envelope,
+				  envelope_len, st->input);
+	if (++st->conflicts_seen <= REJECTS_SHOWN) {
+		progress_clear(st);
+		if (st->multi)
+			fprintf(stderr, "keel ingest: %s: %s\n", st->input, message);
+		else
+			fprintf(stderr, "keel ingest: %s\n", message);
+	}
 	pthread_mutex_unlock(&ingest_output_lock);
 }
 
@@ -294,6 +315,9 @@ static void print_report(struct ingest_state *st, double elapsed, bool interrupt
 			"keel ingest: ... and %llu more rejected events (use "
 			"--rejects FILE to keep them all)\n",
 			(unsigned long long)(st->rejects_seen - REJECTS_SHOWN));
+	if (st->conflicts_seen > REJECTS_SHOWN)
+		fprintf(stderr, "keel ingest: ... and %llu more conflicting duplicates\n",
+			(unsigned long long)(st->conflicts_seen - REJECTS_SHOWN));
 	if (st->quiet)
 		return;
 	double rate = elapsed > 0 ? (double)r->read / elapsed : 0;
@@ -518,6 +542,8 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .batch = (size_t)a.batch,
 	    .max_line = (size_t)a.max_line,
 	    .on_reject = on_reject,
+	    .on_conflict = on_conflict,
+	    .conflict_userdata = &st,
 	    .reject_userdata = &st,
 	    .mode = ingest_mode(&a),
 	    .workers = (unsigned)a.workers,
@@ -591,7 +617,10 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	if (end && rc == 0)
 		rc = store_failed(&st, end);
 	print_report(&st, cli_now() - st.start, interrupted);
-	if (rc == 0 && keel_ingest_report(st.ing)->rejected)
+	/* A conflicting duplicate is data that did not go in, as a
+	 * rejection is (docs/cli.md, "Exit status"). */
+	if (rc == 0 && (keel_ingest_report(st.ing)->rejected ||
+			keel_ingest_report(st.ing)->conflicting))
 		rc = CLI_REJECTED;
 
 out:
@@ -632,8 +661,9 @@ const struct keel_cmd keel_cmd_ingest = {
 	"  -l, --linger MS          live input: commit a batch once its first event\n"
 	"                           has waited MS ms (default 0: as soon as the\n"
 	"                           input is quiet)\n"
-	"  -r, --rejects FILE       write each rejected event to FILE as one JSON\n"
-	"                           line (- for standard output)\n"
+	"  -r, --rejects FILE       write each rejected event and each conflicting\n"
+	"                           duplicate to FILE as one JSON line (- for\n"
+	"                           standard output)\n"
 	"  -f, --follow             keep reading FILE as it grows (stop with\n"
 	"                           Ctrl-C or SIGTERM: the open batch is committed)\n"
 	"  -m, --max-line BYTES     longest accepted line, K/M/G suffixes\n"
@@ -656,7 +686,11 @@ const struct keel_cmd keel_cmd_ingest = {
 	"A store records each tenant's cartridge with its first events; a tenant\n"
 	"recorded with another cartridge than --cartridge, or with none when\n"
 	"--cartridge is left out, stops the run at its first event.\n"
+	"An event is (tenant, source, id): one whose identity is logged already\n"
+	"is skipped as a duplicate, and reported on stderr with both positions\n"
+	"when its envelope differs (a conflicting duplicate).\n"
 	"Exit status: 0 all ingested (or interrupted); 1 fatal error; 2 usage\n"
-	"(also: no cartridge for a tenant); 3 finished with rejected events.",
+	"(also: no cartridge for a tenant); 3 finished with rejected events or\n"
+	"conflicting duplicates.",
     .run = ingest_run,
 };

@@ -352,6 +352,25 @@ void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *mes
 	fputs("}\n", f);
 }
 
+void cli_conflict_line(FILE *f, uint64_t position, const char *source, const char *id,
+		       const char *message, const char *input, size_t input_len,
+		       const char *file)
+{
+	fprintf(f, "{\"position\":%llu,\"source\":", (unsigned long long)position);
+	keel_json_write_string(f, source, strlen(source));
+	fputs(",\"id\":", f);
+	keel_json_write_string(f, id, strlen(id));
+	fputs(",\"error\":", f);
+	keel_json_write_string(f, message, strlen(message));
+	fputs(",\"input\":", f);
+	keel_json_write_string(f, input, input_len);
+	if (file) {
+		fputs(",\"file\":", f);
+		keel_json_write_string(f, file, strlen(file));
+	}
+	fputs("}\n", f);
+}
+
 double cli_now(void)
 {
 	struct timespec ts;

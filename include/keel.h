@@ -248,6 +248,20 @@ typedef void (*keel_reject_fn)(void *userdata, uint64_t position, const char *id
 			       const char *message, const char *input,
 			       size_t input_len);
 
+/* Called for every conflicting duplicate (KEEL_INGEST_CONFLICTING below):
+ * an event whose identity (tenant, source, id; source "" when it has
+ * none) was logged before, or came earlier in this input, with another
+ * envelope. It is skipped, not rejected. The message names both
+ * positions: `line 9: event "1" from "/b": conflicting duplicate: its
+ * envelope differs from that of line 4`, or `... from that of the event
+ * already in the store (seq 17)` when the first came before this
+ * ingester's last flush. envelope is the event's, compacted. Called when
+ * its batch is written (from a worker's thread in KEEL_INGEST_WORKERS
+ * mode, one call at a time), before the commit. */
+typedef void (*keel_conflict_fn)(void *userdata, uint64_t position, const char *source,
+				 const char *id, const char *message, const char *envelope,
+				 size_t envelope_len);
+
 /* What became of an event that was not rejected, once its batch is
  * committed. The counts of struct keel_report group them the same way:
  * accepted includes UNHANDLED, duplicates includes CONFLICTING. */
@@ -325,6 +339,8 @@ struct keel_ingest_options {
 	 * KEEL_DEFAULT_COMMIT_INTERVAL_MS; KEEL_COMMIT_EVERY_BATCH: one commit
 	 * a batch. */
 	uint32_t commit_interval_ms;
+	keel_conflict_fn on_conflict; /* may be NULL */
+	void *conflict_userdata;
 };
 
 struct keel_report {

@@ -62,6 +62,17 @@ struct keel_batcher {
 	struct keel_append_builder tx_mentions;
 	struct keel_report tx_counts; /* what its commit adds to report */
 	struct keel_ptrvec tx_events; /* when on_outcome: its events */
+	/* When on_conflict: the seq and position of every event logged since
+	 * the last flush, in seq order, so that a conflict with one of them
+	 * names its position (keel_batcher_conflict). */
+	struct keel_run_event *run;
+	size_t nrun, run_cap;
+	size_t tx_nrun, batch_nrun; /* nrun when the transaction, the batch began */
+};
+
+struct keel_run_event {
+	int64_t seq;
+	uint64_t position;
 };
 
 static int keel_batcher_write(struct keel_batcher *ing, bool commit_now);
@@ -107,6 +118,8 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	ing->prep.max_envelope_why = s->max_envelope_why;
 	ing->prep.on_reject = ing->opt.on_reject;
 	ing->prep.reject_userdata = ing->opt.reject_userdata;
+	ing->prep.on_conflict = ing->opt.on_conflict;
+	ing->prep.conflict_userdata = ing->opt.conflict_userdata;
 	ing->prep.defer_hash = keel_store_hashes_on_demand(s);
 	keel_arena_init(&ing->arena);
 	if (!ing->opt.commit_interval_ms)
@@ -132,6 +145,7 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_append_builder_free(&ing->append);
 	keel_append_builder_free(&ing->tx_mentions);
 	keel_ptrvec_free(&ing->tx_events);
+	free(ing->run);
 	if (ing->in_tx)
 		keel_store_rollback(ing->store);
 	keel_buf_free(&ing->errmsg);
@@ -214,6 +228,56 @@ static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 	}
 }
 
+/* Remembers where the batch's logged events came from (on_conflict). */
+static void keel_batcher_remember(struct keel_batcher *ing, struct keel_batch_event **acc,
+				  size_t n)
+{
+	if (!ing->opt.on_conflict)
+		return;
+	if (ing->nrun + n > ing->run_cap) {
+		while (ing->nrun + n > ing->run_cap)
+			ing->run_cap = ing->run_cap ? 2 * ing->run_cap : 1024;
+		ing->run = keel_xrealloc(ing->run, ing->run_cap * sizeof *ing->run);
+	}
+	for (size_t i = 0; i < n; i++)
+		ing->run[ing->nrun++] = (struct keel_run_event){acc[i]->seq, acc[i]->position};
+}
+
+/* The position of the event this ingester logged as seq since its last
+ * flush, if it did (stores number the events one handle logs in
+ * increasing order). */
+static bool keel_batcher_run_position(const struct keel_batcher *ing, int64_t seq,
+				      uint64_t *position)
+{
+	size_t lo = 0, hi = ing->nrun;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ing->run[mid].seq == seq) {
+			*position = ing->run[mid].position;
+			return true;
+		}
+		if (ing->run[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Reports a conflicting duplicate with both positions: the first copy's
+ * in the same batch, or logged since the last flush, or else the seq of
+ * the one in the store. */
+static void keel_batcher_conflict(struct keel_batcher *ing, const struct keel_batch_event *ev)
+{
+	uint64_t first = 0;
+	bool known = ev->first != NULL;
+	if (known)
+		first = ev->first->position;
+	else
+		known = keel_batcher_run_position(ing, ev->stored_seq, &first);
+	keel_prep_conflict(&ing->prep, ev, known, first, ev->stored_seq);
+}
+
 /* Ends the open batch; its memory goes unless the transaction's
  * outcomes still need it. */
 static void keel_batcher_reset_batch(struct keel_batcher *ing)
@@ -236,6 +300,14 @@ static void keel_batcher_reset_tx(struct keel_batcher *ing)
 	memset(&ing->tx_counts, 0, sizeof ing->tx_counts);
 	if (!ing->events.len)
 		keel_arena_reset(&ing->arena);
+}
+
+/* What a rolled-back transaction or batch logged is not in the store:
+ * forget where its events came from (their seqs may be given again). */
+static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
+{
+	if (ing->nrun > nrun)
+		ing->nrun = nrun;
 }
 
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
@@ -294,6 +366,7 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
 		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
@@ -314,10 +387,12 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	keel_batcher_reset_batch(ing);
+	keel_batcher_forget(ing, ing->batch_nrun);
 	/* rollback_to_savepoint ends the savepoint too (store.h): no
 	 * release after it. */
 	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
 		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
@@ -351,11 +426,13 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 			return rc;
 		}
 		ing->in_tx = true;
+		ing->tx_nrun = ing->nrun;
 		ing->tx_started = mono_usec();
 		ing->tx_first_position = ing->first_position;
 		ing->tx_recorded_at = keel_store_recorded_at(s);
 	}
 	ing->tx_last_position = ing->last_position;
+	ing->batch_nrun = ing->nrun;
 	if ((rc = keel_store_savepoint(s)) != 0)
 		return keel_batcher_fail(ing, rc);
 
@@ -374,6 +451,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 			if (ev->stored_hash != keel_batch_event_hash(ev)) {
 				ev->status = KEEL_EV_CONFLICT;
 				counts.conflicting++;
+				keel_batcher_conflict(ing, ev);
 			}
 			continue;
 		}
@@ -391,6 +469,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 		a.nmentions = 0; /* folded into the transaction's, below */
 		if ((rc = keel_store_append(s, &a)) != 0)
 			return keel_batcher_fail(ing, rc);
+		keel_batcher_remember(ing, acc, counts.accepted);
 	}
 	if ((rc = keel_store_release(s)) != 0)
 		return keel_batcher_fail(ing, rc);
@@ -400,8 +479,10 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 
 	keel_report_add(&ing->tx_counts, &counts);
 	if (ing->opt.on_outcome)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			events[i]->tx_seq = ing->tx_events.len;
 			keel_ptrvec_push(&ing->tx_events, events[i]);
+		}
 	keel_batcher_reset_batch(ing);
 
 	bool due = ing->opt.commit_interval_ms == KEEL_COMMIT_EVERY_BATCH ||
@@ -411,5 +492,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 
 int keel_batcher_flush(struct keel_batcher *ing)
 {
-	return keel_batcher_write(ing, true);
+	int rc = keel_batcher_write(ing, true);
+	ing->nrun = 0; /* what came before a flush is "already in the store" */
+	return rc;
 }

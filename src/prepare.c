@@ -54,6 +54,35 @@ static void keel_prep_reject(struct keel_prep *p, uint64_t position, struct keel
 	keel_buf_free(&full);
 }
 
+void keel_prep_conflict(struct keel_prep *p, const struct keel_batch_event *ev,
+			bool first_known, uint64_t first_position, int64_t stored_seq)
+{
+	if (!p->on_conflict)
+		return;
+	const char *word = p->position_word;
+	struct keel_buf m;
+	keel_buf_init(&m);
+	keel_buf_addf(&m, "%s %llu: event ", word, (unsigned long long)ev->position);
+	keel_buf_add_json_str(&m, ev->id);
+	if (ev->source.len) {
+		keel_buf_adds(&m, " from ");
+		keel_buf_add_json_str(&m, ev->source);
+	}
+	keel_buf_adds(&m, ": conflicting duplicate: its envelope differs from that of ");
+	if (first_known)
+		keel_buf_addf(&m, "%s %llu", word, (unsigned long long)first_position);
+	else
+		keel_buf_addf(&m, "the event already in the store (seq %lld)",
+			      (long long)stored_seq);
+	char *source = keel_xstrndup(ev->source.ptr, ev->source.len);
+	char *id = keel_xstrndup(ev->id.ptr, ev->id.len);
+	p->on_conflict(p->conflict_userdata, ev->position, source, id, m.data,
+		       ev->envelope.ptr, ev->envelope.len);
+	free(source);
+	free(id);
+	keel_buf_free(&m);
+}
+
 void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,
 			size_t head_len)
 {

@@ -30,6 +30,8 @@ struct keel_prep {
 	const char *max_envelope_why; /* the store's reason, for the message */
 	keel_reject_fn on_reject;		/* may be NULL */
 	void *reject_userdata;
+	keel_conflict_fn on_conflict;		/* may be NULL */
+	void *conflict_userdata;
 	struct keel_report *report; /* read and rejected are counted here */
 	bool defer_hash; /* leave ev->hash to keel_batch_event_hash (batch.h) */
 	struct keel_json_doc doc;
@@ -49,6 +51,12 @@ void keel_prep_free(struct keel_prep *p);
  * p->refused). */
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position);
+
+/* Reports ev, a conflicting duplicate, through on_conflict with both
+ * positions: the first copy's (first_known: first_position) or else the
+ * logged one's seq. */
+void keel_prep_conflict(struct keel_prep *p, const struct keel_batch_event *ev,
+			bool first_known, uint64_t first_position, int64_t stored_seq);
 
 /* Rejects an input line longer than max_line (only its head was kept). */
 void keel_prep_too_long(struct keel_prep *p, uint64_t position, const char *head,

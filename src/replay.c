@@ -880,6 +880,8 @@ int keel_bulk_new(struct keel_store *s, const struct keel_ingest_options *o,
 	b->prep.p.max_envelope = s->max_envelope;
 	b->prep.p.max_envelope_why = s->max_envelope_why;
 	b->prep.p.on_reject = o->on_reject;
+	b->prep.p.on_conflict = o->on_conflict;
+	b->prep.p.conflict_userdata = o->conflict_userdata;
 	b->prep.p.reject_userdata = o->reject_userdata;
 	keel_map_init(&b->tenant_map);
 	keel_buf_init(&b->errmsg);
@@ -995,7 +997,10 @@ int keel_bulk_add(struct keel_bulk *b, const char *text, size_t len, uint64_t po
 		struct keel_batch_event *first = x->ids.values[i];
 		if (keel_batch_event_same(first, ev)) {
 			b->duplicates++;
-			b->conflicting += first->hash != ev->hash;
+			if (first->hash != ev->hash) {
+				b->conflicting++;
+				keel_prep_conflict(&b->prep.p, ev, true, first->position, 0);
+			}
 			return 0;
 		}
 	}

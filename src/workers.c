@@ -175,6 +175,20 @@ static void keel_workers_reject(void *ud, uint64_t position, const char *id,
 	pthread_mutex_unlock(&w->reject_mu);
 }
 
+/* And conflicting duplicates, under the same lock. */
+static void keel_workers_conflict(void *ud, uint64_t position, const char *source,
+				  const char *id, const char *message, const char *envelope,
+				  size_t envelope_len)
+{
+	struct keel_workers *w = ((struct keel_worker *)ud)->w;
+	if (!w->opt.on_conflict)
+		return;
+	pthread_mutex_lock(&w->reject_mu);
+	w->opt.on_conflict(w->opt.conflict_userdata, position, source, id, message,
+			   envelope, envelope_len);
+	pthread_mutex_unlock(&w->reject_mu);
+}
+
 /* ------------------------------------------------------------ a worker */
 
 static void *keel_worker_main(void *arg)
@@ -274,6 +288,10 @@ static int keel_worker_open(struct keel_workers *w, struct keel_worker *g,
 	o.mode = KEEL_INGEST_STREAMING;
 	o.on_reject = keel_workers_reject;
 	o.reject_userdata = g;
+	if (o.on_conflict) {
+		o.on_conflict = keel_workers_conflict;
+		o.conflict_userdata = g;
+	}
 	if ((rc = keel_store_worker_init(g->store)) ||
 	    (rc = keel_batcher_new(g->store, &o, &g->batcher))) {
 		keel_buf_adds(err, keel_store_errmsg(g->store));

@@ -21,12 +21,15 @@ cp "$dir/err" "$dir/plain.report"
 expect 0 "$KEEL" ingest --cartridge fleet "$story" "$story" "${mem[@]}"
 contains err "read 14 events"
 contains err "accepted 7, duplicates 7 (conflicting 0)"
-# A changed envelope under a logged id is a conflicting duplicate; an unknown
-# type is accepted and counted as unhandled.
+# A changed envelope under a logged identity is a conflicting duplicate: named
+# on stderr, exit 3 (the first copy came from another input file, so it is
+# named as the logged event); an unknown type is accepted and counted as
+# unhandled.
 sed -e '5s/"reason":"trip"/"reason":"other"/' "$story" >"$dir/changed.ndjson"
 echo '{"specversion":"1.0","id":"u1","tenant":"acme","type":"fleet.unknown","time":"2026-01-05T11:00:00Z","data":{}}' >>"$dir/changed.ndjson"
-expect 0 "$KEEL" ingest --cartridge fleet "$story" "$dir/changed.ndjson" "${mem[@]}"
+expect 3 "$KEEL" ingest --cartridge fleet "$story" "$dir/changed.ndjson" "${mem[@]}"
 contains err "accepted 8, duplicates 7 (conflicting 1), unhandled 1, rejected 0"
+contains err "keel ingest: $dir/changed.ndjson: line 5: event \"e5\": conflicting duplicate: its envelope differs from that of the event already in the store (seq 5)"
 
 # --verbose adds batches, commits and statements; --quiet prints nothing
 # at all. --commit-interval 0 commits every batch; at the default interval

@@ -54,7 +54,7 @@ post -H 'ce-specversion: 1.0' -H 'ce-type: fleet.vehicle.status_changed' \
 	-H 'ce-source: /mycontext/subcontext' -H 'ce-tenant: acme' \
 	-H 'Content-Type: application/json; charset=utf-8' \
 	--data-binary $'{\n    "vehicle_id": "V-1", "status": "available", "reason": null\n}\n'
-expect 200 '{"events":1,"accepted":1,"duplicates":0,"conflicting":0,"unhandled":0,"rejected":[]}'
+expect 200 '{"events":1,"accepted":1,"duplicates":0,"conflicting":0,"unhandled":0,"rejected":[],"conflicts":[]}'
 # Logged as the structured event it stands for: the attributes in the
 # order of their names, Content-Type as datacontenttype, the JSON body as
 # data.

@@ -36,7 +36,7 @@ for c in shop fleet; do
 	code=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'Content-Type: application/x-ndjson' \
 		--data-binary "@$dir/$c.ndjson" "http://127.0.0.1:$port/v1/events")
 	[ "$code" = 200 ] || fail "$c: POST: $code $(cat "$dir/out")"
-	grep -qF '"unhandled":0,"rejected":[]}' "$dir/out" || fail "$c: POST answer: $(cat "$dir/out")"
+	grep -qF '"unhandled":0,"rejected":[],"conflicts":[]}' "$dir/out" || fail "$c: POST answer: $(cat "$dir/out")"
 	kill -TERM "$pid"
 	rc=0
 	wait "$pid" || rc=$?

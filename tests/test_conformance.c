@@ -299,9 +299,22 @@ static void dump_load_dump_is_identical(const struct store_kind *k)
 	}
 }
 
-/* An id seen before is a duplicate whatever its envelope; one whose
- * envelope differs (beyond whitespace) is also counted as conflicting, and
- * the first one stays. */
+/* on_conflict's messages, one a line. */
+static void collect_conflict(void *ud, uint64_t position, const char *source,
+			     const char *id, const char *message, const char *envelope,
+			     size_t envelope_len)
+{
+	(void)position;
+	(void)source;
+	(void)id;
+	(void)envelope;
+	(void)envelope_len;
+	keel_buf_addf(ud, "%s\n", message);
+}
+
+/* An identity seen before is a duplicate whatever its envelope; one whose
+ * envelope differs (beyond whitespace) is also counted as conflicting,
+ * reported with both positions, and the first one stays. */
 static void conflicting_duplicate_is_skipped_and_counted(const struct store_kind *k)
 {
 	static const char a[] = "{\"id\":\"x1\",\"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","
@@ -313,22 +326,106 @@ static void conflicting_duplicate_is_skipped_and_counted(const struct store_kind
 	struct store_case c;
 	struct keel_store *s = store_open(k, &c);
 	struct keel_ingest *ing;
-	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(), .batch = 2};
+	struct keel_buf said;
+	keel_buf_init(&said);
+	keel_buf_adds(&said, "");
+	const struct keel_ingest_options o = {.size = sizeof o,
+					      .cartridge = fleet(),
+					      .batch = 2,
+					      .on_conflict = collect_conflict,
+					      .conflict_userdata = &said};
 	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
 	assert_int_equal(keel_ingest_add(ing, a, strlen(a), 1), 0);
 	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 2), 0); /* same batch */
-	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 3), 0);
+	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 3), 0); /* the next one */
 	assert_int_equal(keel_ingest_add(ing, a_spaced, strlen(a_spaced), 4), 0);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	/* after a flush, the first copy is the store's */
+	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 5), 0);
 	assert_int_equal(keel_ingest_flush(ing), 0);
 	const struct keel_report *r = keel_ingest_report(ing);
 	assert_int_equal(r->accepted, 1);
-	assert_int_equal(r->duplicates, 3);
-	/* b twice conflicts; a with other whitespace is the same event */
-	assert_int_equal(r->conflicting, 2);
+	assert_int_equal(r->duplicates, 4);
+	/* b thrice conflicts; a with other whitespace is the same event */
+	assert_int_equal(r->conflicting, 3);
 	keel_ingest_free(ing);
 	char *dump = keel_test_dump(s, "t");
 	assert_non_null(strstr(dump, "\"value\":\"idle\""));
 	assert_null(strstr(dump, "moving"));
+	/* the seq the message gives is the logged event's, whatever the store
+	 * numbers it */
+	const char *seq = strstr(said.data, "(seq ");
+	assert_non_null(seq);
+	char want[1024];
+	snprintf(want, sizeof want,
+		 "line 2: event \"x1\": conflicting duplicate: its envelope differs from "
+		 "that of line 1\n"
+		 "line 3: event \"x1\": conflicting duplicate: its envelope differs from "
+		 "that of line 1\n"
+		 "line 5: event \"x1\": conflicting duplicate: its envelope differs from "
+		 "that of the event already in the store (seq %lld)\n",
+		 strtoll(seq + 5, NULL, 10));
+	assert_string_equal(said.data, want);
+	assert_true(strtoll(seq + 5, NULL, 10) > 0);
+	keel_buf_free(&said);
+	free(dump);
+	store_done(s, &c);
+}
+
+/* An event is (tenant, source, id): one id from two sources is two events,
+ * each named by its source in the rows it asserted; an envelope without a
+ * source is a third, of source "". */
+static void one_id_from_two_sources_is_two_events(const struct store_kind *k)
+{
+#define SRC_EV(src, status, minute)                                                      \
+	"{\"id\":\"1\"," src "\"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","   \
+	"\"time\":\"2026-01-01T00:0" minute ":00Z\",\"data\":{\"vehicle_id\":\"V-1\","          \
+	"\"status\":\"" status "\",\"reason\":null}}"
+	static const char *const in[] = {
+	    SRC_EV("\"source\":\"/a\",", "idle", "1"),
+	    SRC_EV("\"source\":\"/b\",", "moving", "2"),
+	    SRC_EV("", "parked", "3"),
+	    SRC_EV("\"source\":\"/a\",", "idle", "1"), /* /a's again: a duplicate */
+	};
+#undef SRC_EV
+	struct store_case c;
+	struct keel_store *s = store_open(k, &c);
+	for (size_t batch = 1; batch <= 4; batch += 3) {
+		struct keel_ingest *ing;
+		const struct keel_ingest_options o = {
+		    .size = sizeof o, .cartridge = fleet(), .batch = batch};
+		assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+		for (size_t i = 0; i < KEEL_ARRAY_LEN(in); i++)
+			assert_int_equal(keel_ingest_add(ing, in[i], strlen(in[i]), i + 1), 0);
+		assert_int_equal(keel_ingest_flush(ing), 0);
+		const struct keel_report *r = keel_ingest_report(ing);
+		assert_int_equal(r->accepted, batch == 1 ? 3 : 0);
+		assert_int_equal(r->duplicates, batch == 1 ? 1 : 4);
+		assert_int_equal(r->conflicting, 0);
+		keel_ingest_free(ing);
+	}
+	char *dump = keel_test_dump(s, "t");
+	assert_non_null(strstr(dump, "\"value\":\"idle\",\"valid_from\":\"2026-01-01T00:01:00Z\","
+				     "\"valid_to\":\"2026-01-01T00:02:00Z\",\"asserted_by\":{\"source\":"
+				     "\"/a\",\"id\":\"1\"},\"closed_by\":{\"source\":\"/b\",\"id\":\"1\"}}"));
+	assert_non_null(strstr(dump, "\"asserted_by\":{\"source\":\"/b\",\"id\":\"1\"},"
+				     "\"closed_by\":{\"source\":\"\",\"id\":\"1\"}}"));
+	assert_non_null(strstr(dump, "{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"/a\",\"id\":\"1\","));
+	assert_non_null(strstr(dump, "{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"/b\",\"id\":\"1\","));
+	assert_non_null(strstr(dump, "{\"type\":\"event\",\"tenant\":\"t\",\"source\":\"\",\"id\":\"1\","));
+	/* why finds each event by its source */
+	char *json = NULL;
+	assert_int_equal(keel_why(s, "t", "vehicle:V-1", "status",
+				  KEEL_TEST_AT(1767225690LL * 1000000), &json),
+			 0);
+	assert_non_null(strstr(json, "\"event\":{\"source\":\"/a\",\"id\":\"1\","));
+	free(json);
+	assert_int_equal(keel_why(s, "t", "vehicle:V-1", "status",
+				  KEEL_TEST_AT(1767225750LL * 1000000), &json),
+			 0);
+	assert_non_null(strstr(json, "\"event\":{\"source\":\"/b\",\"id\":\"1\","));
+	assert_non_null(strstr(json, "\"status\":\"moving\""));
+	free(json);
 	free(dump);
 	store_done(s, &c);
 }
@@ -1219,6 +1316,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(ingesting_twice_changes_nothing),
 	CONTRACT_CASE(dump_load_dump_is_identical),
 	CONTRACT_CASE(conflicting_duplicate_is_skipped_and_counted),
+	CONTRACT_CASE(one_id_from_two_sources_is_two_events),
 	CONTRACT_CASE(bad_events_are_rejected_alone),
 	CONTRACT_CASE(queries_match_the_memory_store),
 	CONTRACT_CASE(known_at_is_the_store_of_what_was_recorded),

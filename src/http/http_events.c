@@ -29,6 +29,30 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 	keel_buf_addc(b, '}');
 }
 
+/* A conflicting duplicate in the answer: its index, source, id and why,
+ * naming the first copy by its index when it came in the same POST, else
+ * the logged event by its seq (docs/http.md). */
+static void add_conflict(struct group *g, struct ingest_job *job,
+			 const struct keel_batch_event *ev)
+{
+	struct keel_buf *b = &job->conflicts;
+	if (b->len)
+		keel_buf_addc(b, ',');
+	keel_buf_addf(b, "{\"index\":%llu,\"source\":", (unsigned long long)ev->position);
+	keel_buf_add_json_str(b, ev->source);
+	keel_buf_adds(b, ",\"id\":");
+	keel_buf_add_json_str(b, ev->id);
+	keel_buf_adds(b, ",\"error\":\"conflicting duplicate: its envelope differs from ");
+	if (ev->first && g->owner.items[ev->first->tx_seq] == job)
+		keel_buf_addf(b, "that of index %llu\"}",
+			      (unsigned long long)ev->first->position);
+	else if (ev->first)
+		keel_buf_adds(b, "that of an event logged at the same time\"}");
+	else
+		keel_buf_addf(b, "that of the event already in the store (seq %lld)\"}",
+			      (long long)ev->stored_seq);
+}
+
 /* Outcomes come after the commit, in the order the events were added;
  * seq finds the POST (positions repeat from one POST to the next). */
 void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
@@ -51,6 +75,7 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 		job->conflicting++;
 		job->duplicates++; /* and counted as duplicates */
 		counted = KEEL_OUTCOME_CONFLICTING;
+		add_conflict(g, job, keel_ingest_batch_event(g->ing, seq));
 		break;
 	case KEEL_INGEST_DUPLICATE:
 		job->duplicates++;
@@ -234,6 +259,9 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	    (unsigned long long)job->unhandled);
 	if (job->rejects.len)
 		keel_buf_add(&b, job->rejects.data, job->rejects.len);
+	keel_buf_adds(&b, "],\"conflicts\":[");
+	if (job->conflicts.len)
+		keel_buf_add(&b, job->conflicts.data, job->conflicts.len);
 	keel_buf_adds(&b, "]}");
 	/* One event that did not go in is a failed request; a batch is
 	 * answered 200 and lists what it rejected. */

@@ -113,6 +113,7 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	}
 	free(rq->job.items);
 	keel_buf_free(&rq->job.rejects);
+	keel_buf_free(&rq->job.conflicts);
 	pthread_mutex_lock(&srv->inflight_lock);
 	/* Resumed, but closed before its answer could be queued. */
 	if (rq->suspended)

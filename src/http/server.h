@@ -110,6 +110,7 @@ struct ingest_job {
 	int rc; /* 0, or the store error that rolled the batch back */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
 	struct keel_buf rejects; /* the "rejected" array's members */
+	struct keel_buf conflicts; /* the "conflicts" array's members */
 	/* The tenant of the events that went in, for the request log: its
 	 * name when there was exactly one, tenants counting up to 2. */
 	char tenant[KEEL_TENANT_MAX + 1];
