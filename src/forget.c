@@ -35,6 +35,7 @@
 #include "json.h"
 #include "options.h"
 #include "prepare.h"
+#include "tenant_cartridge.h"
 #include "store.h"
 #include "util.h"
 
@@ -346,6 +347,32 @@ static uint64_t graph_rows(const uint64_t counts[4])
 	return counts[0] + counts[1] + counts[2];
 }
 
+/* A given cartridge other than the tenant's recorded one would find the
+ * subject in no event: refuse it as ingest and replay do, naming both. */
+static int forget_refuses_another(struct keel_store *s, const char *tenant,
+				  const struct keel_cartridge *c)
+{
+	struct keel_arena hold;
+	keel_arena_init(&hold);
+	struct keel_cartridge_record r;
+	int rc = keel_store_cartridge_get(s, keel_str_cstr(tenant), &r, &hold);
+	if (rc == KEEL_ENOTFOUND)
+		rc = 0; /* none recorded (a migrated store): the given one runs */
+	else if (rc == 0 && !keel_tc_matches(c, &r)) {
+		struct keel_buf why;
+		keel_buf_init(&why);
+		keel_buf_addf(&why, "tenant \"%s\" is recorded with cartridge ", tenant);
+		keel_tc_describe(&why, r.name, r.version, r.hash);
+		keel_buf_adds(&why, ", not ");
+		struct keel_cartridge_record g = keel_tc_record_of(c, 0);
+		keel_tc_describe(&why, g.name, g.version, g.hash);
+		rc = keel_store_fail(s, KEEL_ECARTRIDGE, "%s", why.data);
+		keel_buf_free(&why);
+	}
+	keel_arena_free(&hold);
+	return rc;
+}
+
 int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 		const struct keel_forget_options *given, struct keel_forget_report *out)
 {
@@ -363,14 +390,18 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	if (!o.by || !*o.by)
 		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: by is required");
 	/* No cartridge: the tenant's recorded one, as every other path
-	 * (docs/cartridges.md, "The recorded cartridge"). A given one that is
-	 * not the recorded one is refused by the replay below. */
+	 * (docs/cartridges.md, "The recorded cartridge"); a given one that is
+	 * not the recorded one is refused before the log is read with it. */
 	struct keel_cartridge *recorded = NULL;
 	if (!o.cartridge) {
 		int rc = keel_cartridge_recorded(s, tenant, &recorded);
 		if (rc)
 			return rc;
 		o.cartridge = recorded;
+	} else {
+		int rc = forget_refuses_another(s, tenant, o.cartridge);
+		if (rc)
+			return rc;
 	}
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;

@@ -57,6 +57,12 @@ forget_cli() {
 	[ "$(count_in "$dir/bytes-before" "$vid")" -gt 0 ] || fail "$vid not in the store before"
 	[ "$(count_in "$dir/bytes-before" "$vin")" -gt 0 ] || fail "the VIN not in the store before"
 
+	# Another cartridge than the tenant's recorded one is refused, naming
+	# both, before it reads the log (it would find the subject nowhere).
+	expect 1 "$KEEL" forget tenant-00 "$veh" "${db[@]}" \
+		--cartridge "$(cd "$data/.." && pwd)/cartridge/shop.json"
+	contains err "tenant \"tenant-00\" is recorded with cartridge fleet"
+	contains err ", not shop"
 	# No --cartridge: the tenant's recorded one (fleet, from the ingest).
 	expect 0 "$KEEL" forget tenant-00 "$veh" "${db[@]}"
 	contains out "forgot \"$veh\" in tenant \"tenant-00\": "
