@@ -333,14 +333,11 @@ int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *j
 	return cli_finish_stdout(cmd, CLI_OK);
 }
 
-void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
-		     const char *input, size_t input_len, const char *file)
+/* What every line of --rejects ends with: the error, the input as read,
+ * and its file when there are several. */
+static void reject_line_end(FILE *f, const char *message, const char *input,
+			    size_t input_len, const char *file)
 {
-	fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
-	if (id)
-		keel_json_write_string(f, id, strlen(id));
-	else
-		fputs("null", f);
 	fputs(",\"error\":", f);
 	keel_json_write_string(f, message, strlen(message));
 	fputs(",\"input\":", f);
@@ -352,6 +349,17 @@ void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *mes
 	fputs("}\n", f);
 }
 
+void cli_reject_line(FILE *f, uint64_t position, const char *id, const char *message,
+		     const char *input, size_t input_len, const char *file)
+{
+	fprintf(f, "{\"position\":%llu,\"id\":", (unsigned long long)position);
+	if (id)
+		keel_json_write_string(f, id, strlen(id));
+	else
+		fputs("null", f);
+	reject_line_end(f, message, input, input_len, file);
+}
+
 void cli_conflict_line(FILE *f, uint64_t position, const char *source, const char *id,
 		       const char *message, const char *input, size_t input_len,
 		       const char *file)
@@ -360,15 +368,7 @@ void cli_conflict_line(FILE *f, uint64_t position, const char *source, const cha
 	keel_json_write_string(f, source, strlen(source));
 	fputs(",\"id\":", f);
 	keel_json_write_string(f, id, strlen(id));
-	fputs(",\"error\":", f);
-	keel_json_write_string(f, message, strlen(message));
-	fputs(",\"input\":", f);
-	keel_json_write_string(f, input, input_len);
-	if (file) {
-		fputs(",\"file\":", f);
-		keel_json_write_string(f, file, strlen(file));
-	}
-	fputs("}\n", f);
+	reject_line_end(f, message, input, input_len, file);
 }
 
 double cli_now(void)

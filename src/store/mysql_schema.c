@@ -36,6 +36,20 @@
 	"PRIMARY KEY (tenant)"                                                           \
 	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
 
+/* keel forget's tombstones (docs/store-mysql.md, "Forgetting"): one row
+ * per forgotten subject of a tenant, naming it only by the SHA-256 of its
+ * bytes (lowercase hex), with when, by whom and how much went. */
+#define KEEL_MYSQL_TOMBSTONES                                                            \
+	"CREATE TABLE IF NOT EXISTS keel_tombstones ("                                   \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"subject_sha256 VARBINARY(64) NOT NULL,"                                         \
+	"forgotten_at BIGINT NOT NULL,"                                                  \
+	"forgotten_by VARBINARY(256) NOT NULL,"                                          \
+	"events_redacted BIGINT UNSIGNED NOT NULL,"                                      \
+	"rows_removed BIGINT UNSIGNED NOT NULL,"                                         \
+	"PRIMARY KEY (tenant, subject_sha256)"                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
@@ -98,16 +112,7 @@ static const char *const keel_mysql_tables[] = {
     "UNIQUE KEY keel_events_seq (seq)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
-    /* keel forget's tombstones (keel_mysql_step_tombstones) */
-    "CREATE TABLE IF NOT EXISTS keel_tombstones ("
-    "tenant VARBINARY(64) NOT NULL,"
-    "subject_sha256 VARBINARY(64) NOT NULL,"
-    "forgotten_at BIGINT NOT NULL,"
-    "forgotten_by VARBINARY(256) NOT NULL,"
-    "events_redacted BIGINT UNSIGNED NOT NULL,"
-    "rows_removed BIGINT UNSIGNED NOT NULL,"
-    "PRIMARY KEY (tenant, subject_sha256)"
-    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    KEEL_MYSQL_TOMBSTONES,
     KEEL_MYSQL_TENANT_CARTRIDGES,
 };
 
@@ -268,20 +273,9 @@ static const struct keel_mysql_migration keel_mysql_step_event_source[] = {
     {NULL, NULL},
 };
 
-/* keel forget (docs/store-mysql.md, "Forgetting"): one row per forgotten
- * subject of a tenant, naming it only by the SHA-256 of its bytes
- * (lowercase hex), with when, by whom and how much went. */
+/* keel forget's tombstones (KEEL_MYSQL_TOMBSTONES). */
 static const struct keel_mysql_migration keel_mysql_step_tombstones[] = {
-    {"CREATE TABLE IF NOT EXISTS keel_tombstones ("
-     "tenant VARBINARY(64) NOT NULL,"
-     "subject_sha256 VARBINARY(64) NOT NULL,"
-     "forgotten_at BIGINT NOT NULL,"
-     "forgotten_by VARBINARY(256) NOT NULL,"
-     "events_redacted BIGINT UNSIGNED NOT NULL,"
-     "rows_removed BIGINT UNSIGNED NOT NULL,"
-     "PRIMARY KEY (tenant, subject_sha256)"
-     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-     NULL},
+    {KEEL_MYSQL_TOMBSTONES, NULL},
     {NULL, NULL},
 };
 
