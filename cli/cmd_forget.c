@@ -72,7 +72,10 @@ static int forget_run(const struct keel_cmd *cmd, int argc, char **argv)
 	struct keel_forget_report rep;
 	rc = keel_forget(s, tenant, subject, &o, &rep);
 	if (rc) {
-		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
+		/* no cartridge, or not the tenant's: a matter of the flags */
+		int code = rc == KEEL_ECARTRIDGE ? CLI_USAGE : CLI_FATAL;
+		cli_error(cmd, "%s", keel_store_errmsg(s));
+		rc = code;
 	} else {
 		char tb[KEEL_TIME_BUFSZ];
 		keel_time_format(rep.forgotten_at, tb);
@@ -110,6 +113,7 @@ const struct keel_cmd keel_cmd_forget = {
 	"say it was forgotten. On SQLite the old bytes are overwritten and the\n"
 	"WAL emptied before the command returns (docs/semantics.md).\n"
 	"Exit status: 0 forgotten; 1 nothing names SUBJECT, it was forgotten\n"
-	"before, or another error (nothing changed); 2 usage.",
+	"before, or another error (nothing changed); 2 usage, or a cartridge\n"
+	"that is not the tenant's recorded one (or none given and none recorded).",
     .run = forget_run,
 };

@@ -616,6 +616,8 @@ struct keel_forget_report {
 
 /* 0 and *out filled; KEEL_ENOTFOUND when nothing of the tenant names the
  * subject; KEEL_EFORGOTTEN when that is because it was forgotten before;
+ * KEEL_ECARTRIDGE when the given cartridge is not the tenant's recorded
+ * one, or none is given and the tenant has none recorded;
  * KEEL_EINVAL when an event names the subject only through fields other
  * subjects' operations need (nothing is changed then); another error with
  * keel_store_errmsg(s) set. On failure nothing has changed, except that a

@@ -395,6 +395,14 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	struct keel_cartridge *recorded = NULL;
 	if (!o.cartridge) {
 		int rc = keel_cartridge_recorded(s, tenant, &recorded);
+		uint64_t counts[4] = {0};
+		if (rc == KEEL_ENOTFOUND &&
+		    keel_store_counts(s, keel_str_cstr(tenant), KEEL_TIME_INF, counts) == 0 &&
+		    counts[3])
+			rc = keel_store_fail(s, KEEL_ECARTRIDGE,
+					     "tenant \"%s\" has no recorded cartridge: name "
+					     "one with --cartridge",
+					     tenant);
 		if (rc)
 			return rc;
 		o.cartridge = recorded;

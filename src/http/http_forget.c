@@ -49,7 +49,9 @@ enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Conn
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s", msg);
 	} else if (rc == KEEL_EFORGOTTEN) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_GONE, "%s", msg);
-	} else if (rc == KEEL_EINVAL) {
+	} else if (rc == KEEL_EINVAL || rc == KEEL_ECARTRIDGE) {
+		/* the subject cannot be cut out alone, or the server runs
+		 * another cartridge than the tenant's recorded one */
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_CONFLICT, "%s", msg);
 	} else if (rc) {
 		atomic_fetch_add(&srv->metrics.store_errors, 1);

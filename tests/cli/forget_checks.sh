@@ -59,7 +59,7 @@ forget_cli() {
 
 	# Another cartridge than the tenant's recorded one is refused, naming
 	# both, before it reads the log (it would find the subject nowhere).
-	expect 1 "$KEEL" forget tenant-00 "$veh" "${db[@]}" \
+	expect 2 "$KEEL" forget tenant-00 "$veh" "${db[@]}" \
 		--cartridge "$(cd "$data/.." && pwd)/cartridge/shop.json"
 	contains err "tenant \"tenant-00\" is recorded with cartridge fleet"
 	contains err ", not shop"
@@ -132,6 +132,11 @@ forget_http() {
 	"$KEEL" token new --tenant tenant-xx --forget >"$dir/t-xx" 2>/dev/null
 	grep -q ' tenant-00 forget$' "$dir/t-forget" || fail "token line: $(cat "$dir/t-forget")"
 	for t in all plain forget xx; do sed -n 2p "$dir/t-$t"; done >"$dir/tokens"
+	# A tenant recorded with another cartridge than the server runs.
+	local shop
+	shop=$(cd "$data/.." && pwd)/cartridge
+	grep '"id":"o1"' "$shop/shop.in" >"$dir/shop.ndjson"
+	expect 0 "$KEEL" ingest "$dir/shop.ndjson" --store "$url" --cartridge "$shop/shop.json"
 	"$KEEL" serve --listen 127.0.0.1:0 --store "$url" --tokens "$dir/tokens" \
 		--cartridge fleet 2>"$dir/log" &
 	pid=$!
@@ -160,6 +165,11 @@ forget_http() {
 		"$base/tenant-00/entities/vehicle:$h1/why?predicate=status")" = 410 ] || fail "why after forget"
 	[ "$(del all vehicle:$h1)" = 410 ] || fail "forgetting twice: $(cat "$dir/body")"
 	[ "$(del all vehicle:nobody)" = 404 ] || fail "unknown subject: $(cat "$dir/body")"
+	[ "$(curl -s -o "$dir/body" -w '%{http_code}' -X DELETE \
+		-H "Authorization: Bearer $(sed -n 1p "$dir/t-all")" "$base/s/entities/order:1")" = 409 ] ||
+		fail "DELETE with the server's cartridge not the tenant's: $(cat "$dir/body")"
+	grep -qF 'tenant \"s\" is recorded with cartridge shop' "$dir/body" ||
+		fail "409 body: $(cat "$dir/body")"
 	[ "$(del all vehicle:$h2)" = 200 ] || fail "all-tenants DELETE: $(cat "$dir/body")"
 	# Answered: the bytes are gone while the server still runs.
 	store_bytes "$dir/bytes-http"
