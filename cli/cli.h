@@ -43,6 +43,10 @@ extern const struct keel_cmd *const keel_cmds[];
 /* Prints "usage: keel <usage>" and the summary to f. */
 void cli_help(const struct keel_cmd *cmd, FILE *f);
 /* Usage error: "keel NAME: <message>" and a hint on stderr; returns 2. */
+/* An option that may be given once (--cartridge): sets *slot to value and
+ * returns true, or says it was given twice (usage) and returns false. */
+bool cli_option_once(const struct keel_cmd *cmd, const char **slot, const char *value,
+		     const char *name);
 int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* For getopt's '?' (getopt has printed the message); returns 2. */

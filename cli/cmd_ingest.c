@@ -374,9 +374,8 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 			a->url = optarg;
 			break;
 		case 'c':
-			if (a->cartridge)
-				return cli_usage_error(cmd, "--cartridge given twice");
-			a->cartridge = optarg;
+			if (!cli_option_once(cmd, &a->cartridge, optarg, "--cartridge"))
+				return CLI_USAGE;
 			break;
 		case 'b':
 			if (!cli_parse_u64(optarg, &a->batch) || a->batch < 1 ||

@@ -86,9 +86,8 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 			url = optarg;
 			break;
 		case 'c':
-			if (cartridge)
-				return cli_usage_error(cmd, "--cartridge given twice");
-			cartridge = optarg;
+			if (!cli_option_once(cmd, &cartridge, optarg, "--cartridge"))
+				return CLI_USAGE;
 			break;
 		case 'n':
 			dry_run = true;

@@ -79,9 +79,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			o.store_url = optarg;
 			break;
 		case 'c':
-			if (o.cartridge)
-				return cli_usage_error(cmd, "--cartridge given twice");
-			o.cartridge = optarg;
+			if (!cli_option_once(cmd, &o.cartridge, optarg, "--cartridge"))
+				return CLI_USAGE;
 			break;
 		case 't':
 			o.token_file = optarg;

@@ -177,6 +177,17 @@ int cli_output_close(const struct keel_cmd *cmd, FILE *out, const char *path, in
 	return rc;
 }
 
+bool cli_option_once(const struct keel_cmd *cmd, const char **slot, const char *value,
+		     const char *name)
+{
+	if (*slot) {
+		cli_usage_error(cmd, "%s given twice", name);
+		return false;
+	}
+	*slot = value;
+	return true;
+}
+
 int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const char **url)
 {
 	static const struct option opts[] = {
