@@ -361,11 +361,7 @@ static int forget_refuses_another(struct keel_store *s, const char *tenant,
 	else if (rc == 0 && !keel_tc_matches(c, &r)) {
 		struct keel_buf why;
 		keel_buf_init(&why);
-		keel_buf_addf(&why, "tenant \"%s\" is recorded with cartridge ", tenant);
-		keel_tc_describe(&why, r.name, r.version, r.hash);
-		keel_buf_adds(&why, ", not ");
-		struct keel_cartridge_record g = keel_tc_record_of(c, 0);
-		keel_tc_describe(&why, g.name, g.version, g.hash);
+		keel_tc_describe_other(&why, keel_str_cstr(tenant), &r, c);
 		rc = keel_store_fail(s, KEEL_ECARTRIDGE, "%s", why.data);
 		keel_buf_free(&why);
 	}

@@ -672,12 +672,7 @@ static int keel_replay_cartridge(struct keel_store *s, struct keel_str t,
 		if (o->change_cartridge || o->dry_run) {
 			*record = !o->dry_run;
 		} else {
-			keel_buf_addf(&why, "tenant \"%.*s\" is recorded with cartridge ",
-				      (int)t.len, t.ptr);
-			keel_tc_describe(&why, r.name, r.version, r.hash);
-			keel_buf_adds(&why, ", not ");
-			struct keel_cartridge_record g = keel_tc_record_of(*cart, 0);
-			keel_tc_describe(&why, g.name, g.version, g.hash);
+			keel_tc_describe_other(&why, t, &r, *cart);
 			keel_buf_adds(&why, ": add --change-cartridge to rebuild it with the "
 					    "new one and record it (--dry-run shows what "
 					    "would change)");

@@ -86,6 +86,18 @@ static void keel_tc_quote_tenant(struct keel_buf *b, struct keel_str tenant)
 	keel_buf_add_json_str(b, tenant);
 }
 
+void keel_tc_describe_other(struct keel_buf *b, struct keel_str tenant,
+			    const struct keel_cartridge_record *r,
+			    const struct keel_cartridge *given)
+{
+	keel_tc_quote_tenant(b, tenant);
+	keel_buf_adds(b, " is recorded with cartridge ");
+	keel_tc_describe(b, r->name, r->version, r->hash);
+	keel_buf_adds(b, ", not ");
+	struct keel_cartridge_record g = keel_tc_record_of(given, 0);
+	keel_tc_describe(b, g.name, g.version, g.hash);
+}
+
 /* Decides what e's events run with, from the store's record (if any). */
 static int keel_tc_decide(struct keel_tenant_cartridges *t, struct keel_tc_entry *e,
 			  struct keel_buf *msg)
@@ -112,12 +124,7 @@ static int keel_tc_decide(struct keel_tenant_cartridges *t, struct keel_tc_entry
 		e->state = KEEL_TC_READY;
 		e->cartridge = t->given;
 	} else if (t->given) {
-		keel_tc_quote_tenant(&why, e->tenant);
-		keel_buf_adds(&why, " is recorded with cartridge ");
-		keel_tc_describe(&why, r.name, r.version, r.hash);
-		keel_buf_adds(&why, ", not ");
-		struct keel_cartridge_record g = keel_tc_record_of(t->given, 0);
-		keel_tc_describe(&why, g.name, g.version, g.hash);
+		keel_tc_describe_other(&why, e->tenant, &r, t->given);
 		keel_buf_adds(&why, ": leave --cartridge out to use the recorded one, or "
 				    "rebuild the tenant with the new one (keel replay --tenant ");
 		keel_buf_addstr(&why, e->tenant);

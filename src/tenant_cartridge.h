@@ -54,6 +54,11 @@ int keel_tc_record(struct keel_tenant_cartridges *t, int64_t recorded_at);
 void keel_tc_ended(struct keel_tenant_cartridges *t, bool committed);
 
 /* "shop 2 (sha256:0123456789ab)": a cartridge as messages name it. */
+/* Appends `tenant "T" is recorded with cartridge R, not G`: the one
+ * wording of a refused cartridge (ingest, replay, forget). */
+void keel_tc_describe_other(struct keel_buf *b, struct keel_str tenant,
+			    const struct keel_cartridge_record *r,
+			    const struct keel_cartridge *given);
 void keel_tc_describe(struct keel_buf *b, struct keel_str name, struct keel_str version,
 		      struct keel_str hash);
 /* Whether a cartridge is the recorded one (name, version and hash). */
