@@ -17,6 +17,7 @@ const TOKEN_KEY = 'keel.token';
 const PAGE = 100; /* entities or subjects a page */
 const TICK_SPACING_PX = 120;
 const MAX_ZOOM = 20000;
+const MIN_TEXT_PX = 28; /* a bar narrower than this gets no text (yet) */
 
 const $ = (id) => document.getElementById(id);
 
@@ -348,6 +349,7 @@ const ent = {
 	moments: [],	/* distinct recorded_at, oldest first */
 	t0: 0, t1: 1,	/* the drawn range, ms */
 	zoom: 1,
+	trackPx: 1,	/* the bars' width in pixels at zoom 1 */
 	bars: [],	/* every bar drawn, with .keelRow its row */
 	selectedKey: null,
 	seq: 0,
@@ -386,42 +388,49 @@ async function entityView(tenant, subject) {
 	$('timeline').setAttribute('data-rows', '0');
 	clearDetail();
 	showView('entity-view');
-	await loadEntity(true);
+	await loadEntity();
 }
 
-/* Reads what the view needs and draws it: the full history and its
- * recording moments (once per entity), the history as known at knownAt,
- * and the state at `at`. */
-async function loadEntity(redraw) {
+/* Reads what the view needs and draws each part as its answer comes,
+ * all asked at once: the full history (once per entity: the drawn range
+ * and the highlight compare with it), the history as known at knownAt,
+ * the recording moments for the slider (once), and the state at `at`. */
+async function loadEntity() {
 	const seq = ++ent.seq;
 	const path = entityPath(ent.tenant, ent.subject);
-	const kat = ent.knownAt;
-	const full = ent.full ? Promise.resolve(ent.full)
-		: api(path + '/history');
-	const changes = ent.full ? Promise.resolve(null)
-		: api(path + '/history', { changes: 1 });
-	const hist = kat ? api(path + '/history', { known_at: kat }) : full;
-	let got;
+	const full = ent.full ? Promise.resolve(ent.full) : api(path + '/history');
+	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }) : full;
+	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
+	const timeline = async () => {
+		const [f, h] = await Promise.all([full, hist]);
+		if (seq !== ent.seq)
+			return;
+		ent.full = f;
+		ent.hist = h;
+		drawTimeline();
+		syncSlider();
+	};
+	const moments = async () => {
+		if (!changes)
+			return;
+		const doc = await changes;
+		if (seq !== ent.seq)
+			return;
+		setMoments(doc);
+		syncSlider();
+	};
 	try {
-		got = await Promise.all([full, changes, hist]);
+		/* Promise.all hears every part, so none fails unheard. */
+		await Promise.all([timeline(), moments(), loadState()]);
 	} catch (e) {
 		if (seq === ent.seq) {
 			clear($('timeline'));
 			$('timeline').setAttribute('data-rows', '0');
+			ent.bars = [];
 			clear($('state'));
 		}
 		throw e;
 	}
-	if (seq !== ent.seq)
-		return;
-	ent.full = got[0];
-	if (got[1])
-		setMoments(got[1]);
-	ent.hist = got[2];
-	syncSlider();
-	if (redraw)
-		drawTimeline();
-	await loadState();
 }
 
 function setMoments(doc) {
@@ -482,11 +491,33 @@ function rowLabel(text, sub) {
 	return l;
 }
 
+/* The bars' width in pixels at zoom 1: the timeline's less the labels'
+ * (--label-w, in rem). Read before building, from styles and the old
+ * layout, so that deciding which bars get their text forces no layout
+ * of the new ones. */
+function trackWidth() {
+	const tl = $('timeline');
+	const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+	const label = parseFloat(getComputedStyle(tl).getPropertyValue('--label-w')) || 13;
+	return Math.max(1, tl.clientWidth - label * rem);
+}
+
+/* Gives their text to the bars now wide enough to show it: text is what
+ * costs in laying out thousands of bars, and a bar a few pixels wide
+ * would show none of it. */
+function labelBars() {
+	const px = (ent.trackPx * ent.zoom) / 100;
+	for (const b of ent.bars)
+		if (b.keelText && !b.firstChild && b.keelWidth * px >= MIN_TEXT_PX)
+			b.textContent = b.keelText;
+}
+
 /* Builds the whole timeline of ent.hist. */
 function drawTimeline() {
 	const tl = $('timeline');
 	const started = performance.now();
 	const keepScroll = tl.scrollLeft;
+	ent.trackPx = trackWidth();
 	computeRange();
 	const rows = rowsOf(ent.hist);
 	const lanes = new Map();
@@ -517,6 +548,7 @@ function drawTimeline() {
 	inner.appendChild(axisRow);
 
 	const bars = [];
+	const textPct = MIN_TEXT_PX / ((ent.trackPx * ent.zoom) / 100); /* in percent */
 	for (const lane of order) {
 		const laneEl = el('div', 'lane ' + (lane.fact ? 'lane-fact' : 'lane-relation'));
 		laneEl.setAttribute('data-lane', lane.name);
@@ -528,7 +560,7 @@ function drawTimeline() {
 			const track = el('div', 'track');
 			const subRows = lane.subs.get(subName);
 			for (let j = 0; j < subRows.length; j++) {
-				const b = makeBar(subRows[j], j);
+				const b = makeBar(subRows[j], j, textPct);
 				bars.push(b);
 				track.appendChild(b);
 			}
@@ -558,7 +590,8 @@ function drawTimeline() {
 	reselect();
 }
 
-function makeBar(r, j) {
+/* One row's bar; its text only when it is at least textPct wide. */
+function makeBar(r, j, textPct) {
 	const b = document.createElement('div');
 	const unset = r.fact ? r.value === null : !r.linked;
 	const open = r.valid_to === null;
@@ -582,12 +615,14 @@ function makeBar(r, j) {
 	b.title = (unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
 		r.valid_from + ' → ' + (r.valid_to || 'open');
 	const from = pct(ms(r.valid_from));
-	const to = open ? 100 : pct(ms(r.valid_to));
+	const width = Math.max(0, (open ? 100 : pct(ms(r.valid_to))) - from);
 	b.style.left = from + '%';
-	b.style.width = Math.max(0, to - from) + '%';
-	if (text)
+	b.style.width = width + '%';
+	if (text && width >= textPct)
 		b.textContent = text;
 	b.keelRow = r;
+	b.keelText = text;
+	b.keelWidth = width;
 	return b;
 }
 
@@ -664,6 +699,7 @@ function setZoom(z, anchor) {
 	ent.zoom = z;
 	tl.querySelector('.tl-inner').style.setProperty('--zoom', String(z));
 	tl.scrollLeft = at * viewW * z - anchor * viewW;
+	labelBars();
 	drawTicks();
 }
 
@@ -752,7 +788,7 @@ function setKnownAt(value, push, debounce) {
 		clearTimeout(knownTimer);
 	knownTimer = setTimeout(() => {
 		knownTimer = null;
-		run(() => loadEntity(true)).finally(end);
+		run(loadEntity).finally(end);
 	}, debounce ? 120 : 0);
 }
 
@@ -783,7 +819,9 @@ function markChanged() {
 }
 
 /* #state: the entity at `at` as known at knownAt (keel show). */
+let state_seq = 0;
 async function loadState() {
+	const seq = ++state_seq;
 	const st = $('state');
 	const title = 'State as of ' + (ent.at || 'now') +
 		(ent.knownAt ? ', as known at ' + ent.knownAt : '');
@@ -791,6 +829,8 @@ async function loadState() {
 	try {
 		doc = await api(entityPath(ent.tenant, ent.subject), { at: ent.at, known_at: ent.knownAt });
 	} catch (e) {
+		if (seq !== state_seq)
+			return;
 		clear(st);
 		$('state-title').textContent = title;
 		if (e instanceof ApiError && e.status === 404) {
@@ -800,6 +840,8 @@ async function loadState() {
 		}
 		throw e;
 	}
+	if (seq !== state_seq)
+		return;
 	clear(st);
 	$('state-title').textContent = title;
 	$('entity-meta').textContent = (doc.kind ? doc.kind + ' · ' : '') + 'first seen ' +
@@ -992,7 +1034,11 @@ function bind() {
 	window.addEventListener('pointermove', dragMove);
 	window.addEventListener('pointerup', dragEnd);
 	window.addEventListener('pointercancel', dragEnd);
-	window.addEventListener('resize', queueTicks);
+	window.addEventListener('resize', () => {
+		ent.trackPx = trackWidth();
+		labelBars();
+		queueTicks();
+	});
 	tl.addEventListener('click', (e) => {
 		if (drag.moved) {
 			drag.moved = false;
