@@ -34,4 +34,9 @@ wait_port "$dir/log"
 KEEL_CHROMIUM=$chromium python3 "$(dirname "$0")/ui/ui_check.py" "http://127.0.0.1:$port" \
 	"$(sed -n 1p "$dir/all")" "$(sed -n 1p "$dir/other")" "$known_at" ||
 	fail "the page disagrees with the API (above); server log: $(tail -n 5 "$dir/log")"
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+[ "$rc" = 0 ] || fail "keel serve exited $rc: $(tail -n 5 "$dir/log")"
 echo "ok"
