@@ -10,14 +10,16 @@
 # freshly navigated each run. For each it prints the median of the runs:
 #   render_ms  the page's own #timeline[data-render-ms]: from having the
 #              JSON to the bars in the DOM
-#   ready_ms   navigation start to the page saying "ready" (fetches, JSON
-#              parsing and rendering), taken in the page by an observer
-#              the driver installs before the page's script runs
-#   frame_ms   navigation start to the first frame after "ready": the bars
-#              laid out and painted
-# side by side, with the 10 000 / 1 000 ratio and the target (<= 1 s for
-# 10 000 rows); then the bytes of index.html and every asset it names,
-# against the 100 KiB limit.
+#   drawn_ms   render_ms plus the time from the bars in the DOM to the end
+#              of the next frame (their style, layout and paint): from the
+#              JSON to the bars on the screen
+#   ready_ms   navigation start to the page saying "ready": the page's
+#              fetches from keel serve (history, its changes, the state),
+#              JSON parsing, drawing
+# taken in the page by an observer the driver installs before the page's
+# script runs; side by side, with the 10 000 / 1 000 ratio and the target
+# (<= 1 s for 10 000 rows); then the bytes of index.html and every asset it
+# names, against the 100 KiB limit.
 import argparse
 import json
 import os
@@ -35,18 +37,21 @@ import cdp  # noqa: E402
 
 TENANT = "bench"
 SIZES = (1000, 10000)
-# Set before the page's own script runs: when the page says "ready", the
-# moment, and the moment of the next frame (requestAnimationFrame runs
-# before the frame's layout and paint; the timeout after it, once they
-# are done).
+# Set before the page's own script runs. When #timeline gets its number of
+# rows, the moment, and the end of the next frame: requestAnimationFrame
+# runs just before that frame's style, layout and paint, and a timeout set
+# there runs once they are done. And the moment the page says "ready".
 OBSERVER = """
 window.__keelTimes = {};
 new MutationObserver(() => {
-  if (document.documentElement.dataset.state === 'ready' && !window.__keelTimes.ready) {
-    window.__keelTimes.ready = performance.now();
-    requestAnimationFrame(() => setTimeout(() => { window.__keelTimes.frame = performance.now(); }, 0));
+  const t = window.__keelTimes, tl = document.getElementById('timeline');
+  if (!t.bars && tl && tl.dataset.rows && tl.dataset.rows !== '0') {
+    t.bars = performance.now();
+    requestAnimationFrame(() => setTimeout(() => { t.barsFrame = performance.now(); }, 0));
   }
-}).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-state']});
+  if (!t.ready && document.documentElement.dataset.state === 'ready')
+    t.ready = performance.now();
+}).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-state', 'data-rows']});
 """
 
 
@@ -112,14 +117,14 @@ def asset_bytes(base):
 
 def measure(browser, url, rows):
     browser.navigate(url)
-    browser.wait_for("document.documentElement.dataset.state === 'ready' && window.__keelTimes.frame",
+    browser.wait_for("document.documentElement.dataset.state === 'ready' && window.__keelTimes.barsFrame",
                      timeout=120, what="the timeline drawn")
     shown = browser.eval("document.querySelector('#timeline').dataset.rows")
     if shown != str(rows):
         sys.exit("the page drew %s rows of %d at %s" % (shown, rows, url))
     times = browser.eval("window.__keelTimes")
     render = float(browser.eval("document.querySelector('#timeline').dataset.renderMs"))
-    return render, times["ready"], times["frame"]
+    return render, render + times["barsFrame"] - times["bars"], times["ready"]
 
 
 def main():
@@ -153,10 +158,10 @@ def main():
                 server.wait()
     small, big = results[SIZES[0]], results[SIZES[1]]
     print("the /ui/ page in headless %s, 1400x900, median of %d navigations" % (version, args.runs))
-    print("%-8s %10s %10s %10s   %s" % ("rows", "render_ms", "ready_ms", "frame_ms", "target"))
+    print("%-8s %10s %10s %10s   %s" % ("rows", "render_ms", "drawn_ms", "ready_ms", "target"))
     for rows in SIZES:
         r = results[rows]
-        target = "render <= 1000 ms: %s" % ("yes" if r[0] <= 1000 else "NO") if rows == 10000 else ""
+        target = "drawn <= 1000 ms: %s" % ("yes" if r[1] <= 1000 else "NO") if rows == 10000 else ""
         print("%-8d %10.1f %10.1f %10.1f   %s" % (rows, r[0], r[1], r[2], target))
     print("%-8s %10.1f %10.1f %10.1f" % ("ratio", big[0] / small[0], big[1] / small[1], big[2] / small[2]))
     total = sum(n for _, n in sizes)
