@@ -5,7 +5,7 @@
 # that "known at" between them differs from everything recorded.
 # tests/ui/ui_check.py compares what the page shows with what the JSON API
 # answers for the same moments, with a token for every tenant and with one
-# of another tenant (docs/ui.md).
+# of another tenant (docs/ui-testing.md).
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 chromium=${KEEL_CHROMIUM:-/usr/bin/chromium}
