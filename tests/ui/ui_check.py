@@ -195,10 +195,16 @@ class Page:
     def __init__(self, browser):
         self.b = browser
 
-    def ready_after(self, action_js, what):
-        """Runs an action and waits until the page has drawn its result."""
+    def ready_after(self, action, what):
+        """Runs an action (JavaScript, or a function) and waits until the
+        page says it has drawn its result: the mark put on <html> first is
+        "ready" again only once the page has been through its own
+        "loading"."""
         self.b.eval("document.documentElement.dataset.state = 'stale'")
-        self.b.eval(action_js)
+        if callable(action):
+            action()
+        else:
+            self.b.eval(action)
         self.b.wait_for(READY_JS, what="the page ready after " + what)
 
     def expect(self, read, want, what, timeout=20.0):
@@ -272,9 +278,7 @@ def sign_in(p, token):
                  "document.querySelector('form#token-form').offsetParent !== null",
                  what="the sign-in form")
     check(p.b.eval("document.querySelector('input#token').type") == "password", "#token is not a password input")
-    p.b.eval("document.documentElement.dataset.state = 'stale'")
-    p.type_into("input#token", token)
-    p.b.wait_for(READY_JS, what="the page ready after signing in")
+    p.ready_after(lambda: p.type_into("input#token", token), "signing in")
 
 
 def check_token_kept_safely(p, token):
@@ -422,28 +426,30 @@ def main():
             check(b.eval("document.querySelectorAll('#timeline .bar.selected').length") == 1,
                   "more than one bar .selected")
 
+        # Zoom: in widens the drawing (the timeline scrolls) with every bar
+        # still there; fit brings it back to the timeline's width.
+        width = "document.querySelector('#timeline').scrollWidth"
+        fit_width = b.eval(width)
+        p.click("button#zoom-in")
+        b.wait_for("%s > %d" % (width, fit_width * 1.5), what="#zoom-in widening the timeline")
+        p.expect(lambda: sorted(p.bars()), sorted(want_rows), "the bars after #zoom-in")
+        p.click("button#zoom-fit")
+        b.wait_for("%s <= %d" % (width, fit_width), what="#zoom-fit bringing the timeline back")
+
         # 4. "As of": the state at a moment is what show?at= answers.
         at = choose_at(vehicle, full, then)
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", at)
-        b.wait_for(READY_JS, what="the page ready after setting #at")
+        p.ready_after(lambda: p.type_into("input#at", at), "setting #at")
         p.expect(lambda: page_state(p.b), state_of(vehicle, at), "#state at %s against show?at=" % at)
         check(state_of(vehicle, at)["facts"], "the state at %s has no facts: the check proves nothing" % at)
         check(b.eval("document.querySelector('#at-cursor') !== null"), "no #at-cursor")
         before_first = "2000-01-01T00:00:00Z"
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", before_first)
-        b.wait_for(READY_JS, what="the page ready after setting #at before the first event")
+        p.ready_after(lambda: p.type_into("input#at", before_first), "setting #at before the first event")
         p.expect(lambda: page_state(p.b), {"facts": [], "relations": []}, "#state before the first event")
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", at)
-        b.wait_for(READY_JS, what="the page ready after setting #at again")
+        p.ready_after(lambda: p.type_into("input#at", at), "setting #at again")
         p.expect(lambda: page_state(p.b), state_of(vehicle, at), "#state at %s again" % at)
 
         # 5. "Known at": the bars and the state as recorded then.
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#known-at", known_at)
-        b.wait_for(READY_JS, what="the page ready after setting #known-at")
+        p.ready_after(lambda: p.type_into("input#known-at", known_at), "setting #known-at")
         want_then = rows_of(then)
         check(sorted(want_then) != sorted(want_rows), "known_at changes nothing for %s" % vehicle)
         p.expect(lambda: sorted(p.bars()), sorted(want_then), "the bars against history?known_at=")
@@ -472,9 +478,7 @@ def main():
 
         # "Latest" brings everything back; then the slider, from its start:
         # its moments are the subject's recordings, oldest first.
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.click("button#known-at-now")
-        b.wait_for(READY_JS, what="the page ready after #known-at-now")
+        p.ready_after(lambda: p.click("button#known-at-now"), "#known-at-now")
         p.expect(lambda: sorted(p.bars()), sorted(want_rows), "the bars after #known-at-now")
         check(b.eval("document.querySelector('input#known-at').value") == "", "#known-at not emptied")
         changes = api("/v1/tenants/%s/entities/%s/history" % (TENANT, urllib.parse.quote(vehicle, safe="")),
@@ -483,9 +487,7 @@ def main():
         check(len(recorded) >= 2, "a single recording moment: the slider proves nothing")
         b.eval("document.querySelector('input#known-at-slider').focus()")
         for key, code, moment in (("Home", 36, recorded[0]), ("ArrowRight", 39, recorded[1])):
-            b.eval("document.documentElement.dataset.state = 'stale'")
-            p.key(key, code)
-            b.wait_for(READY_JS, what="the page ready after %s on the slider" % key)
+            p.ready_after(lambda: p.key(key, code), "%s on the slider" % key)
             p.expect(lambda: b.eval("document.querySelector('input#known-at').value"), moment,
                      "#known-at after %s on the slider" % key)
             p.expect(lambda: sorted(p.bars()), sorted(rows_of(history(vehicle, moment))),
@@ -504,7 +506,6 @@ def main():
                    what="the CSP's report of the inline script")
 
         # 8. Another tenant's token sees nothing of this one.
-        b.eval("document.documentElement.dataset.state = 'stale'")
         p.click("button#sign-out")
         b.wait_for("sessionStorage.getItem('keel.token') === null", what="#sign-out forgetting the token")
         p.navigate(base + "/ui/")
