@@ -156,6 +156,8 @@ STATE_JS = """({
   relations: [...document.querySelectorAll('#state .state-relation')].map(e => [e.dataset.relation, e.dataset.object])
 })"""
 READY_JS = "document.documentElement.dataset.state === 'ready'"
+MORE_SHOWN_JS = ("(() => { const m = document.querySelector('button#more');"
+                 " return !!m && !m.hidden && m.offsetParent !== null; })()")
 
 
 def page_rows(bars):
@@ -327,8 +329,7 @@ def entity_list(b):
 
 def all_entities(p, what):
     """Clicks #more until it hides; the whole list the page shows."""
-    while p.b.eval("(() => { const m = document.querySelector('button#more');"
-                   " return !!m && !m.hidden && m.offsetParent !== null; })()"):
+    while p.b.eval(MORE_SHOWN_JS):
         before = len(entity_list(p.b))
         p.ready_after("document.querySelector('button#more').click()", "#more (%s)" % what)
         check(len(entity_list(p.b)) > before, "#more added nothing (%s)" % what)
@@ -375,6 +376,8 @@ def main():
             want = [e["subject"] for e in pages("/v1/tenants/%s/entities" % TENANT,
                                                  {"kind": kind, "prefix": prefix}, "entities")]
             check(want, "nothing to find for kind %r prefix %r" % (kind, prefix))
+            if not kind and not prefix:  # all of them: more than one page
+                check(b.eval(MORE_SHOWN_JS), "#more hidden after the first page of all %d entities" % len(want))
             p.expect(lambda: all_entities(p, "find"), want, "#entities for kind %r prefix %r" % (kind, prefix))
         link = b.eval("document.querySelector('#entities a.entity[data-subject=%s]').pathname" % js_str(vehicle))
         check(link == entity_path(TENANT, vehicle), "an entity's link: %s" % link)
