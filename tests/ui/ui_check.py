@@ -92,9 +92,12 @@ def value_key(text):
     return json.dumps(same_value(json.loads(text)), sort_keys=True)
 
 
+def encode_uri_component(s):
+    return urllib.parse.quote(s, safe="-_.!~*'()")
+
+
 def entity_path(tenant, subject):
-    q = lambda s: urllib.parse.quote(s, safe="-_.!~*'()")  # encodeURIComponent
-    return "/ui/tenants/%s/entities/%s" % (q(tenant), q(subject))
+    return "/ui/tenants/%s/entities/%s" % (encode_uri_component(tenant), encode_uri_component(subject))
 
 
 # -- what the API says ------------------------------------------------------
@@ -106,7 +109,9 @@ def history(subject, known=None):
 
 def rows_of(doc):
     """The rows of a history document as the page must draw them: one bar
-    each, as (lane, asserted_by, valid_from, valid_to, closed_by, what)."""
+    each, as (lane, asserted_by, valid_from, valid_to, closed_by, what,
+    unset, open), what being the value of a fact, the object and linked
+    of a relation."""
     rows = []
     for f in doc["facts"]:
         rows.append(("fact:" + f["predicate"], canon(f["asserted_by"]), f["valid_from"],
@@ -131,14 +136,18 @@ def state_of(subject, at, known=None):
             "relations": sorted((r["relation"], r["object"]) for r in doc["outgoing"])}
 
 
+def row_id(row):
+    """What makes a row the same one in two views: its lane, asserted_by
+    and valid_from (and a relation row's object: one event may link
+    several)."""
+    return row[:3] + ((row[5],) if row[0].startswith("relation:") else ())
+
+
 def changed_rows(full_doc, known_doc):
     """The rows of the known_at view that a later-recorded event changed:
     gone from the full view, or ending there otherwise."""
-    full = {}
-    for row in rows_of(full_doc):
-        full[(row[0], row[1], row[2])] = (row[3], row[4])
-    return sorted(row[:3] for row in rows_of(known_doc)
-                  if full.get((row[0], row[1], row[2])) != (row[3], row[4]))
+    full = {row_id(row): (row[3], row[4]) for row in rows_of(full_doc)}
+    return sorted(row_id(row) for row in rows_of(known_doc) if full.get(row_id(row)) != (row[3], row[4]))
 
 
 # -- what the page shows ----------------------------------------------------
@@ -177,7 +186,7 @@ def page_rows(bars):
 
 def changed_bars(b):
     bars = b.eval(BARS_JS)
-    return sorted(row[:3] for row, bar in zip(page_rows(bars), bars) if bar["changed"])
+    return sorted(row_id(row) for row, bar in zip(page_rows(bars), bars) if bar["changed"])
 
 
 def page_state(b):
@@ -268,8 +277,8 @@ def choose_at(subject, full, then):
     """A moment whose state differs as known at known_at: the start of a
     row recorded later (the middle one of those that qualify), so that a
     page that ignored known_at in the state would fail."""
-    known = {(r[0], r[1], r[2]) for r in rows_of(then)}
-    later = sorted({r[2] for r in rows_of(full) if (r[0], r[1], r[2]) not in known})
+    known = {row_id(r) for r in rows_of(then)}
+    later = sorted({r[2] for r in rows_of(full) if row_id(r) not in known})
     ok = [at for at in later if state_of(subject, at) != state_of(subject, at, known_at)]
     check(ok, "no moment whose state known_at changes")
     return ok[len(ok) // 2]
