@@ -23,6 +23,8 @@ import cdp  # noqa: E402
 base, token_all, token_other, known_at = sys.argv[1:5]
 TENANT = "tenant-00"
 OTHER_TENANT = "tenant-01"
+# A subject whose address needs escapes (tests/http_ui.sh adds it).
+ODD_SUBJECT = "vehicle:A/B 1%"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 # Records every violation the page's CSP reports, in every document the tab opens.
@@ -390,6 +392,13 @@ def main():
             p.expect(lambda: all_entities(p, "find"), want, "#entities for kind %r prefix %r" % (kind, prefix))
         link = b.eval("document.querySelector('#entities a.entity[data-subject=%s]').pathname" % js_str(vehicle))
         check(link == entity_path(TENANT, vehicle), "an entity's link: %s" % link)
+        # The odd subject's link, followed: its path escaped, its timeline drawn.
+        odd = "document.querySelector('#entities a.entity[data-subject=%s]')" % js_str(ODD_SUBJECT)
+        check(b.eval(odd + ".pathname") == entity_path(TENANT, ODD_SUBJECT),
+              "the link of %s: %s" % (ODD_SUBJECT, b.eval(odd + ".pathname")))
+        p.ready_after(odd + ".click()", "following the link of " + ODD_SUBJECT)
+        p.expect(lambda: sorted(p.bars()), sorted(rows_of(history(ODD_SUBJECT))), "the bars of " + ODD_SUBJECT)
+        p.navigate(base + "/ui/tenants/" + TENANT)
         for predicate, value in (("status", "available"), ("make", '"DAF"')):
             b.eval("document.querySelector('input#predicate').value = %s; document.querySelector('input#value').value = %s"
                    % (js_str(predicate), js_str(value)))
