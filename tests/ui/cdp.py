@@ -33,7 +33,7 @@ class Browser:
 
     def __init__(self, width=1400, height=900, timeout=30.0):
         self.timeout = timeout
-        self.events = []  # every event seen, in order: (method, params)
+        self.events = []  # every event seen, in order: (method, params); the caller may clear it
         self._next_id = 0
         self._buffer = b""
         self._profile = tempfile.mkdtemp(prefix="keel-chromium-")
@@ -41,6 +41,7 @@ class Browser:
         self.session = None
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
+        os.set_blocking(self._to_browser, False)  # a full pipe must not block past a deadline
 
         def child_fds():
             # The browser's ends must be exactly fds 3 and 4; both are
@@ -95,7 +96,10 @@ class Browser:
                 raise CdpError("browser does not read its pipe (%s)" % method)
             _, ready, _ = select.select([], [self._to_browser], [], 0.5)
             if ready:
-                data = data[os.write(self._to_browser, data):]
+                try:
+                    data = data[os.write(self._to_browser, data):]
+                except BlockingIOError:
+                    pass
         return self._next_id
 
     def _read_message(self, deadline):
@@ -152,12 +156,26 @@ class Browser:
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
     def navigate(self, url):
-        """Loads url and waits for its load event."""
-        self.events.clear()
+        """Loads url and waits for the new document's load event (the old
+        document may still answer "complete" just after the command)."""
+        seen = len(self.events)
         result = self.page("Page.navigate", {"url": url})
         if result.get("errorText"):
             raise CdpError("navigate %s: %s" % (url, result["errorText"]))
-        self.wait_for("document.readyState === 'complete'")
+        self.wait_event("Page.loadEventFired", seen)
+
+    def wait_event(self, method, seen=0, timeout=None):
+        """The first event named method among self.events[seen:], waiting
+        for it until the timeout."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            for name, params in self.events[seen:]:
+                if name == method:
+                    return params
+            seen = len(self.events)
+            if time.monotonic() > deadline:
+                raise CdpError("no %s within %.0f s" % (method, timeout or self.timeout))
+            self.pump(0.05)
 
     def eval(self, expression, timeout=None):
         """The value of a JavaScript expression (promises awaited), as JSON
