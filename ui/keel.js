@@ -621,7 +621,9 @@ function makeBar(r, j, textPct) {
 		b.setAttribute('data-linked', String(r.linked));
 		text = unset ? '' : r.object;
 	}
-	b.tabIndex = 0;
+	/* One stop of the Tab key per row (its first bar); the arrows move
+	 * along the row (a roving tabindex), so Tab never walks 10 000 bars. */
+	b.tabIndex = j === 0 ? 0 : -1;
 	b.setAttribute('role', 'button');
 	b.title = (r.fact ? r.predicate : r.relation) + ': ' +
 		(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
@@ -1085,6 +1087,8 @@ function bind() {
 			const next = e.key === 'ArrowLeft' ? bar.previousElementSibling : bar.nextElementSibling;
 			if (next) {
 				e.preventDefault();
+				bar.tabIndex = -1;
+				next.tabIndex = 0;
 				next.focus();
 			}
 		}
