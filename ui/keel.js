@@ -369,13 +369,27 @@ function rowKey(row) {
 	return row.lane + '\u0000' + eventKey(row.asserted_by) + '\u0000' + row.valid_from;
 }
 
-/* The rows of a history document, each with its lane and sub-row. */
+/* The rows of a history document, each with its lane, its sub-row and
+ * its times in ms (open: Infinity); worked out once per document. */
+const rowsCache = new WeakMap();
 function rowsOf(doc) {
-	const rows = [];
+	let rows = rowsCache.get(doc);
+	if (rows)
+		return rows;
+	rows = [];
+	const add = (r, lane, fact, sub) => {
+		r.lane = lane;
+		r.fact = fact;
+		r.sub = sub;
+		r.from = ms(r.valid_from);
+		r.to = r.valid_to === null ? Infinity : ms(r.valid_to);
+		rows.push(r);
+	};
 	for (const f of doc.facts)
-		rows.push(Object.assign({ lane: 'fact:' + f.predicate, fact: true, sub: '' }, f));
+		add(f, 'fact:' + f.predicate, true, '');
 	for (const r of doc.relations)
-		rows.push(Object.assign({ lane: 'relation:' + r.relation, fact: false, sub: r.object }, r));
+		add(r, 'relation:' + r.relation, false, r.object);
+	rowsCache.set(doc, rows);
 	return rows;
 }
 
@@ -478,9 +492,8 @@ function pct(t) {
 function computeRange() {
 	let lo = Infinity, hi = -Infinity;
 	for (const r of rowsOf(ent.full || ent.hist)) {
-		const f = ms(r.valid_from);
-		lo = Math.min(lo, f);
-		hi = Math.max(hi, r.valid_to ? ms(r.valid_to) : f);
+		lo = Math.min(lo, r.from);
+		hi = Math.max(hi, r.to === Infinity ? r.from : r.to);
 	}
 	if (!Number.isFinite(lo)) {
 		lo = Date.now() - 3600e3;
@@ -628,8 +641,8 @@ function makeBar(r, j, textPct) {
 	b.title = (r.fact ? r.predicate : r.relation) + ': ' +
 		(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
 		r.valid_from + ' → ' + (r.valid_to || 'open');
-	const from = pct(ms(r.valid_from));
-	const width = Math.max(0, (open ? 100 : pct(ms(r.valid_to))) - from);
+	const from = pct(r.from);
+	const width = Math.max(0, (open ? 100 : pct(r.to)) - from);
 	b.style.left = from + '%';
 	b.style.width = width + '%';
 	if (text && width >= textPct)
