@@ -200,9 +200,9 @@ function showView(id) {
 		$(v).hidden = v !== id;
 }
 
-let route_seq = 0;
+let routeSeq = 0;
 async function route() {
-	const seq = ++route_seq;
+	const seq = ++routeSeq;
 	begin();
 	showError('');
 	$('sign-out').hidden = !token();
@@ -220,7 +220,7 @@ async function route() {
 			showError('no such page: ' + location.pathname);
 		}
 	} catch (e) {
-		if (seq === route_seq)
+		if (seq === routeSeq)
 			failed(e);
 	} finally {
 		end();
@@ -852,9 +852,9 @@ function markChanged() {
 }
 
 /* #state: the entity at `at` as known at knownAt (keel show). */
-let state_seq = 0;
+let stateSeq = 0;
 async function loadState() {
-	const seq = ++state_seq;
+	const seq = ++stateSeq;
 	const st = $('state');
 	const title = 'State as of ' + (ent.at || 'now') +
 		(ent.knownAt ? ', as known at ' + ent.knownAt : '');
@@ -862,7 +862,7 @@ async function loadState() {
 	try {
 		doc = await api(entityPath(ent.tenant, ent.subject), { at: ent.at, known_at: ent.knownAt });
 	} catch (e) {
-		if (seq !== state_seq)
+		if (seq !== stateSeq)
 			return;
 		clear(st);
 		$('state-title').textContent = title;
@@ -873,7 +873,7 @@ async function loadState() {
 		}
 		throw e;
 	}
-	if (seq !== state_seq)
+	if (seq !== stateSeq)
 		return;
 	clear(st);
 	$('state-title').textContent = title;
@@ -942,7 +942,7 @@ function reselect() {
 		clearDetail();
 }
 
-let why_seq = 0;
+let whySeq = 0;
 function select(bar) {
 	for (const b of $('timeline').querySelectorAll('.bar.selected'))
 		b.classList.remove('selected');
@@ -974,18 +974,18 @@ function select(bar) {
 		return;
 	}
 	pre.textContent = 'Reading the event…';
-	const seq = ++why_seq;
+	const seq = ++whySeq;
 	run(async () => {
 		let doc;
 		try {
 			doc = await api(entityPath(ent.tenant, ent.subject) + '/why',
 				{ predicate: r.predicate, at: r.valid_from, known_at: ent.knownAt });
 		} catch (e) {
-			if (seq === why_seq)
+			if (seq === whySeq)
 				pre.textContent = '';
 			throw e;
 		}
-		if (seq !== why_seq)
+		if (seq !== whySeq)
 			return;
 		if (eventKey(doc.asserted_by) !== eventKey(r.asserted_by))
 			field('Event shown', 'of ' + eventText(doc.asserted_by) +
