@@ -463,7 +463,9 @@ function setMoments(doc) {
 	ent.moments = Array.from(seen).sort((a, b) => ms(a) - ms(b) || (a < b ? -1 : 1));
 	const s = $('known-at-slider');
 	s.min = 0;
-	s.max = Math.max(0, ent.moments.length - 1);
+	/* One moment or none: nothing to move through; the thumb rests at
+	 * the right, "everything recorded". */
+	s.max = Math.max(1, ent.moments.length - 1);
 	s.disabled = ent.moments.length < 2;
 }
 
@@ -477,7 +479,7 @@ function syncSlider() {
 		while (i > 0 && ms(ent.moments[i]) > k)
 			i--;
 	}
-	s.value = Math.max(0, i);
+	s.value = ent.moments.length < 2 ? s.max : Math.max(0, i);
 	s.setAttribute('aria-valuetext', ent.knownAt || 'everything recorded');
 }
 
