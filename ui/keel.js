@@ -360,6 +360,8 @@ const ent = {
 	zoom: 1,
 	trackPx: 1,	/* the bars' width in pixels at zoom 1 */
 	bars: [],	/* every bar drawn, with .keelRow its row */
+	rowsOfBars: [],	/* the bars of each row of the drawing */
+	shifted: [],	/* bars whose text shiftTexts moved */
 	selectedKey: null,
 	seq: 0,
 };
@@ -450,6 +452,8 @@ async function loadEntity() {
 			clear($('timeline'));
 			$('timeline').setAttribute('data-rows', '0');
 			ent.bars = [];
+			ent.rowsOfBars = [];
+			ent.shifted = [];
 			clear($('state'));
 		}
 		throw e;
@@ -574,6 +578,7 @@ function drawTimeline() {
 	inner.appendChild(axisRow);
 
 	const bars = [];
+	const rowsOfBars = []; /* each row's bars, in time order */
 	const textPct = MIN_TEXT_PX / ((ent.trackPx * ent.zoom) / 100); /* in percent */
 	for (const lane of order) {
 		const laneEl = el('div', 'lane ' + (lane.fact ? 'lane-fact' : 'lane-relation'));
@@ -585,11 +590,14 @@ function drawTimeline() {
 			row.appendChild(rowLabel(i === 0 ? title : null, subName || null));
 			const track = el('div', 'track');
 			const subRows = lane.subs.get(subName);
+			const rowBars = [];
 			for (let j = 0; j < subRows.length; j++) {
 				const b = makeBar(subRows[j], j, textPct);
 				bars.push(b);
+				rowBars.push(b);
 				track.appendChild(b);
 			}
+			rowsOfBars.push(rowBars);
 			row.appendChild(track);
 			laneEl.appendChild(row);
 		});
@@ -607,6 +615,8 @@ function drawTimeline() {
 	clear(tl);
 	tl.appendChild(inner);
 	ent.bars = bars;
+	ent.rowsOfBars = rowsOfBars;
+	ent.shifted = [];
 	tl.setAttribute('data-rows', String(bars.length));
 	tl.setAttribute('data-render-ms', (performance.now() - started).toFixed(1));
 	tl.scrollLeft = keepScroll;
@@ -702,6 +712,36 @@ function drawTicks() {
 	tickBox.appendChild(ticks);
 	clear(grid);
 	grid.appendChild(lines);
+	shiftTexts(ent.t0 + tl.scrollLeft * perPx, perPx);
+}
+
+/* In each row, the bar that runs under the labels from the left starts
+ * its text at their edge (a padding), so a long row scrolled into keeps
+ * saying what it is. One bar a row, found by bisection: cheap on every
+ * scroll however many bars there are. */
+function shiftTexts(edge, perPx) {
+	for (const b of ent.shifted)
+		b.style.paddingLeft = '';
+	ent.shifted = [];
+	for (const bars of ent.rowsOfBars) {
+		let lo = 0, hi = bars.length - 1;
+		while (lo < hi) { /* the last bar beginning at or before the edge */
+			const mid = (lo + hi + 1) >> 1;
+			if (bars[mid].keelRow.from <= edge)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		const b = bars[lo];
+		if (!b || b.keelRow.from > edge || Math.min(b.keelRow.to, ent.t1) <= edge)
+			continue;
+		const hidden = (edge - b.keelRow.from) / perPx;
+		const left = (Math.min(b.keelRow.to, ent.t1) - edge) / perPx;
+		if (hidden < 4 || left < MIN_TEXT_PX)
+			continue;
+		b.style.paddingLeft = hidden + 4 + 'px';
+		ent.shifted.push(b);
+	}
 }
 
 let ticksQueued = false;
