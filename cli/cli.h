@@ -28,6 +28,16 @@ enum {
 #define CLI_STR(x) CLI_STR_(x)
 #define CLI_STR_(x) #x
 
+/* The help lines of options that many commands take, worded once (the
+ * commands whose option column is wider write their own). */
+#define CLI_HELP_KNOWN_AT                                                              \
+	"  -k, --known-at TIME\n"                                                      \
+	"                     as the store knew it at TIME: only what it had\n"        \
+	"                     recorded by then (default: everything)\n"
+#define CLI_HELP_JSON "  -j, --json         print the JSON document even on a terminal\n"
+#define CLI_HELP_STORE                                                                 \
+	"  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+
 struct keel_cmd {
 	const char *name;
 	const char *summary; /* one line, for keel --help */

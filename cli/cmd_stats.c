@@ -67,11 +67,9 @@ const struct keel_cmd keel_cmd_stats = {
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_KNOWN_AT
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints for each tenant the number of entities, fact rows, relation\n"
