@@ -90,9 +90,9 @@ int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const c
 int cli_time_option(const struct keel_cmd *cmd, const char *option, const char *arg,
 		    int64_t *out);
 
-/* The read commands (show, history, why) share one shape: options --at
- * (when the command takes a time; default now), --known-at (the graph as
- * the store had recorded it then; default everything), --changes (when
+/* The read commands (show, history, why, stats) share one shape: options
+ * --at (when the command takes a time; default now), --known-at (the graph
+ * as the store had recorded it then; default everything), --changes (when
  * the command takes it), --json, --store and --help, then between
  * min_args and max_args positional arguments, then one query that returns
  * a JSON document, printed as cli_print_doc does. */
@@ -103,7 +103,9 @@ struct cli_read {
 	int max_args;
 	bool takes_at;
 	bool takes_changes;
-	const char *arity; /* the usage error when the count is wrong */
+	/* The usage error when the count is wrong; NULL: the command takes
+	 * no more than max_args, and the first extra one is named. */
+	const char *arity;
 	int (*query)(struct keel_store *s, char **args, int nargs,
 		     const struct keel_read_options *o, char **json);
 	/* The finding reads (tenants, entities, search) instead of query:
@@ -116,6 +118,9 @@ struct cli_read {
 	bool takes_page;
 	bool takes_filters;
 	bool no_known_at; /* keel tenants: the store's tenants as they are */
+	/* keel stats: --tenant T, handed to query as its one argument (the
+	 * command takes no positional ones); without it, none. */
+	bool takes_tenant;
 };
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);
