@@ -73,6 +73,12 @@ struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
  * (keel_store_open_existing). */
 struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url);
 
+/* The cartridge a --cartridge option names (keel_cartridge_load): CLI_OK
+ * with *out set (NULL when name is NULL: none was given), or the reason
+ * printed and CLI_FATAL. */
+int cli_load_cartridge(const struct keel_cmd *cmd, const char *name,
+		       struct keel_cartridge **out);
+
 /* Option values. Each returns false on a malformed value. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 /* A byte count with an optional K, M or G suffix (powers of 1024). */

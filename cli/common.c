@@ -79,6 +79,21 @@ struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const cha
 	return rc ? cli_open_failed(cmd, rc, err) : s;
 }
 
+int cli_load_cartridge(const struct keel_cmd *cmd, const char *name,
+		       struct keel_cartridge **out)
+{
+	*out = NULL;
+	if (!name)
+		return CLI_OK;
+	char *err = NULL;
+	int rc = keel_cartridge_load(name, out, &err);
+	if (rc) {
+		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
+		free(err);
+	}
+	return rc;
+}
+
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
 {
 	struct keel_store *s = NULL;
