@@ -226,6 +226,7 @@ const struct keel_cmd keel_cmd_serve = {
 		 "  -h, --help               this help\n"
 		 "\n"
 		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"
+		 "A page for people at /ui/ (find entities, see a timeline): docs/ui.md.\n"
 		 "Create tokens with 'keel token new'.",
 	.run = serve_run,
 };

@@ -165,7 +165,7 @@ enum keel_outcome {
 };
 
 /* HTTP statuses the server answers with, counted by class of route. */
-#define KEEL_METRICS_STATUSES 14
+#define KEEL_METRICS_STATUSES 15
 
 /* One tenant's event counters, created when the first event of it is
  * committed and kept (at the same address) for the server's life. */

@@ -64,6 +64,27 @@ void keel_http_log_request(struct keel_server *srv, struct request *rq)
 	keel_buf_free(&b);
 }
 
+/* Queues r with the headers every answer gets, counts it and notes it
+ * for the request log (len: the body's bytes). */
+static enum MHD_Result queue(struct keel_server *srv, struct MHD_Connection *c,
+			     unsigned status, struct MHD_Response *r, size_t len)
+{
+	/* While stopping, keep-alive connections are told to go away. */
+	if (atomic_load(&srv->stopping))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	keel_metrics_status(&srv->metrics, status);
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *conn = ci ? ci->socket_context : NULL;
+	if (conn && conn->rq && ret == MHD_YES) {
+		conn->rq->status = status;
+		conn->rq->bytes = len;
+	}
+	return ret;
+}
+
 /* Queues an answer; takes the body (malloc'd or NULL). allow: for a 405,
  * the methods the path does take (the Allow header), else NULL. */
 static enum MHD_Result answer_allow(struct keel_server *srv, struct MHD_Connection *c,
@@ -84,20 +105,23 @@ static enum MHD_Result answer_allow(struct keel_server *srv, struct MHD_Connecti
 					"Bearer realm=\"keel\"");
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	/* While stopping, keep-alive connections are told to go away. */
-	if (atomic_load(&srv->stopping))
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	keel_metrics_status(&srv->metrics, status);
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct conn *conn = ci ? ci->socket_context : NULL;
-	if (conn && conn->rq && ret == MHD_YES) {
-		conn->rq->status = status;
-		conn->rq->bytes = len;
-	}
-	return ret;
+	return queue(srv, c, status, r, len);
+}
+
+enum MHD_Result keel_http_answer_headers(struct keel_server *srv, struct MHD_Connection *c,
+					 unsigned status, const char *body, size_t len,
+					 bool persistent, const char *const *headers)
+{
+	/* libmicrohttpd takes a non-const pointer even for buffers it only
+	 * reads (PERSISTENT) or copies (MUST_COPY). */
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    len, (void *)(uintptr_t)body,
+	    persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	for (; *headers; headers += 2)
+		MHD_add_response_header(r, headers[0], headers[1]);
+	return queue(srv, c, status, r, len);
 }
 
 enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection *c,

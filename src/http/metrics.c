@@ -25,7 +25,7 @@ static const char *const outcome_name[KEEL_OUTCOME_COUNT] = {
 
 /* The statuses the server answers with; anything else counts as "other". */
 static const unsigned status_code[KEEL_METRICS_STATUSES - 1] = {
-	200, 400, 401, 403, 404, 405, 413, 414, 415, 422, 431, 500, 503,
+	200, 301, 400, 401, 403, 404, 405, 413, 414, 415, 422, 431, 500, 503,
 };
 
 void keel_metrics_init(struct keel_metrics *m)

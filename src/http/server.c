@@ -2,8 +2,8 @@
  * server.c - keel serve: the HTTP API of docs/http.md on libmicrohttpd.
  *
  * This file holds the access handler, which routes a request to POST
- * /v1/events (http_events.c), the read endpoints (http_reads.c), /healthz
- * and /metrics, and starting and stopping the daemon; server.h lists the
+ * /v1/events (http_events.c), the read endpoints (http_reads.c), the page
+ * at /ui/ (ui.c), /healthz and /metrics, and starting and stopping the daemon; server.h lists the
  * other files (answers, the per-connection watchdog).
  *
  * Concurrency model (docs/http.md): libmicrohttpd's thread pool, each
@@ -446,6 +446,11 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 				return keel_http_answer_not_allowed(srv, c, method,
 								    "GET, HEAD");
 			return handle_healthz(srv, c);
+		}
+		/* The page asks for no token: it carries no data (ui.c). */
+		if (keel_http_ui(srv, c, url, method, &ret)) {
+			rq->route = ROUTE_DONE;
+			return ret;
 		}
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;

@@ -12,6 +12,7 @@
  *                    media_type.c, binary_mode.c, body.c)
  *   http_reads.c     the read endpoints and the pool of read handles
  *   http_tls.c       HTTPS: the certificate and key files
+ *   ui.c             the page at /ui/ and its assets, compiled in
  *   server_bench.h   the null mode, for bench_http only
  */
 #ifndef KEEL_HTTP_SERVER_H
@@ -240,6 +241,17 @@ enum MHD_Result keel_http_answer_json(struct keel_server *srv, struct MHD_Connec
 enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection *c,
 				 unsigned status, char *body, size_t len,
 				 const char *content_type);
+/* Queues body[0..len) with the header fields in headers (name, value,
+ * ..., NULL). persistent: the body outlives the answer (a constant) and
+ * is sent from where it is; else it is copied. */
+enum MHD_Result keel_http_answer_headers(struct keel_server *srv, struct MHD_Connection *c,
+					 unsigned status, const char *body, size_t len,
+					 bool persistent, const char *const *headers);
+/* The page at /ui/ (ui.c): answers a request whose path is /ui or under
+ * /ui/ and returns true, else false. Needs no token: the page and its
+ * assets hold no data (docs/ui.md). */
+bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url,
+		  const char *method, enum MHD_Result *ret);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Writes rq's line to the request log, if there is one. */

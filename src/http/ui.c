@@ -1,0 +1,99 @@
+/*
+ * ui.c - the page keel serve serves at /ui/ (docs/ui.md): one index.html
+ * for every view's address (the page routes itself from its path), its
+ * script and its style sheet. The three files are compiled in from ui/
+ * (cmake/Embed.cmake), so the server reads nothing from disk for them.
+ *
+ * None of these answers needs a token: they are the same bytes for
+ * everyone and carry no data. The page asks for the token and sends it
+ * with its own requests to /v1, where it is checked as for any client.
+ */
+#include "server.h"
+
+extern const char keel_ui_index_html[], keel_ui_keel_js[], keel_ui_keel_css[];
+extern const size_t keel_ui_index_html_len, keel_ui_keel_js_len, keel_ui_keel_css_len;
+
+/* Nothing but the server's own script and style: no inline script (so an
+ * API value that found its way into the markup could not run), no other
+ * origin, no forms posting anywhere, never inside another site's frame. */
+#define UI_CSP                                                                       \
+	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "  \
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; "                  \
+	"frame-ancestors 'none'"
+
+#define UI_HEADERS                                                             \
+	"Content-Security-Policy", UI_CSP, MHD_HTTP_HEADER_X_CONTENT_TYPE_OPTIONS, \
+	    "nosniff", "Referrer-Policy", "no-referrer", MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache"
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* A JSON error document, "WHAT NAME: RULE", with the /ui headers. */
+static enum MHD_Result ui_error(struct keel_server *srv, struct MHD_Connection *c,
+				unsigned status, const char *allow, const char *what,
+				const char *name, const char *rule)
+{
+	struct keel_buf msg, b;
+	keel_buf_init(&msg);
+	keel_buf_init(&b);
+	keel_buf_addf(&msg, "%s%s: %s", what, name, rule);
+	keel_buf_adds(&b, "{\"error\":");
+	keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
+	keel_buf_adds(&b, "}\n");
+	const char *headers[] = {UI_HEADERS,
+				 MHD_HTTP_HEADER_CONTENT_TYPE,
+				 "application/json",
+				 allow ? MHD_HTTP_HEADER_ALLOW : NULL,
+				 allow,
+				 NULL};
+	enum MHD_Result ret = keel_http_answer_headers(srv, c, status, b.data, b.len, false,
+						       headers);
+	keel_buf_free(&msg);
+	keel_buf_free(&b);
+	return ret;
+}
+
+static enum MHD_Result ui_file(struct keel_server *srv, struct MHD_Connection *c,
+			       const char *body, size_t len, const char *content_type)
+{
+	const char *headers[] = {UI_HEADERS, MHD_HTTP_HEADER_CONTENT_TYPE, content_type,
+				 NULL};
+	return keel_http_answer_headers(srv, c, MHD_HTTP_OK, body, len, true, headers);
+}
+
+bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url,
+		  const char *method, enum MHD_Result *ret)
+{
+	if (strcmp(url, "/ui") != 0 && !starts_with(url, "/ui/"))
+		return false;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		*ret = ui_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET, HEAD",
+				"method ", method, "not allowed here");
+		return true;
+	}
+	if (strcmp(url, "/ui") == 0) {
+		const char *headers[] = {UI_HEADERS, MHD_HTTP_HEADER_LOCATION, "/ui/", NULL};
+		*ret = keel_http_answer_headers(srv, c, MHD_HTTP_MOVED_PERMANENTLY, "", 0, true,
+						headers);
+		return true;
+	}
+	if (!starts_with(url, "/ui/assets/")) {
+		/* Every view's address is the page; its script reads the path. */
+		*ret = ui_file(srv, c, keel_ui_index_html, keel_ui_index_html_len,
+			       "text/html; charset=utf-8");
+		return true;
+	}
+	const char *name = url + strlen("/ui/assets/");
+	if (strcmp(name, "keel.js") == 0)
+		*ret = ui_file(srv, c, keel_ui_keel_js, keel_ui_keel_js_len,
+			       "text/javascript; charset=utf-8");
+	else if (strcmp(name, "keel.css") == 0)
+		*ret = ui_file(srv, c, keel_ui_keel_css, keel_ui_keel_css_len,
+			       "text/css; charset=utf-8");
+	else
+		*ret = ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "", url, "no such asset");
+	return true;
+}

@@ -1,0 +1,1068 @@
+/*
+ * keel.js - the page keel serve serves at /ui/ (docs/ui.md).
+ *
+ * One script for every view: it reads location.pathname and draws the
+ * tenants, the finder of one tenant, or an entity's timeline, all from the
+ * same /v1 API every other client uses, with the bearer token this tab
+ * keeps in sessionStorage. Everything the API says goes into the page as
+ * text (textContent, setAttribute), never as markup.
+ *
+ * The timeline is built once per answer: bars positioned in percent of a
+ * wide inner element, so zooming is one CSS variable and a scroll, and no
+ * bar is ever measured.
+ */
+'use strict';
+
+const TOKEN_KEY = 'keel.token';
+const PAGE = 100; /* entities or subjects a page */
+const TICK_SPACING_PX = 120;
+const MAX_ZOOM = 20000;
+const MIN_TEXT_PX = 28; /* a bar narrower than this gets no text (yet) */
+
+const $ = (id) => document.getElementById(id);
+
+/* ------------------------------------------------------------ utilities */
+
+function el(tag, className, text) {
+	const e = document.createElement(tag);
+	if (className)
+		e.className = className;
+	if (text !== undefined && text !== null)
+		e.textContent = text;
+	return e;
+}
+
+function clear(node) {
+	while (node.firstChild)
+		node.removeChild(node.firstChild);
+}
+
+const enc = encodeURIComponent;
+
+/* Milliseconds since the epoch of an RFC 3339 time (the API writes up
+ * to microseconds; Date keeps milliseconds, plenty for drawing). */
+function ms(t) {
+	const v = Date.parse(t);
+	return Number.isNaN(v) ? Date.parse(t.replace(/(\.\d{3})\d+/, '$1')) : v;
+}
+
+function iso(msec) {
+	return new Date(msec).toISOString().replace('.000Z', 'Z');
+}
+
+/* A value as a person reads it on a bar: strings bare, the rest JSON. */
+function valueText(v) {
+	if (v === null)
+		return 'unset';
+	return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/* The API's canonical form of an event reference (member order source, id). */
+function eventKey(ref) {
+	return ref ? JSON.stringify({ source: ref.source, id: ref.id }) : '';
+}
+
+function eventText(ref) {
+	return ref ? ref.id + ' from ' + ref.source : 'none (open)';
+}
+
+/* "loading" while anything is fetched or drawn, "ready" when nothing is:
+ * the browser tests wait for "ready". */
+let busy = 0;
+function begin() {
+	busy++;
+	document.documentElement.dataset.state = 'loading';
+}
+function end() {
+	busy = Math.max(0, busy - 1);
+	if (busy === 0)
+		document.documentElement.dataset.state = 'ready';
+}
+
+function showError(text) {
+	const e = $('error');
+	e.textContent = text || '';
+	e.hidden = !text;
+}
+
+/* ------------------------------------------------------------------ API */
+
+class NeedToken extends Error {}
+class ApiError extends Error {
+	constructor(status, message) {
+		super(message);
+		this.status = status;
+	}
+}
+
+function token() {
+	return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function apiPath(path, params) {
+	const q = new URLSearchParams();
+	for (const [k, v] of Object.entries(params || {}))
+		if (v !== undefined && v !== null && v !== '')
+			q.set(k, v);
+	const qs = q.toString();
+	return qs ? path + '?' + qs : path;
+}
+
+async function api(path, params) {
+	const headers = { Accept: 'application/json' };
+	const t = token();
+	if (t)
+		headers.Authorization = 'Bearer ' + t;
+	const r = await fetch(apiPath(path, params), {
+		headers, cache: 'no-store', credentials: 'omit',
+	});
+	let body = null;
+	try {
+		body = await r.json();
+	} catch (e) {
+		body = null;
+	}
+	const message = body && body.error ? body.error : r.statusText;
+	if (r.status === 401)
+		throw new NeedToken(t ? 'the token was refused (' + message + '): sign in again' : '');
+	if (!r.ok)
+		throw new ApiError(r.status, r.status + ': ' + message);
+	return body;
+}
+
+function tenantPath(tenant) {
+	return '/v1/tenants/' + enc(tenant);
+}
+
+function entityPath(tenant, subject) {
+	return tenantPath(tenant) + '/entities/' + enc(subject);
+}
+
+/* --------------------------------------------------------------- routes */
+
+function uiTenant(tenant) {
+	return '/ui/tenants/' + enc(tenant);
+}
+
+function uiEntity(tenant, subject, at, knownAt) {
+	return apiPath(uiTenant(tenant) + '/entities/' + enc(subject),
+		{ at: at, known_at: knownAt });
+}
+
+/* The view the address names: {view, tenant, subject}. */
+function parseRoute() {
+	const parts = location.pathname.split('/').slice(2); /* after "/ui" */
+	if (parts.length && parts[parts.length - 1] === '')
+		parts.pop();
+	let d;
+	try {
+		d = parts.map(decodeURIComponent);
+	} catch (e) {
+		return { view: 'unknown' };
+	}
+	if (d.length === 0)
+		return { view: 'tenants' };
+	if (d[0] === 'tenants' && d.length === 2)
+		return { view: 'find', tenant: d[1] };
+	if (d[0] === 'tenants' && d.length === 4 && d[2] === 'entities' && d[3] !== '')
+		return { view: 'entity', tenant: d[1], subject: d[3] };
+	return { view: 'unknown' };
+}
+
+function crumbs(r) {
+	const nav = $('crumbs');
+	clear(nav);
+	const add = (text, href) => {
+		const a = el(href ? 'a' : 'span', 'crumb', text);
+		if (href)
+			a.href = href;
+		nav.appendChild(a);
+	};
+	add('Tenants', '/ui/');
+	if (r.tenant)
+		add(r.tenant, r.subject ? uiTenant(r.tenant) : null);
+	if (r.subject)
+		add(r.subject, null);
+}
+
+const VIEWS = ['sign-in', 'tenants-view', 'find-view', 'entity-view'];
+function showView(id) {
+	for (const v of VIEWS)
+		$(v).hidden = v !== id;
+}
+
+let route_seq = 0;
+async function route() {
+	const seq = ++route_seq;
+	begin();
+	showError('');
+	$('sign-out').hidden = !token();
+	const r = parseRoute();
+	crumbs(r);
+	try {
+		if (r.view === 'tenants')
+			await tenantsView();
+		else if (r.view === 'find')
+			await findView(r.tenant);
+		else if (r.view === 'entity')
+			await entityView(r.tenant, r.subject);
+		else {
+			showView(null);
+			showError('no such page: ' + location.pathname);
+		}
+	} catch (e) {
+		if (seq === route_seq)
+			failed(e);
+	} finally {
+		end();
+	}
+}
+
+/* What a failed request shows: the sign-in form for a 401, else the
+ * error alone, never data of a view the answer refused. */
+function failed(e) {
+	if (e instanceof NeedToken) {
+		sessionStorage.removeItem(TOKEN_KEY);
+		$('sign-out').hidden = true;
+		showView('sign-in');
+		showError(e.message);
+		$('token').focus();
+		return;
+	}
+	showError(e instanceof ApiError ? e.message : 'error: ' + e.message);
+}
+
+/* -------------------------------------------------------------- tenants */
+
+async function tenantsView() {
+	const doc = await api('/v1/tenants');
+	const list = $('tenants');
+	clear(list);
+	for (const t of doc.tenants) {
+		const li = el('li');
+		const a = el('a', 'tenant', t);
+		a.href = uiTenant(t);
+		a.setAttribute('data-tenant', t);
+		li.appendChild(a);
+		list.appendChild(li);
+	}
+	$('tenants-empty').hidden = doc.tenants.length > 0;
+	showView('tenants-view');
+}
+
+/* ----------------------------------------------------------------- find */
+
+const find = { tenant: null, next: null, params: null, path: null };
+
+async function findView(tenant) {
+	find.tenant = tenant;
+	$('find-title').textContent = 'Find in ' + tenant;
+	const q = new URLSearchParams(location.search);
+	for (const k of ['kind', 'prefix', 'predicate', 'value'])
+		$(k).value = q.get(k) || '';
+	clear($('entities'));
+	$('more').hidden = true;
+	$('entities-caption').textContent = '';
+	showView('find-view');
+	if (q.get('predicate') && q.has('value'))
+		await findPage('search', { predicate: q.get('predicate'), value: q.get('value') }, true);
+	else
+		await findPage('entities', { kind: q.get('kind'), prefix: q.get('prefix') }, true);
+}
+
+/* One page of entities or search results, after the ones shown (or
+ * instead of them when fresh). */
+async function findPage(what, params, fresh) {
+	const list = $('entities');
+	if (fresh) {
+		find.path = tenantPath(find.tenant) + '/' + what;
+		find.params = params;
+		find.next = null;
+	}
+	let doc;
+	try {
+		doc = await api(find.path, Object.assign({ limit: PAGE, cursor: find.next }, find.params));
+	} catch (e) {
+		clear(list);
+		$('more').hidden = true;
+		$('entities-caption').textContent = '';
+		throw e;
+	}
+	if (fresh)
+		clear(list);
+	const items = doc.subjects || doc.entities;
+	const frag = document.createDocumentFragment();
+	for (const it of items) {
+		const li = el('li');
+		const a = el('a', 'entity', it.subject);
+		a.href = uiEntity(find.tenant, it.subject);
+		a.setAttribute('data-subject', it.subject);
+		li.appendChild(a);
+		const meta = it.kind !== undefined
+			? it.kind + ' · last seen ' + it.last_seen
+			: 'since ' + it.valid_from;
+		li.appendChild(el('span', 'meta', meta));
+		frag.appendChild(li);
+	}
+	list.appendChild(frag);
+	find.next = doc.next;
+	$('more').hidden = !doc.next;
+	const n = list.children.length;
+	$('entities-caption').textContent = (doc.subjects
+		? n + ' subject' + (n === 1 ? '' : 's') + ' whose ' + doc.predicate + ' is ' +
+		  JSON.stringify(doc.value) + ' now'
+		: n + ' entit' + (n === 1 ? 'y' : 'ies') +
+		  (doc.kind ? ' of kind ' + doc.kind : '') +
+		  (doc.prefix ? ' beginning ' + doc.prefix : '')) + (doc.next ? ' so far' : '');
+}
+
+function findSubmit(e, what) {
+	e.preventDefault();
+	const params = what === 'search'
+		? { predicate: $('predicate').value.trim(), value: $('value').value }
+		: { kind: $('kind').value.trim(), prefix: $('prefix').value.trim() };
+	history.pushState(null, '', apiPath(uiTenant(find.tenant), params));
+	run(() => findPage(what, params, true));
+}
+
+/* Runs an action of the user's with the page busy meanwhile. */
+async function run(action) {
+	begin();
+	showError('');
+	try {
+		await action();
+	} catch (e) {
+		failed(e);
+	} finally {
+		end();
+	}
+}
+
+/* ------------------------------------------------------------- timeline */
+
+/* The entity being shown: its address, the documents read for it, and
+ * the drawing's state. */
+const ent = {
+	tenant: null, subject: null, at: '', knownAt: '',
+	full: null,	/* history with everything recorded */
+	hist: null,	/* history as known at knownAt (full when none) */
+	moments: [],	/* distinct recorded_at, oldest first */
+	t0: 0, t1: 1,	/* the drawn range, ms */
+	zoom: 1,
+	trackPx: 1,	/* the bars' width in pixels at zoom 1 */
+	bars: [],	/* every bar drawn, with .keelRow its row */
+	selectedKey: null,
+	seq: 0,
+};
+
+/* A row's identity across two readings of one history. */
+function rowKey(row) {
+	return row.lane + '\u0000' + eventKey(row.asserted_by) + '\u0000' + row.valid_from;
+}
+
+/* The rows of a history document, each with its lane and sub-row. */
+function rowsOf(doc) {
+	const rows = [];
+	for (const f of doc.facts)
+		rows.push(Object.assign({ lane: 'fact:' + f.predicate, fact: true, sub: '' }, f));
+	for (const r of doc.relations)
+		rows.push(Object.assign({ lane: 'relation:' + r.relation, fact: false, sub: r.object }, r));
+	return rows;
+}
+
+async function entityView(tenant, subject) {
+	const q = new URLSearchParams(location.search);
+	const same = ent.tenant === tenant && ent.subject === subject;
+	Object.assign(ent, {
+		tenant, subject, at: q.get('at') || '', knownAt: q.get('known_at') || '',
+		selectedKey: same ? ent.selectedKey : null,
+	});
+	if (!same) {
+		ent.zoom = 1;
+		ent.full = null;
+	}
+	$('entity-title').textContent = subject;
+	$('at').value = ent.at;
+	$('known-at').value = ent.knownAt;
+	clear($('timeline'));
+	$('timeline').setAttribute('data-rows', '0');
+	clearDetail();
+	showView('entity-view');
+	await loadEntity();
+}
+
+/* Reads what the view needs and draws each part as its answer comes,
+ * all asked at once: the full history (once per entity: the drawn range
+ * and the highlight compare with it), the history as known at knownAt,
+ * the recording moments for the slider (once), and the state at `at`. */
+async function loadEntity() {
+	const seq = ++ent.seq;
+	const path = entityPath(ent.tenant, ent.subject);
+	const full = ent.full ? Promise.resolve(ent.full) : api(path + '/history');
+	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }) : full;
+	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
+	const timeline = async () => {
+		const [f, h] = await Promise.all([full, hist]);
+		if (seq !== ent.seq)
+			return;
+		ent.full = f;
+		ent.hist = h;
+		drawTimeline();
+		syncSlider();
+	};
+	const moments = async () => {
+		if (!changes)
+			return;
+		const doc = await changes;
+		if (seq !== ent.seq)
+			return;
+		setMoments(doc);
+		syncSlider();
+	};
+	try {
+		/* Promise.all hears every part, so none fails unheard. */
+		await Promise.all([timeline(), moments(), loadState()]);
+	} catch (e) {
+		if (seq === ent.seq) {
+			clear($('timeline'));
+			$('timeline').setAttribute('data-rows', '0');
+			ent.bars = [];
+			clear($('state'));
+		}
+		throw e;
+	}
+}
+
+function setMoments(doc) {
+	const seen = new Set();
+	for (const r of doc.facts.concat(doc.relations))
+		seen.add(r.recorded_at);
+	ent.moments = Array.from(seen).sort((a, b) => ms(a) - ms(b) || (a < b ? -1 : 1));
+	const s = $('known-at-slider');
+	s.min = 0;
+	s.max = Math.max(0, ent.moments.length - 1);
+	s.disabled = ent.moments.length < 2;
+}
+
+/* The slider at the latest moment recorded by knownAt (the last when
+ * none). */
+function syncSlider() {
+	const s = $('known-at-slider');
+	let i = ent.moments.length - 1;
+	if (ent.knownAt) {
+		const k = ms(ent.knownAt);
+		while (i > 0 && ms(ent.moments[i]) > k)
+			i--;
+	}
+	s.value = Math.max(0, i);
+	s.setAttribute('aria-valuetext', ent.knownAt || 'everything recorded');
+}
+
+function pct(t) {
+	return ((t - ent.t0) / (ent.t1 - ent.t0)) * 100;
+}
+
+/* The drawn range: the full history's (so that moving known_at keeps the
+ * picture still), with a margin on the right so that open rows stand out
+ * past the last event. "As of" does not widen it: a cursor outside waits
+ * at the edge. */
+function computeRange() {
+	let lo = Infinity, hi = -Infinity;
+	for (const r of rowsOf(ent.full || ent.hist)) {
+		const f = ms(r.valid_from);
+		lo = Math.min(lo, f);
+		hi = Math.max(hi, r.valid_to ? ms(r.valid_to) : f);
+	}
+	if (!Number.isFinite(lo)) {
+		lo = Date.now() - 3600e3;
+		hi = Date.now();
+	}
+	const span = Math.max(hi - lo, 60e3);
+	ent.t0 = lo - span * 0.01;
+	ent.t1 = lo + span * 1.04;
+}
+
+function rowLabel(text, sub) {
+	const l = el('div', 'row-label');
+	if (text)
+		l.appendChild(el('span', 'lane-name', text));
+	if (sub)
+		l.appendChild(el('span', 'row-object', sub));
+	return l;
+}
+
+/* The bars' width in pixels at zoom 1: the timeline's less the labels'
+ * (--label-w, in rem). Read before building, from styles and the old
+ * layout, so that deciding which bars get their text forces no layout
+ * of the new ones. */
+function trackWidth() {
+	const tl = $('timeline');
+	const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+	const label = parseFloat(getComputedStyle(tl).getPropertyValue('--label-w')) || 13;
+	return Math.max(1, tl.clientWidth - label * rem);
+}
+
+/* Gives their text to the bars now wide enough to show it: text is what
+ * costs in laying out thousands of bars, and a bar a few pixels wide
+ * would show none of it. */
+function labelBars() {
+	const px = (ent.trackPx * ent.zoom) / 100;
+	for (const b of ent.bars)
+		if (b.keelText && !b.firstChild && b.keelWidth * px >= MIN_TEXT_PX)
+			b.textContent = b.keelText;
+}
+
+/* Builds the whole timeline of ent.hist. */
+function drawTimeline() {
+	const tl = $('timeline');
+	const started = performance.now();
+	const keepScroll = tl.scrollLeft;
+	ent.trackPx = trackWidth();
+	computeRange();
+	const rows = rowsOf(ent.hist);
+	const lanes = new Map();
+	for (const r of rows) {
+		let lane = lanes.get(r.lane);
+		if (!lane) {
+			lane = { name: r.lane, fact: r.fact, subs: new Map() };
+			lanes.set(r.lane, lane);
+		}
+		let sub = lane.subs.get(r.sub);
+		if (!sub) {
+			sub = [];
+			lane.subs.set(r.sub, sub);
+		}
+		sub.push(r);
+	}
+	const order = Array.from(lanes.values()).sort((a, b) =>
+		a.fact !== b.fact ? (a.fact ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+	const inner = el('div', 'tl-inner');
+	inner.style.setProperty('--zoom', String(ent.zoom));
+	const axisRow = el('div', 'row axis-row');
+	axisRow.appendChild(rowLabel('UTC', null));
+	const axis = el('div', 'track axis');
+	axis.id = 'axis';
+	axis.title = 'Click to set "as of" to that moment';
+	axisRow.appendChild(axis);
+	inner.appendChild(axisRow);
+
+	const bars = [];
+	const textPct = MIN_TEXT_PX / ((ent.trackPx * ent.zoom) / 100); /* in percent */
+	for (const lane of order) {
+		const laneEl = el('div', 'lane ' + (lane.fact ? 'lane-fact' : 'lane-relation'));
+		laneEl.setAttribute('data-lane', lane.name);
+		const title = lane.name.slice(lane.name.indexOf(':') + 1);
+		const subs = Array.from(lane.subs.keys()).sort();
+		subs.forEach((subName, i) => {
+			const row = el('div', 'row');
+			row.appendChild(rowLabel(i === 0 ? title : null, subName || null));
+			const track = el('div', 'track');
+			const subRows = lane.subs.get(subName);
+			for (let j = 0; j < subRows.length; j++) {
+				const b = makeBar(subRows[j], j, textPct);
+				bars.push(b);
+				track.appendChild(b);
+			}
+			row.appendChild(track);
+			laneEl.appendChild(row);
+		});
+		inner.appendChild(laneEl);
+	}
+	const overlay = el('div', 'overlay');
+	const cursor = el('div', 'at-cursor');
+	cursor.id = 'at-cursor';
+	overlay.appendChild(cursor);
+	inner.insertBefore(el('div', 'overlay grid'), inner.firstChild);
+	inner.appendChild(overlay);
+	if (rows.length === 0)
+		inner.appendChild(el('p', 'hint empty', 'No rows recorded by then.'));
+
+	clear(tl);
+	tl.appendChild(inner);
+	ent.bars = bars;
+	tl.setAttribute('data-rows', String(bars.length));
+	tl.setAttribute('data-render-ms', (performance.now() - started).toFixed(1));
+	tl.scrollLeft = keepScroll;
+	drawTicks();
+	placeCursor();
+	markChanged();
+	reselect();
+}
+
+/* One row's bar; its text only when it is at least textPct wide. */
+function makeBar(r, j, textPct) {
+	const b = document.createElement('div');
+	const unset = r.fact ? r.value === null : !r.linked;
+	const open = r.valid_to === null;
+	b.className = 'bar ' + (r.fact ? 'fact' : 'relation') + (unset ? ' unset' : '') +
+		(open ? ' open' : '') + (j % 2 ? ' alt' : '');
+	b.setAttribute('data-asserted-by', eventKey(r.asserted_by));
+	b.setAttribute('data-closed-by', eventKey(r.closed_by));
+	b.setAttribute('data-valid-from', r.valid_from);
+	b.setAttribute('data-valid-to', r.valid_to || '');
+	let text;
+	if (r.fact) {
+		b.setAttribute('data-value', JSON.stringify(r.value));
+		text = unset ? '' : valueText(r.value);
+	} else {
+		b.setAttribute('data-object', r.object);
+		b.setAttribute('data-linked', String(r.linked));
+		text = unset ? '' : r.object;
+	}
+	b.tabIndex = 0;
+	b.setAttribute('role', 'button');
+	b.title = (unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
+		r.valid_from + ' → ' + (r.valid_to || 'open');
+	const from = pct(ms(r.valid_from));
+	const width = Math.max(0, (open ? 100 : pct(ms(r.valid_to))) - from);
+	b.style.left = from + '%';
+	b.style.width = width + '%';
+	if (text && width >= textPct)
+		b.textContent = text;
+	b.keelRow = r;
+	b.keelText = text;
+	b.keelWidth = width;
+	return b;
+}
+
+/* ------------------------------------------------------- axis and zoom */
+
+const STEPS = [1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3, 900e3, 1800e3,
+	3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3, 2 * 86400e3, 7 * 86400e3,
+	14 * 86400e3, 30 * 86400e3, 91 * 86400e3, 182 * 86400e3, 365 * 86400e3];
+
+function tickLabel(t, step, first) {
+	const s = iso(t);
+	const day = s.slice(0, 10);
+	if (step >= 86400e3)
+		return day;
+	const clock = step < 60e3 ? s.slice(11, 19) : s.slice(11, 16);
+	return first || s.slice(11, 19) === '00:00:00' ? day + ' ' + clock : clock;
+}
+
+/* Ticks and grid lines for the part of the range in view (a step of at
+ * least TICK_SPACING_PX), redrawn on zoom and scroll. */
+function drawTicks() {
+	const tl = $('timeline');
+	const axis = $('axis');
+	if (!axis)
+		return;
+	const grid = tl.querySelector('.overlay.grid');
+	const labelW = axis.offsetLeft;
+	const viewW = Math.max(1, tl.clientWidth - labelW);
+	const trackW = viewW * ent.zoom;
+	const perPx = (ent.t1 - ent.t0) / trackW;
+	const step = STEPS.find((s) => s / perPx >= TICK_SPACING_PX) || STEPS[STEPS.length - 1];
+	const from = ent.t0 + (tl.scrollLeft - TICK_SPACING_PX) * perPx;
+	const to = ent.t0 + (tl.scrollLeft + viewW + TICK_SPACING_PX) * perPx;
+	const ticks = document.createDocumentFragment(), lines = document.createDocumentFragment();
+	let first = true;
+	for (let t = Math.ceil(Math.max(from, ent.t0) / step) * step; t <= Math.min(to, ent.t1); t += step) {
+		const p = pct(t) + '%';
+		const tick = el('div', 'tick', tickLabel(t, step, first));
+		tick.style.left = p;
+		ticks.appendChild(tick);
+		const line = el('div', 'gridline');
+		line.style.left = p;
+		lines.appendChild(line);
+		first = false;
+	}
+	clear(axis);
+	axis.appendChild(ticks);
+	clear(grid);
+	grid.appendChild(lines);
+}
+
+let ticksQueued = false;
+function queueTicks() {
+	if (ticksQueued)
+		return;
+	ticksQueued = true;
+	requestAnimationFrame(() => {
+		ticksQueued = false;
+		drawTicks();
+	});
+}
+
+/* Zooms to z, keeping the moment under `anchor` (0..1 across the visible
+ * part of the timeline) where it is. */
+function setZoom(z, anchor) {
+	const tl = $('timeline');
+	const axis = $('axis');
+	if (!axis)
+		return;
+	const maxZoom = Math.max(1, Math.min(MAX_ZOOM, (ent.t1 - ent.t0) / 1000));
+	z = Math.min(Math.max(z, 1), maxZoom);
+	const viewW = Math.max(1, tl.clientWidth - axis.offsetLeft);
+	const at = (tl.scrollLeft + anchor * viewW) / (viewW * ent.zoom);
+	ent.zoom = z;
+	tl.querySelector('.tl-inner').style.setProperty('--zoom', String(z));
+	tl.scrollLeft = at * viewW * z - anchor * viewW;
+	labelBars();
+	drawTicks();
+}
+
+function wheel(e) {
+	const tl = $('timeline');
+	const axis = $('axis');
+	if (!axis || Math.abs(e.deltaY) <= Math.abs(e.deltaX))
+		return; /* horizontal: the browser scrolls (pans) */
+	const rect = tl.getBoundingClientRect();
+	const x = e.clientX - rect.left - axis.offsetLeft;
+	if (x < 0)
+		return; /* over the labels: scroll the page */
+	e.preventDefault();
+	const unit = e.deltaMode === 1 ? 20 : e.deltaMode === 2 ? 400 : 1;
+	const viewW = Math.max(1, tl.clientWidth - axis.offsetLeft);
+	setZoom(ent.zoom * Math.exp(-e.deltaY * unit * 0.002), x / viewW);
+}
+
+/* Dragging pans; a drag is not a click. */
+const drag = { x: 0, scroll: 0, on: false, moved: false };
+function dragStart(e) {
+	if (e.button !== 0 || !e.target.closest('.track'))
+		return;
+	drag.x = e.clientX;
+	drag.scroll = $('timeline').scrollLeft;
+	drag.on = true;
+	drag.moved = false;
+}
+function dragMove(e) {
+	if (!drag.on)
+		return;
+	const dx = e.clientX - drag.x;
+	if (Math.abs(dx) > 3) {
+		drag.moved = true;
+		$('timeline').classList.add('dragging');
+	}
+	if (drag.moved)
+		$('timeline').scrollLeft = drag.scroll - dx;
+}
+function dragEnd() {
+	drag.on = false;
+	$('timeline').classList.remove('dragging');
+}
+
+/* ---------------------------------------------------- as of, known at */
+
+function placeCursor() {
+	const c = $('at-cursor');
+	if (!c)
+		return;
+	const a = ent.at ? ms(ent.at) : NaN;
+	c.hidden = Number.isNaN(a);
+	if (c.hidden)
+		return;
+	const p = pct(a);
+	c.classList.toggle('before', p < 0);
+	c.classList.toggle('after', p > 100);
+	c.style.left = Math.min(Math.max(p, 0), 100) + '%';
+	c.title = 'As of ' + ent.at + (p < 0 ? ' (before the timeline)' : p > 100 ? ' (after the timeline)' : '');
+}
+
+function setAddress(push) {
+	const url = uiEntity(ent.tenant, ent.subject, ent.at, ent.knownAt);
+	if (url !== location.pathname + location.search)
+		history[push ? 'pushState' : 'replaceState'](null, '', url);
+}
+
+function setAt(value, push) {
+	ent.at = value.trim();
+	$('at').value = ent.at;
+	setAddress(push);
+	placeCursor();
+	run(loadState);
+}
+
+let knownTimer = null;
+/* Sets known_at and reads again; from the slider (debounced: the page is
+ * "loading" from the first move until it has drawn the last). */
+function setKnownAt(value, push, debounce) {
+	ent.knownAt = value.trim();
+	$('known-at').value = ent.knownAt;
+	setAddress(push);
+	if (knownTimer === null)
+		begin();
+	else
+		clearTimeout(knownTimer);
+	knownTimer = setTimeout(() => {
+		knownTimer = null;
+		run(loadEntity).finally(end);
+	}, debounce ? 120 : 0);
+}
+
+/* Rows of the view that a later-recorded event changed: in the full
+ * history the same row (lane, asserted_by, valid_from) ends elsewhere,
+ * was closed by another event, or is not there at all. */
+function markChanged() {
+	const on = $('highlight-changed').checked && ent.knownAt && ent.full;
+	let later = null;
+	if (on) {
+		later = new Map();
+		for (const r of rowsOf(ent.full))
+			later.set(rowKey(r), r);
+	}
+	let n = 0;
+	for (const b of ent.bars) {
+		let changed = false;
+		if (later) {
+			const r = b.keelRow;
+			const now = later.get(rowKey(r));
+			changed = !now || now.valid_to !== r.valid_to ||
+				eventKey(now.closed_by) !== eventKey(r.closed_by);
+		}
+		b.classList.toggle('changed', changed);
+		n += changed;
+	}
+	$('timeline').setAttribute('data-changed', String(n));
+}
+
+/* #state: the entity at `at` as known at knownAt (keel show). */
+let state_seq = 0;
+async function loadState() {
+	const seq = ++state_seq;
+	const st = $('state');
+	const title = 'State as of ' + (ent.at || 'now') +
+		(ent.knownAt ? ', as known at ' + ent.knownAt : '');
+	let doc;
+	try {
+		doc = await api(entityPath(ent.tenant, ent.subject), { at: ent.at, known_at: ent.knownAt });
+	} catch (e) {
+		if (seq !== state_seq)
+			return;
+		clear(st);
+		$('state-title').textContent = title;
+		if (e instanceof ApiError && e.status === 404) {
+			st.appendChild(el('p', 'hint', 'Nothing known about ' + ent.subject +
+				' at that moment: before its first event, or not yet recorded.'));
+			return;
+		}
+		throw e;
+	}
+	if (seq !== state_seq)
+		return;
+	clear(st);
+	$('state-title').textContent = title;
+	$('entity-meta').textContent = (doc.kind ? doc.kind + ' · ' : '') + 'first seen ' +
+		doc.first_seen + ' · last seen ' + doc.last_seen;
+	const facts = el('ul', 'state-list');
+	for (const p of Object.keys(doc.facts).sort()) {
+		const f = doc.facts[p];
+		const li = el('li', 'state-fact');
+		li.setAttribute('data-predicate', p);
+		li.setAttribute('data-value', JSON.stringify(f.value));
+		li.appendChild(el('span', 'k', p));
+		li.appendChild(el('span', 'v', valueText(f.value)));
+		li.appendChild(el('span', 'since', 'since ' + f.valid_from));
+		facts.appendChild(li);
+	}
+	st.appendChild(el('h3', null, 'Facts'));
+	st.appendChild(doc.facts && Object.keys(doc.facts).length ? facts : el('p', 'hint', 'none'));
+	const rel = el('ul', 'state-list');
+	for (const r of doc.outgoing) {
+		const li = el('li', 'state-relation');
+		li.setAttribute('data-relation', r.relation);
+		li.setAttribute('data-object', r.object);
+		li.appendChild(el('span', 'k', r.relation));
+		const a = el('a', 'v', r.object);
+		a.href = uiEntity(ent.tenant, r.object, ent.at, ent.knownAt);
+		li.appendChild(a);
+		li.appendChild(el('span', 'since', 'since ' + r.valid_from));
+		rel.appendChild(li);
+	}
+	st.appendChild(el('h3', null, 'Relations'));
+	st.appendChild(doc.outgoing.length ? rel : el('p', 'hint', 'none'));
+	if (doc.incoming && doc.incoming.length) {
+		const inc = el('ul', 'state-list');
+		for (const r of doc.incoming) {
+			const li = el('li', 'state-incoming');
+			li.setAttribute('data-subject', r.subject);
+			li.setAttribute('data-relation', r.relation);
+			const a = el('a', 'k', r.subject);
+			a.href = uiEntity(ent.tenant, r.subject, ent.at, ent.knownAt);
+			li.appendChild(a);
+			li.appendChild(el('span', 'v', r.relation + ' → here'));
+			li.appendChild(el('span', 'since', 'since ' + r.valid_from));
+			inc.appendChild(li);
+		}
+		st.appendChild(el('h3', null, 'Pointing here'));
+		st.appendChild(inc);
+	}
+}
+
+/* -------------------------------------------------------------- detail */
+
+function clearDetail() {
+	clear($('detail-fields'));
+	$('detail-event').textContent = '';
+	$('detail-empty').hidden = false;
+}
+
+function reselect() {
+	if (!ent.selectedKey)
+		return clearDetail();
+	const b = ent.bars.find((x) => rowKey(x.keelRow) === ent.selectedKey);
+	if (b)
+		select(b);
+	else
+		clearDetail();
+}
+
+let why_seq = 0;
+function select(bar) {
+	for (const b of $('timeline').querySelectorAll('.bar.selected'))
+		b.classList.remove('selected');
+	bar.classList.add('selected');
+	const r = bar.keelRow;
+	ent.selectedKey = rowKey(r);
+	$('detail-empty').hidden = true;
+	const dl = $('detail-fields');
+	clear(dl);
+	const field = (k, v) => {
+		dl.appendChild(el('dt', null, k));
+		dl.appendChild(el('dd', null, v));
+	};
+	if (r.fact) {
+		field('Predicate', r.predicate);
+		field('Value', r.value === null ? 'unset (null)' : JSON.stringify(r.value));
+	} else {
+		field('Relation', r.relation);
+		field('Object', r.object);
+		field('Linked', r.linked ? 'yes' : 'no (unlinked)');
+	}
+	field('Valid', r.valid_from + ' → ' + (r.valid_to || 'open'));
+	field('Asserted by', eventText(r.asserted_by));
+	field('Closed by', eventText(r.closed_by));
+	const pre = $('detail-event');
+	if (!r.fact) {
+		pre.textContent = 'The event behind a relation row is ' + r.asserted_by.id +
+			' from ' + r.asserted_by.source + ' (why answers for facts).';
+		return;
+	}
+	pre.textContent = 'Reading the event…';
+	const seq = ++why_seq;
+	run(async () => {
+		let doc;
+		try {
+			doc = await api(entityPath(ent.tenant, ent.subject) + '/why',
+				{ predicate: r.predicate, at: r.valid_from, known_at: ent.knownAt });
+		} catch (e) {
+			if (seq === why_seq)
+				pre.textContent = '';
+			throw e;
+		}
+		if (seq !== why_seq)
+			return;
+		if (eventKey(doc.asserted_by) !== eventKey(r.asserted_by))
+			field('Event shown', 'of ' + eventText(doc.asserted_by) +
+				', whose row begins at the same moment and holds the value then');
+		pre.textContent = JSON.stringify(doc.event.envelope, null, 2);
+	});
+}
+
+/* --------------------------------------------------------------- events */
+
+function bind() {
+	$('token-form').addEventListener('submit', (e) => {
+		e.preventDefault();
+		const t = $('token').value.trim();
+		$('token').value = '';
+		if (!t)
+			return;
+		sessionStorage.setItem(TOKEN_KEY, t);
+		route();
+	});
+	$('sign-out').addEventListener('click', () => {
+		sessionStorage.removeItem(TOKEN_KEY);
+		ent.full = null;
+		route();
+	});
+	$('find-form').addEventListener('submit', (e) => findSubmit(e, 'entities'));
+	$('search-form').addEventListener('submit', (e) => findSubmit(e, 'search'));
+	$('more').addEventListener('click', () => run(() => findPage(null, null, false)));
+
+	$('time-form').addEventListener('submit', (e) => {
+		e.preventDefault();
+		if ($('at').value.trim() !== ent.at)
+			setAt($('at').value, true);
+		if ($('known-at').value.trim() !== ent.knownAt)
+			setKnownAt($('known-at').value, true, false);
+	});
+	/* Enter applies a time typed (the form has no submit button). */
+	for (const id of ['at', 'known-at'])
+		$(id).addEventListener('keydown', (e) => {
+			if (e.key === 'Enter') {
+				e.preventDefault();
+				$(id).dispatchEvent(new Event('change'));
+			}
+		});
+	$('at').addEventListener('change', () => {
+		if ($('at').value.trim() !== ent.at)
+			setAt($('at').value, true);
+	});
+	$('at-now').addEventListener('click', () => setAt('', true));
+	$('known-at').addEventListener('change', () => {
+		if ($('known-at').value.trim() !== ent.knownAt)
+			setKnownAt($('known-at').value, true, false);
+	});
+	/* The slider names moments; a known_at typed between two of them sits
+	 * on the earlier, so a key that leaves the value where it is (Home on
+	 * the first) still means "this moment": keys are heard too. */
+	const slider = $('known-at-slider');
+	const slid = () => {
+		const m = ent.moments[Number(slider.value)];
+		if (m && m !== ent.knownAt)
+			setKnownAt(m, false, true);
+	};
+	slider.addEventListener('input', slid);
+	slider.addEventListener('keyup', slid);
+	$('known-at-now').addEventListener('click', () => {
+		ent.full = null; /* read everything again: something may have come since */
+		setKnownAt('', true, false);
+	});
+	$('highlight-changed').addEventListener('change', markChanged);
+
+	$('zoom-in').addEventListener('click', () => setZoom(ent.zoom * 2, 0.5));
+	$('zoom-out').addEventListener('click', () => setZoom(ent.zoom / 2, 0.5));
+	$('zoom-fit').addEventListener('click', () => setZoom(1, 0));
+
+	const tl = $('timeline');
+	tl.addEventListener('wheel', wheel, { passive: false });
+	tl.addEventListener('scroll', queueTicks, { passive: true });
+	tl.addEventListener('pointerdown', dragStart);
+	window.addEventListener('pointermove', dragMove);
+	window.addEventListener('pointerup', dragEnd);
+	window.addEventListener('pointercancel', dragEnd);
+	window.addEventListener('resize', () => {
+		ent.trackPx = trackWidth();
+		labelBars();
+		queueTicks();
+	});
+	tl.addEventListener('click', (e) => {
+		if (drag.moved) {
+			drag.moved = false;
+			return;
+		}
+		const bar = e.target.closest('.bar');
+		if (bar)
+			return select(bar);
+		const axis = e.target.closest('#axis');
+		if (axis) {
+			const rect = axis.getBoundingClientRect();
+			const f = (e.clientX - rect.left) / rect.width;
+			setAt(iso(Math.round(ent.t0 + f * (ent.t1 - ent.t0))), true);
+		}
+	});
+	tl.addEventListener('keydown', (e) => {
+		const bar = e.target.closest && e.target.closest('.bar');
+		if (bar && (e.key === 'Enter' || e.key === ' ')) {
+			e.preventDefault();
+			select(bar);
+		}
+	});
+	window.addEventListener('popstate', route);
+}
+
+bind();
+route();
