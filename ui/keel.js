@@ -544,6 +544,8 @@ function drawTimeline() {
 	const axis = el('div', 'track axis');
 	axis.id = 'axis';
 	axis.title = 'Click to set "as of" to that moment';
+	axis.appendChild(el('div', 'ticks'));
+	axis.appendChild(el('div', 'at-marker', 'as of'));
 	axisRow.appendChild(axis);
 	inner.appendChild(axisRow);
 
@@ -668,8 +670,9 @@ function drawTicks() {
 		lines.appendChild(line);
 		first = false;
 	}
-	clear(axis);
-	axis.appendChild(ticks);
+	const tickBox = axis.querySelector('.ticks');
+	clear(tickBox);
+	tickBox.appendChild(ticks);
 	clear(grid);
 	grid.appendChild(lines);
 }
@@ -746,19 +749,24 @@ function dragEnd() {
 
 /* ---------------------------------------------------- as of, known at */
 
+/* The "as of" line across the lanes, and its label on the axis. */
 function placeCursor() {
 	const c = $('at-cursor');
-	if (!c)
+	const m = document.querySelector('#axis .at-marker');
+	if (!c || !m)
 		return;
 	const a = ent.at ? ms(ent.at) : NaN;
-	c.hidden = Number.isNaN(a);
+	c.hidden = m.hidden = Number.isNaN(a);
 	if (c.hidden)
 		return;
 	const p = pct(a);
-	c.classList.toggle('before', p < 0);
-	c.classList.toggle('after', p > 100);
-	c.style.left = Math.min(Math.max(p, 0), 100) + '%';
-	c.title = 'As of ' + ent.at + (p < 0 ? ' (before the timeline)' : p > 100 ? ' (after the timeline)' : '');
+	const where = p < 0 ? ' (before the timeline)' : p > 100 ? ' (after the timeline)' : '';
+	for (const e of [c, m]) {
+		e.classList.toggle('before', p < 0);
+		e.classList.toggle('after', p > 100);
+		e.style.left = Math.min(Math.max(p, 0), 100) + '%';
+		e.title = 'As of ' + ent.at + where;
+	}
 }
 
 function setAddress(push) {
@@ -1054,11 +1062,21 @@ function bind() {
 			setAt(iso(Math.round(ent.t0 + f * (ent.t1 - ent.t0))), true);
 		}
 	});
+	/* On a bar: Enter or Space selects it, the arrows go to the row's
+	 * previous or next bar (a row's bars are in time order). */
 	tl.addEventListener('keydown', (e) => {
 		const bar = e.target.closest && e.target.closest('.bar');
-		if (bar && (e.key === 'Enter' || e.key === ' ')) {
+		if (!bar)
+			return;
+		if (e.key === 'Enter' || e.key === ' ') {
 			e.preventDefault();
 			select(bar);
+		} else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+			const next = e.key === 'ArrowLeft' ? bar.previousElementSibling : bar.nextElementSibling;
+			if (next) {
+				e.preventDefault();
+				next.focus();
+			}
 		}
 	});
 	window.addEventListener('popstate', route);
