@@ -5,7 +5,7 @@
 # that "known at" between them differs from everything recorded.
 # tests/ui/ui_check.py compares what the page shows with what the JSON API
 # answers for the same moments, with a token for every tenant and with one
-# of another tenant (docs/ui.md).
+# of another tenant (docs/ui-testing.md).
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 chromium=${KEEL_CHROMIUM:-/usr/bin/chromium}
@@ -15,6 +15,9 @@ command -v python3 >/dev/null || skip_test "no python3"
 "$KEEL" generate fleet --events 3000 --tenants 2 --seed 17 --late 0.1 --output "$dir/in.ndjson"
 head -n 1500 "$dir/in.ndjson" >"$dir/first.ndjson"
 tail -n +1501 "$dir/in.ndjson" >"$dir/second.ndjson"
+# A vehicle whose subject needs escaping in an address (/, space, %).
+echo '{"specversion":"1.0","id":"odd-subject-1","source":"/fleet/tenant-00/registry","type":"fleet.vehicle.registered","time":"2026-01-05T06:00:00Z","tenant":"tenant-00","datacontenttype":"application/json","data":{"vehicle_id":"A/B 1%","depot_id":"D-01","make":"DAF","model":"LF","year":2018,"vin":"VF4N59LS5A4D7SBPX"}}' \
+	>>"$dir/first.ndjson"
 db="sqlite:$dir/keel.db"
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/first.ndjson"
 known_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)

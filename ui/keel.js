@@ -17,7 +17,7 @@ const TOKEN_KEY = 'keel.token';
 const PAGE = 100; /* entities or subjects a page */
 const TICK_SPACING_PX = 120;
 const MAX_ZOOM = 20000;
-const MIN_TEXT_PX = 28; /* a bar narrower than this gets no text (yet) */
+const MIN_TEXT_PX = 36; /* a bar narrower than this gets no text (yet) */
 
 const $ = (id) => document.getElementById(id);
 
@@ -55,6 +55,15 @@ function valueText(v) {
 	if (v === null)
 		return 'unset';
 	return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/* A value as a bar shows it, shorter still: a flat object's members as
+ * "name value" pairs ({"lat":1,"lon":2} is "lat 1, lon 2"). */
+function barText(v) {
+	if (v && typeof v === 'object' && !Array.isArray(v) &&
+	    Object.values(v).every((x) => x === null || typeof x !== 'object'))
+		return Object.entries(v).map(([k, x]) => k + ' ' + valueText(x)).join(', ');
+	return valueText(v);
 }
 
 /* The API's canonical form of an event reference (member order source, id). */
@@ -544,6 +553,8 @@ function drawTimeline() {
 	const axis = el('div', 'track axis');
 	axis.id = 'axis';
 	axis.title = 'Click to set "as of" to that moment';
+	axis.appendChild(el('div', 'ticks'));
+	axis.appendChild(el('div', 'at-marker', 'as of'));
 	axisRow.appendChild(axis);
 	inner.appendChild(axisRow);
 
@@ -604,7 +615,7 @@ function makeBar(r, j, textPct) {
 	let text;
 	if (r.fact) {
 		b.setAttribute('data-value', JSON.stringify(r.value));
-		text = unset ? '' : valueText(r.value);
+		text = unset ? '' : barText(r.value);
 	} else {
 		b.setAttribute('data-object', r.object);
 		b.setAttribute('data-linked', String(r.linked));
@@ -612,7 +623,8 @@ function makeBar(r, j, textPct) {
 	}
 	b.tabIndex = 0;
 	b.setAttribute('role', 'button');
-	b.title = (unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
+	b.title = (r.fact ? r.predicate : r.relation) + ': ' +
+		(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
 		r.valid_from + ' → ' + (r.valid_to || 'open');
 	const from = pct(ms(r.valid_from));
 	const width = Math.max(0, (open ? 100 : pct(ms(r.valid_to))) - from);
@@ -668,8 +680,9 @@ function drawTicks() {
 		lines.appendChild(line);
 		first = false;
 	}
-	clear(axis);
-	axis.appendChild(ticks);
+	const tickBox = axis.querySelector('.ticks');
+	clear(tickBox);
+	tickBox.appendChild(ticks);
 	clear(grid);
 	grid.appendChild(lines);
 }
@@ -746,19 +759,24 @@ function dragEnd() {
 
 /* ---------------------------------------------------- as of, known at */
 
+/* The "as of" line across the lanes, and its label on the axis. */
 function placeCursor() {
 	const c = $('at-cursor');
-	if (!c)
+	const m = document.querySelector('#axis .at-marker');
+	if (!c || !m)
 		return;
 	const a = ent.at ? ms(ent.at) : NaN;
-	c.hidden = Number.isNaN(a);
+	c.hidden = m.hidden = Number.isNaN(a);
 	if (c.hidden)
 		return;
 	const p = pct(a);
-	c.classList.toggle('before', p < 0);
-	c.classList.toggle('after', p > 100);
-	c.style.left = Math.min(Math.max(p, 0), 100) + '%';
-	c.title = 'As of ' + ent.at + (p < 0 ? ' (before the timeline)' : p > 100 ? ' (after the timeline)' : '');
+	const where = p < 0 ? ' (before the timeline)' : p > 100 ? ' (after the timeline)' : '';
+	for (const e of [c, m]) {
+		e.classList.toggle('before', p < 0);
+		e.classList.toggle('after', p > 100);
+		e.style.left = Math.min(Math.max(p, 0), 100) + '%';
+		e.title = 'As of ' + ent.at + where;
+	}
 }
 
 function setAddress(push) {
@@ -1054,11 +1072,21 @@ function bind() {
 			setAt(iso(Math.round(ent.t0 + f * (ent.t1 - ent.t0))), true);
 		}
 	});
+	/* On a bar: Enter or Space selects it, the arrows go to the row's
+	 * previous or next bar (a row's bars are in time order). */
 	tl.addEventListener('keydown', (e) => {
 		const bar = e.target.closest && e.target.closest('.bar');
-		if (bar && (e.key === 'Enter' || e.key === ' ')) {
+		if (!bar)
+			return;
+		if (e.key === 'Enter' || e.key === ' ') {
 			e.preventDefault();
 			select(bar);
+		} else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+			const next = e.key === 'ArrowLeft' ? bar.previousElementSibling : bar.nextElementSibling;
+			if (next) {
+				e.preventDefault();
+				next.focus();
+			}
 		}
 	});
 	window.addEventListener('popstate', route);

@@ -33,7 +33,7 @@ class Browser:
 
     def __init__(self, width=1400, height=900, timeout=30.0):
         self.timeout = timeout
-        self.events = []  # every event seen, in order: (method, params)
+        self.events = []  # every event seen, in order: (method, params); the caller may clear it
         self._next_id = 0
         self._buffer = b""
         self._profile = tempfile.mkdtemp(prefix="keel-chromium-")
@@ -41,18 +41,18 @@ class Browser:
         self.session = None
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
+        os.set_blocking(self._to_browser, False)  # a full pipe must not block past a deadline
 
         def child_fds():
-            # The browser's ends must be exactly fds 3 and 4; both are
-            # moved above 4 first so that neither dup2 clobbers the other.
-            hi_r = os.dup(to_browser_r) if to_browser_r > 4 else to_browser_r
-            hi_w = os.dup(from_browser_w) if from_browser_w > 4 else from_browser_w
-            while hi_r <= 4:
-                hi_r = os.dup(hi_r)
-            while hi_w <= 4:
-                hi_w = os.dup(hi_w)
-            os.dup2(hi_r, 3)
-            os.dup2(hi_w, 4)
+            # The browser's ends must be exactly fds 3 and 4: both are
+            # first copied above 4, so that neither dup2 clobbers the other.
+            def above_4(fd):
+                while fd <= 4:
+                    fd = os.dup(fd)
+                return fd
+            reads, writes = above_4(to_browser_r), above_4(from_browser_w)
+            os.dup2(reads, 3)
+            os.dup2(writes, 4)
 
         args = [CHROMIUM, "--headless", "--remote-debugging-pipe", "--no-sandbox",
                 "--user-data-dir=" + self._profile, "--no-first-run", "--disable-gpu",
@@ -62,10 +62,10 @@ class Browser:
                 "--hide-scrollbars", "--mute-audio", "--password-store=basic",
                 "--window-size=%d,%d" % (width, height), "about:blank"]
         try:
-            self.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=open(os.path.join(self._profile, "stderr"), "wb"),
-                pass_fds=(3, 4), preexec_fn=child_fds, start_new_session=True)
+            with open(os.path.join(self._profile, "stderr"), "wb") as stderr:
+                self.proc = subprocess.Popen(
+                    args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                    pass_fds=(3, 4), preexec_fn=child_fds, start_new_session=True)
         finally:
             os.close(to_browser_r)
             os.close(from_browser_w)
@@ -95,7 +95,10 @@ class Browser:
                 raise CdpError("browser does not read its pipe (%s)" % method)
             _, ready, _ = select.select([], [self._to_browser], [], 0.5)
             if ready:
-                data = data[os.write(self._to_browser, data):]
+                try:
+                    data = data[os.write(self._to_browser, data):]
+                except BlockingIOError:
+                    pass
         return self._next_id
 
     def _read_message(self, deadline):
@@ -152,12 +155,26 @@ class Browser:
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
     def navigate(self, url):
-        """Loads url and waits for its load event."""
-        self.events.clear()
+        """Loads url and waits for the new document's load event (the old
+        document may still answer "complete" just after the command)."""
+        seen = len(self.events)
         result = self.page("Page.navigate", {"url": url})
         if result.get("errorText"):
             raise CdpError("navigate %s: %s" % (url, result["errorText"]))
-        self.wait_for("document.readyState === 'complete'")
+        self.wait_event("Page.loadEventFired", seen)
+
+    def wait_event(self, method, seen=0, timeout=None):
+        """The first event named method among self.events[seen:], waiting
+        for it until the timeout."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            for name, params in self.events[seen:]:
+                if name == method:
+                    return params
+            seen = len(self.events)
+            if time.monotonic() > deadline:
+                raise CdpError("no %s within %.0f s" % (method, timeout or self.timeout))
+            self.pump(0.05)
 
     def eval(self, expression, timeout=None):
         """The value of a JavaScript expression (promises awaited), as JSON

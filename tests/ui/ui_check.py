@@ -23,6 +23,8 @@ import cdp  # noqa: E402
 base, token_all, token_other, known_at = sys.argv[1:5]
 TENANT = "tenant-00"
 OTHER_TENANT = "tenant-01"
+# A subject whose address needs escapes (tests/http_ui.sh adds it).
+ODD_SUBJECT = "vehicle:A/B 1%"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 # Records every violation the page's CSP reports, in every document the tab opens.
@@ -92,9 +94,12 @@ def value_key(text):
     return json.dumps(same_value(json.loads(text)), sort_keys=True)
 
 
+def encode_uri_component(s):
+    return urllib.parse.quote(s, safe="-_.!~*'()")
+
+
 def entity_path(tenant, subject):
-    q = lambda s: urllib.parse.quote(s, safe="-_.!~*'()")  # encodeURIComponent
-    return "/ui/tenants/%s/entities/%s" % (q(tenant), q(subject))
+    return "/ui/tenants/%s/entities/%s" % (encode_uri_component(tenant), encode_uri_component(subject))
 
 
 # -- what the API says ------------------------------------------------------
@@ -106,7 +111,9 @@ def history(subject, known=None):
 
 def rows_of(doc):
     """The rows of a history document as the page must draw them: one bar
-    each, as (lane, asserted_by, valid_from, valid_to, closed_by, what)."""
+    each, as (lane, asserted_by, valid_from, valid_to, closed_by, what,
+    unset, open), what being the value of a fact, the object and linked
+    of a relation."""
     rows = []
     for f in doc["facts"]:
         rows.append(("fact:" + f["predicate"], canon(f["asserted_by"]), f["valid_from"],
@@ -131,14 +138,18 @@ def state_of(subject, at, known=None):
             "relations": sorted((r["relation"], r["object"]) for r in doc["outgoing"])}
 
 
+def row_id(row):
+    """What makes a row the same one in two views: its lane, asserted_by
+    and valid_from (and a relation row's object: one event may link
+    several)."""
+    return row[:3] + ((row[5],) if row[0].startswith("relation:") else ())
+
+
 def changed_rows(full_doc, known_doc):
     """The rows of the known_at view that a later-recorded event changed:
     gone from the full view, or ending there otherwise."""
-    full = {}
-    for row in rows_of(full_doc):
-        full[(row[0], row[1], row[2])] = (row[3], row[4])
-    return sorted(row[:3] for row in rows_of(known_doc)
-                  if full.get((row[0], row[1], row[2])) != (row[3], row[4]))
+    full = {row_id(row): (row[3], row[4]) for row in rows_of(full_doc)}
+    return sorted(row_id(row) for row in rows_of(known_doc) if full.get(row_id(row)) != (row[3], row[4]))
 
 
 # -- what the page shows ----------------------------------------------------
@@ -156,6 +167,8 @@ STATE_JS = """({
   relations: [...document.querySelectorAll('#state .state-relation')].map(e => [e.dataset.relation, e.dataset.object])
 })"""
 READY_JS = "document.documentElement.dataset.state === 'ready'"
+MORE_SHOWN_JS = ("(() => { const m = document.querySelector('button#more');"
+                 " return !!m && !m.hidden && m.offsetParent !== null; })()")
 
 
 def page_rows(bars):
@@ -175,7 +188,7 @@ def page_rows(bars):
 
 def changed_bars(b):
     bars = b.eval(BARS_JS)
-    return sorted(row[:3] for row, bar in zip(page_rows(bars), bars) if bar["changed"])
+    return sorted(row_id(row) for row, bar in zip(page_rows(bars), bars) if bar["changed"])
 
 
 def page_state(b):
@@ -195,10 +208,16 @@ class Page:
     def __init__(self, browser):
         self.b = browser
 
-    def ready_after(self, action_js, what):
-        """Runs an action and waits until the page has drawn its result."""
+    def ready_after(self, action, what):
+        """Runs an action (JavaScript, or a function) and waits until the
+        page says it has drawn its result: the mark put on <html> first is
+        "ready" again only once the page has been through its own
+        "loading"."""
         self.b.eval("document.documentElement.dataset.state = 'stale'")
-        self.b.eval(action_js)
+        if callable(action):
+            action()
+        else:
+            self.b.eval(action)
         self.b.wait_for(READY_JS, what="the page ready after " + what)
 
     def expect(self, read, want, what, timeout=20.0):
@@ -260,8 +279,8 @@ def choose_at(subject, full, then):
     """A moment whose state differs as known at known_at: the start of a
     row recorded later (the middle one of those that qualify), so that a
     page that ignored known_at in the state would fail."""
-    known = {(r[0], r[1], r[2]) for r in rows_of(then)}
-    later = sorted({r[2] for r in rows_of(full) if (r[0], r[1], r[2]) not in known})
+    known = {row_id(r) for r in rows_of(then)}
+    later = sorted({r[2] for r in rows_of(full) if row_id(r) not in known})
     ok = [at for at in later if state_of(subject, at) != state_of(subject, at, known_at)]
     check(ok, "no moment whose state known_at changes")
     return ok[len(ok) // 2]
@@ -272,9 +291,7 @@ def sign_in(p, token):
                  "document.querySelector('form#token-form').offsetParent !== null",
                  what="the sign-in form")
     check(p.b.eval("document.querySelector('input#token').type") == "password", "#token is not a password input")
-    p.b.eval("document.documentElement.dataset.state = 'stale'")
-    p.type_into("input#token", token)
-    p.b.wait_for(READY_JS, what="the page ready after signing in")
+    p.ready_after(lambda: p.type_into("input#token", token), "signing in")
 
 
 def check_token_kept_safely(p, token):
@@ -323,8 +340,7 @@ def entity_list(b):
 
 def all_entities(p, what):
     """Clicks #more until it hides; the whole list the page shows."""
-    while p.b.eval("(() => { const m = document.querySelector('button#more');"
-                   " return !!m && !m.hidden && m.offsetParent !== null; })()"):
+    while p.b.eval(MORE_SHOWN_JS):
         before = len(entity_list(p.b))
         p.ready_after("document.querySelector('button#more').click()", "#more (%s)" % what)
         check(len(entity_list(p.b)) > before, "#more added nothing (%s)" % what)
@@ -349,13 +365,17 @@ def main():
                    "document.querySelector('#error').textContent.trim() !== ''",
                    what="the form again with a message in #error after a wrong token")
         check(b.eval("sessionStorage.getItem('keel.token')") is None, "a refused token was kept")
-        b.events.clear()
+        check_no_violation(b, "opening the page")
+        b.events.clear()  # what follows is the right token's requests
         sign_in(p, token_all)
         want_tenants = api("/v1/tenants")["tenants"]
         p.expect(lambda: b.eval("[...document.querySelectorAll('#tenants a.tenant')].map(a => a.dataset.tenant)"),
                  want_tenants, "#tenants against GET /v1/tenants")
         check(b.eval("document.querySelector('#tenants a.tenant[data-tenant=%s]').pathname" % js_str(TENANT))
               == "/ui/tenants/" + TENANT, "a tenant's link")
+        check(b.eval("(() => { const e = document.querySelector('#error');"
+                     " return e.textContent.trim() === '' && e.offsetParent === null; })()"),
+              "#error shown after a right token: %r" % b.eval("document.querySelector('#error').textContent"))
         check_token_kept_safely(p, token_all)
         check_no_violation(b, "signing in")
 
@@ -370,9 +390,18 @@ def main():
             want = [e["subject"] for e in pages("/v1/tenants/%s/entities" % TENANT,
                                                  {"kind": kind, "prefix": prefix}, "entities")]
             check(want, "nothing to find for kind %r prefix %r" % (kind, prefix))
+            if not kind and not prefix:  # all of them: more than one page
+                check(b.eval(MORE_SHOWN_JS), "#more hidden after the first page of all %d entities" % len(want))
             p.expect(lambda: all_entities(p, "find"), want, "#entities for kind %r prefix %r" % (kind, prefix))
         link = b.eval("document.querySelector('#entities a.entity[data-subject=%s]').pathname" % js_str(vehicle))
         check(link == entity_path(TENANT, vehicle), "an entity's link: %s" % link)
+        # The odd subject's link, followed: its path escaped, its timeline drawn.
+        odd = "document.querySelector('#entities a.entity[data-subject=%s]')" % js_str(ODD_SUBJECT)
+        check(b.eval(odd + ".pathname") == entity_path(TENANT, ODD_SUBJECT),
+              "the link of %s: %s" % (ODD_SUBJECT, b.eval(odd + ".pathname")))
+        p.ready_after(odd + ".click()", "following the link of " + ODD_SUBJECT)
+        p.expect(lambda: sorted(p.bars()), sorted(rows_of(history(ODD_SUBJECT))), "the bars of " + ODD_SUBJECT)
+        p.navigate(base + "/ui/tenants/" + TENANT)
         for predicate, value in (("status", "available"), ("make", '"DAF"')):
             b.eval("document.querySelector('input#predicate').value = %s; document.querySelector('input#value').value = %s"
                    % (js_str(predicate), js_str(value)))
@@ -422,28 +451,30 @@ def main():
             check(b.eval("document.querySelectorAll('#timeline .bar.selected').length") == 1,
                   "more than one bar .selected")
 
+        # Zoom: in widens the drawing (the timeline scrolls) with every bar
+        # still there; fit brings it back to the timeline's width.
+        width = "document.querySelector('#timeline').scrollWidth"
+        fit_width = b.eval(width)
+        p.click("button#zoom-in")
+        b.wait_for("%s > %d" % (width, fit_width * 1.5), what="#zoom-in widening the timeline")
+        p.expect(lambda: sorted(p.bars()), sorted(want_rows), "the bars after #zoom-in")
+        p.click("button#zoom-fit")
+        b.wait_for("%s <= %d" % (width, fit_width), what="#zoom-fit bringing the timeline back")
+
         # 4. "As of": the state at a moment is what show?at= answers.
         at = choose_at(vehicle, full, then)
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", at)
-        b.wait_for(READY_JS, what="the page ready after setting #at")
+        p.ready_after(lambda: p.type_into("input#at", at), "setting #at")
         p.expect(lambda: page_state(p.b), state_of(vehicle, at), "#state at %s against show?at=" % at)
         check(state_of(vehicle, at)["facts"], "the state at %s has no facts: the check proves nothing" % at)
         check(b.eval("document.querySelector('#at-cursor') !== null"), "no #at-cursor")
         before_first = "2000-01-01T00:00:00Z"
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", before_first)
-        b.wait_for(READY_JS, what="the page ready after setting #at before the first event")
+        p.ready_after(lambda: p.type_into("input#at", before_first), "setting #at before the first event")
         p.expect(lambda: page_state(p.b), {"facts": [], "relations": []}, "#state before the first event")
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#at", at)
-        b.wait_for(READY_JS, what="the page ready after setting #at again")
+        p.ready_after(lambda: p.type_into("input#at", at), "setting #at again")
         p.expect(lambda: page_state(p.b), state_of(vehicle, at), "#state at %s again" % at)
 
         # 5. "Known at": the bars and the state as recorded then.
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.type_into("input#known-at", known_at)
-        b.wait_for(READY_JS, what="the page ready after setting #known-at")
+        p.ready_after(lambda: p.type_into("input#known-at", known_at), "setting #known-at")
         want_then = rows_of(then)
         check(sorted(want_then) != sorted(want_rows), "known_at changes nothing for %s" % vehicle)
         p.expect(lambda: sorted(p.bars()), sorted(want_then), "the bars against history?known_at=")
@@ -472,9 +503,7 @@ def main():
 
         # "Latest" brings everything back; then the slider, from its start:
         # its moments are the subject's recordings, oldest first.
-        b.eval("document.documentElement.dataset.state = 'stale'")
-        p.click("button#known-at-now")
-        b.wait_for(READY_JS, what="the page ready after #known-at-now")
+        p.ready_after(lambda: p.click("button#known-at-now"), "#known-at-now")
         p.expect(lambda: sorted(p.bars()), sorted(want_rows), "the bars after #known-at-now")
         check(b.eval("document.querySelector('input#known-at').value") == "", "#known-at not emptied")
         changes = api("/v1/tenants/%s/entities/%s/history" % (TENANT, urllib.parse.quote(vehicle, safe="")),
@@ -483,9 +512,7 @@ def main():
         check(len(recorded) >= 2, "a single recording moment: the slider proves nothing")
         b.eval("document.querySelector('input#known-at-slider').focus()")
         for key, code, moment in (("Home", 36, recorded[0]), ("ArrowRight", 39, recorded[1])):
-            b.eval("document.documentElement.dataset.state = 'stale'")
-            p.key(key, code)
-            b.wait_for(READY_JS, what="the page ready after %s on the slider" % key)
+            p.ready_after(lambda: p.key(key, code), "%s on the slider" % key)
             p.expect(lambda: b.eval("document.querySelector('input#known-at').value"), moment,
                      "#known-at after %s on the slider" % key)
             p.expect(lambda: sorted(p.bars()), sorted(rows_of(history(vehicle, moment))),
@@ -504,7 +531,6 @@ def main():
                    what="the CSP's report of the inline script")
 
         # 8. Another tenant's token sees nothing of this one.
-        b.eval("document.documentElement.dataset.state = 'stale'")
         p.click("button#sign-out")
         b.wait_for("sessionStorage.getItem('keel.token') === null", what="#sign-out forgetting the token")
         p.navigate(base + "/ui/")
