@@ -44,16 +44,15 @@ class Browser:
         os.set_blocking(self._to_browser, False)  # a full pipe must not block past a deadline
 
         def child_fds():
-            # The browser's ends must be exactly fds 3 and 4; both are
-            # moved above 4 first so that neither dup2 clobbers the other.
-            hi_r = os.dup(to_browser_r) if to_browser_r > 4 else to_browser_r
-            hi_w = os.dup(from_browser_w) if from_browser_w > 4 else from_browser_w
-            while hi_r <= 4:
-                hi_r = os.dup(hi_r)
-            while hi_w <= 4:
-                hi_w = os.dup(hi_w)
-            os.dup2(hi_r, 3)
-            os.dup2(hi_w, 4)
+            # The browser's ends must be exactly fds 3 and 4: both are
+            # first copied above 4, so that neither dup2 clobbers the other.
+            def above_4(fd):
+                while fd <= 4:
+                    fd = os.dup(fd)
+                return fd
+            reads, writes = above_4(to_browser_r), above_4(from_browser_w)
+            os.dup2(reads, 3)
+            os.dup2(writes, 4)
 
         args = [CHROMIUM, "--headless", "--remote-debugging-pipe", "--no-sandbox",
                 "--user-data-dir=" + self._profile, "--no-first-run", "--disable-gpu",
@@ -63,10 +62,10 @@ class Browser:
                 "--hide-scrollbars", "--mute-audio", "--password-store=basic",
                 "--window-size=%d,%d" % (width, height), "about:blank"]
         try:
-            self.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=open(os.path.join(self._profile, "stderr"), "wb"),
-                pass_fds=(3, 4), preexec_fn=child_fds, start_new_session=True)
+            with open(os.path.join(self._profile, "stderr"), "wb") as stderr:
+                self.proc = subprocess.Popen(
+                    args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                    pass_fds=(3, 4), preexec_fn=child_fds, start_new_session=True)
         finally:
             os.close(to_browser_r)
             os.close(from_browser_w)

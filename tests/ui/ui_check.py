@@ -373,6 +373,9 @@ def main():
                  want_tenants, "#tenants against GET /v1/tenants")
         check(b.eval("document.querySelector('#tenants a.tenant[data-tenant=%s]').pathname" % js_str(TENANT))
               == "/ui/tenants/" + TENANT, "a tenant's link")
+        check(b.eval("(() => { const e = document.querySelector('#error');"
+                     " return e.textContent.trim() === '' && e.offsetParent === null; })()"),
+              "#error shown after a right token: %r" % b.eval("document.querySelector('#error').textContent"))
         check_token_kept_safely(p, token_all)
         check_no_violation(b, "signing in")
 
