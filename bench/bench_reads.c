@@ -156,6 +156,27 @@ static double median(double *v, size_t n)
 
 /* --------------------------------------------------------- store content */
 
+/* A SQLite store of this run: its file under the run's directory and its
+ * URL. An earlier run's file, with its WAL and shared memory, is removed
+ * first: every store starts empty. */
+struct store_file {
+	char path[4096];
+	char url[4200];
+};
+
+static void store_file_new(struct store_file *f, const char *dir, const char *name)
+{
+	static const char *const suffix[] = {"", "-wal", "-shm"};
+	snprintf(f->path, sizeof f->path, "%s/%s", dir, name);
+	snprintf(f->url, sizeof f->url, "sqlite:%s", f->path);
+	for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
+		char p[4200];
+		snprintf(p, sizeof p, "%s%s", f->path, suffix[k]);
+		if (unlink(p) != 0 && errno != ENOENT)
+			die("cannot remove an earlier run's store", p);
+	}
+}
+
 /* The store's clock at the last commit of what it holds. */
 static int64_t last_recorded(const char *path)
 {
@@ -346,56 +367,43 @@ int main(int argc, char **argv)
 	if (!dir && !(dir = mkdtemp(tmpl)))
 		die("mkdtemp failed", NULL);
 	char in1[4096], in2[4096], gps1[4096], gps2[4096];
-	char db[4096], db_old[4096], db_gps[4096], db_gps_old[4096];
 	snprintf(in1, sizeof in1, "%s/fleet-1.ndjson", dir);
 	snprintf(in2, sizeof in2, "%s/fleet-2.ndjson", dir);
 	snprintf(gps1, sizeof gps1, "%s/gps-1.ndjson", dir);
 	snprintf(gps2, sizeof gps2, "%s/gps-2.ndjson", dir);
-	snprintf(db, sizeof db, "%s/reads.db", dir);
-	snprintf(db_old, sizeof db_old, "%s/reads-old.db", dir);
-	snprintf(db_gps, sizeof db_gps, "%s/gps.db", dir);
-	snprintf(db_gps_old, sizeof db_gps_old, "%s/gps-old.db", dir);
-	const char *stores[] = {db, db_old, db_gps, db_gps_old};
-	static const char *const suffix[] = {"", "-wal", "-shm"};
-	for (size_t i = 0; i < sizeof stores / sizeof stores[0]; i++)
-		for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
-			char p[4200];
-			snprintf(p, sizeof p, "%s%s", stores[i], suffix[k]);
-			if (unlink(p) != 0 && errno != ENOENT)
-				die("cannot remove an earlier run's store", p);
-		}
-	char url[4200], url_old[4200], url_gps[4200], url_gps_old[4200];
-	snprintf(url, sizeof url, "sqlite:%s", db);
-	snprintf(url_old, sizeof url_old, "sqlite:%s", db_old);
-	snprintf(url_gps, sizeof url_gps, "sqlite:%s", db_gps);
-	snprintf(url_gps_old, sizeof url_gps_old, "sqlite:%s", db_gps_old);
+	struct store_file big, big_old, gps_store, gps_old;
+	store_file_new(&big, dir, "reads.db");
+	store_file_new(&big_old, dir, "reads-old.db");
+	store_file_new(&gps_store, dir, "gps.db");
+	store_file_new(&gps_old, dir, "gps-old.db");
 
 	fprintf(stderr, "bench_reads: generating inputs in %s ...\n", dir);
 	generate_halves(in1, in2, events, events / 2);
 	generate_gps(gps1, gps2, gps);
 	fprintf(stderr, "bench_reads: ingesting %llu + %llu events ...\n",
 		(unsigned long long)gps + 1, (unsigned long long)events);
-	ingest(KEEL_BIN, in1, url);
-	int64_t past = last_recorded(db); /* the first half's last commit */
-	ingest(KEEL_BIN, in2, url);
-	ingest(KEEL_BIN, gps1, url_gps);
-	int64_t gps_past = last_recorded(db_gps);
-	ingest(KEEL_BIN, gps2, url_gps);
+	ingest(KEEL_BIN, in1, big.url);
+	int64_t past = last_recorded(big.path); /* the first half's last commit */
+	ingest(KEEL_BIN, in2, big.url);
+	ingest(KEEL_BIN, gps1, gps_store.url);
+	int64_t gps_past = last_recorded(gps_store.path);
+	ingest(KEEL_BIN, gps2, gps_store.url);
 	if (old_keel) {
 		fprintf(stderr, "bench_reads: the same inputs into today's keel (%s) ...\n",
 			old_keel);
-		ingest(old_keel, in1, url_old);
-		ingest(old_keel, in2, url_old);
-		ingest(old_keel, gps1, url_gps_old);
-		ingest(old_keel, gps2, url_gps_old);
+		ingest(old_keel, in1, big_old.url);
+		ingest(old_keel, in2, big_old.url);
+		ingest(old_keel, gps1, gps_old.url);
+		ingest(old_keel, gps2, gps_old.url);
 	}
 
 	struct subjects all;
-	vehicles(db, &all);
+	vehicles(big.path, &all);
 	struct subjects one = {.name = (char *[]){"vehicle:V-GPS"}, .n = 1};
 	struct keel_store *s, *g;
 	char *err = NULL;
-	if (keel_store_open_existing(url, &s, &err) || keel_store_open_existing(url_gps, &g, &err))
+	if (keel_store_open_existing(big.url, &s, &err) ||
+	    keel_store_open_existing(gps_store.url, &g, &err))
 		die("cannot open the stores", err);
 	const struct keel_read_options at_now = {.size = sizeof at_now};
 	const struct keel_read_options then = {
@@ -422,7 +430,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "bench_reads: dumps ...\n");
 	double t_dump, t_dump_old;
 	bool identical;
-	dumps(KEEL_BIN, url, old_keel, url_old, dir, &t_dump, &t_dump_old, &identical);
+	dumps(KEEL_BIN, big.url, old_keel, big_old.url, dir, &t_dump, &t_dump_old, &identical);
 	double p_show = 0, p_why = 0, p_show_old = 0, p_why_old = 0, p_start = 0,
 	       p_start_old = 0;
 	if (old_keel) {
@@ -436,11 +444,13 @@ int main(int argc, char **argv)
 		}
 		p_start = median(v, 5);
 		p_start_old = median(vo, 5);
-		p_show = process_read(KEEL_BIN, "show", url_gps, "gps", "vehicle:V-GPS", NULL);
-		p_why = process_read(KEEL_BIN, "why", url_gps, "gps", "vehicle:V-GPS", "location");
-		p_show_old = process_read(old_keel, "show", url_gps_old, "gps", "vehicle:V-GPS",
+		p_show =
+		    process_read(KEEL_BIN, "show", gps_store.url, "gps", "vehicle:V-GPS", NULL);
+		p_why = process_read(KEEL_BIN, "why", gps_store.url, "gps", "vehicle:V-GPS",
+				     "location");
+		p_show_old = process_read(old_keel, "show", gps_old.url, "gps", "vehicle:V-GPS",
 					  NULL);
-		p_why_old = process_read(old_keel, "why", url_gps_old, "gps", "vehicle:V-GPS",
+		p_why_old = process_read(old_keel, "why", gps_old.url, "gps", "vehicle:V-GPS",
 					 "location");
 	}
 

@@ -28,6 +28,16 @@ enum {
 #define CLI_STR(x) CLI_STR_(x)
 #define CLI_STR_(x) #x
 
+/* The help lines of options that many commands take, worded once (the
+ * commands whose option column is wider write their own). */
+#define CLI_HELP_KNOWN_AT                                                              \
+	"  -k, --known-at TIME\n"                                                      \
+	"                     as the store knew it at TIME: only what it had\n"        \
+	"                     recorded by then (default: everything)\n"
+#define CLI_HELP_JSON "  -j, --json         print the JSON document even on a terminal\n"
+#define CLI_HELP_STORE                                                                 \
+	"  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+
 struct keel_cmd {
 	const char *name;
 	const char *summary; /* one line, for keel --help */
@@ -63,6 +73,12 @@ struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
  * (keel_store_open_existing). */
 struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url);
 
+/* The cartridge a --cartridge option names (keel_cartridge_load): CLI_OK
+ * with *out set (NULL when name is NULL: none was given), or the reason
+ * printed and CLI_FATAL. */
+int cli_load_cartridge(const struct keel_cmd *cmd, const char *name,
+		       struct keel_cartridge **out);
+
 /* Option values. Each returns false on a malformed value. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 /* A byte count with an optional K, M or G suffix (powers of 1024). */
@@ -80,9 +96,9 @@ int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const c
 int cli_time_option(const struct keel_cmd *cmd, const char *option, const char *arg,
 		    int64_t *out);
 
-/* The read commands (show, history, why) share one shape: options --at
- * (when the command takes a time; default now), --known-at (the graph as
- * the store had recorded it then; default everything), --changes (when
+/* The read commands (show, history, why, stats) share one shape: options
+ * --at (when the command takes a time; default now), --known-at (the graph
+ * as the store had recorded it then; default everything), --changes (when
  * the command takes it), --json, --store and --help, then between
  * min_args and max_args positional arguments, then one query that returns
  * a JSON document, printed as cli_print_doc does. */
@@ -93,7 +109,9 @@ struct cli_read {
 	int max_args;
 	bool takes_at;
 	bool takes_changes;
-	const char *arity; /* the usage error when the count is wrong */
+	/* The usage error when the count is wrong; NULL: the command takes
+	 * no more than max_args, and the first extra one is named. */
+	const char *arity;
 	int (*query)(struct keel_store *s, char **args, int nargs,
 		     const struct keel_read_options *o, char **json);
 	/* The finding reads (tenants, entities, search) instead of query:
@@ -106,6 +124,9 @@ struct cli_read {
 	bool takes_page;
 	bool takes_filters;
 	bool no_known_at; /* keel tenants: the store's tenants as they are */
+	/* keel stats: --tenant T, handed to query as its one argument (the
+	 * command takes no positional ones); without it, none. */
+	bool takes_tenant;
 };
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);

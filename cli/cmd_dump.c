@@ -72,11 +72,9 @@ const struct keel_cmd keel_cmd_dump = {
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
+	     CLI_HELP_KNOWN_AT
 	     "  -o, --output FILE  write to FILE (default: standard output)\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "One record a line: entities, facts, relations and events, sorted by\n"

@@ -39,14 +39,12 @@ const struct keel_cmd keel_cmd_entities = {
 	     "                     only subjects that begin with PREFIX (bytes)\n"
 	     "  -a, --at TIME      entities that existed at TIME: first seen at or\n"
 	     "                     before it (default: now)\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
+	     CLI_HELP_KNOWN_AT
 	     "  -l, --limit N      entities a page, 1 to " CLI_STR(KEEL_MAX_PAGE)
 	     " (default " CLI_STR(KEEL_DEFAULT_PAGE) ")\n"
 	     "  -A, --after CURSOR the page after the one whose \"next\" is CURSOR\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints the entities in bytewise subject order, each with its kind,\n"

@@ -100,14 +100,12 @@ const struct keel_cmd keel_cmd_export = {
 	     "  -f, --format F     csv, ndjson or graphml (required)\n"
 	     "  -a, --at TIME      rows valid at TIME (RFC 3339 or now), entities\n"
 	     "                     first seen and events up to it\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
+	     CLI_HELP_KNOWN_AT
 	     "  -t, --tenant T     only this tenant\n"
 	     "  -o, --output DIR   write files into DIR (created if missing):\n"
 	     "                     entities/facts/relations/events.csv,\n"
 	     "                     export.ndjson, TENANT.graphml\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Without --at, csv and ndjson hold every row (the whole history) and\n"

@@ -34,11 +34,9 @@ const struct keel_cmd keel_cmd_history = {
 	     "options:\n"
 	     "  -c, --changes      how the belief about each timeline changed, and\n"
 	     "                     when each change was recorded\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_KNOWN_AT
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints the fact rows and the outgoing relation rows of SUBJECT, closed\n"

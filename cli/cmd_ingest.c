@@ -514,12 +514,8 @@ static int ingest_run(const struct keel_cmd *cmd, int argc, char **argv)
 	 * ingester's choice). */
 	struct keel_cartridge *cart = NULL;
 	char *err = NULL;
-	rc = a.cartridge ? keel_cartridge_load(a.cartridge, &cart, &err) : 0;
-	if (rc) {
-		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
-		free(err);
+	if ((rc = cli_load_cartridge(cmd, a.cartridge, &cart)))
 		return rc;
-	}
 	struct keel_store *s = cli_open_store(cmd, a.url);
 	if (!s) {
 		keel_cartridge_free(cart);

@@ -45,7 +45,7 @@ const struct keel_cmd keel_cmd_load = {
     .usage = "load FILE|- [--store URL]\n"
 	     "\n"
 	     "options:\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Reads a dump written by 'keel dump' (FILE, or standard input for -),\n"

@@ -46,7 +46,7 @@ const struct keel_cmd keel_cmd_migrate = {
     .usage = "migrate [--store URL]\n"
 	     "\n"
 	     "options:\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Migrates the store in place, keeping every row and its provenance,\n"

@@ -118,13 +118,9 @@ static int replay_run(const struct keel_cmd *cmd, int argc, char **argv)
 	/* Without --cartridge the tenant's recorded one (keel_replay's
 	 * choice). */
 	struct keel_cartridge *cart = NULL;
-	char *err = NULL;
-	int rc = cartridge ? keel_cartridge_load(cartridge, &cart, &err) : 0;
-	if (rc) {
-		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
-		free(err);
+	int rc = cli_load_cartridge(cmd, cartridge, &cart);
+	if (rc)
 		return rc;
-	}
 	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s) {
 		keel_cartridge_free(cart);

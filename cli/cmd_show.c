@@ -31,11 +31,9 @@ const struct keel_cmd keel_cmd_show = {
 	     "\n"
 	     "options:\n"
 	     "  -a, --at TIME      RFC 3339 time to look at (default: now)\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_KNOWN_AT
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints the entity's kind, first_seen and last_seen, the facts valid\n"

@@ -4,60 +4,20 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+static int stats_query(struct keel_store *s, char **args, int nargs,
+		       const struct keel_read_options *o, char **json)
+{
+	return keel_stats(s, nargs ? args[0] : NULL, o, json);
+}
 
 static int stats_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"tenant", required_argument, NULL, 't'},
-	    {"known-at", required_argument, NULL, 'k'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"store", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct cli_read read = {
+	    .kind = KEEL_QUERY_STATS,
+	    .takes_tenant = true,
+	    .query = stats_query,
 	};
-	const char *url = NULL, *tenant = NULL;
-	bool as_json = false;
-	struct keel_read_options o = {.size = sizeof o};
-	int c, rc;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "t:k:js:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			if ((rc = cli_time_option(cmd, "--known-at", optarg, &o.known_at)))
-				return rc;
-			o.known_at_set = true;
-			break;
-		case 'j':
-			as_json = true;
-			break;
-		case 't':
-			tenant = optarg;
-			break;
-		case 's':
-			url = optarg;
-			break;
-		case 'h':
-			cli_help(cmd, stdout);
-			return CLI_OK;
-		default:
-			return cli_bad_option(cmd);
-		}
-	}
-	if (optind != argc)
-		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-
-	struct keel_store *s = cli_open_existing_store(cmd, url);
-	if (!s)
-		return CLI_FATAL;
-	char *json = NULL;
-	rc = keel_stats(s, tenant, &o, &json);
-	if (rc)
-		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
-	else
-		rc = cli_print_doc(cmd, KEEL_QUERY_STATS, json, as_json);
-	keel_store_close(s);
-	return rc;
+	return cli_run_read(cmd, &read, argc, argv);
 }
 
 const struct keel_cmd keel_cmd_stats = {
@@ -67,11 +27,9 @@ const struct keel_cmd keel_cmd_stats = {
 	     "\n"
 	     "options:\n"
 	     "  -t, --tenant T     only this tenant (exits 1 if it has no data)\n"
-	     "  -k, --known-at TIME\n"
-	     "                     as the store knew it at TIME: only what it had\n"
-	     "                     recorded by then (default: everything)\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_KNOWN_AT
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints for each tenant the number of entities, fact rows, relation\n"

@@ -33,8 +33,8 @@ const struct keel_cmd keel_cmd_tenants = {
     .usage = "tenants [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
-	     "  -j, --json         print the JSON document even on a terminal\n"
-	     "  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	     CLI_HELP_JSON
+	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Prints every tenant that has events or rows in the store, sorted\n"

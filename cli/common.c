@@ -79,6 +79,21 @@ struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const cha
 	return rc ? cli_open_failed(cmd, rc, err) : s;
 }
 
+int cli_load_cartridge(const struct keel_cmd *cmd, const char *name,
+		       struct keel_cartridge **out)
+{
+	*out = NULL;
+	if (!name)
+		return CLI_OK;
+	char *err = NULL;
+	int rc = keel_cartridge_load(name, out, &err);
+	if (rc) {
+		rc = cli_error(cmd, "%s", err ? err : keel_strerror(rc));
+		free(err);
+	}
+	return rc;
+}
+
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
 {
 	struct keel_store *s = NULL;
@@ -233,6 +248,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	    {"prefix", required_argument, NULL, 'p'},
 	    {"limit", required_argument, NULL, 'l'},
 	    {"after", required_argument, NULL, 'A'},
+	    {"tenant", required_argument, NULL, 't'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
@@ -245,7 +261,8 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		if ((v == 'a' && !r->takes_at) || (v == 'c' && !r->takes_changes) ||
 		    (v == 'k' && r->no_known_at) ||
 		    ((v == 'l' || v == 'A') && !r->takes_page) ||
-		    ((v == 'K' || v == 'p') && !r->takes_filters))
+		    ((v == 'K' || v == 'p') && !r->takes_filters) ||
+		    (v == 't' && !r->takes_tenant))
 			continue;
 		opts[n_opts++] = all[i];
 		shorts[n_shorts++] = (char)all[i].val;
@@ -256,6 +273,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	shorts[n_shorts] = 0;
 
 	const char *url = NULL;
+	char *tenant = NULL;
 	struct keel_read_options o = {.size = sizeof o};
 	struct keel_find_options f = {.size = sizeof f};
 	bool as_json = false;
@@ -298,6 +316,9 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		case 'A':
 			f.cursor = optarg;
 			break;
+		case 't':
+			tenant = optarg;
+			break;
 		case 's':
 			url = optarg;
 			break;
@@ -309,15 +330,21 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		}
 	}
 	int n = argc - optind;
+	if (n > r->max_args && !r->arity)
+		return cli_usage_error(cmd, "unexpected argument \"%s\"",
+				       argv[optind + r->max_args]);
 	if (n < r->min_args || n > r->max_args)
 		return cli_usage_error(cmd, "%s", r->arity);
+	/* --tenant T is the query's one argument (the command takes no other). */
+	char **args = tenant ? &tenant : argv + optind;
+	if (tenant)
+		n = 1;
 
 	struct keel_store *s = cli_open_existing_store(cmd, url);
 	if (!s)
 		return CLI_FATAL;
 	char *json = NULL;
-	rc = r->find ? r->find(s, argv + optind, n, &f, &o, &json)
-		     : r->query(s, argv + optind, n, &o, &json);
+	rc = r->find ? r->find(s, args, n, &f, &o, &json) : r->query(s, args, n, &o, &json);
 	if (rc == KEEL_EINVAL && r->find)
 		rc = cli_usage_error(cmd, "%s", keel_store_errmsg(s));
 	else if (rc)

@@ -14,7 +14,7 @@
  *     not name the subject - stay exactly as they were. What is left is
  *     what other subjects need. The envelope gets "keelredacted": true,
  *     which makes a pointer its cartridge finds missing skip its operation
- *     instead of rejecting the event (cartridge.c), so the operations that
+ *     instead of rejecting the event (cartridge_plan.c), so the operations that
  *     named the subject vanish when the event is replayed. The trials are
  *     replays of the one event: whatever the cartridge (declarative or C),
  *     what is kept is what its other operations read.

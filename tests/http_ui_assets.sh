@@ -128,4 +128,8 @@ grep -q '^keel_http_responses_total{code="301"} 1$' "$dir/body" ||
 	fail "301 not counted: $(grep responses_total "$dir/body")"
 grep -q '^keel_http_responses_total{code="405"} 9$' "$dir/body" ||
 	fail "405s not counted: $(grep responses_total "$dir/body")"
+# It stops cleanly (under ASan: nothing the /ui answers allocated leaks).
+kill -TERM "$pid"
+wait "$pid" || fail "keel serve exited with $? after SIGTERM: $(tail -n 5 "$dir/log")"
+pid=
 echo ok

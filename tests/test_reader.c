@@ -596,35 +596,50 @@ static void test_open_errors(void **state)
 	keel_reader_close(NULL);
 }
 
-static void test_corrupt_gzip(void **state)
+/* 200 000 bytes of lines of pseudo-random letters (seed picks them), so
+ * that the compressed stream is long, compressed by tool into path; the
+ * compressed bytes (malloc'd) and their length. */
+static char *compressed_noise(struct fixture *f, const char *tool, uint64_t seed,
+			      const char *path, size_t *len)
 {
-	struct fixture *f = *state;
-	char src[4096], gz[4096], msg[8192];
+	char src[4096];
 	snprintf(src, sizeof src, "%s", in_dir(f, "c.ndjson"));
-	snprintf(gz, sizeof gz, "%s", in_dir(f, "c.gz"));
 	size_t n = 200000;
 	char *data = malloc(n);
-	uint64_t x = 1;
+	uint64_t x = seed;
 	for (size_t i = 0; i < n; i++) {
 		x = x * 6364136223846793005u + 1442695040888963407u;
 		data[i] = i % 80 == 79 ? '\n' : (char)('a' + (x >> 59));
 	}
 	keel_test_write_file(src, data, n);
 	free(data);
-	compress_to("gzip", src, gz);
-	size_t len;
-	char *bytes = keel_test_read_file(gz, &len);
+	compress_to(tool, src, path);
+	return keel_test_read_file(path, len);
+}
 
-	/* Bytes flipped in the middle of the deflate stream. */
+/* Flips 16 bytes in the middle of a stream; a second call restores them. */
+static void flip_middle(char *bytes, size_t len)
+{
 	for (size_t i = len / 2; i < len / 2 + 16; i++)
 		bytes[i] = (char)~bytes[i];
+}
+
+static void test_corrupt_gzip(void **state)
+{
+	struct fixture *f = *state;
+	char gz[4096], msg[8192];
+	snprintf(gz, sizeof gz, "%s", in_dir(f, "c.gz"));
+	size_t len;
+	char *bytes = compressed_noise(f, "gzip", 1, gz, &len);
+
+	/* Bytes flipped in the middle of the deflate stream. */
+	flip_middle(bytes, len);
 	keel_test_write_file(gz, bytes, len);
 	snprintf(msg, sizeof msg, "\"%s\": corrupt gzip data at byte ", gz);
 	expect_error(gz, msg);
 
 	/* Cut short. */
-	for (size_t i = len / 2; i < len / 2 + 16; i++)
-		bytes[i] = (char)~bytes[i];
+	flip_middle(bytes, len);
 	keel_test_write_file(gz, bytes, len - 10);
 	snprintf(msg, sizeof msg, "\"%s\": truncated gzip data at byte ", gz);
 	expect_error(gz, msg);
@@ -645,30 +660,17 @@ static void test_corrupt_gzip(void **state)
 static void test_corrupt_zstd(void **state)
 {
 	struct fixture *f = *state;
-	char src[4096], zst[4096], msg[8192];
-	snprintf(src, sizeof src, "%s", in_dir(f, "c.ndjson"));
+	char zst[4096], msg[8192];
 	snprintf(zst, sizeof zst, "%s", in_dir(f, "c.zst"));
-	size_t n = 200000;
-	char *data = malloc(n);
-	uint64_t x = 7;
-	for (size_t i = 0; i < n; i++) {
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		data[i] = i % 80 == 79 ? '\n' : (char)('a' + (x >> 59));
-	}
-	keel_test_write_file(src, data, n);
-	free(data);
-	compress_to("zstd", src, zst);
 	size_t len;
-	char *bytes = keel_test_read_file(zst, &len);
+	char *bytes = compressed_noise(f, "zstd", 7, zst, &len);
 
-	for (size_t i = len / 2; i < len / 2 + 16; i++)
-		bytes[i] = (char)~bytes[i];
+	flip_middle(bytes, len);
 	keel_test_write_file(zst, bytes, len);
 	snprintf(msg, sizeof msg, "\"%s\": corrupt zstd data at byte ", zst);
 	expect_error(zst, msg);
 
-	for (size_t i = len / 2; i < len / 2 + 16; i++)
-		bytes[i] = (char)~bytes[i];
+	flip_middle(bytes, len);
 	keel_test_write_file(zst, bytes, len - 10);
 	snprintf(msg, sizeof msg, "\"%s\": truncated zstd data at byte ", zst);
 	expect_error(zst, msg);

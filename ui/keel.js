@@ -17,7 +17,7 @@ const TOKEN_KEY = 'keel.token';
 const PAGE = 100; /* entities or subjects a page */
 const TICK_SPACING_PX = 120;
 const MAX_ZOOM = 20000;
-const MIN_TEXT_PX = 28; /* a bar narrower than this gets no text (yet) */
+const MIN_TEXT_PX = 36; /* a bar narrower than this gets no text (yet) */
 
 const $ = (id) => document.getElementById(id);
 
@@ -55,6 +55,15 @@ function valueText(v) {
 	if (v === null)
 		return 'unset';
 	return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/* A value as a bar shows it, shorter still: a flat object's members as
+ * "name value" pairs ({"lat":1,"lon":2} is "lat 1, lon 2"). */
+function barText(v) {
+	if (v && typeof v === 'object' && !Array.isArray(v) &&
+	    Object.values(v).every((x) => x === null || typeof x !== 'object'))
+		return Object.entries(v).map(([k, x]) => k + ' ' + valueText(x)).join(', ');
+	return valueText(v);
 }
 
 /* The API's canonical form of an event reference (member order source, id). */
@@ -606,7 +615,7 @@ function makeBar(r, j, textPct) {
 	let text;
 	if (r.fact) {
 		b.setAttribute('data-value', JSON.stringify(r.value));
-		text = unset ? '' : valueText(r.value);
+		text = unset ? '' : barText(r.value);
 	} else {
 		b.setAttribute('data-object', r.object);
 		b.setAttribute('data-linked', String(r.linked));
@@ -614,7 +623,8 @@ function makeBar(r, j, textPct) {
 	}
 	b.tabIndex = 0;
 	b.setAttribute('role', 'button');
-	b.title = (unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
+	b.title = (r.fact ? r.predicate : r.relation) + ': ' +
+		(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
 		r.valid_from + ' → ' + (r.valid_to || 'open');
 	const from = pct(ms(r.valid_from));
 	const width = Math.max(0, (open ? 100 : pct(ms(r.valid_to))) - from);
