@@ -206,6 +206,14 @@ class Browser:
                                % (what or expression, "" if last_error is None else ": %s" % last_error))
             self.pump(0.05)
 
+    def click_at(self, x, y):
+        """A left click with the mouse at (x, y) in the viewport, as a
+        person's: the browser dispatches pointer, mouse and click events."""
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.page("Input.dispatchMouseEvent",
+                      {"type": kind, "x": x, "y": y, "button": "left" if kind != "mouseMoved" else "none",
+                       "clickCount": 1 if kind != "mouseMoved" else 0})
+
     def screenshot(self, path):
         data = self.page("Page.captureScreenshot", {"format": "png"}, timeout=60)["data"]
         with open(path, "wb") as f:

@@ -461,7 +461,18 @@ def main():
         p.click("button#zoom-fit")
         b.wait_for("%s <= %d" % (width, fit_width), what="#zoom-fit bringing the timeline back")
 
-        # 4. "As of": the state at a moment is what show?at= answers.
+        # 4. "As of": a click on the axis sets it; the state at a moment is
+        # what show?at= answers.
+        spot = b.eval("""(() => { const a = document.querySelector('#axis');
+                          a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect();
+                          return [r.left + r.width * 0.6, r.top + r.height / 2]; })()""")
+        p.ready_after(lambda: b.click_at(*spot), "a click on the axis")
+        clicked_at = b.eval("document.querySelector('input#at').value")
+        check(clicked_at != "", "a click on the axis left #at empty")
+        p.expect(lambda: page_state(p.b), state_of(vehicle, clicked_at),
+                 "#state after a click on the axis, against show?at=%s" % clicked_at)
+        check(urllib.parse.parse_qs(urllib.parse.urlsplit(b.eval("location.href")).query).get("at") == [clicked_at],
+              "the address after a click on the axis: %s" % b.eval("location.href"))
         at = choose_at(vehicle, full, then)
         p.ready_after(lambda: p.type_into("input#at", at), "setting #at")
         p.expect(lambda: page_state(p.b), state_of(vehicle, at), "#state at %s against show?at=" % at)
