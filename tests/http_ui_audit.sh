@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The /ui/ page used as a new user would, in headless Chromium
+# (tests/ui/cdp.py): hostile subjects and values, the error paths (a
+# refused token, another tenant's token, an entity that does not exist or
+# was forgotten, a malformed time, the server gone), keyboard use, and the
+# timeline's geometry at zoom 1. tests/ui/audit_check.py holds the checks
+# (docs/ui-testing.md); each compares with what the JSON API answers.
+set -euo pipefail
+. "$(dirname "$0")/cli/scratch.sh"
+chromium=${KEEL_CHROMIUM:-/usr/bin/chromium}
+[ -x "$chromium" ] || skip_test "no $chromium (scripts/deps --test installs chromium)"
+command -v python3 >/dev/null || skip_test "no python3"
+
+"$KEEL" generate fleet --events 6000 --tenants 2 --seed 5 --late 0.1 --output "$dir/in.ndjson"
+head -n 3000 "$dir/in.ndjson" >"$dir/first.ndjson"
+tail -n +3001 "$dir/in.ndjson" >"$dir/second.ndjson"
+# A vehicle, its driver and values that are markup, quotes and the
+# characters an address must escape.
+python3 - "$dir/first.ndjson" <<'PY'
+import json, sys
+odd = "<script>alert(1)</script>\"'%/?# é日本"
+def event(i, type_, time, data):
+    return json.dumps({"specversion": "1.0", "id": "audit-%d" % i, "source": "/fleet/tenant-00/audit",
+                       "type": type_, "time": time, "tenant": "tenant-00",
+                       "datacontenttype": "application/json", "data": data})
+with open(sys.argv[1], "a") as f:
+    f.write(event(1, "fleet.vehicle.registered", "2026-01-05T07:00:00Z",
+                  {"vehicle_id": odd, "depot_id": "D-01", "make": "<img src=x onerror=alert(2)>",
+                   "model": "L" * 3000, "year": 2018, "vin": "VF4N59LS5A4D7SBPX"}) + "\n")
+    f.write(event(2, "fleet.vehicle.status_changed", "2026-01-05T08:00:00Z",
+                  {"vehicle_id": odd, "status": "<script>alert(3)</script>", "reason": "x"}) + "\n")
+    f.write(event(3, "fleet.driver.assigned", "2026-01-05T09:00:00Z",
+                  {"driver_id": odd, "vehicle_id": odd, "shift": "day"}) + "\n")
+PY
+db="sqlite:$dir/keel.db"
+"$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/first.ndjson"
+known_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+wait_until 5 test "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" ">" "$known_at"
+"$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/second.ndjson"
+
+"$KEEL" token new --all >"$dir/all" 2>/dev/null
+"$KEEL" token new --tenant tenant-01 >"$dir/other" 2>/dev/null
+{ sed -n 2p "$dir/all"; sed -n 2p "$dir/other"; } >"$dir/tokens"
+"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
+	--quiet 2>"$dir/log" &
+pid=$!
+wait_port "$dir/log"
+
+# The checks stop the server themselves, last ("the server gone").
+KEEL_CHROMIUM=$chromium python3 "$(dirname "$0")/ui/audit_check.py" "http://127.0.0.1:$port" \
+	"$(sed -n 1p "$dir/all")" "$(sed -n 1p "$dir/other")" "$known_at" "$pid" ||
+	fail "the page misbehaved (above); server log: $(tail -n 5 "$dir/log")"
+rc=0
+wait "$pid" || rc=$?
+pid=
+[ "$rc" = 0 ] || fail "keel serve exited $rc: $(tail -n 5 "$dir/log")"
+echo "ok"
