@@ -122,9 +122,16 @@ async function api(path, params) {
 	const t = token();
 	if (t)
 		headers.Authorization = 'Bearer ' + t;
-	const r = await fetch(apiPath(path, params), {
-		headers, cache: 'no-store', credentials: 'omit',
-	});
+	let r;
+	try {
+		r = await fetch(apiPath(path, params), {
+			headers, cache: 'no-store', credentials: 'omit',
+		});
+	} catch (e) {
+		/* fetch rejects only when no answer came at all. */
+		throw new ApiError(0, 'no answer from the server (' + e.message +
+			'): is keel serve still running? Try again once it is.');
+	}
 	let body = null;
 	try {
 		body = await r.json();
