@@ -434,7 +434,14 @@ async function loadEntity() {
 	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }) : full;
 	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
 	const timeline = async () => {
-		const [f, h] = await Promise.all([full, hist]);
+		let f, h;
+		try {
+			[f, h] = await Promise.all([full, hist]);
+		} catch (e) {
+			if (seq === ent.seq)
+				forgetTimeline();
+			throw e;
+		}
 		if (seq !== ent.seq)
 			return;
 		ent.full = f;
@@ -451,20 +458,25 @@ async function loadEntity() {
 		setMoments(doc);
 		syncSlider();
 	};
-	try {
-		/* Promise.all hears every part, so none fails unheard. */
-		await Promise.all([timeline(), moments(), loadState()]);
-	} catch (e) {
-		if (seq === ent.seq) {
-			clear($('timeline'));
-			$('timeline').setAttribute('data-rows', '0');
-			ent.bars = [];
-			ent.rowsOfBars = [];
-			ent.shifted = [];
-			clear($('state'));
-		}
-		throw e;
-	}
+	/* Every part is waited for, so that the page is "ready" only once
+	 * each has drawn or cleared what it draws (an "as of" the API refuses
+	 * leaves the timeline drawn); the first failure is then reported. */
+	const parts = await Promise.allSettled([timeline(), moments(), loadState()]);
+	const failure = parts.find((p) => p.status === 'rejected');
+	if (failure)
+		throw failure.reason;
+}
+
+/* No timeline: its history could not be read (nothing of it is shown,
+ * and the next reading starts afresh). */
+function forgetTimeline() {
+	clear($('timeline'));
+	$('timeline').setAttribute('data-rows', '0');
+	ent.full = null;
+	ent.hist = null;
+	ent.bars = [];
+	ent.rowsOfBars = [];
+	ent.shifted = [];
 }
 
 function setMoments(doc) {
