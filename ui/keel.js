@@ -1125,7 +1125,13 @@ function bind() {
 			setKnownAt(m, false, true);
 	};
 	slider.addEventListener('input', slid);
-	slider.addEventListener('keyup', slid);
+	/* Only the keys that move a range: Tab landing on the slider (its
+	 * keyup comes here) must not set known_at. */
+	const moves = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'];
+	slider.addEventListener('keyup', (e) => {
+		if (moves.includes(e.key))
+			slid();
+	});
 	$('known-at-now').addEventListener('click', () => {
 		ent.full = null; /* read everything again: something may have come since */
 		setKnownAt('', true, false);
