@@ -431,7 +431,13 @@ async function loadEntity() {
 	const seq = ++ent.seq;
 	const path = entityPath(ent.tenant, ent.subject);
 	const full = ent.full ? Promise.resolve(ent.full) : api(path + '/history');
-	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }) : full;
+	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }).catch((e) => {
+		/* Not yet recorded then: nothing to draw, not an error (the full
+		 * history says whether the entity exists at all). */
+		if (e instanceof ApiError && e.status === 404)
+			return { facts: [], relations: [] };
+		throw e;
+	}) : full;
 	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
 	const timeline = async () => {
 		let f, h;

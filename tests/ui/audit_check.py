@@ -170,6 +170,20 @@ def bad_times(b):
           "after Now: %r, %s bars" % (b.eval(ERROR_JS), b.eval(ROWS_JS)))
 
 
+def known_before(b):
+    """Known at a moment before the entity was first recorded: no rows
+    and the state's note, as the API's 404 for that moment means, not an
+    error."""
+    subject = "vehicle:V-0001"
+    open_view(b, entity_url(subject, "?known_at=2020-01-01T00:00:00Z"), "known at 2020")
+    check(b.eval(ERROR_JS) == "" and b.eval(ROWS_JS) == 0,
+          "known at 2020: %r, %s bars" % (b.eval(ERROR_JS), b.eval(ROWS_JS)))
+    check(b.eval("!!document.querySelector('#timeline .empty')"), "known at 2020: no 'no rows' note")
+    check(b.eval("document.querySelectorAll('#state .state-fact').length") == 0 and
+          "Nothing known" in b.eval("document.getElementById('state').textContent"),
+          "known at 2020: the state %r" % b.eval("document.getElementById('state').textContent"))
+
+
 def slider_keys(b):
     """Tab onto the known-at slider changes nothing; its keys still move it."""
     subject = "vehicle:V-0001"
@@ -227,6 +241,7 @@ def main():
         hostile(b)
         errors(b)
         bad_times(b)
+        known_before(b)
         slider_keys(b)
         fit_geometry(b)
         server_gone(b)
