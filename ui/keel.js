@@ -416,16 +416,19 @@ async function entityView(tenant, subject) {
 	await loadEntity();
 }
 
-/* Reads what the view needs and draws each part as its answer comes,
- * all asked at once: the full history (once per entity: the drawn range
- * and the highlight compare with it), the history as known at knownAt,
- * the recording moments for the slider (once), and the state at `at`. */
+/* Reads what the view needs and draws each part as its answer comes:
+ * the full history (once per entity: the drawn range and the highlight
+ * compare with it), the history as known at knownAt and the state at
+ * `at`, asked at once; then the recording moments for the slider (once).
+ * Those come from history?changes=1, the largest answer (every row again
+ * with what it shortened), so it is asked only once the bars are drawn:
+ * fetched and parsed beside the history, it delayed them by half. */
 async function loadEntity() {
 	const seq = ++ent.seq;
 	const path = entityPath(ent.tenant, ent.subject);
+	const needMoments = !ent.full;
 	const full = ent.full ? Promise.resolve(ent.full) : api(path + '/history');
 	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }) : full;
-	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
 	const timeline = async () => {
 		const [f, h] = await Promise.all([full, hist]);
 		if (seq !== ent.seq)
@@ -434,11 +437,9 @@ async function loadEntity() {
 		ent.hist = h;
 		drawTimeline();
 		syncSlider();
-	};
-	const moments = async () => {
-		if (!changes)
+		if (!needMoments)
 			return;
-		const doc = await changes;
+		const doc = await api(path + '/history', { changes: 1 });
 		if (seq !== ent.seq)
 			return;
 		setMoments(doc);
@@ -446,7 +447,7 @@ async function loadEntity() {
 	};
 	try {
 		/* Promise.all hears every part, so none fails unheard. */
-		await Promise.all([timeline(), moments(), loadState()]);
+		await Promise.all([timeline(), loadState()]);
 	} catch (e) {
 		if (seq === ent.seq) {
 			clear($('timeline'));
