@@ -423,13 +423,17 @@ async function entityView(tenant, subject) {
 	await loadEntity();
 }
 
-/* Reads what the view needs and draws each part as its answer comes,
- * all asked at once: the full history (once per entity: the drawn range
- * and the highlight compare with it), the history as known at knownAt,
- * the recording moments for the slider (once), and the state at `at`. */
+/* Reads what the view needs and draws each part as its answer comes:
+ * the full history (once per entity: the drawn range and the highlight
+ * compare with it), the history as known at knownAt and the state at
+ * `at`, asked at once; then the recording moments for the slider (once).
+ * Those come from history?changes=1, the largest answer (every row again
+ * with what it shortened), so it is asked only once the bars are drawn:
+ * fetched and parsed beside the history, it delayed them by half. */
 async function loadEntity() {
 	const seq = ++ent.seq;
 	const path = entityPath(ent.tenant, ent.subject);
+	const needMoments = !ent.full;
 	const full = ent.full ? Promise.resolve(ent.full) : api(path + '/history');
 	const hist = ent.knownAt ? api(path + '/history', { known_at: ent.knownAt }).catch((e) => {
 		/* Not yet recorded then: nothing to draw, not an error (the full
@@ -438,7 +442,6 @@ async function loadEntity() {
 			return { facts: [], relations: [] };
 		throw e;
 	}) : full;
-	const changes = ent.full ? null : api(path + '/history', { changes: 1 });
 	const timeline = async () => {
 		let f, h;
 		try {
@@ -454,20 +457,18 @@ async function loadEntity() {
 		ent.hist = h;
 		drawTimeline();
 		syncSlider();
-	};
-	const moments = async () => {
-		if (!changes)
+		if (!needMoments)
 			return;
-		const doc = await changes;
+		const doc = await api(path + '/history', { changes: 1 });
 		if (seq !== ent.seq)
 			return;
 		setMoments(doc);
 		syncSlider();
 	};
-	/* Every part is waited for, so that the page is "ready" only once
+	/* Both parts are waited for, so that the page is "ready" only once
 	 * each has drawn or cleared what it draws (an "as of" the API refuses
 	 * leaves the timeline drawn); the first failure is then reported. */
-	const parts = await Promise.allSettled([timeline(), moments(), loadState()]);
+	const parts = await Promise.allSettled([timeline(), loadState()]);
 	const failure = parts.find((p) => p.status === 'rejected');
 	if (failure)
 		throw failure.reason;
