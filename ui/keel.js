@@ -470,6 +470,11 @@ async function loadEntity() {
 	 * leaves the timeline drawn); the first failure is then reported. */
 	const parts = await Promise.allSettled([timeline(), loadState()]);
 	const failure = parts.find((p) => p.status === 'rejected');
+	if (parts[0].status === 'rejected' && seq === ent.seq) {
+		/* No entity to show (404, 403, 410): no note nor summary either. */
+		clear($('state'));
+		$('entity-meta').textContent = '';
+	}
 	if (failure)
 		throw failure.reason;
 }

@@ -135,6 +135,8 @@ def errors(b):
     b.eval("sessionStorage.setItem('keel.token', %s)" % json.dumps(token_all))
     open_view(b, entity_url("vehicle:NO-SUCH"), "an entity that does not exist")
     check(b.eval(ERROR_JS).startswith("404") and b.eval(ROWS_JS) == 0, "no such entity: %r" % b.eval(ERROR_JS))
+    check(b.eval("document.getElementById('state').textContent") == "",
+          "no such entity, yet a state: %r" % b.eval("document.getElementById('state').textContent"))
     # Forgotten while the page shows it: Latest reads it again.
     subject = "vehicle:V-0009"
     open_view(b, entity_url(subject), subject)
@@ -145,6 +147,8 @@ def errors(b):
     act(b, "document.getElementById('known-at-now').click()", "Latest after forgetting")
     check(b.eval(ERROR_JS).startswith("410") and b.eval(ROWS_JS) == 0,
           "forgotten: %r, %s bars" % (b.eval(ERROR_JS), b.eval(ROWS_JS)))
+    shown = b.eval("document.getElementById('entity-meta').textContent + document.getElementById('state').textContent")
+    check(shown == "", "forgotten, yet still shown: %r" % shown)
 
 
 def bad_times(b):
