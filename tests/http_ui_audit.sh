@@ -32,11 +32,32 @@ with open(sys.argv[1], "a") as f:
     f.write(event(3, "fleet.driver.assigned", "2026-01-05T09:00:00Z",
                   {"driver_id": odd, "vehicle_id": odd, "shift": "day"}) + "\n")
 PY
+# Tenant "pairs": one event links team:T1 to two members (two rows of one
+# lane, one event and one valid_from, told apart by their object); the
+# second part unlinks one of them.
+cat >"$dir/pairs.json" <<'JSON'
+{"cartridge": "pairs", "version": "1", "description": "one event links a team to two members",
+ "events": {
+  "team.formed": [
+   {"op": "entity", "subject": "team:{/data/team}", "kind": "team"},
+   {"op": "link", "subject": "team:{/data/team}", "relation": "member", "object": "person:{/data/a}"},
+   {"op": "link", "subject": "team:{/data/team}", "relation": "member", "object": "person:{/data/b}"}],
+  "team.left": [
+   {"op": "unlink", "subject": "team:{/data/team}", "relation": "member", "object": "person:{/data/who}"}]}}
+JSON
+pair_event() {
+	printf '{"specversion":"1.0","id":"%s","source":"/pairs","type":"%s","time":"%s","tenant":"pairs","datacontenttype":"application/json","data":%s}\n' "$@"
+}
+pair_event p1 team.formed 2026-01-05T06:00:00Z '{"team":"T1","a":"A","b":"B"}' >"$dir/pairs-first.ndjson"
+pair_event p2 team.left 2026-01-05T07:00:00Z '{"team":"T1","who":"A"}' >"$dir/pairs-second.ndjson"
+
 db="sqlite:$dir/keel.db"
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/first.ndjson"
+"$KEEL" ingest --cartridge "$dir/pairs.json" --quiet --store "$db" "$dir/pairs-first.ndjson"
 known_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
 wait_until 5 test "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" ">" "$known_at"
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/second.ndjson"
+"$KEEL" ingest --cartridge "$dir/pairs.json" --quiet --store "$db" "$dir/pairs-second.ndjson"
 
 "$KEEL" token new --all >"$dir/all" 2>/dev/null
 "$KEEL" token new --tenant tenant-01 >"$dir/other" 2>/dev/null

@@ -373,9 +373,12 @@ const ent = {
 	seq: 0,
 };
 
-/* A row's identity across two readings of one history. */
+/* A row's identity across two readings of one history: its lane, event
+ * and valid_from, and a relation row's object (one event may link
+ * several objects in one relation at one moment). */
 function rowKey(row) {
-	return row.lane + '\u0000' + eventKey(row.asserted_by) + '\u0000' + row.valid_from;
+	return row.lane + '\u0000' + row.sub + '\u0000' + eventKey(row.asserted_by) + '\u0000' +
+		row.valid_from;
 }
 
 /* The rows of a history document, each with its lane, its sub-row and

@@ -54,8 +54,8 @@ def api_rows(subject, known=None):
     return len(doc["facts"]) + len(doc["relations"])
 
 
-def entity_url(subject, query=""):
-    return "%s/ui/tenants/%s/entities/%s%s" % (base, TENANT, quote(subject), query)
+def entity_url(subject, query="", tenant=TENANT):
+    return "%s/ui/tenants/%s/entities/%s%s" % (base, tenant, quote(subject), query)
 
 
 def wait_ready(b, what):
@@ -188,6 +188,20 @@ def known_before(b):
           "known at 2020: the state %r" % b.eval("document.getElementById('state').textContent"))
 
 
+def one_event_two_objects(b):
+    """One event linked team:T1 to person:A and person:B; a later one
+    unlinked A. Known before that, only A's row is highlighted as changed,
+    and selecting B's bar stays on B across readings."""
+    open_view(b, entity_url("team:T1", "?known_at=" + quote(known_at), "pairs"), "team:T1 as known then")
+    b.eval("document.getElementById('highlight-changed').click()")
+    changed = b.eval("[...document.querySelectorAll('#timeline .bar.changed')].map(b => b.dataset.object)")
+    check(changed == ["person:A"], "team:T1: the rows highlighted as changed are %r, not person:A's" % changed)
+    act(b, "document.querySelector('#timeline .bar[data-object=\"person:B\"]').click()", "selecting B")
+    act(b, "document.getElementById('known-at-now').click()", "Latest")
+    selected = b.eval("[...document.querySelectorAll('#timeline .bar.selected')].map(b => b.dataset.object)")
+    check(selected == ["person:B"], "team:T1: after Latest the selected bar is %r, not person:B's" % selected)
+
+
 def slider_keys(b):
     """Tab onto the known-at slider changes nothing; its keys still move it."""
     subject = "vehicle:V-0001"
@@ -246,6 +260,7 @@ def main():
         errors(b)
         bad_times(b)
         known_before(b)
+        one_event_two_objects(b)
         slider_keys(b)
         fit_geometry(b)
         server_gone(b)
