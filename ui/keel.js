@@ -837,6 +837,23 @@ function wheel(e) {
 }
 const wheelZoom = { factor: 1, anchor: 0.5, queued: false };
 
+/* Scrolls the timeline so that a bar reached with the keys is beside the
+ * lane names, not under them: the browser's own scrolling on focus
+ * counts the sticky names as room to show it in. The arrows stay in
+ * one row, so the page needs no vertical scroll. */
+function reveal(bar) {
+	const tl = $('timeline');
+	const view = tl.getBoundingClientRect();
+	const edge = view.left + tl.clientLeft + $('axis').offsetLeft; /* the names' right edge */
+	const right = view.left + tl.clientLeft + tl.clientWidth;
+	const r = bar.getBoundingClientRect();
+	const margin = 8;
+	if (r.left < edge)
+		tl.scrollLeft -= edge - r.left + margin;
+	else if (r.right > right)
+		tl.scrollLeft += Math.min(r.right - right + margin, r.left - edge - margin);
+}
+
 /* Dragging pans; a drag is not a click. */
 const drag = { x: 0, scroll: 0, on: false, moved: false };
 function dragStart(e) {
@@ -1199,7 +1216,8 @@ function bind() {
 				e.preventDefault();
 				bar.tabIndex = -1;
 				next.tabIndex = 0;
-				next.focus();
+				next.focus({ preventScroll: true });
+				reveal(next);
 			}
 		}
 	});

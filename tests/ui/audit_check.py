@@ -222,6 +222,28 @@ def slider_keys(b):
     check(b.eval(ROWS_JS) == api_rows(subject, first), "Home: known_at %s" % first)
 
 
+def arrow_keys(b):
+    """Zoomed in, the arrows along a row of short bars bring each bar into
+    view beside the lane names, never under them."""
+    subject = "vehicle:V-0001"
+    open_view(b, entity_url(subject), subject)
+    for _ in range(6):
+        b.eval("document.getElementById('zoom-in').click()")
+    b.eval("document.getElementById('timeline').scrollLeft = 0")
+    b.eval("document.querySelector('[data-lane=\"fact:speed_kmh\"] .bar').focus()")
+    where = """(() => { const tl = document.getElementById('timeline'), v = tl.getBoundingClientRect();
+      const edge = v.left + tl.clientLeft + document.getElementById('axis').offsetLeft;
+      const r = document.activeElement.getBoundingClientRect();
+      return [r.left - edge, v.left + tl.clientLeft + tl.clientWidth - r.right, r.width,
+              document.activeElement.dataset.validFrom]; })()"""
+    for name, code in [("ArrowRight", 39)] * 40 + [("ArrowLeft", 37)] * 40:
+        key(b, name, code)
+        left, right, width, valid_from = b.eval(where)
+        check(left >= -1 and (right >= -1 or width > 300),
+              "after %s the bar from %s is %.0f px under the names, %.0f px past the right edge"
+              % (name, valid_from, max(0, -left), max(0, -right)))
+
+
 def fit_geometry(b):
     """At zoom 1 the timeline fits its box (no tick label makes it
     scrollable), so Fit shows the first moment at the axis' left edge."""
@@ -278,6 +300,7 @@ def main():
         known_before(b)
         one_event_two_objects(b)
         slider_keys(b)
+        arrow_keys(b)
         fit_geometry(b)
         server_gone(b)
     print("audit: every check passed")
