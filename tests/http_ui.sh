@@ -30,7 +30,7 @@ wait_until 5 test "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" ">" "$known_at"
 "$KEEL" token new --tenant tenant-01 >"$dir/other" 2>/dev/null
 { sed -n 2p "$dir/all"; sed -n 2p "$dir/other"; } >"$dir/tokens"
 "$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
-	--quiet 2>"$dir/log" &
+	2>"$dir/log" &
 pid=$!
 wait_port "$dir/log"
 
@@ -42,4 +42,8 @@ rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" = 0 ] || fail "keel serve exited $rc: $(tail -n 5 "$dir/log")"
+# The page names its icon, so the browser never asked for /favicon.ico
+# (a 401 under a token file); and the log saw the page and its API calls.
+grep -q '"path":"/ui/assets/keel.svg"' "$dir/log" || fail "the browser did not fetch the page's icon"
+grep -q '"path":"/favicon.ico"' "$dir/log" && fail "the browser asked for /favicon.ico"
 echo "ok"

@@ -46,13 +46,14 @@ ui_headers() { # WHAT: the headers every /ui answer carries
 
 # The page and its assets, without a token, each the file in the tree.
 total=0
-for path in /ui/ /ui/assets/keel.js /ui/assets/keel.css; do
+for path in /ui/ /ui/assets/keel.js /ui/assets/keel.css /ui/assets/keel.svg; do
 	[ "$(get "$path")" = 200 ] || fail "GET $path: $(cat "$dir/body")"
 	ui_headers "GET $path"
 	case $path in
 	/ui/) file=$ui/index.html type="text/html; charset=utf-8" ;;
 	*.js) file=$ui/keel.js type="text/javascript; charset=utf-8" ;;
 	*.css) file=$ui/keel.css type="text/css; charset=utf-8" ;;
+	*.svg) file=$ui/keel.svg type="image/svg+xml" ;;
 	esac
 	[ "$(header content-type)" = "$type" ] || fail "$path: Content-Type '$(header content-type)'"
 	cmp -s "$dir/body" "$file" || fail "$path: the bytes served are not $file"
@@ -84,7 +85,7 @@ for m in POST PUT DELETE; do
 	done
 done
 
-# Only the two assets exist.
+# Only the three assets exist.
 for path in /ui/assets/ /ui/assets/index.html /ui/assets/keel.js.map /ui/assets/x/keel.js; do
 	[ "$(get "$path")" = 404 ] || fail "GET $path: not 404"
 	ui_headers "GET $path"
@@ -106,12 +107,16 @@ grep -Eqi '[[:space:]]on[a-z]+=' "$html" && fail "index.html: an inline event ha
 refs=$(grep -Eo '(src|href)="[^"]*"' "$html" | sed 's/^[a-z]*="\(.*\)"$/\1/' | sort -u)
 for ref in $refs; do
 	case $ref in
-	/ui/assets/keel.js | /ui/assets/keel.css | /ui/) ;;
+	/ui/assets/keel.js | /ui/assets/keel.css | /ui/assets/keel.svg | /ui/) ;;
 	*) fail "index.html refers to $ref" ;;
 	esac
 done
 grep -q '/ui/assets/keel.js' <<<"$refs" && grep -q '/ui/assets/keel.css' <<<"$refs" ||
 	fail "index.html does not load both assets: $refs"
+# The icon is named, so a browser does not ask for /favicon.ico (which a
+# token file guards like any path but /healthz and /ui/).
+grep -q '<link rel="icon" href="/ui/assets/keel.svg"' "$html" || fail "index.html names no icon"
+rm "$dir/served.keel.svg" # an SVG names its XML namespace by an http: URI
 for f in "$dir"/served.*; do
 	grep -Eqi 'https?:|["'"'"'(]//[a-z]|url\(|@import|innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(' "$f" &&
 		fail "$(basename "$f"): reaches elsewhere or writes markup: $(grep -Eoi 'https?:[^ ]*|["'"'"'(]//[a-z]+|url\(|@import|innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(' "$f" | head -n 3)"

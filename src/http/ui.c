@@ -1,7 +1,9 @@
 /*
  * ui.c - the page keel serve serves at /ui/ (docs/ui.md): one index.html
  * for every view's address (the page routes itself from its path), its
- * script and its style sheet. The three files are compiled in from ui/
+ * script, its style sheet and its icon (named in the page, so a browser
+ * does not ask for /favicon.ico, which needs a token). The four files
+ * are compiled in from ui/
  * (cmake/Embed.cmake), so the server reads nothing from disk for them.
  *
  * None of these answers needs a token: they are the same bytes for
@@ -10,8 +12,9 @@
  */
 #include "server.h"
 
-extern const char keel_ui_index_html[], keel_ui_keel_js[], keel_ui_keel_css[];
-extern const size_t keel_ui_index_html_len, keel_ui_keel_js_len, keel_ui_keel_css_len;
+extern const char keel_ui_index_html[], keel_ui_keel_js[], keel_ui_keel_css[], keel_ui_keel_svg[];
+extern const size_t keel_ui_index_html_len, keel_ui_keel_js_len, keel_ui_keel_css_len,
+    keel_ui_keel_svg_len;
 
 /* Nothing but the server's own script and style: no inline script (so an
  * API value that found its way into the markup could not run), no other
@@ -93,6 +96,8 @@ bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char 
 	else if (strcmp(name, "keel.css") == 0)
 		*ret = ui_file(srv, c, keel_ui_keel_css, keel_ui_keel_css_len,
 			       "text/css; charset=utf-8");
+	else if (strcmp(name, "keel.svg") == 0)
+		*ret = ui_file(srv, c, keel_ui_keel_svg, keel_ui_keel_svg_len, "image/svg+xml");
 	else
 		*ret = ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "", url, "no such asset");
 	return true;
