@@ -11,12 +11,13 @@ import os
 import signal
 import sys
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
+import keelapi  # noqa: E402
+from keelapi import check, fail  # noqa: E402
 
 base, token_all, token_other, known_at, server_pid = sys.argv[1:6]
 TENANT = "tenant-00"
@@ -28,25 +29,12 @@ ROWS_JS = "Number(document.getElementById('timeline').dataset.rows)"
 ERROR_JS = "document.getElementById('error').hidden ? '' : document.getElementById('error').textContent"
 
 
-def fail(msg):
-    sys.stderr.write("FAIL: %s\n" % msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
 def quote(s):
     return urllib.parse.quote(s, safe="")
 
 
 def api(path, params=None):
-    query = "?" + urllib.parse.urlencode(params) if params else ""
-    req = urllib.request.Request(base + path + query, headers={"Authorization": "Bearer " + token_all})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
+    return keelapi.api(base, token_all, path, params)
 
 
 def api_rows(subject, known=None):

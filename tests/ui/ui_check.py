@@ -13,12 +13,12 @@ import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
+import keelapi  # noqa: E402
+from keelapi import check, fail  # noqa: E402
 
 base, token_all, token_other, known_at = sys.argv[1:5]
 TENANT = "tenant-00"
@@ -35,27 +35,9 @@ document.addEventListener('securitypolicyviolation',
 """
 
 
-def fail(msg):
-    sys.stderr.write("FAIL: %s\n" % msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
 def api(path, params=None, token=token_all):
     """The JSON the API answers for path (None on a 404)."""
-    query = "?" + urllib.parse.urlencode(params) if params else ""
-    req = urllib.request.Request(base + path + query, headers={"Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as e:
-        if e.code == 404:
-            return None
-        raise
+    return keelapi.api(base, token, path, params)
 
 
 def pages(path, params, key):
