@@ -67,9 +67,10 @@ wait_until 5 test "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" ">" "$known_at"
 pid=$!
 wait_port "$dir/log"
 
-# The checks stop the server themselves, last ("the server gone").
+# The checks stop the server themselves, last ("the server gone"), and
+# start one of their own on the same port after it.
 KEEL_CHROMIUM=$chromium python3 "$(dirname "$0")/ui/audit_check.py" "http://127.0.0.1:$port" \
-	"$(sed -n 1p "$dir/all")" "$(sed -n 1p "$dir/other")" "$known_at" "$pid" ||
+	"$(sed -n 1p "$dir/all")" "$(sed -n 1p "$dir/other")" "$known_at" "$pid" "$db" "$dir/tokens" ||
 	fail "the page misbehaved (above); server log: $(tail -n 5 "$dir/log")"
 rc=0
 wait "$pid" || rc=$?

@@ -913,7 +913,9 @@ function setAt(value, push) {
 	$('at').value = ent.at;
 	setAddress(push);
 	placeCursor();
-	run(loadState);
+	/* A timeline a failed read cleared (the server gone, say) is read
+	 * again with the state; a drawn one does not depend on "as of". */
+	run(ent.hist ? loadState : loadEntity);
 }
 
 let knownTimer = null;

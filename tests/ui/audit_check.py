@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-# audit_check.py BASE TOKEN_ALL TOKEN_OTHER KNOWN_AT SERVER_PID
+# audit_check.py BASE TOKEN_ALL TOKEN_OTHER KNOWN_AT SERVER_PID STORE TOKENS
 #
 # The /ui/ page of the keel serve at BASE used as a new user would
 # (tests/http_ui_audit.sh, docs/ui-testing.md): hostile subjects and
 # values, the error paths, keyboard use and the timeline's geometry at
 # zoom 1, each compared with what the JSON API answers the test itself.
-# The last check stops the server (SERVER_PID) while the page is open.
+# The last checks stop the server (SERVER_PID) while the page is open,
+# then start it again on the same port (keel serve, $KEEL, on the store URL
+# STORE with the token file TOKENS) and stop it at the end.
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -19,7 +22,7 @@ import cdp  # noqa: E402
 import keelapi  # noqa: E402
 from keelapi import check, fail  # noqa: E402
 
-base, token_all, token_other, known_at, server_pid = sys.argv[1:6]
+base, token_all, token_other, known_at, server_pid, store, tokens = sys.argv[1:8]
 TENANT = "tenant-00"
 ODD = "<script>alert(1)</script>\"'%/?# é日本"
 ODD_VEHICLE = "vehicle:" + ODD
@@ -278,6 +281,37 @@ def server_gone(b):
     check(b.eval(ROWS_JS) == want, "server gone: the timeline was wiped")
 
 
+def server_back(b):
+    """A "known at" moved while the server is gone clears the timeline;
+    once the server is back, *Now* reads the whole view again, not only
+    the state beside it."""
+    subject = "vehicle:V-0001"
+    set_input(b, "known-at", known_at, "a known at with the server gone")
+    check("no answer from the server" in b.eval(ERROR_JS), "known at, server gone: %r" % b.eval(ERROR_JS))
+    port = urllib.parse.urlsplit(base).port
+    server = subprocess.Popen([os.environ["KEEL"], "serve", "--cartridge", "fleet", "--listen",
+                               "127.0.0.1:%d" % port, "--store", store, "--tokens", tokens,
+                               "--threads", "2", "--quiet"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5):
+                    break
+            except OSError:
+                check(server.poll() is None, "keel serve did not start again")
+                check(time.monotonic() < deadline, "keel serve did not answer within 30 s")
+                time.sleep(0.05)
+        act(b, "document.getElementById('at-now').click()", "now with the server back")
+        check(b.eval(ERROR_JS) == "", "server back: %r" % b.eval(ERROR_JS))
+        want = api_rows(subject, known_at)
+        check(b.eval(ROWS_JS) == want, "server back: %s bars, history?known_at= has %d rows"
+              % (b.eval(ROWS_JS), want))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main():
     with cdp.Browser() as b:
         b.page("Page.enable")
@@ -291,6 +325,7 @@ def main():
         arrow_keys(b)
         fit_geometry(b)
         server_gone(b)
+        server_back(b)
     print("audit: every check passed")
 
 
