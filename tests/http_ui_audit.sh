@@ -7,13 +7,9 @@
 # (docs/ui-testing.md); each compares with what the JSON API answers.
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
-chromium=${KEEL_CHROMIUM:-/usr/bin/chromium}
-[ -x "$chromium" ] || skip_test "no $chromium (scripts/deps --test installs chromium)"
-command -v python3 >/dev/null || skip_test "no python3"
+. "$(dirname "$0")/cli/ui_fixture.sh"
 
-"$KEEL" generate fleet --events 6000 --tenants 2 --seed 5 --late 0.1 --output "$dir/in.ndjson"
-head -n 3000 "$dir/in.ndjson" >"$dir/first.ndjson"
-tail -n +3001 "$dir/in.ndjson" >"$dir/second.ndjson"
+ui_fleet 6000 5
 # A vehicle, its driver and values that are markup, quotes and the
 # characters an address must escape.
 python3 - "$dir/first.ndjson" <<'PY'
@@ -51,21 +47,12 @@ pair_event() {
 pair_event p1 team.formed 2026-01-05T06:00:00Z '{"team":"T1","a":"A","b":"B"}' >"$dir/pairs-first.ndjson"
 pair_event p2 team.left 2026-01-05T07:00:00Z '{"team":"T1","who":"A"}' >"$dir/pairs-second.ndjson"
 
-db="sqlite:$dir/keel.db"
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/first.ndjson"
 "$KEEL" ingest --cartridge "$dir/pairs.json" --quiet --store "$db" "$dir/pairs-first.ndjson"
-known_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
-wait_until 5 test "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" ">" "$known_at"
+ui_mark_known_at
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/second.ndjson"
 "$KEEL" ingest --cartridge "$dir/pairs.json" --quiet --store "$db" "$dir/pairs-second.ndjson"
-
-"$KEEL" token new --all >"$dir/all" 2>/dev/null
-"$KEEL" token new --tenant tenant-01 >"$dir/other" 2>/dev/null
-{ sed -n 2p "$dir/all"; sed -n 2p "$dir/other"; } >"$dir/tokens"
-"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --tokens "$dir/tokens" --threads 2 \
-	--quiet 2>"$dir/log" &
-pid=$!
-wait_port "$dir/log"
+ui_serve --quiet
 
 # The checks stop the server themselves, last ("the server gone"), and
 # start one of their own on the same port after it.
