@@ -150,22 +150,36 @@ enum MHD_Result keel_http_answer_const(struct keel_server *srv, struct MHD_Conne
 				"application/json");
 }
 
+void keel_http_error_vdoc(struct keel_buf *b, const char *fmt, va_list ap)
+{
+	struct keel_buf msg;
+	keel_buf_init(&msg);
+	keel_buf_vaddf(&msg, fmt, ap);
+	keel_buf_adds(b, "{\"error\":");
+	keel_buf_add_json_str(b, keel_str_make(msg.data ? msg.data : "", msg.len));
+	keel_buf_adds(b, "}\n");
+	keel_buf_free(&msg);
+}
+
+void keel_http_error_doc(struct keel_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	keel_http_error_vdoc(b, fmt, ap);
+	va_end(ap);
+}
+
 /* {"error":"..."} with a printf-style message. */
 enum MHD_Result keel_http_answer_error(struct keel_server *srv, struct MHD_Connection *c,
 				       unsigned status, const char *fmt, ...)
 {
-	struct keel_buf msg, b;
-	keel_buf_init(&msg);
+	struct keel_buf b;
 	keel_buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	keel_buf_vaddf(&msg, fmt, ap);
+	keel_http_error_vdoc(&b, fmt, ap);
 	va_end(ap);
-	keel_buf_adds(&b, "{\"error\":");
-	keel_buf_add_json_str(&b, keel_str_make(msg.data ? msg.data : "", msg.len));
-	keel_buf_addc(&b, '}');
-	keel_buf_free(&msg);
-	return keel_http_answer_json(srv, c, status, &b);
+	return keel_http_answer(srv, c, status, b.data, b.len, "application/json");
 }
 
 /* 405 on a known path, with the methods it takes in Allow (RFC 9110). */
@@ -173,14 +187,9 @@ enum MHD_Result keel_http_answer_not_allowed(struct keel_server *srv,
 					     struct MHD_Connection *c, const char *method,
 					     const char *allow)
 {
-	struct keel_buf msg, b;
-	keel_buf_init(&msg);
+	struct keel_buf b;
 	keel_buf_init(&b);
-	keel_buf_addf(&msg, "method %s: not allowed here", method);
-	keel_buf_adds(&b, "{\"error\":");
-	keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
-	keel_buf_adds(&b, "}\n");
-	keel_buf_free(&msg);
+	keel_http_error_doc(&b, KEEL_HTTP_NOT_ALLOWED, method);
 	return answer_allow(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, b.data, b.len,
 			    "application/json", allow);
 }

@@ -228,6 +228,14 @@ enum read_kind {
 
 /* Answers (http_answer.c) */
 bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
+/* {"error":"MESSAGE"} and a newline into the empty b: every error
+ * answer's body, also those sent with other headers (ui.c). */
+void keel_http_error_doc(struct keel_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void keel_http_error_vdoc(struct keel_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* The message of a 405, of the method: one wording everywhere. */
+#define KEEL_HTTP_NOT_ALLOWED "method %s: not allowed here"
 enum MHD_Result keel_http_answer_not_allowed(struct keel_server *srv,
 					     struct MHD_Connection *c, const char *method,
 					     const char *allow);

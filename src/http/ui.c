@@ -33,18 +33,19 @@ static bool starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* A JSON error document, "WHAT NAME: RULE", with the /ui headers. */
+/* A JSON error document (keel_http_error_doc) with the /ui headers. */
 static enum MHD_Result ui_error(struct keel_server *srv, struct MHD_Connection *c,
-				unsigned status, const char *allow, const char *what,
-				const char *name, const char *rule)
+				unsigned status, const char *allow, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static enum MHD_Result ui_error(struct keel_server *srv, struct MHD_Connection *c,
+				unsigned status, const char *allow, const char *fmt, ...)
 {
-	struct keel_buf msg, b;
-	keel_buf_init(&msg);
+	struct keel_buf b;
 	keel_buf_init(&b);
-	keel_buf_addf(&msg, "%s%s: %s", what, name, rule);
-	keel_buf_adds(&b, "{\"error\":");
-	keel_buf_add_json_str(&b, keel_str_make(msg.data, msg.len));
-	keel_buf_adds(&b, "}\n");
+	va_list ap;
+	va_start(ap, fmt);
+	keel_http_error_vdoc(&b, fmt, ap);
+	va_end(ap);
 	const char *headers[] = {UI_HEADERS,
 				 MHD_HTTP_HEADER_CONTENT_TYPE,
 				 "application/json",
@@ -53,7 +54,6 @@ static enum MHD_Result ui_error(struct keel_server *srv, struct MHD_Connection *
 				 NULL};
 	enum MHD_Result ret = keel_http_answer_headers(srv, c, status, b.data, b.len, false,
 						       headers);
-	keel_buf_free(&msg);
 	keel_buf_free(&b);
 	return ret;
 }
@@ -74,7 +74,7 @@ bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		*ret = ui_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET, HEAD",
-				"method ", method, "not allowed here");
+				KEEL_HTTP_NOT_ALLOWED, method);
 		return true;
 	}
 	if (strcmp(url, "/ui") == 0) {
@@ -99,6 +99,6 @@ bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char 
 	else if (strcmp(name, "keel.svg") == 0)
 		*ret = ui_file(srv, c, keel_ui_keel_svg, keel_ui_keel_svg_len, "image/svg+xml");
 	else
-		*ret = ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "", url, "no such asset");
+		*ret = ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "%s: no such asset", url);
 	return true;
 }
