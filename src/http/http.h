@@ -185,6 +185,9 @@ struct keel_metrics {
 	atomic_uint_fast64_t store_errors;
 	atomic_int_fast64_t open_connections;
 	atomic_int_fast64_t writer_requests; /* POSTs queued for or in the writer */
+	/* Request bodies held in memory, all requests together: the budget
+	 * max_buffered bounds, and a gauge. */
+	atomic_size_t buffered;
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];

@@ -105,7 +105,7 @@ void keel_http_on_completed(void *cls, struct MHD_Connection *connection, void *
 	free(rq->path);
 	keel_buf_free(&rq->tenant);
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.header_timeout * 1000000);
-	atomic_fetch_sub(&srv->buffered, rq->claimed);
+	atomic_fetch_sub(&srv->metrics.buffered, rq->claimed);
 	keel_buf_free(&rq->body);
 	if (rq->binary) {
 		keel_ce_binary_free(rq->binary);

@@ -40,6 +40,7 @@ void keel_metrics_init(struct keel_metrics *m)
 	atomic_init(&m->store_errors, 0);
 	atomic_init(&m->open_connections, 0);
 	atomic_init(&m->writer_requests, 0);
+	atomic_init(&m->buffered, 0);
 	atomic_init(&m->connections_total, 0);
 	atomic_init(&m->timeouts, 0);
 	for (size_t i = 0; i < KEEL_METRICS_STATUSES; i++)
@@ -252,6 +253,13 @@ void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *
 		      "keel_writer_requests %lld\n",
 		      (long long)atomic_load_explicit(&m->writer_requests,
 						      memory_order_relaxed));
+	keel_buf_addf(out,
+		      "# HELP keel_buffered_body_bytes Request body bytes held in memory now, "
+		      "all requests together (bounded by --max-buffered).\n"
+		      "# TYPE keel_buffered_body_bytes gauge\n"
+		      "keel_buffered_body_bytes %llu\n",
+		      (unsigned long long)atomic_load_explicit(&m->buffered,
+							       memory_order_relaxed));
 	keel_buf_addf(out,
 		      "# HELP keel_connections_total Client connections accepted.\n"
 		      "# TYPE keel_connections_total counter\n"

@@ -145,9 +145,9 @@ static bool keel_http_parse_size(const char *s, uint64_t *out)
  * where one alone could not. False (nothing counted) when over. */
 static bool claim(struct keel_server *srv, struct request *rq, size_t n)
 {
-	size_t before = atomic_fetch_add(&srv->buffered, n);
+	size_t before = atomic_fetch_add(&srv->metrics.buffered, n);
 	if (before + n > srv->o.max_buffered) {
-		atomic_fetch_sub(&srv->buffered, n);
+		atomic_fetch_sub(&srv->metrics.buffered, n);
 		return false;
 	}
 	rq->claimed += n;
@@ -440,17 +440,18 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
 			   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 		bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-		if (strcmp(url, "/healthz") == 0) {
-			rq->route = ROUTE_DONE;
-			if (!get)
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "GET, HEAD");
-			return handle_healthz(srv, c);
-		}
-		/* The page asks for no token: it carries no data (ui.c). */
-		if (keel_http_ui(srv, c, url, method, &ret)) {
-			rq->route = ROUTE_DONE;
-			return ret;
+		/* /healthz and the page ask for no token: they carry no data
+		 * (ui.c). Like every GET they are answered when the request is
+		 * done: libmicrohttpd closes a connection whose answer was
+		 * queued on this first call, and a browser or a health checker
+		 * would open a new one for each request. */
+		bool healthz = strcmp(url, "/healthz") == 0;
+		if (healthz || keel_http_ui_path(url)) {
+			rq->route = get ? ROUTE_PUBLIC : ROUTE_DONE;
+			if (get)
+				return MHD_YES;
+			return healthz ? keel_http_answer_not_allowed(srv, c, method, "GET, HEAD")
+				       : keel_http_ui_not_allowed(srv, c, method);
 		}
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;
@@ -494,7 +495,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
 		if (rq->route == ROUTE_DONE || rq->route == ROUTE_READ ||
-		    rq->route == ROUTE_FORGET)
+		    rq->route == ROUTE_PUBLIC || rq->route == ROUTE_FORGET)
 			return MHD_YES; /* a body nobody asked for */
 		rq->received += n;
 		bool over = rq->received > srv->o.max_body;
@@ -536,6 +537,11 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 	case ROUTE_FORGET:
 		rq->route = ROUTE_DONE;
 		return route_get(srv, c, url, rq, true);
+	case ROUTE_PUBLIC:
+		rq->route = ROUTE_DONE;
+		if (strcmp(url, "/healthz") == 0)
+			return handle_healthz(srv, c);
+		return keel_http_ui(srv, c, url);
 	case ROUTE_DONE:
 		return MHD_YES;
 	}
@@ -783,7 +789,6 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	init_cond_monotonic(&srv->inflight_cond);
 	pthread_mutex_init(&srv->start_log_lock, NULL);
 	atomic_init(&srv->stopping, false);
-	atomic_init(&srv->buffered, 0);
 	keel_metrics_init(&srv->metrics);
 
 	struct keel_buf err;

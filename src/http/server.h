@@ -85,8 +85,9 @@ enum route {
 	ROUTE_EVENTS_QUEUED, /* with the writer; answered when resumed */
 	ROUTE_NULL_EVENTS,
 	ROUTE_READ, /* GET: answered when the (empty) body is done */
+	ROUTE_PUBLIC, /* GET of /healthz or the page: likewise, without a token */
 	ROUTE_FORGET, /* DELETE of an entity: answered likewise */
-	ROUTE_DONE, /* an answer was queued on the first call */
+	ROUTE_DONE, /* answered: on the first call (an error), or already */
 };
 
 /* How a POST carries its events (docs/http.md, "POST /v1/events"). */
@@ -210,9 +211,6 @@ struct keel_server {
 	unsigned inflight;
 	unsigned suspended; /* connections queued for the writer */
 	atomic_bool stopping;
-
-	/* Request bodies held in memory, all requests together. */
-	atomic_size_t buffered;
 };
 
 /* The read endpoints (http_reads.c). */
@@ -255,11 +253,14 @@ enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection 
 enum MHD_Result keel_http_answer_headers(struct keel_server *srv, struct MHD_Connection *c,
 					 unsigned status, const char *body, size_t len,
 					 bool persistent, const char *const *headers);
-/* The page at /ui/ (ui.c): answers a request whose path is /ui or under
- * /ui/ and returns true, else false. Needs no token: the page and its
- * assets hold no data (docs/ui.md). */
-bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url,
-		  const char *method, enum MHD_Result *ret);
+/* The page at /ui/ (ui.c): its paths are /ui and those under /ui/. They
+ * need no token: the page and its assets hold no data (docs/ui.md).
+ * keel_http_ui answers a GET or HEAD of one; other methods get
+ * keel_http_ui_not_allowed. */
+bool keel_http_ui_path(const char *url);
+enum MHD_Result keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url);
+enum MHD_Result keel_http_ui_not_allowed(struct keel_server *srv, struct MHD_Connection *c,
+					 const char *method);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Writes rq's line to the request log, if there is one. */

@@ -66,39 +66,38 @@ static enum MHD_Result ui_file(struct keel_server *srv, struct MHD_Connection *c
 	return keel_http_answer_headers(srv, c, MHD_HTTP_OK, body, len, true, headers);
 }
 
-bool keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url,
-		  const char *method, enum MHD_Result *ret)
+bool keel_http_ui_path(const char *url)
 {
-	if (strcmp(url, "/ui") != 0 && !starts_with(url, "/ui/"))
-		return false;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-		*ret = ui_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET, HEAD",
-				KEEL_HTTP_NOT_ALLOWED, method);
-		return true;
-	}
+	return strcmp(url, "/ui") == 0 || starts_with(url, "/ui/");
+}
+
+enum MHD_Result keel_http_ui_not_allowed(struct keel_server *srv, struct MHD_Connection *c,
+					 const char *method)
+{
+	return ui_error(srv, c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET, HEAD", KEEL_HTTP_NOT_ALLOWED,
+			method);
+}
+
+enum MHD_Result keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url)
+{
 	if (strcmp(url, "/ui") == 0) {
 		const char *headers[] = {UI_HEADERS, MHD_HTTP_HEADER_LOCATION, "/ui/", NULL};
-		*ret = keel_http_answer_headers(srv, c, MHD_HTTP_MOVED_PERMANENTLY, "", 0, true,
+		return keel_http_answer_headers(srv, c, MHD_HTTP_MOVED_PERMANENTLY, "", 0, true,
 						headers);
-		return true;
 	}
 	if (!starts_with(url, "/ui/assets/")) {
 		/* Every view's address is the page; its script reads the path. */
-		*ret = ui_file(srv, c, keel_ui_index_html, keel_ui_index_html_len,
+		return ui_file(srv, c, keel_ui_index_html, keel_ui_index_html_len,
 			       "text/html; charset=utf-8");
-		return true;
 	}
 	const char *name = url + strlen("/ui/assets/");
 	if (strcmp(name, "keel.js") == 0)
-		*ret = ui_file(srv, c, keel_ui_keel_js, keel_ui_keel_js_len,
+		return ui_file(srv, c, keel_ui_keel_js, keel_ui_keel_js_len,
 			       "text/javascript; charset=utf-8");
-	else if (strcmp(name, "keel.css") == 0)
-		*ret = ui_file(srv, c, keel_ui_keel_css, keel_ui_keel_css_len,
+	if (strcmp(name, "keel.css") == 0)
+		return ui_file(srv, c, keel_ui_keel_css, keel_ui_keel_css_len,
 			       "text/css; charset=utf-8");
-	else if (strcmp(name, "keel.svg") == 0)
-		*ret = ui_file(srv, c, keel_ui_keel_svg, keel_ui_keel_svg_len, "image/svg+xml");
-	else
-		*ret = ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "%s: no such asset", url);
-	return true;
+	if (strcmp(name, "keel.svg") == 0)
+		return ui_file(srv, c, keel_ui_keel_svg, keel_ui_keel_svg_len, "image/svg+xml");
+	return ui_error(srv, c, MHD_HTTP_NOT_FOUND, NULL, "%s: no such asset", url);
 }
