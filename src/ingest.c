@@ -64,15 +64,22 @@ struct keel_batcher {
 	struct keel_ptrvec tx_events; /* when on_outcome: its events */
 	/* When on_conflict: the seq and position of every event logged since
 	 * the last flush, in seq order, so that a conflict with one of them
-	 * names its position (keel_batcher_conflict). */
-	struct keel_run_event *run;
-	size_t nrun, run_cap;
+	 * names its position (keel_batcher_conflict). Kept as spans of events
+	 * whose seqs and positions both go up by one: an input that goes in
+	 * whole is a span a transaction, so the memory grows with the lines
+	 * that did not go in, not with the input. */
+	struct keel_run_span *spans;
+	size_t nspans, spans_cap;
+	size_t nrun;		    /* events in the spans */
 	size_t tx_nrun, batch_nrun; /* nrun when the transaction, the batch began */
 };
 
-struct keel_run_event {
+/* count events logged as seq, seq + 1, ... from positions position,
+ * position + 1, ...; first: the events logged before them in the run. */
+struct keel_run_span {
 	int64_t seq;
 	uint64_t position;
+	size_t first, count;
 };
 
 static int keel_batcher_write(struct keel_batcher *ing, bool commit_now);
@@ -145,7 +152,7 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_append_builder_free(&ing->append);
 	keel_append_builder_free(&ing->tx_mentions);
 	keel_ptrvec_free(&ing->tx_events);
-	free(ing->run);
+	free(ing->spans);
 	if (ing->in_tx)
 		keel_store_rollback(ing->store);
 	keel_buf_free(&ing->errmsg);
@@ -234,13 +241,20 @@ static void keel_batcher_remember(struct keel_batcher *ing, struct keel_batch_ev
 {
 	if (!ing->opt.on_conflict)
 		return;
-	if (ing->nrun + n > ing->run_cap) {
-		while (ing->nrun + n > ing->run_cap)
-			ing->run_cap = ing->run_cap ? 2 * ing->run_cap : 1024;
-		ing->run = keel_xrealloc(ing->run, ing->run_cap * sizeof *ing->run);
+	for (size_t i = 0; i < n; i++, ing->nrun++) {
+		struct keel_run_span *last = ing->nspans ? &ing->spans[ing->nspans - 1] : NULL;
+		if (last && acc[i]->seq == last->seq + (int64_t)last->count &&
+		    acc[i]->position == last->position + last->count) {
+			last->count++;
+			continue;
+		}
+		if (ing->nspans == ing->spans_cap) {
+			ing->spans_cap = ing->spans_cap ? 2 * ing->spans_cap : 64;
+			ing->spans = keel_xrealloc(ing->spans, ing->spans_cap * sizeof *ing->spans);
+		}
+		ing->spans[ing->nspans++] =
+		    (struct keel_run_span){acc[i]->seq, acc[i]->position, ing->nrun, 1};
 	}
-	for (size_t i = 0; i < n; i++)
-		ing->run[ing->nrun++] = (struct keel_run_event){acc[i]->seq, acc[i]->position};
 }
 
 /* The position of the event this ingester logged as seq since its last
@@ -249,19 +263,22 @@ static void keel_batcher_remember(struct keel_batcher *ing, struct keel_batch_ev
 static bool keel_batcher_run_position(const struct keel_batcher *ing, int64_t seq,
 				      uint64_t *position)
 {
-	size_t lo = 0, hi = ing->nrun;
+	/* The first span that starts after seq; the one before may hold it. */
+	size_t lo = 0, hi = ing->nspans;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ing->run[mid].seq == seq) {
-			*position = ing->run[mid].position;
-			return true;
-		}
-		if (ing->run[mid].seq < seq)
+		if (ing->spans[mid].seq <= seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return false;
+	if (lo == 0)
+		return false;
+	const struct keel_run_span *sp = &ing->spans[lo - 1];
+	if (seq >= sp->seq + (int64_t)sp->count)
+		return false;
+	*position = sp->position + (uint64_t)(seq - sp->seq);
+	return true;
 }
 
 /* Reports a conflicting duplicate with both positions: the first copy's
@@ -306,8 +323,16 @@ static void keel_batcher_reset_tx(struct keel_batcher *ing)
  * forget where its events came from (their seqs may be given again). */
 static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
 {
-	if (ing->nrun > nrun)
-		ing->nrun = nrun;
+	if (ing->nrun <= nrun)
+		return;
+	while (ing->nspans && ing->spans[ing->nspans - 1].first >= nrun)
+		ing->nspans--;
+	if (ing->nspans) {
+		struct keel_run_span *last = &ing->spans[ing->nspans - 1];
+		if (last->first + last->count > nrun)
+			last->count = nrun - last->first;
+	}
+	ing->nrun = nrun;
 }
 
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
@@ -493,6 +518,8 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 int keel_batcher_flush(struct keel_batcher *ing)
 {
 	int rc = keel_batcher_write(ing, true);
-	ing->nrun = 0; /* what came before a flush is "already in the store" */
+	/* What came before a flush is "already in the store". */
+	ing->nrun = 0;
+	ing->nspans = 0;
 	return rc;
 }

@@ -372,6 +372,63 @@ static void conflicting_duplicate_is_skipped_and_counted(const struct store_kind
 	store_done(s, &c);
 }
 
+/* A conflict names the line of the first copy however the lines before it
+ * went: batches, a rejected line, a duplicate and skipped positions (the
+ * batcher keeps positions as spans of consecutive lines, not a line each). */
+static void conflict_names_the_first_line_across_gaps(const struct store_kind *k)
+{
+#define GAP_EV(id, status)                                                                 \
+	"{\"id\":\"" id "\",\"tenant\":\"t\",\"type\":\"fleet.vehicle.status_changed\","   \
+	"\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-" id "\","             \
+	"\"status\":\"" status "\",\"reason\":\"r\"}}"
+	static const struct {
+		uint64_t position;
+		const char *line;
+	} lines[] = {
+	    {1, GAP_EV("e1", "idle")},	  {2, GAP_EV("e2", "idle")},
+	    {3, "{not json"},		  {4, GAP_EV("e3", "idle")},
+	    {5, GAP_EV("e1", "idle")},	  {9, GAP_EV("e4", "idle")},
+	    {10, GAP_EV("e5", "idle")},	  {11, GAP_EV("e2", "moving")},
+	    {12, GAP_EV("e3", "moving")}, {13, GAP_EV("e5", "moving")},
+	    {14, GAP_EV("e4", "moving")}, {15, GAP_EV("e1", "moving")},
+	};
+#undef GAP_EV
+	struct store_case c;
+	struct keel_store *s = store_open(k, &c);
+	struct keel_ingest *ing;
+	struct keel_buf said;
+	keel_buf_init(&said);
+	keel_buf_adds(&said, "");
+	const struct keel_ingest_options o = {.size = sizeof o,
+					      .cartridge = fleet(),
+					      .batch = 2,
+					      .on_conflict = collect_conflict,
+					      .conflict_userdata = &said};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+		assert_int_equal(keel_ingest_add(ing, lines[i].line, strlen(lines[i].line),
+						 lines[i].position),
+				 0);
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	const struct keel_report *r = keel_ingest_report(ing);
+	assert_int_equal(r->accepted, 5);
+	assert_int_equal(r->conflicting, 5);
+	keel_ingest_free(ing);
+	assert_string_equal(said.data,
+			    "line 11: event \"e2\": conflicting duplicate: its envelope differs "
+			    "from that of line 2\n"
+			    "line 12: event \"e3\": conflicting duplicate: its envelope differs "
+			    "from that of line 4\n"
+			    "line 13: event \"e5\": conflicting duplicate: its envelope differs "
+			    "from that of line 10\n"
+			    "line 14: event \"e4\": conflicting duplicate: its envelope differs "
+			    "from that of line 9\n"
+			    "line 15: event \"e1\": conflicting duplicate: its envelope differs "
+			    "from that of line 1\n");
+	keel_buf_free(&said);
+	store_done(s, &c);
+}
+
 /* An event is (tenant, source, id): one id from two sources is two events,
  * each named by its source in the rows it asserted; an envelope without a
  * source is a third, of source "". */
@@ -1316,6 +1373,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(ingesting_twice_changes_nothing),
 	CONTRACT_CASE(dump_load_dump_is_identical),
 	CONTRACT_CASE(conflicting_duplicate_is_skipped_and_counted),
+	CONTRACT_CASE(conflict_names_the_first_line_across_gaps),
 	CONTRACT_CASE(one_id_from_two_sources_is_two_events),
 	CONTRACT_CASE(bad_events_are_rejected_alone),
 	CONTRACT_CASE(queries_match_the_memory_store),
