@@ -42,20 +42,53 @@ static void keel_sqlite_row_filters(struct keel_buf *b, bool fact, unsigned m)
 		keel_buf_adds(b, " AND object = ?4");
 }
 
-/* A timeline's row just before or after `at`, as its seq: the last with
- * valid_from <= at, or the first after. (valid_from, recorded_at, seq) is
- * the index's order and, since recorded_at never decreases along seq,
- * the (valid_from, arrival) order of the timeline. */
-static void keel_sqlite_at_row(struct keel_buf *b, bool fact, unsigned m, bool before)
+/* One arm of keel_sqlite_at_row: the timeline's rows that pass `bound`,
+ * the last (before) or the first (after) in index order. */
+static void keel_sqlite_at_arm(struct keel_buf *b, bool fact, bool before, const char *bound)
 {
 	keel_buf_addf(b, "(SELECT seq FROM %s WHERE tenant = ?1 AND subject = k.s AND %s",
 		      fact ? "fact_rows" : "relation_rows",
 		      fact ? "predicate = k.n" : "relation = k.n AND object = k.o");
-	keel_buf_adds(b, before ? " AND valid_from <= ?5" : " AND valid_from > ?5");
-	if (m & KEEL_SF_KNOWN_AT)
-		keel_buf_adds(b, " AND recorded_at <= ?7");
+	keel_buf_adds(b, bound);
 	keel_buf_adds(b, before ? " ORDER BY valid_from DESC, recorded_at DESC, seq DESC"
 				: " ORDER BY valid_from, recorded_at, seq");
+	keel_buf_adds(b, " LIMIT 1)");
+}
+
+/* A timeline's row just before or after `at`, as its seq: the last with
+ * valid_from <= at, or the first after. (valid_from, recorded_at, seq) is
+ * the index's order and, since recorded_at never decreases along seq,
+ * the (valid_from, arrival) order of the timeline.
+ *
+ * Known at a moment K, only rows recorded by K count, and a walk along
+ * the index from `at` would step over every row recorded after K (on a
+ * timeline of a GPS every 10 s, tens of thousands). A row that is not
+ * ahead of its own recording (valid_from <= recorded_at) and was
+ * recorded by K is valid from K at the latest, so those rows are sought
+ * from min(at, K) on; the rows ahead of their recording, few, have their
+ * own partial index (fact_rows_ahead, relation_rows_ahead) and are
+ * sought there; the row is the later (before) or earlier (after) of the
+ * two. */
+static void keel_sqlite_at_row(struct keel_buf *b, bool fact, unsigned m, bool before)
+{
+	if (!(m & KEEL_SF_KNOWN_AT)) {
+		keel_sqlite_at_arm(b, fact, before,
+				   before ? " AND valid_from <= ?5" : " AND valid_from > ?5");
+		return;
+	}
+	keel_buf_addf(b, "(SELECT seq FROM %s WHERE seq IN (",
+		      fact ? "fact_rows" : "relation_rows");
+	keel_sqlite_at_arm(b, fact, before,
+			   before ? " AND valid_from <= min(?5, ?7) AND recorded_at <= ?7"
+				  : " AND valid_from > ?5 AND valid_from <= ?7 AND recorded_at <= ?7");
+	keel_buf_addc(b, ',');
+	keel_sqlite_at_arm(b, fact, before,
+			   before ? " AND valid_from > recorded_at AND valid_from <= ?5 AND "
+				    "recorded_at <= ?7"
+				  : " AND valid_from > recorded_at AND valid_from > ?5 AND "
+				    "recorded_at <= ?7");
+	keel_buf_adds(b, before ? ") ORDER BY valid_from DESC, recorded_at DESC, seq DESC"
+				: ") ORDER BY valid_from, recorded_at, seq");
 	keel_buf_adds(b, " LIMIT 1)");
 }
 
