@@ -82,35 +82,48 @@ static void generate_halves(const char *first_path, const char *second_path, uin
 	free(text);
 }
 
-/* One vehicle reporting its position every 10 s: `reports` events after
- * its registration, the first half into first_path, the rest into
- * second_path. Positions walk a small square so that every value differs. */
+/* The registration of vehicle in tenant, and its i-th position report;
+ * positions walk a small square so that every value differs. */
+static void write_registration(FILE *f, const char *tenant, const char *vehicle,
+			       const char *when)
+{
+	fprintf(f,
+		"{\"specversion\":\"1.0\",\"id\":\"%s-0\",\"source\":\"/fleet/%s/registry\","
+		"\"type\":\"fleet.vehicle.registered\",\"time\":\"%s\",\"tenant\":\"%s\","
+		"\"datacontenttype\":\"application/json\",\"data\":{\"vehicle_id\":\"%s\","
+		"\"depot_id\":\"D-01\",\"make\":\"Iveco\",\"model\":\"Daily\",\"year\":2025}}\n",
+		tenant, tenant, when, tenant, vehicle);
+}
+
+static void write_report(FILE *f, const char *tenant, const char *vehicle, uint64_t i,
+			 const char *when)
+{
+	fprintf(f,
+		"{\"specversion\":\"1.0\",\"id\":\"%s-%llu\",\"source\":"
+		"\"/fleet/%s/telematics\",\"type\":\"fleet.vehicle.location_reported\","
+		"\"time\":\"%s\",\"tenant\":\"%s\",\"datacontenttype\":"
+		"\"application/json\",\"data\":{\"vehicle_id\":\"%s\",\"location\":"
+		"{\"lat\":%.6f,\"lon\":%.6f},\"speed_kmh\":%.1f,\"heading_deg\":90}}\n",
+		tenant, (unsigned long long)i, tenant, when, tenant, vehicle,
+		51.3 + (double)(i % 1000) * 1e-5, 12.3 + (double)(i / 1000) * 1e-5,
+		(double)(i % 90));
+}
+
+/* One vehicle reporting its position every 10 s from 2026-01-05:
+ * `reports` events after its registration, the first half into
+ * first_path, the rest into second_path. */
 static void generate_gps(const char *first_path, const char *second_path, uint64_t reports)
 {
 	FILE *a = fopen(first_path, "wb"), *b = fopen(second_path, "wb");
 	if (!a || !b)
 		die("cannot write the GPS input", NULL);
-	const time_t start = 1767571200; /* 2026-01-05T00:00:00Z */
-	fputs("{\"specversion\":\"1.0\",\"id\":\"gps-0\",\"source\":\"/fleet/gps/registry\","
-	      "\"type\":\"fleet.vehicle.registered\",\"time\":\"2026-01-05T00:00:00Z\","
-	      "\"tenant\":\"gps\",\"datacontenttype\":\"application/json\",\"data\":{"
-	      "\"vehicle_id\":\"V-GPS\",\"depot_id\":\"D-01\",\"make\":\"Iveco\","
-	      "\"model\":\"Daily\",\"year\":2025}}\n",
-	      a);
+	const int64_t start = INT64_C(1767571200000000); /* 2026-01-05T00:00:00Z */
+	char when[KEEL_TIME_BUFSZ];
+	keel_time_format(start, when);
+	write_registration(a, "gps", "V-GPS", when);
 	for (uint64_t i = 1; i <= reports; i++) {
-		time_t t = start + (time_t)(10 * i);
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		char when[32];
-		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-		fprintf(i <= reports / 2 ? a : b,
-			"{\"specversion\":\"1.0\",\"id\":\"gps-%llu\",\"source\":"
-			"\"/fleet/gps/telematics\",\"type\":\"fleet.vehicle.location_reported\","
-			"\"time\":\"%s\",\"tenant\":\"gps\",\"datacontenttype\":"
-			"\"application/json\",\"data\":{\"vehicle_id\":\"V-GPS\",\"location\":"
-			"{\"lat\":%.6f,\"lon\":%.6f},\"speed_kmh\":%.1f,\"heading_deg\":90}}\n",
-			(unsigned long long)i, when, 51.3 + (double)(i % 1000) * 1e-5,
-			12.3 + (double)(i / 1000) * 1e-5, (double)(i % 90));
+		keel_time_format(start + (int64_t)i * 10 * INT64_C(1000000), when);
+		write_report(i <= reports / 2 ? a : b, "gps", "V-GPS", i, when);
 	}
 	fclose(a);
 	fclose(b);
@@ -128,25 +141,11 @@ static void generate_live(const char *path, uint64_t first, uint64_t last, int64
 	char when[KEEL_TIME_BUFSZ];
 	if (first == 1) {
 		keel_time_format(start_usec - step_usec, when);
-		fprintf(f,
-			"{\"specversion\":\"1.0\",\"id\":\"live-0\",\"source\":"
-			"\"/fleet/live/registry\",\"type\":\"fleet.vehicle.registered\","
-			"\"time\":\"%s\",\"tenant\":\"live\",\"datacontenttype\":"
-			"\"application/json\",\"data\":{\"vehicle_id\":\"V-LIVE\","
-			"\"depot_id\":\"D-01\",\"make\":\"Iveco\",\"model\":\"Daily\","
-			"\"year\":2025}}\n",
-			when);
+		write_registration(f, "live", "V-LIVE", when);
 	}
 	for (uint64_t i = first; i <= last; i++) {
 		keel_time_format(start_usec + (int64_t)(i - first) * step_usec, when);
-		fprintf(f,
-			"{\"specversion\":\"1.0\",\"id\":\"live-%llu\",\"source\":"
-			"\"/fleet/live/telematics\",\"type\":\"fleet.vehicle.location_reported\","
-			"\"time\":\"%s\",\"tenant\":\"live\",\"datacontenttype\":"
-			"\"application/json\",\"data\":{\"vehicle_id\":\"V-LIVE\",\"location\":"
-			"{\"lat\":%.6f,\"lon\":%.6f},\"speed_kmh\":%.1f,\"heading_deg\":90}}\n",
-			(unsigned long long)i, when, 51.3 + (double)(i % 1000) * 1e-5,
-			12.3 + (double)(i / 1000) * 1e-5, (double)(i % 90));
+		write_report(f, "live", "V-LIVE", i, when);
 	}
 	fclose(f);
 }

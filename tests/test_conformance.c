@@ -312,6 +312,22 @@ static void collect_conflict(void *ud, uint64_t position, const char *source,
 	keel_buf_addf(ud, "%s\n", message);
 }
 
+/* An ingester into s in batches of 2 whose conflict messages go to said,
+ * one a line. */
+static struct keel_ingest *conflict_ingester(struct keel_store *s, struct keel_buf *said)
+{
+	keel_buf_init(said);
+	keel_buf_adds(said, "");
+	const struct keel_ingest_options o = {.size = sizeof o,
+					      .cartridge = fleet(),
+					      .batch = 2,
+					      .on_conflict = collect_conflict,
+					      .conflict_userdata = said};
+	struct keel_ingest *ing;
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	return ing;
+}
+
 /* An identity seen before is a duplicate whatever its envelope; one whose
  * envelope differs (beyond whitespace) is also counted as conflicting,
  * reported with both positions, and the first one stays. */
@@ -325,16 +341,8 @@ static void conflicting_duplicate_is_skipped_and_counted(const struct store_kind
 				       "\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"vehicle_id\":\"V-1\",\"status\":\"idle\",\"reason\":\"r\"} }";
 	struct store_case c;
 	struct keel_store *s = store_open(k, &c);
-	struct keel_ingest *ing;
 	struct keel_buf said;
-	keel_buf_init(&said);
-	keel_buf_adds(&said, "");
-	const struct keel_ingest_options o = {.size = sizeof o,
-					      .cartridge = fleet(),
-					      .batch = 2,
-					      .on_conflict = collect_conflict,
-					      .conflict_userdata = &said};
-	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	struct keel_ingest *ing = conflict_ingester(s, &said);
 	assert_int_equal(keel_ingest_add(ing, a, strlen(a), 1), 0);
 	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 2), 0); /* same batch */
 	assert_int_equal(keel_ingest_add(ing, b, strlen(b), 3), 0); /* the next one */
@@ -395,16 +403,8 @@ static void conflict_names_the_first_line_across_gaps(const struct store_kind *k
 #undef GAP_EV
 	struct store_case c;
 	struct keel_store *s = store_open(k, &c);
-	struct keel_ingest *ing;
 	struct keel_buf said;
-	keel_buf_init(&said);
-	keel_buf_adds(&said, "");
-	const struct keel_ingest_options o = {.size = sizeof o,
-					      .cartridge = fleet(),
-					      .batch = 2,
-					      .on_conflict = collect_conflict,
-					      .conflict_userdata = &said};
-	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	struct keel_ingest *ing = conflict_ingester(s, &said);
 	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
 		assert_int_equal(keel_ingest_add(ing, lines[i].line, strlen(lines[i].line),
 						 lines[i].position),

@@ -719,6 +719,17 @@ static void stmt_steps(sqlite3 *db, int64_t *vm, int64_t *fullscan)
 	}
 }
 
+/* Events e1..e<nrows> on (t, vehicle:1, status): e<i> at i s, value i. */
+static void add_status_rows(struct events *e, size_t nrows)
+{
+	for (size_t i = 1; i <= nrows; i++) {
+		char id[32], v[32];
+		snprintf(id, sizeof id, "e%zu", i);
+		snprintf(v, sizeof v, "%zu", i);
+		add_fact(e, "t", id, (int64_t)i * SEC, "vehicle:1", "status", v);
+	}
+}
+
 /* A timeline of nrows rows on (t, vehicle:1, status), at 1..nrows s, one
  * row on (vehicle:1, make) and a late row in the middle of status; then
  * the subject's facts at a time in the middle and now, the way show reads
@@ -730,12 +741,7 @@ static int64_t read_at_steps(size_t nrows)
 	struct events e;
 	events_init(&e);
 	add_fact(&e, "t", "make", SEC, "vehicle:1", "make", "\"Volvo\"");
-	for (size_t i = 1; i <= nrows; i++) {
-		char id[32], v[32];
-		snprintf(id, sizeof id, "e%zu", i);
-		snprintf(v, sizeof v, "%zu", i);
-		add_fact(&e, "t", id, (int64_t)i * SEC, "vehicle:1", "status", v);
-	}
+	add_status_rows(&e, nrows);
 	int64_t mid = (int64_t)(nrows / 2) * SEC;
 	add_fact(&e, "t", "late", mid + SEC / 2, "vehicle:1", "status", "\"late\"");
 	drive(f.s, &e, 5000);
@@ -799,12 +805,7 @@ static int64_t read_known_at_steps(size_t nrows)
 	fx_open(&f);
 	struct events e;
 	events_init(&e);
-	for (size_t i = 1; i <= nrows; i++) {
-		char id[32], v[32];
-		snprintf(id, sizeof id, "e%zu", i);
-		snprintf(v, sizeof v, "%zu", i);
-		add_fact(&e, "t", id, (int64_t)i * SEC, "vehicle:1", "status", v);
-	}
+	add_status_rows(&e, nrows);
 	int64_t known = (int64_t)(nrows / 2) * SEC + 1;
 	int64_t ahead = known + SEC / 4;
 	add_fact(&e, "t", "ahead", ahead, "vehicle:1", "status", "\"ahead\"");
