@@ -730,6 +730,18 @@ static void add_status_rows(struct events *e, size_t nrows)
 	}
 }
 
+/* The VM steps of the statements run since the last stmt_steps (none of
+ * them a full scan); closes the fixture. */
+static int64_t steps_done(struct fixture *f, struct events *e, sqlite3 *db)
+{
+	int64_t vm, fullscan;
+	stmt_steps(db, &vm, &fullscan);
+	assert_int_equal(fullscan, 0);
+	events_free(e);
+	fx_close(f);
+	return vm;
+}
+
 /* A timeline of nrows rows on (t, vehicle:1, status), at 1..nrows s, one
  * row on (vehicle:1, make) and a late row in the middle of status; then
  * the subject's facts at a time in the middle and now, the way show reads
@@ -774,11 +786,7 @@ static int64_t read_at_steps(size_t nrows)
 		 t1, nrows, t2, nrows);
 	assert_string_equal(got, want);
 	free(got);
-	stmt_steps(db, &vm, &fullscan);
-	assert_int_equal(fullscan, 0);
-	events_free(&e);
-	fx_close(&f);
-	return vm;
+	return steps_done(&f, &e, db);
 }
 
 /* show and why read a subject's rows at a time with a few seeks per
@@ -843,11 +851,7 @@ static int64_t read_known_at_steps(size_t nrows)
 		 t1, t2, quarter, quarter + 1);
 	assert_string_equal(got, want);
 	free(got);
-	stmt_steps(db, &vm, &fullscan);
-	assert_int_equal(fullscan, 0);
-	events_free(&e);
-	fx_close(&f);
-	return vm;
+	return steps_done(&f, &e, db);
 }
 
 /* Read known at a moment, a live feed's row is sought from that moment
