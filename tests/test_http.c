@@ -980,6 +980,7 @@ static void tenant_matrix(const char *store)
 	assert_null(strstr(r.body, "keel_batch_duration_seconds"));
 	assert_null(strstr(r.body, "keel_http_responses_total"));
 	assert_null(strstr(r.body, "keel_open_connections"));
+	assert_null(strstr(r.body, "keel_buffered_body_bytes"));
 	resp_free(&r);
 	/* B's scope: tenant-b's event, and tenant-c with nothing yet. */
 	http(f.port, "GET", "/metrics", TOK_B, NULL, NULL, &r);
