@@ -10,16 +10,21 @@
 # searched as the dump writes them (the stored JSON text), numbers and
 # objects as well as strings; at most a few values of each predicate, its
 # least in bytewise order, so that a predicate of readings stays cheap.
-# Exits 1 with what differed.
+# With KEEL_HTTP (a keel serve's base URL) and KEEL_TOKEN set, the
+# searches are GET /v1/tenants/T/search on that server instead (STORE is
+# then only named in messages). Exits 1 with what differed.
 import datetime
 import json
 import os
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 
 store, dump_path = sys.argv[1:3]
 only = set(sys.argv[3:])
 KEEL = os.environ.get("KEEL", "keel")
+HTTP = os.environ.get("KEEL_HTTP")
 PER_PREDICATE = 5
 now = datetime.datetime.now(datetime.timezone.utc)
 
@@ -45,19 +50,37 @@ for line in open(dump_path, encoding="utf-8"):
         held.setdefault((r["tenant"], r["predicate"]), {}).setdefault(raw, []).append(
             (r["subject"], r))
 
+def search(tenant, predicate, raw, cursor):
+    """One page of the search, by keel search or over HTTP."""
+    if HTTP:
+        args = {"predicate": predicate, "value": raw, "limit": "1000"}
+        if cursor:
+            args["cursor"] = cursor
+        url = "%s/v1/tenants/%s/search?%s" % (HTTP, urllib.parse.quote(tenant, safe=""),
+                                              urllib.parse.urlencode(args))
+        req = urllib.request.Request(
+            url, headers={"Authorization": "Bearer " + os.environ["KEEL_TOKEN"]})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.load(r)
+        except OSError as e:
+            fail("GET %s: %s" % (url, e))
+    argv = [KEEL, "search", tenant, predicate, raw, "--limit", "1000", "--json",
+            "--store", store] + (["--after", cursor] if cursor else [])
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        fail("keel search %s %s %s: exit %d: %s" % (tenant, predicate, raw,
+                                                    r.returncode, r.stderr))
+    return json.loads(r.stdout)
+
+
 searched = 0
 for (tenant, predicate), values in sorted(held.items()):
     for raw in sorted(values, key=str.encode)[:PER_PREDICATE]:
         want = sorted(values[raw], key=lambda x: x[0].encode())
         got, cursor = [], None
         while True:
-            argv = [KEEL, "search", tenant, predicate, raw, "--limit", "1000", "--json",
-                    "--store", store] + (["--after", cursor] if cursor else [])
-            r = subprocess.run(argv, capture_output=True, text=True)
-            if r.returncode:
-                fail("keel search %s %s %s: exit %d: %s" % (tenant, predicate, raw,
-                                                            r.returncode, r.stderr))
-            doc = json.loads(r.stdout)
+            doc = search(tenant, predicate, raw, cursor)
             got += doc["subjects"]
             cursor = doc["next"]
             if cursor is None:
