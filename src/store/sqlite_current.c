@@ -71,7 +71,9 @@ bool keel_sqlite_searchable(struct keel_str v)
 static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
     [KEEL_SC_CHECK] = "SELECT (SELECT value FROM meta WHERE key = 'fact_current_seq'), "
 		      "(SELECT max(seq) FROM fact_rows)",
-    /* Each timeline's latest new row, by a window over the rowid range. */
+    /* Each timeline's latest new row, by a window over the rowid range
+     * (NOT INDEXED: SQLite would rather walk all of fact_rows_key, in the
+     * window's order, than sort the few new rows). */
     [KEEL_SC_FOLD] =
 	"INSERT INTO fact_current (tenant, subject, predicate, value, valid_from, "
 	"recorded_at, seq) SELECT tenant, subject, predicate, CASE WHEN " KEEL_SQ_SEARCHABLE(
@@ -79,7 +81,7 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 		     "subject, predicate, value, valid_from, recorded_at, seq, "
 		     "row_number() OVER (PARTITION BY tenant, subject, predicate ORDER BY "
 		     "valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows "
-		     "WHERE seq > ?1) WHERE n = 1 "
+		     "NOT INDEXED WHERE seq > ?1) WHERE n = 1 "
 		     "ON CONFLICT (tenant, subject, predicate) DO UPDATE SET value = "
 		     "excluded.value, valid_from = excluded.valid_from, recorded_at = "
 		     "excluded.recorded_at, seq = excluded.seq WHERE (excluded.valid_from, "
@@ -87,7 +89,8 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 		     "fact_current.recorded_at, fact_current.seq)",
     [KEEL_SC_HORIZONS] =
 	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT tenant, "
-	"predicate, max(valid_from) FROM fact_rows WHERE seq > ?1 GROUP BY tenant, "
+	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 GROUP BY "
+	"tenant, "
 	"predicate ON CONFLICT (tenant, predicate) DO UPDATE SET valid_from = "
 	"excluded.valid_from WHERE excluded.valid_from > fact_horizon.valid_from",
     [KEEL_SC_MARK] = "UPDATE meta SET value = ?1 WHERE key = 'fact_current_seq'",
