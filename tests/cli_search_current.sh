@@ -251,6 +251,16 @@ grep -q '"tenant":"tenant-01".*"predicate":"status","value":"seen"' "$dir/r.dump
 check "$dir/g.db" "after keel replay" status
 current_ok "$dir/g.db" "keel replay"
 
+# More seqs than one fold transaction takes (KEEL_SQLITE_FOLD_SEQS,
+# 65536): the first search folds them in several, the same as in one.
+"$KEEL" generate fleet --events 40000 --tenants 1 --seed 3 --output "$dir/big.ndjson"
+expect 0 "$KEEL" ingest --cartridge fleet --quiet --store "sqlite:$dir/big.db" "$dir/big.ndjson"
+[ "$(last_seq "$dir/big.db")" -gt 65536 ] || fail "too few fact rows for two folds"
+db="sqlite:$dir/big.db" subjects tenant-00 status available >/dev/null ||
+	fail "search on the big store"
+[ "$(mark "$dir/big.db")" = "$(last_seq "$dir/big.db")" ] || fail "the big fold stopped short"
+current_ok "$dir/big.db" "a fold in several transactions"
+
 # keel load and keel ingest --replay write the rows in bulk; the first
 # search folds them all.
 expect 0 "$KEEL" dump "${g[@]}" --output "$dir/g.dump"

@@ -24,13 +24,16 @@
  * every batch numbers its rows after the last, so the rows not folded yet
  * are one rowid range, seq > watermark: a fold reads only those.
  *
- * The fold runs in one write transaction (BEGIN IMMEDIATE), where it
- * reads the watermark again: two readers that both found rows to fold
- * fold them once, the second finding nothing left. Of the new rows it
- * keeps each timeline's latest and upserts it where it comes after the
- * timeline's current row (a late row, older than the current one, leaves
- * it), raises the horizons to the new rows' latest valid_from, and moves
- * the watermark to the highest seq it read.
+ * The fold runs in write transactions (BEGIN IMMEDIATE), where it reads
+ * the watermark again: two readers that both found rows to fold fold them
+ * once, the second finding nothing left. Of the new rows (at most
+ * KEEL_SQLITE_FOLD_SEQS seqs a transaction) it keeps each timeline's
+ * latest and upserts it where it comes after the timeline's current row
+ * (a late row, older than the current one, leaves it), raises the
+ * horizons to the new rows' latest valid_from, and moves the watermark to
+ * the highest seq it read. Folding seq ranges one after the other gives
+ * what one fold of them all gives: the latest row and the largest
+ * valid_from do not depend on the order they are met in.
  *
  * A search for such a value at a time at or after the predicate's horizon
  * (not as known at a moment) is then answered by fact_current alone:
@@ -81,7 +84,7 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 		     "subject, predicate, value, valid_from, recorded_at, seq, "
 		     "row_number() OVER (PARTITION BY tenant, subject, predicate ORDER BY "
 		     "valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows "
-		     "NOT INDEXED WHERE seq > ?1) WHERE n = 1 "
+		     "NOT INDEXED WHERE seq > ?1 AND seq <= ?2) WHERE n = 1 "
 		     "ON CONFLICT (tenant, subject, predicate) DO UPDATE SET value = "
 		     "excluded.value, valid_from = excluded.valid_from, recorded_at = "
 		     "excluded.recorded_at, seq = excluded.seq WHERE (excluded.valid_from, "
@@ -89,9 +92,8 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 		     "fact_current.recorded_at, fact_current.seq)",
     [KEEL_SC_HORIZONS] =
 	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT tenant, "
-	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 GROUP BY "
-	"tenant, "
-	"predicate ON CONFLICT (tenant, predicate) DO UPDATE SET valid_from = "
+	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND seq <= "
+	"?2 GROUP BY tenant, predicate ON CONFLICT (tenant, predicate) DO UPDATE SET valid_from = "
 	"excluded.valid_from WHERE excluded.valid_from > fact_horizon.valid_from",
     [KEEL_SC_MARK] = "UPDATE meta SET value = ?1 WHERE key = 'fact_current_seq'",
     [KEEL_SC_LOWER] = "UPDATE meta SET value = min(value, coalesce((SELECT max(seq) "
@@ -124,52 +126,73 @@ static int keel_sqlite_fold_check(struct keel_sqlite_store *s, int64_t *mark,
 	return keel_sqlite_finish(s, st, step);
 }
 
-/* Runs statement c with ?1 = v. */
+/* Runs statement c with ?1 = a and ?2 = b. */
 static int keel_sqlite_current_run(struct keel_sqlite_store *s, enum keel_sqlite_current c,
-				   int64_t v)
+				   int64_t a, int64_t b)
 {
 	sqlite3_stmt *st;
 	int rc = keel_sqlite_current_stmt(s, c, &st);
 	if (rc)
 		return rc;
-	keel_sqlite_bind_i64(s, st, 1, v);
+	keel_sqlite_bind_i64(s, st, 1, a);
+	if (sqlite3_bind_parameter_count(st) > 1)
+		keel_sqlite_bind_i64(s, st, 2, b);
 	return keel_sqlite_run(s, st);
 }
 
-int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
+/* BEGIN IMMEDIATE without waiting: *locked false when another connection
+ * holds the write lock, or the file cannot be written. */
+static int keel_sqlite_fold_lock(struct keel_sqlite_store *s, bool *locked)
 {
-	*ready = false;
-	int64_t mark = 0, last = 0;
-	int rc = keel_sqlite_fold_check(s, &mark, &last);
-	if (rc || last <= mark) {
-		*ready = rc == 0;
-		return rc;
-	}
-	/* Folding writes: not inside the handle's own transaction (its rows
-	 * may still be rolled back), not on a read-only file, and without
-	 * waiting for another writer. */
-	if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main"))
-		return 0;
 	sqlite3_busy_timeout(s->db, 0);
 	int step = sqlite3_step(s->begin);
 	sqlite3_reset(s->begin);
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
 	s->base.statements++;
-	if (step == SQLITE_BUSY || step == SQLITE_READONLY)
+	*locked = step == SQLITE_DONE;
+	if (*locked || step == SQLITE_BUSY || step == SQLITE_READONLY)
 		return 0;
-	if (step != SQLITE_DONE)
-		return keel_sqlite_fail(s);
-	if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark &&
-	    (rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark)) == 0 &&
-	    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark)) == 0)
-		rc = keel_sqlite_current_run(s, KEEL_SC_MARK, last);
-	if (rc == 0 && (rc = keel_sqlite_run(s, s->commit)) == 0) {
-		*ready = true;
-		return 0;
+	return keel_sqlite_fail(s);
+}
+
+/* Seqs folded a transaction at most: a first fold of a large store holds
+ * the write lock a fraction of a second at a time, so a writer waiting
+ * behind it (within its busy timeout) gets in between, and the window's
+ * sort stays small. */
+#define KEEL_SQLITE_FOLD_SEQS 65536
+
+int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
+{
+	*ready = false;
+	for (;;) {
+		int64_t mark = 0, last = 0;
+		int rc = keel_sqlite_fold_check(s, &mark, &last);
+		if (rc || last <= mark) {
+			*ready = rc == 0;
+			return rc;
+		}
+		/* Folding writes: not inside the handle's own transaction (its
+		 * rows may still be rolled back), not on a read-only file, and
+		 * without waiting for another writer. */
+		bool locked = false;
+		if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main") ||
+		    (rc = keel_sqlite_fold_lock(s, &locked)) || !locked)
+			return rc;
+		if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark) {
+			int64_t upto =
+			    last - mark > KEEL_SQLITE_FOLD_SEQS ? mark + KEEL_SQLITE_FOLD_SEQS : last;
+			if ((rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
+			    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark, upto)) == 0)
+				rc = keel_sqlite_current_run(s, KEEL_SC_MARK, upto, 0);
+		}
+		if (rc == 0)
+			rc = keel_sqlite_run(s, s->commit);
+		if (rc) {
+			if (!sqlite3_get_autocommit(s->db))
+				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
 	}
-	if (!sqlite3_get_autocommit(s->db))
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
 }
 
 /* Deletes the current rows or horizons (table) of the tenant, or of its
