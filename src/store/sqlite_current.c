@@ -5,13 +5,12 @@
  *
  *   fact_current      one row per fact timeline (tenant, subject,
  *                     predicate): its latest row in (valid_from,
- *                     recorded_at, seq) order among the rows folded, with
- *                     valid_from, recorded_at and seq; its value when a
- *                     search can be answered from here (a string, an
- *                     integer, true or false), NULL otherwise (an unset,
- *                     a number with a fraction, an object). The partial
- *                     index fact_current_value (tenant, predicate, value,
- *                     subject) holds the non-NULL ones.
+ *                     recorded_at, seq) order among the rows folded whose
+ *                     value a search can be answered from here (a string,
+ *                     an integer, true or false) or that have none (an
+ *                     unset), with valid_from, recorded_at and seq. The
+ *                     partial index fact_current_value (tenant, predicate,
+ *                     value, subject) holds those with a value.
  *   fact_horizon      per (tenant, predicate): the latest valid_from of
  *                     the rows folded
  *   fact_current_seq  (a meta row) the watermark: the highest
@@ -39,6 +38,14 @@
  * (not as known at a moment) is then answered by fact_current alone:
  * every timeline's latest row began by then and holds from then on, so
  * the subjects that hold the value are those whose current row has it.
+ *
+ * Numbers with a fraction, objects and arrays are left out: they are the
+ * telemetry a stream is mostly made of (positions, odometers, fuel), are
+ * not looked up by exact value, and a fold that skips them upserts a
+ * third of the rows (every upsert dirties a page of fact_current). A
+ * timeline whose latest row is one of them keeps an older current row:
+ * a candidate that src/find.c's ordinary read rejects, never an answer,
+ * and no holder is missed, since a holder's latest row has the value.
  * A handle that cannot fold (the file is read-only, another connection
  * holds the write lock, or the handle is inside its own transaction)
  * does not wait: its search walks the history as any other search does.
@@ -79,12 +86,12 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
      * window's order, than sort the few new rows). */
     [KEEL_SC_FOLD] =
 	"INSERT INTO fact_current (tenant, subject, predicate, value, valid_from, "
-	"recorded_at, seq) SELECT tenant, subject, predicate, CASE WHEN " KEEL_SQ_SEARCHABLE(
-	    "value") " THEN value END, valid_from, recorded_at, seq FROM (SELECT tenant, "
-		     "subject, predicate, value, valid_from, recorded_at, seq, "
-		     "row_number() OVER (PARTITION BY tenant, subject, predicate ORDER BY "
-		     "valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows "
-		     "NOT INDEXED WHERE seq > ?1 AND seq <= ?2) WHERE n = 1 "
+	"recorded_at, seq) SELECT tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq FROM (SELECT tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq, row_number() OVER (PARTITION BY tenant, subject, predicate "
+	"ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows NOT "
+	"INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR " KEEL_SQ_SEARCHABLE(
+	    "value") ")) WHERE n = 1 "
 		     "ON CONFLICT (tenant, subject, predicate) DO UPDATE SET value = "
 		     "excluded.value, valid_from = excluded.valid_from, recorded_at = "
 		     "excluded.recorded_at, seq = excluded.seq WHERE (excluded.valid_from, "
