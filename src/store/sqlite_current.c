@@ -42,7 +42,7 @@
  * Numbers with a fraction, objects and arrays are left out: they are the
  * telemetry a stream is mostly made of (positions, odometers, fuel), are
  * not looked up by exact value, and a fold that skips them upserts a
- * third of the rows (every upsert dirties a page of fact_current). A
+ * quarter of the rows (every upsert dirties a page of fact_current). A
  * timeline whose latest row is one of them keeps an older current row:
  * a candidate that src/find.c's ordinary read rejects, never an answer,
  * and no holder is missed, since a holder's latest row has the value.
