@@ -183,6 +183,16 @@ sed -n 2p "$dir/all" >"$dir/tokens"
 pid=$!
 wait_port "$dir/serve.log"
 split -l 700 "$dir/in.ndjson" "$dir/piece."
+# Searches over HTTP all along the POSTs: the read handles fold while the
+# writer writes, and neither makes the other fail.
+(
+	while [ ! -e "$dir/stop" ]; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(sed -n 1p "$dir/all")" \
+			"http://127.0.0.1:$port/v1/tenants/tenant-00/search?predicate=status&value=available")
+		[ "$code" = 200 ] && echo >>"$dir/searched" || echo "$code" >>"$dir/search-failures"
+	done
+) &
+searcher=$!
 n=0
 for piece in "$dir"/piece.*; do
 	code=$(curl -s -o "$dir/posted" -w '%{http_code}' -H "Authorization: Bearer $(sed -n 1p "$dir/all")" \
@@ -198,6 +208,10 @@ for piece in "$dir"/piece.*; do
 		fail "keel serve's searches did not fold after $n POSTs"
 	current_ok "$dir/h.db" "keel serve's folds after $n POSTs"
 done
+touch "$dir/stop"
+wait "$searcher"
+[ ! -s "$dir/search-failures" ] || fail "searches beside the POSTs: $(sort "$dir/search-failures" | uniq -c)"
+[ -s "$dir/searched" ] || fail "no search beside the POSTs answered"
 kill -TERM "$pid"
 wait "$pid" || fail "keel serve exited $?"
 pid=

@@ -90,18 +90,18 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 	"recorded_at, seq FROM (SELECT tenant, subject, predicate, value, valid_from, "
 	"recorded_at, seq, row_number() OVER (PARTITION BY tenant, subject, predicate "
 	"ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows NOT "
-	"INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR " KEEL_SQ_SEARCHABLE(
-	    "value") ")) WHERE n = 1 "
-		     "ON CONFLICT (tenant, subject, predicate) DO UPDATE SET value = "
-		     "excluded.value, valid_from = excluded.valid_from, recorded_at = "
-		     "excluded.recorded_at, seq = excluded.seq WHERE (excluded.valid_from, "
-		     "excluded.recorded_at, excluded.seq) > (fact_current.valid_from, "
-		     "fact_current.recorded_at, fact_current.seq)",
+	"INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
+	KEEL_SQ_SEARCHABLE("value") ")) WHERE n = 1 ON CONFLICT (tenant, subject, "
+	"predicate) DO UPDATE SET value = excluded.value, valid_from = "
+	"excluded.valid_from, recorded_at = excluded.recorded_at, seq = excluded.seq "
+	"WHERE (excluded.valid_from, excluded.recorded_at, excluded.seq) > "
+	"(fact_current.valid_from, fact_current.recorded_at, fact_current.seq)",
     [KEEL_SC_HORIZONS] =
 	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT tenant, "
-	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND seq <= "
-	"?2 GROUP BY tenant, predicate ON CONFLICT (tenant, predicate) DO UPDATE SET valid_from = "
-	"excluded.valid_from WHERE excluded.valid_from > fact_horizon.valid_from",
+	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND "
+	"seq <= ?2 GROUP BY tenant, predicate ON CONFLICT (tenant, predicate) DO "
+	"UPDATE SET valid_from = excluded.valid_from WHERE excluded.valid_from > "
+	"fact_horizon.valid_from",
     [KEEL_SC_MARK] = "UPDATE meta SET value = ?1 WHERE key = 'fact_current_seq'",
     [KEEL_SC_LOWER] = "UPDATE meta SET value = min(value, coalesce((SELECT max(seq) "
 		      "FROM fact_rows), 0)) WHERE key = 'fact_current_seq'",
