@@ -110,10 +110,15 @@ static int keel_sqlite_present(struct keel_sqlite_store *s, const struct keel_ca
 {
 	if (q->known_at_set || !keel_sqlite_searchable(q->value))
 		return 0;
+	/* A horizon only grows as rows are folded (a replace deletes the
+	 * horizons of what it deletes): a search before the one folded so far
+	 * walks without folding. */
 	bool ready, found;
 	int64_t horizon = 0;
-	int rc = keel_sqlite_fold(s, &ready);
-	if (rc || !ready ||
+	int rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon);
+	if (rc || (found && q->at < horizon))
+		return rc;
+	if ((rc = keel_sqlite_fold(s, &ready)) || !ready ||
 	    (rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon)))
 		return rc;
 	if (!found || q->at >= horizon)
