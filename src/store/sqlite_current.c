@@ -157,7 +157,7 @@ static int keel_sqlite_fold_lock(struct keel_sqlite_store *s, bool *locked)
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
 	s->base.statements++;
 	*locked = step == SQLITE_DONE;
-	if (*locked || step == SQLITE_BUSY || step == SQLITE_READONLY)
+	if (*locked || (step & 0xff) == SQLITE_BUSY || (step & 0xff) == SQLITE_READONLY)
 		return 0;
 	return keel_sqlite_fail(s);
 }
