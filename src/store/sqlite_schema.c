@@ -322,14 +322,14 @@ static const char *const keel_sqlite_step_current[] = {
     /* keel search at the present (docs/store-sqlite.md, "Current rows"):
      * derived data that readers fold from the rows, never written by an
      * ingest. fact_current holds each fact timeline's latest row in
-     * (valid_from, recorded_at, seq) order, its value kept only when a
+     * (valid_from, recorded_at, seq) order among those whose value a
      * search can be answered from here (a string, an integer, true or
-     * false; NULL otherwise, and unindexed); fact_horizon the latest
-     * valid_from of each predicate of a tenant among the rows folded,
-     * which says when fact_current answers a search at a time alone; the
-     * meta row fact_current_seq the highest fact_rows.seq folded. Empty
-     * here: the first search at the present folds every row
-     * (sqlite_current.c). */
+     * false) or that have none (an unset, not indexed); fact_horizon the
+     * latest valid_from of each predicate of a tenant among the rows
+     * folded, which says when fact_current answers a search at a time
+     * alone; the meta row fact_current_seq the highest fact_rows.seq
+     * folded. Empty here: the first search at the present folds every
+     * row (sqlite_current.c). */
     "CREATE TABLE fact_current (\n"
     "	tenant TEXT NOT NULL,\n"
     "	subject TEXT NOT NULL,\n"
