@@ -302,6 +302,68 @@ static int64_t sql_int(sqlite3 *db, const char *sql)
 	return v;
 }
 
+/* fact_current holds exactly each fact timeline's latest row in
+ * (valid_from, recorded_at, seq) order among those whose value a search
+ * can use (a string, an integer, true, false) or that have none, and
+ * fact_horizon each predicate's latest valid_from, as a window over
+ * fact_rows derives them here (docs/store-sqlite.md, "Current rows"): what
+ * a fold of every row must leave. */
+static void current_is_the_latest_row(sqlite3 *db)
+{
+	static const char latest[] =
+	    "SELECT tenant, subject, predicate, value, valid_from, recorded_at, seq FROM "
+	    "(SELECT *, row_number() OVER (PARTITION BY tenant, subject, predicate ORDER "
+	    "BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows WHERE "
+	    "value IS NULL OR value GLOB '\"*' OR value IN ('true', 'false') OR value "
+	    "NOT GLOB '*[^0-9-]*') WHERE n = 1";
+	static const char current[] = "SELECT tenant, subject, predicate, value, "
+				      "valid_from, recorded_at, seq FROM fact_current";
+	char sql[1200];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM (%s EXCEPT %s)", latest, current);
+	assert_int_equal(sql_int(db, sql), 0);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM (%s EXCEPT %s)", current, latest);
+	assert_int_equal(sql_int(db, sql), 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM (SELECT tenant, predicate, "
+				     "max(valid_from) AS v FROM fact_rows GROUP BY 1, 2) "
+				     "FULL JOIN fact_horizon AS h USING (tenant, predicate) "
+				     "WHERE h.valid_from IS NOT v"),
+			 0);
+}
+
+static int64_t watermark(sqlite3 *db)
+{
+	return sql_int(db, "SELECT value FROM meta WHERE key = 'fact_current_seq'");
+}
+
+/* The candidates of a search (the store's fact_subjects) as one string,
+ * subjects separated by spaces; at the present unless at is given. */
+static char *candidates(struct keel_store *s, const char *tenant, const char *predicate,
+			const char *value, int64_t at)
+{
+	struct keel_candidates q = {.tenant = keel_str_cstr(tenant),
+				    .predicate = keel_str_cstr(predicate),
+				    .value = keel_str_cstr(value),
+				    .at = at,
+				    .limit = 100};
+	struct keel_ptrvec out = {0};
+	int rc = keel_store_fact_subjects(s, &q, &out);
+	if (rc)
+		fprintf(stderr, "fact_subjects: %s\n", keel_store_errmsg(s));
+	assert_int_equal(rc, 0);
+	struct keel_buf b;
+	keel_buf_init(&b);
+	for (size_t i = 0; i < out.len; i++) {
+		keel_buf_adds(&b, i ? " " : "");
+		keel_buf_adds(&b, out.items[i]);
+		free(out.items[i]);
+	}
+	keel_ptrvec_free(&out);
+	keel_buf_addc(&b, 0);
+	return b.data;
+}
+
+#define NOW (2000000000 * SEC)
+
 /* -------------------------------------------------------------- schema */
 
 static void schema_is_created_on_first_use(void **state)
@@ -326,15 +388,17 @@ static void schema_is_created_on_first_use(void **state)
 	assert_int_equal(
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
 			"AND name IN ('meta', 'events', 'event_ids', 'entity_mentions', "
-			"'fact_rows', 'relation_rows', 'tombstones', 'tenant_cartridges')"),
-	    8);
+			"'fact_rows', 'relation_rows', 'tombstones', 'tenant_cartridges', "
+			"'fact_current', 'fact_horizon')"),
+	    10);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = "
 				     "'view' AND name IN ('entities', 'facts', "
 				     "'relations')"),
 			 3);
 	/* The key index of each row table, the incoming direction's, the
 	 * mentions', the two of finding, the two partial ones of rows ahead
-	 * of their recording (docs/store-sqlite.md), none other. */
+	 * of their recording, the current rows' value index
+	 * (docs/store-sqlite.md), none other. */
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = "
 				     "'index' AND name IN ('fact_rows_ahead', "
 				     "'relation_rows_ahead') AND sql LIKE "
@@ -343,7 +407,7 @@ static void schema_is_created_on_first_use(void **state)
 	assert_int_equal(
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
 			"AND sql IS NOT NULL"),
-	    8);
+	    9);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_journal_mode "
 				     "WHERE journal_mode = 'wal'"),
 			 1);
@@ -1492,6 +1556,164 @@ static void replace_keeps_recorded_times(void **state)
 	fx_close(&f);
 }
 
+/* ------------------------------------------------------- current rows */
+
+static void present_search_folds_the_rows(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	sqlite3 *db = keel_store_sqlite_db(f.s);
+	struct events e;
+	story(&e);
+	drive_recorded(f.s, &e, 0, 8, 1000); /* e1-e8: (a, p) ends at e4's 4 */
+	/* the write path folds nothing */
+	assert_int_equal(watermark(db), 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM fact_current"), 0);
+	char *got = candidates(f.s, "t", "p", "4", NOW);
+	assert_string_equal(got, "a");
+	free(got);
+	assert_int_equal(watermark(db), sql_int(db, "SELECT max(seq) FROM fact_rows"));
+	current_is_the_latest_row(db);
+	/* a late row (e3) and a tie (e2, e4) left the latest; the object's
+	 * and the array's timelines (e6, e7) have no current row */
+	assert_int_equal(sql_int(db, "SELECT value FROM fact_current WHERE tenant = 't' "
+				     "AND subject = 'a' AND predicate = 'p'"),
+			 4);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM fact_current"), 2); /* a, B */
+
+	/* The present is read from fact_current (changed by hand here), a
+	 * time before the horizon, or as known at a moment, from the rows. */
+	assert_int_equal(sqlite3_exec(db, "UPDATE fact_current SET value = '5' WHERE "
+					  "subject = 'a' AND predicate = 'p'",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	got = candidates(f.s, "t", "p", "5", NOW);
+	assert_string_equal(got, "a");
+	free(got);
+	got = candidates(f.s, "t", "p", "5", 299 * SEC);
+	assert_string_equal(got, "");
+	free(got);
+	got = candidates(f.s, "t", "p", "2", 299 * SEC);
+	assert_string_equal(got, "a");
+	free(got);
+	struct keel_candidates known = {.tenant = keel_str_cstr("t"),
+					.predicate = keel_str_cstr("p"),
+					.value = keel_str_cstr("5"),
+					.at = NOW,
+					.known_at_set = true,
+					.known_at = KEEL_TIME_INF,
+					.limit = 10};
+	struct keel_ptrvec out = {0};
+	assert_int_equal(keel_store_fact_subjects(f.s, &known, &out), 0);
+	assert_int_equal(out.len, 0);
+	keel_ptrvec_free(&out);
+	assert_int_equal(sqlite3_exec(db, "UPDATE fact_current SET value = '4' WHERE "
+					  "subject = 'a' AND predicate = 'p'",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+
+	/* A search before the horizon walks without folding. */
+	struct events more;
+	events_init(&more);
+	add_fact(&more, "t", "x1", 50 * SEC, "q", "p", "\"early\"");
+	drive(f.s, &more, 1);
+	int64_t mark = watermark(db);
+	got = candidates(f.s, "t", "p", "2", 299 * SEC);
+	assert_string_equal(got, "a");
+	free(got);
+	assert_int_equal(watermark(db), mark);
+	assert_true(sql_int(db, "SELECT max(seq) FROM fact_rows") > mark);
+	events_free(&more);
+
+	/* Inside the handle's own transaction nothing is folded: its rows
+	 * could still be rolled back. The search walks and sees them. */
+	assert_int_equal(keel_store_begin(f.s), 0);
+	batch_write(f.s, (struct keel_batch_event **)e.ev.items + 8, 1, 2000); /* ab */
+	got = candidates(f.s, "t", "p", "true", NOW);
+	assert_string_equal(got, "ab");
+	free(got);
+	assert_int_equal(watermark(db), mark);
+	assert_int_equal(keel_store_commit(f.s), 0);
+
+	/* The rest, then the next search folds only the rows after the
+	 * watermark: the same as a fold of everything. */
+	drive_recorded(f.s, &e, 9, e.ev.len, 3000);
+	assert_int_equal(watermark(db), mark);
+	got = candidates(f.s, "t", "p", "true", NOW);
+	assert_string_equal(got, "ab");
+	free(got);
+	current_is_the_latest_row(db);
+	got = candidates(f.s, "T", "p", "9", NOW);
+	assert_string_equal(got, "a");
+	free(got);
+
+	/* A predicate with no row: nothing, from fact_current. */
+	got = candidates(f.s, "t", "nothing", "1", NOW);
+	assert_string_equal(got, "");
+	free(got);
+	events_free(&e);
+	fx_close(&f);
+}
+
+/* A replace deletes rows whose seqs the next rows may take again: the
+ * watermark comes down to the last seq left, and the deleted rows'
+ * current rows go with them. */
+static void replace_lowers_the_watermark(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	sqlite3 *db = keel_store_sqlite_db(f.s);
+	struct events e;
+	events_init(&e);
+	add_fact(&e, "t", "e1", 100 * SEC, "a", "p", "\"x\"");
+	add_fact(&e, "u", "e2", 100 * SEC, "b", "p", "\"x\"");
+	add_fact(&e, "u", "e3", 200 * SEC, "c", "p", "\"x\"");
+	drive(f.s, &e, 10);
+	char *got = candidates(f.s, "u", "p", "\"x\"", NOW);
+	assert_string_equal(got, "b c");
+	free(got);
+	assert_int_equal(watermark(db), 3);
+
+	/* u replaced by nothing: rows 2 and 3 go, the watermark to 1 */
+	struct keel_append_builder b;
+	keel_append_builder_init(&b, false);
+	struct keel_append a = keel_append_view(&b, NULL, 0);
+	struct keel_buf note;
+	keel_buf_init(&note);
+	assert_int_equal(keel_store_begin(f.s), 0);
+	assert_int_equal(
+	    keel_store_replace_tenant(f.s, keel_str_cstr("u"), NULL, &a, 0, &note), 0);
+	assert_int_equal(keel_store_commit(f.s), 0);
+	assert_int_equal(watermark(db), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM fact_current WHERE tenant = 'u'"),
+			 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM fact_horizon WHERE tenant = 'u'"),
+			 0);
+	current_is_the_latest_row(db);
+
+	/* the next rows take seqs 2 and 3 again, and are folded */
+	struct events e2;
+	events_init(&e2);
+	add_fact(&e2, "u", "e4", 300 * SEC, "d", "p", "\"x\"");
+	add_fact(&e2, "t", "e5", 300 * SEC, "a", "p", "\"y\"");
+	drive(f.s, &e2, 10);
+	assert_int_equal(sql_int(db, "SELECT max(seq) FROM fact_rows"), 3);
+	got = candidates(f.s, "u", "p", "\"x\"", NOW);
+	assert_string_equal(got, "d");
+	free(got);
+	got = candidates(f.s, "t", "p", "\"x\"", NOW);
+	assert_string_equal(got, "");
+	free(got);
+	current_is_the_latest_row(db);
+	keel_buf_free(&note);
+	keel_append_builder_free(&b);
+	events_free(&e2);
+	events_free(&e);
+	fx_close(&f);
+}
+
 /* ------------------------------------------------------------ seen ids */
 
 static void seen_ids_marks_logged_events(void **state)
@@ -1840,6 +2062,16 @@ static void schema_1_file_is_migrated(void **state)
 	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM sqlite_schema WHERE name IN "
 				      "('facts_key', 'relations_key')"),
 			 0);
+	/* The current rows start empty; the first search at the present
+	 * folds every row: (a, p) is e4's 4, after e2's 3 at the same time
+	 * (both recorded at 0: by seq). */
+	assert_int_equal(watermark(sdb), 0);
+	assert_int_equal(sql_int(sdb, "SELECT count(*) FROM fact_current"), 0);
+	got = candidates(s, "t", "p", "4", NOW);
+	assert_string_equal(got, "a");
+	free(got);
+	current_is_the_latest_row(sdb);
+	assert_int_equal(watermark(sdb), 4);
 	keel_store_close(s);
 
 	/* migrated once: the next open finds the latest schema */
@@ -2041,6 +2273,8 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(known_at_reads_what_was_recorded_by_then),
     cmocka_unit_test(entities_fold_their_mentions),
     cmocka_unit_test(replace_keeps_recorded_times),
+    cmocka_unit_test(present_search_folds_the_rows),
+    cmocka_unit_test(replace_lowers_the_watermark),
     cmocka_unit_test(seen_ids_marks_logged_events),
     cmocka_unit_test(append_is_a_handful_of_statements),
     cmocka_unit_test(locked_database_names_the_store),

@@ -61,6 +61,8 @@ static void keel_sqlite_close(struct keel_store *bs)
 				 s->last_recorded, s->counts, s->tenants};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(fixed); i++)
 		sqlite3_finalize(fixed[i]);
+	for (size_t i = 0; i < KEEL_SC_N; i++)
+		sqlite3_finalize(s->current[i]);
 	sqlite3_close_v2(s->db);
 	free(s->keys);
 	free(s->rows);

@@ -10,6 +10,13 @@
  *                      a string (string_value, a virtual column)
  *   search, any other value (a number, an object, true): every subject of
  *                      the tenant that has facts, through fact_rows_key
+ *   search at the present: fact_current_value (tenant, predicate, value,
+ *                      subject), the current rows (sqlite_current.c), for
+ *                      a string, an integer, true or false, when the
+ *                      search is not as known at a moment and reads at or
+ *                      after the predicate's horizon, once this handle
+ *                      has folded every row: exactly the subjects that
+ *                      hold the value, a plain range of the index
  *
  * Each next subject is "min(subject) ... AND subject > previous" under the
  * index's fixed leading columns, which SQLite answers with one seek; the
@@ -41,6 +48,7 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 				 "fact_rows_value WHERE tenant = ?1 AND predicate = ?2 AND "
 				 "string_value = ?3");
 		break;
+	case KEEL_SQLITE_FIND_CURRENT: /* not a skip-scan (keel_sqlite_find_sql) */
 	case KEEL_SQLITE_FIND_VALUE:
 		/* every subject that has a fact: fact_rows_key's first column
 		 * after the tenant */
@@ -58,6 +66,19 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,
 			  bool lower_inclusive, bool upper, bool known_at)
 {
+	if (what == KEEL_SQLITE_FIND_CURRENT) {
+		/* one row a subject: a plain range of the index */
+		keel_buf_adds(b, "SELECT subject FROM fact_current INDEXED BY "
+				 "fact_current_value WHERE tenant = ?1 AND predicate = ?2 "
+				 "AND value = ?3");
+		if (lower)
+			keel_buf_adds(b, lower_inclusive ? " AND subject >= ?4"
+							 : " AND subject > ?4");
+		if (upper)
+			keel_buf_adds(b, " AND subject < ?5");
+		keel_buf_adds(b, " ORDER BY subject LIMIT ?6");
+		return;
+	}
 	keel_buf_adds(b, "WITH RECURSIVE c(s) AS (SELECT ");
 	keel_sqlite_next_subject(b, what,
 				 !lower ? NULL : lower_inclusive ? ">= ?4" : "> ?4", upper);
@@ -80,6 +101,31 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 	keel_buf_adds(b, " LIMIT ?6");
 }
 
+/* A search the current rows answer (sqlite_current.c) turns *what into
+ * KEEL_SQLITE_FIND_CURRENT: a value of the kinds they hold, not as known
+ * at a moment, every row folded, read at or after the predicate's horizon
+ * (every timeline's latest row began by then; no horizon: no row). */
+static int keel_sqlite_present(struct keel_sqlite_store *s, const struct keel_candidates *q,
+			       enum keel_sqlite_find *what)
+{
+	if (q->known_at_set || !keel_sqlite_searchable(q->value))
+		return 0;
+	/* A horizon only grows as rows are folded (a replace deletes the
+	 * horizons of what it deletes): a search before the one folded so far
+	 * walks without folding. */
+	bool ready, found;
+	int64_t horizon = 0;
+	int rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon);
+	if (rc || (found && q->at < horizon))
+		return rc;
+	if ((rc = keel_sqlite_fold(s, &ready)) || !ready ||
+	    (rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon)))
+		return rc;
+	if (!found || q->at >= horizon)
+		*what = KEEL_SQLITE_FIND_CURRENT;
+	return 0;
+}
+
 static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candidates *q,
 				  bool fact, struct keel_ptrvec *out)
 {
@@ -94,10 +140,13 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	    !fact	     ? (q->kind.ptr ? KEEL_SQLITE_FIND_KIND : KEEL_SQLITE_FIND_ENTITIES)
 	    : q->value.len && q->value.ptr[0] == '"' ? KEEL_SQLITE_FIND_STRING
 						      : KEEL_SQLITE_FIND_VALUE;
-	keel_sqlite_find_sql(&sql, what, lo.ptr != NULL, lo_inclusive, hi.len > 0,
-			     fact && q->known_at_set);
-	sqlite3_stmt *st;
-	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
+	int rc = fact ? keel_sqlite_present(s, q, &what) : 0;
+	if (rc == 0)
+		keel_sqlite_find_sql(&sql, what, lo.ptr != NULL, lo_inclusive, hi.len > 0,
+				     fact && q->known_at_set);
+	sqlite3_stmt *st = NULL;
+	if (rc == 0)
+		rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
 	keel_buf_free(&sql);
 	if (rc) {
 		keel_buf_free(&hi);
@@ -115,7 +164,7 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	if (hi.len)
 		keel_sqlite_bind_str(s, st, 5, keel_str_make(hi.data, hi.len));
 	keel_sqlite_bind_i64(s, st, 6, (int64_t)q->limit);
-	if (fact) {
+	if (fact && what != KEEL_SQLITE_FIND_CURRENT) {
 		keel_sqlite_bind_i64(s, st, 7, q->at);
 		if (q->known_at_set)
 			keel_sqlite_bind_i64(s, st, 8, q->known_at);

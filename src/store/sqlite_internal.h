@@ -30,6 +30,7 @@ enum keel_sqlite_find {
 	KEEL_SQLITE_FIND_KIND,	   /* --kind */
 	KEEL_SQLITE_FIND_STRING,   /* search for a string value */
 	KEEL_SQLITE_FIND_VALUE,	   /* search for any other value */
+	KEEL_SQLITE_FIND_CURRENT,  /* search at the present (the current rows) */
 };
 struct keel_buf;
 void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,

@@ -73,8 +73,8 @@ static int keel_sqlite_delete_named(struct keel_sqlite_store *s, const char *tab
 }
 
 /* The tenant's rows that scope covers (NULL: all of them). */
-static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str tenant,
-				    const struct keel_replace_scope *scope)
+static int keel_sqlite_delete_rows(struct keel_sqlite_store *s, struct keel_str tenant,
+				   const struct keel_replace_scope *scope)
 {
 	if (!scope) {
 		int rc;
@@ -92,6 +92,15 @@ static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str
 		rc = keel_sqlite_delete_named(s, "relation_rows", "relation", tenant,
 					      scope->names[KEEL_ROW_RELATION][i]);
 	return rc;
+}
+
+/* The rows, then the current rows folded from them and the watermark
+ * below the seqs the next rows may take (sqlite_current.c). */
+static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str tenant,
+				    const struct keel_replace_scope *scope)
+{
+	int rc = keel_sqlite_delete_rows(s, tenant, scope);
+	return rc ? rc : keel_sqlite_current_drop(s, tenant, scope);
 }
 
 /* BEGIN IMMEDIATE has held the write lock since the replay read the log,

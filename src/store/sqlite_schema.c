@@ -334,11 +334,45 @@ static const char *const keel_sqlite_step_ahead[] = {
     NULL,
 };
 
+static const char *const keel_sqlite_step_current[] = {
+    /* keel search at the present (docs/store-sqlite.md, "Current rows"):
+     * derived data that readers fold from the rows, never written by an
+     * ingest. fact_current holds each fact timeline's latest row in
+     * (valid_from, recorded_at, seq) order among those whose value a
+     * search can be answered from here (a string, an integer, true or
+     * false) or that have none (an unset, not indexed); fact_horizon the
+     * latest valid_from of each predicate of a tenant among the rows
+     * folded, which says when fact_current answers a search at a time
+     * alone; the meta row fact_current_seq the highest fact_rows.seq
+     * folded. Empty here: the first search at the present folds every
+     * row (sqlite_current.c). */
+    "CREATE TABLE fact_current (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	predicate TEXT NOT NULL,\n"
+    "	value TEXT,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL,\n"
+    "	seq INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, subject, predicate)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX fact_current_value ON fact_current (tenant, predicate, value, subject) "
+    "WHERE value IS NOT NULL;\n"
+    "CREATE TABLE fact_horizon (\n"
+    "	tenant TEXT NOT NULL,\n"
+    "	predicate TEXT NOT NULL,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	PRIMARY KEY (tenant, predicate)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO meta (key, value) VALUES ('fact_current_seq', 0);\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
     keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
     keel_sqlite_step_tombstones, keel_sqlite_step_tenant_cartridges,
-    keel_sqlite_step_find, keel_sqlite_step_ahead};
+    keel_sqlite_step_find, keel_sqlite_step_ahead, keel_sqlite_step_current};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

@@ -11,6 +11,8 @@
  *                    inserts, preparing, binding and running them
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_find.c    the candidates of keel entities and keel search
+ *   sqlite_current.c the current rows keel search reads at the present,
+ *                    folded from the fact rows by readers
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
  *   sqlite_cartridge.c  each tenant's recorded cartridge
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
@@ -106,6 +108,17 @@ enum keel_sqlite_insert {
 	KEEL_SI_N
 };
 
+/* The current rows' statements (sqlite_current.c). */
+enum keel_sqlite_current {
+	KEEL_SC_CHECK,	  /* the watermark and fact_rows' last seq */
+	KEEL_SC_FOLD,	  /* the new rows into fact_current */
+	KEEL_SC_HORIZONS, /* the new rows' horizons */
+	KEEL_SC_MARK,	  /* the watermark set */
+	KEEL_SC_LOWER,	  /* the watermark brought down to the last seq left */
+	KEEL_SC_HORIZON,  /* one predicate's horizon */
+	KEEL_SC_N
+};
+
 /* One key of a padded query: a batch's event. */
 struct keel_sqlite_key {
 	void *ptr;
@@ -146,6 +159,7 @@ struct keel_sqlite_store {
 	bool scan_busy[4][KEEL_SF_N];
 	sqlite3_stmt *begin, *commit, *rollback;
 	sqlite3_stmt *max_seq, *last_recorded, *counts, *tenants;
+	sqlite3_stmt *current[KEEL_SC_N]; /* sqlite_current.c */
 	int bind_rc; /* first bind failure since the last statement ran */
 	/* The last seq used per table, read when a transaction begins (under
 	 * the write lock); seqs a rolled-back batch used are not reused. */
@@ -260,6 +274,22 @@ int keel_sqlite_entity_subjects(struct keel_store *bs, const struct keel_candida
 				struct keel_ptrvec *out);
 int keel_sqlite_fact_subjects(struct keel_store *bs, const struct keel_candidates *q,
 			      struct keel_ptrvec *out);
+
+/* Current rows (sqlite_current.c). fold: brings fact_current up to the
+ * last fact row; *ready is true when it is (folded now or before), false
+ * when this handle cannot fold (read-only, busy, inside a transaction),
+ * and the search then walks. current_drop: in the transaction of a
+ * replace, before its rows are appended, the current rows and horizons
+ * of what it deleted (the tenant, or the scope's predicates), and the
+ * watermark down to the last seq left. horizon: a predicate's horizon,
+ * *found false when no row of it was folded. searchable: whether
+ * fact_current holds a value (compact JSON) of that kind. */
+int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready);
+int keel_sqlite_current_drop(struct keel_sqlite_store *s, struct keel_str tenant,
+			     const struct keel_replace_scope *scope);
+int keel_sqlite_horizon(struct keel_sqlite_store *s, struct keel_str tenant,
+			struct keel_str predicate, bool *found, int64_t *out);
+bool keel_sqlite_searchable(struct keel_str value);
 
 /* Recorded cartridges (sqlite_cartridge.c) */
 int keel_sqlite_cartridge_get(struct keel_store *bs, struct keel_str tenant,

@@ -1,0 +1,262 @@
+/*
+ * sqlite_current.c - the current rows keel search reads at the present
+ * (docs/store-sqlite.md, "Current rows"): derived data, folded from the
+ * fact rows by the readers that need them, never by an ingest.
+ *
+ *   fact_current      one row per fact timeline (tenant, subject,
+ *                     predicate): its latest row in (valid_from,
+ *                     recorded_at, seq) order among the rows folded whose
+ *                     value a search can be answered from here (a string,
+ *                     an integer, true or false) or that have none (an
+ *                     unset), with valid_from, recorded_at and seq. The
+ *                     partial index fact_current_value (tenant, predicate,
+ *                     value, subject) holds those with a value.
+ *   fact_horizon      per (tenant, predicate): the latest valid_from of
+ *                     the rows folded
+ *   fact_current_seq  (a meta row) the watermark: the highest
+ *                     fact_rows.seq folded
+ *
+ * Why readers and not the write path: rows are written once and an
+ * ingest reads nothing but the event ids it looks up (docs/stores.md);
+ * keeping these tables with every batch cost ingest a quarter more CPU
+ * and made it read and update stored state. seq is fact_rows' rowid and
+ * every batch numbers its rows after the last, so the rows not folded yet
+ * are one rowid range, seq > watermark: a fold reads only those.
+ *
+ * The fold runs in write transactions (BEGIN IMMEDIATE), where it reads
+ * the watermark again: two readers that both found rows to fold fold them
+ * once, the second finding nothing left. Of the new rows (at most
+ * KEEL_SQLITE_FOLD_SEQS seqs a transaction) it keeps each timeline's
+ * latest and upserts it where it comes after the timeline's current row
+ * (a late row, older than the current one, leaves it), raises the
+ * horizons to the new rows' latest valid_from, and moves the watermark to
+ * the highest seq it read. Folding seq ranges one after the other gives
+ * what one fold of them all gives: the latest row and the largest
+ * valid_from do not depend on the order they are met in.
+ *
+ * A search for such a value at a time at or after the predicate's horizon
+ * (not as known at a moment) is then answered by fact_current alone:
+ * every timeline's latest row began by then and holds from then on, so
+ * the subjects that hold the value are those whose current row has it.
+ *
+ * Numbers with a fraction, objects and arrays are left out: they are the
+ * telemetry a stream is mostly made of (positions, odometers, fuel), are
+ * not looked up by exact value, and a fold that skips them upserts a
+ * quarter of the rows (every upsert dirties a page of fact_current). A
+ * timeline whose latest row is one of them keeps an older current row:
+ * a candidate that src/find.c's ordinary read rejects, never an answer,
+ * and no holder is missed, since a holder's latest row has the value.
+ * A handle that cannot fold (the file is read-only, another connection
+ * holds the write lock, or the handle is inside its own transaction)
+ * does not wait: its search walks the history as any other search does.
+ *
+ * Whatever deletes fact rows keeps the fold right in its own transaction
+ * (keel_sqlite_current_drop): the current rows and horizons of what it
+ * deleted go, and the watermark comes down to the highest seq left, since
+ * fact_rows.seq is a rowid without AUTOINCREMENT and the next rows would
+ * otherwise take seqs at or below it and never be folded. A batch rolled
+ * back to its savepoint deletes only rows of its own transaction, which
+ * no fold has seen (a fold needs the write lock that transaction holds).
+ */
+#include "sqlite_store.h"
+
+/* The values fact_current keeps, of the column x (compact JSON text):
+ * what keel_sqlite_searchable says of a search's value. */
+#define KEEL_SQ_SEARCHABLE(x)                                                           \
+	"(substr(" x ", 1, 1) = '\"' OR " x " IN ('true', 'false') OR " x               \
+	" NOT GLOB '*[^0-9-]*')"
+
+bool keel_sqlite_searchable(struct keel_str v)
+{
+	if (v.len && v.ptr[0] == '"')
+		return true;
+	if (keel_str_eq(v, keel_str_cstr("true")) || keel_str_eq(v, keel_str_cstr("false")))
+		return true;
+	for (size_t i = 0; i < v.len; i++)
+		if (!((v.ptr[i] >= '0' && v.ptr[i] <= '9') || v.ptr[i] == '-'))
+			return false;
+	return v.len > 0;
+}
+
+static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
+    [KEEL_SC_CHECK] = "SELECT (SELECT value FROM meta WHERE key = 'fact_current_seq'), "
+		      "(SELECT max(seq) FROM fact_rows)",
+    /* Each timeline's latest new row, by a window over the rowid range
+     * (NOT INDEXED: SQLite would rather walk all of fact_rows_key, in the
+     * window's order, than sort the few new rows). */
+    [KEEL_SC_FOLD] =
+	"INSERT INTO fact_current (tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq) SELECT tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq FROM (SELECT tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq, row_number() OVER (PARTITION BY tenant, subject, predicate "
+	"ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows NOT "
+	"INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
+	KEEL_SQ_SEARCHABLE("value") ")) WHERE n = 1 ON CONFLICT (tenant, subject, "
+	"predicate) DO UPDATE SET value = excluded.value, valid_from = "
+	"excluded.valid_from, recorded_at = excluded.recorded_at, seq = excluded.seq "
+	"WHERE (excluded.valid_from, excluded.recorded_at, excluded.seq) > "
+	"(fact_current.valid_from, fact_current.recorded_at, fact_current.seq)",
+    [KEEL_SC_HORIZONS] =
+	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT tenant, "
+	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND "
+	"seq <= ?2 GROUP BY tenant, predicate ON CONFLICT (tenant, predicate) DO "
+	"UPDATE SET valid_from = excluded.valid_from WHERE excluded.valid_from > "
+	"fact_horizon.valid_from",
+    [KEEL_SC_MARK] = "UPDATE meta SET value = ?1 WHERE key = 'fact_current_seq'",
+    [KEEL_SC_LOWER] = "UPDATE meta SET value = min(value, coalesce((SELECT max(seq) "
+		      "FROM fact_rows), 0)) WHERE key = 'fact_current_seq'",
+    [KEEL_SC_HORIZON] =
+	"SELECT valid_from FROM fact_horizon WHERE tenant = ?1 AND predicate = ?2",
+};
+
+static int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
+				    sqlite3_stmt **out)
+{
+	int rc = keel_sqlite_fixed_stmt(s, &s->current[c], keel_sqlite_current_sql[c]);
+	*out = s->current[c];
+	return rc;
+}
+
+/* The watermark and the last seq of fact_rows (0 when it is empty). */
+static int keel_sqlite_fold_check(struct keel_sqlite_store *s, int64_t *mark,
+				  int64_t *last)
+{
+	sqlite3_stmt *st;
+	int rc = keel_sqlite_current_stmt(s, KEEL_SC_CHECK, &st);
+	if (rc || (rc = keel_sqlite_start(s, st)))
+		return rc;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		*mark = sqlite3_column_int64(st, 0);
+		*last = sqlite3_column_int64(st, 1);
+	}
+	return keel_sqlite_finish(s, st, step);
+}
+
+/* Runs statement c with ?1 = a and ?2 = b. */
+static int keel_sqlite_current_run(struct keel_sqlite_store *s, enum keel_sqlite_current c,
+				   int64_t a, int64_t b)
+{
+	sqlite3_stmt *st;
+	int rc = keel_sqlite_current_stmt(s, c, &st);
+	if (rc)
+		return rc;
+	keel_sqlite_bind_i64(s, st, 1, a);
+	if (sqlite3_bind_parameter_count(st) > 1)
+		keel_sqlite_bind_i64(s, st, 2, b);
+	return keel_sqlite_run(s, st);
+}
+
+/* BEGIN IMMEDIATE without waiting: *locked false when another connection
+ * holds the write lock, or the file cannot be written. */
+static int keel_sqlite_fold_lock(struct keel_sqlite_store *s, bool *locked)
+{
+	sqlite3_busy_timeout(s->db, 0);
+	int step = sqlite3_step(s->begin);
+	sqlite3_reset(s->begin);
+	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
+	s->base.statements++;
+	*locked = step == SQLITE_DONE;
+	if (*locked || (step & 0xff) == SQLITE_BUSY || (step & 0xff) == SQLITE_READONLY)
+		return 0;
+	return keel_sqlite_fail(s);
+}
+
+/* Seqs folded a transaction at most: a first fold of a large store holds
+ * the write lock a fraction of a second at a time, so a writer waiting
+ * behind it (within its busy timeout) gets in between, and the window's
+ * sort stays small. */
+#define KEEL_SQLITE_FOLD_SEQS 65536
+
+int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
+{
+	*ready = false;
+	for (;;) {
+		int64_t mark = 0, last = 0;
+		int rc = keel_sqlite_fold_check(s, &mark, &last);
+		if (rc || last <= mark) {
+			*ready = rc == 0;
+			return rc;
+		}
+		/* Folding writes: not inside the handle's own transaction (its
+		 * rows may still be rolled back), not on a read-only file, and
+		 * without waiting for another writer. */
+		bool locked = false;
+		if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main") ||
+		    (rc = keel_sqlite_fold_lock(s, &locked)) || !locked)
+			return rc;
+		if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark) {
+			int64_t upto =
+			    last - mark > KEEL_SQLITE_FOLD_SEQS ? mark + KEEL_SQLITE_FOLD_SEQS : last;
+			if ((rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
+			    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark, upto)) == 0)
+				rc = keel_sqlite_current_run(s, KEEL_SC_MARK, upto, 0);
+		}
+		if (rc == 0)
+			rc = keel_sqlite_run(s, s->commit);
+		if (rc) {
+			if (!sqlite3_get_autocommit(s->db))
+				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+	}
+}
+
+/* Deletes the current rows or horizons (table) of the tenant, or of its
+ * predicates the scope names. */
+static int keel_sqlite_current_delete(struct keel_sqlite_store *s, const char *table,
+				      struct keel_str tenant,
+				      const struct keel_replace_scope *scope)
+{
+	struct keel_buf sql;
+	keel_buf_init(&sql);
+	keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = ?1%s", table,
+		      scope ? " AND predicate = ?2" : "");
+	sqlite3_stmt *st;
+	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
+	keel_buf_free(&sql);
+	if (rc)
+		return rc;
+	keel_sqlite_bind_str(s, st, 1, tenant);
+	size_t n = scope ? scope->nnames[KEEL_ROW_FACT] : 1;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (scope)
+			keel_sqlite_bind_str(s, st, 2, scope->names[KEEL_ROW_FACT][i]);
+		rc = keel_sqlite_run(s, st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int keel_sqlite_current_drop(struct keel_sqlite_store *s, struct keel_str tenant,
+			     const struct keel_replace_scope *scope)
+{
+	if (scope && !scope->nnames[KEEL_ROW_FACT])
+		return 0;
+	int rc;
+	if ((rc = keel_sqlite_current_delete(s, "fact_current", tenant, scope)) ||
+	    (rc = keel_sqlite_current_delete(s, "fact_horizon", tenant, scope)))
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = keel_sqlite_current_stmt(s, KEEL_SC_LOWER, &st)))
+		return rc;
+	return keel_sqlite_run(s, st);
+}
+
+int keel_sqlite_horizon(struct keel_sqlite_store *s, struct keel_str tenant,
+			struct keel_str predicate, bool *found, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc = keel_sqlite_current_stmt(s, KEEL_SC_HORIZON, &st);
+	if (rc)
+		return rc;
+	keel_sqlite_bind_str(s, st, 1, tenant);
+	keel_sqlite_bind_str(s, st, 2, predicate);
+	if ((rc = keel_sqlite_start(s, st)))
+		return rc;
+	int step = sqlite3_step(st);
+	*found = step == SQLITE_ROW;
+	if (*found)
+		*out = sqlite3_column_int64(st, 0);
+	return keel_sqlite_finish(s, st, step);
+}
