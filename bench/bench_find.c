@@ -344,9 +344,20 @@ static void ingest_cost(const char *input, const char *with, const char *other,
 		free(cpu[v]), free(wall[v]);
 }
 
+static int64_t sql_i64(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) || sqlite3_step(st) != SQLITE_ROW)
+		die("cannot read", sqlite3_errmsg(db));
+	int64_t v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 /* Which statement finds a search's candidates (src/store/sqlite_find.c):
- * the current rows when it reads at or after its predicate's horizon,
- * else the walk over every subject that ever held the value. */
+ * for a value the folded rows hold (every series here), the current rows
+ * when it reads at or after its predicate's horizon, else the spans; the
+ * walk over every subject that ever held the value otherwise. */
 static const char *search_index(sqlite3 *db, const struct series *x, int64_t at)
 {
 	sqlite3_stmt *st;
@@ -360,24 +371,30 @@ static const char *search_index(sqlite3 *db, const struct series *x, int64_t at)
 	sqlite3_finalize(st);
 	if (current)
 		return "fact_current_value";
-	/* a value that parses as JSON other than a string has no value index */
-	bool string = !(x->value[0] == '-' || (x->value[0] >= '0' && x->value[0] <= '9') ||
-			!strcmp(x->value, "true") || !strcmp(x->value, "false") ||
-			x->value[0] == '{' || x->value[0] == '[');
-	return string ? "fact_rows_value walk" : "fact_rows_key walk";
+	/* a fraction, an object or an array is not folded: walked */
+	bool number = x->value[0] == '-' || (x->value[0] >= '0' && x->value[0] <= '9');
+	if (x->value[0] == '{' || x->value[0] == '[' || (number && strpbrk(x->value, ".eE")))
+		return "fact_rows_key walk";
+	/* the spans when few hold the value then (KEEL_SQLITE_SPANS_MOST),
+	 * counted under the key of a span of the value */
+	bool bare = number || !strcmp(x->value, "true") || !strcmp(x->value, "false");
+	char *sql = sqlite3_mprintf(
+	    "SELECT count(*) FROM (SELECT 1 FROM fact_spans WHERE key_lo = (SELECT key_lo "
+	    "FROM fact_spans WHERE seq = (SELECT seq FROM fact_rows WHERE tenant = "
+	    "'tenant-00' AND predicate = %Q AND value = %s%q%s AND seq <= (SELECT value "
+	    "FROM meta WHERE key = 'fact_current_seq') LIMIT 1)) AND valid_from <= %lld "
+	    "AND valid_to > %lld LIMIT %d)",
+	    x->predicate, bare ? "'" : "'\"", x->value, bare ? "'" : "\"'", (long long)at,
+	    (long long)at, KEEL_SQLITE_SPANS_MOST + 1);
+	int64_t holders = sql_i64(db, sql);
+	sqlite3_free(sql);
+	if (holders > KEEL_SQLITE_SPANS_MOST)
+		return "fact_rows_value walk";
+	return "fact_spans";
 }
 
 /* ---------------------------------------------------------- the fold */
 
-static int64_t sql_i64(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) || sqlite3_step(st) != SQLITE_ROW)
-		die("cannot read", sqlite3_errmsg(db));
-	int64_t v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
 
 static int64_t fact_rows_to_fold(sqlite3 *db)
 {
@@ -537,6 +554,7 @@ int main(int argc, char **argv)
 	    {"search status completed", NULL, NULL, "status", "completed", false},
 	    {"search status available --at past", NULL, NULL, "status", "available", true},
 	    {"search status maintenance --at past", NULL, NULL, "status", "maintenance", true},
+	    {"search status completed --at past", NULL, NULL, "status", "completed", true},
 	    {"search make DAF (held for good)", NULL, NULL, "make", "DAF", false},
 	    {"search year 2018 (a number)", NULL, NULL, "year", "2018", false},
 	    {"search odometer_km 0 (a number, none)", NULL, NULL, "odometer_km", "0", false},
@@ -570,10 +588,12 @@ int main(int argc, char **argv)
 			   false);
 	explain_candidates(db, "search at or after the horizon: candidates",
 			   KEEL_SQLITE_FIND_CURRENT, true, false);
-	explain_candidates(db, "search before it, a string: candidates",
-			   KEEL_SQLITE_FIND_STRING, true, false);
-	explain_candidates(db, "search before it, another value: candidates",
-			   KEEL_SQLITE_FIND_VALUE, true, false);
+	explain_candidates(db, "search before it: candidates", KEEL_SQLITE_FIND_SPANS, true,
+			   false);
+	explain_candidates(db, "search as known at a moment, a string: candidates",
+			   KEEL_SQLITE_FIND_STRING, true, true);
+	explain_candidates(db, "search as known at a moment, another value: candidates",
+			   KEEL_SQLITE_FIND_VALUE, true, true);
 	explain_prepared(db, "entities: each candidate folded (as show finds it)",
 			 "FROM entity_mentions", "subject = ?2");
 	explain_prepared(db, "search: each candidate's row at the time (as show --at reads it)",

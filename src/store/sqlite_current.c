@@ -107,10 +107,37 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 		      "FROM fact_rows), 0)) WHERE key = 'fact_current_seq'",
     [KEEL_SC_HORIZON] =
 	"SELECT valid_from FROM fact_horizon WHERE tenant = ?1 AND predicate = ?2",
+    /* sqlite_spans.c: the rows the spans know are those fact_current
+     * would keep */
+    [KEEL_SC_SPAN_NEW] =
+	"SELECT seq, tenant, subject, predicate, value, valid_from, recorded_at FROM "
+	"fact_rows NOT INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
+	KEEL_SQ_SEARCHABLE("value") ") ORDER BY tenant, subject, predicate, valid_from, "
+	"recorded_at, seq",
+    [KEEL_SC_SPAN_CURRENT] = "SELECT value, valid_from, recorded_at, seq FROM fact_current "
+			     "WHERE tenant = ?1 AND subject = ?2 AND predicate = ?3",
+    [KEEL_SC_SPAN_BEFORE] =
+	"SELECT valid_from, recorded_at, seq FROM fact_rows INDEXED BY fact_rows_key WHERE "
+	"tenant = ?1 AND subject = ?2 AND predicate = ?3 AND seq <= ?4 AND (value IS NULL "
+	"OR " KEEL_SQ_SEARCHABLE("value") ") AND (valid_from, recorded_at, seq) < (?5, ?6, "
+	"?7) ORDER BY valid_from DESC, recorded_at DESC, seq DESC LIMIT 1",
+    [KEEL_SC_SPAN_FROM] =
+	"SELECT seq, value, valid_from FROM fact_rows INDEXED BY fact_rows_key WHERE "
+	"tenant = ?1 AND subject = ?2 AND predicate = ?3 AND seq <= ?4 AND (value IS NULL "
+	"OR " KEEL_SQ_SEARCHABLE("value") ") AND (valid_from, recorded_at, seq) >= (?5, "
+	"?6, ?7) ORDER BY valid_from, recorded_at, seq",
+    [KEEL_SC_SPAN_PUT] = "INSERT OR REPLACE INTO fact_spans (seq, key_lo, key_hi, "
+			 "valid_from, valid_to) VALUES (?1, ?2, ?2, ?3, ?4)",
+    [KEEL_SC_SPAN_DROP] =
+	"DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM fact_rows WHERE tenant = ?1 "
+	"AND (?2 IS NULL OR predicate = ?2) AND seq <= (SELECT value FROM meta WHERE key "
+	"= 'fact_current_seq'))",
+    [KEEL_SC_SPAN_COUNT] = "SELECT count(*) FROM (SELECT 1 FROM fact_spans WHERE key_lo <= ?1 "
+			   "AND key_hi >= ?1 AND valid_from <= ?2 AND valid_to > ?2 LIMIT ?3)",
 };
 
-static int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
-				    sqlite3_stmt **out)
+int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
+			     sqlite3_stmt **out)
 {
 	int rc = keel_sqlite_fixed_stmt(s, &s->current[c], keel_sqlite_current_sql[c]);
 	*out = s->current[c];
@@ -188,7 +215,8 @@ int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
 		if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark) {
 			int64_t upto =
 			    last - mark > KEEL_SQLITE_FOLD_SEQS ? mark + KEEL_SQLITE_FOLD_SEQS : last;
-			if ((rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
+			if ((rc = keel_sqlite_spans_fold(s, mark, upto)) == 0 &&
+			    (rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
 			    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark, upto)) == 0)
 				rc = keel_sqlite_current_run(s, KEEL_SC_MARK, upto, 0);
 		}

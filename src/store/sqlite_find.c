@@ -17,6 +17,10 @@
  *                      after the predicate's horizon, once this handle
  *                      has folded every row: exactly the subjects that
  *                      hold the value, a plain range of the index
+ *   search in the past: fact_spans (sqlite_spans.c), the same values and
+ *                      conditions but a time before the horizon: the
+ *                      spans that hold the time, then their rows by seq,
+ *                      sorted by subject
  *
  * Each next subject is "min(subject) ... AND subject > previous" under the
  * index's fixed leading columns, which SQLite answers with one seek; the
@@ -49,6 +53,7 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 				 "string_value = ?3");
 		break;
 	case KEEL_SQLITE_FIND_CURRENT: /* not a skip-scan (keel_sqlite_find_sql) */
+	case KEEL_SQLITE_FIND_SPANS:
 	case KEEL_SQLITE_FIND_VALUE:
 		/* every subject that has a fact: fact_rows_key's first column
 		 * after the tenant */
@@ -63,6 +68,30 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 	keel_buf_addc(b, ')');
 }
 
+/* " AND " the row of the candidate's timeline at ?7 (as known at ?8)
+ * holds the value ?3: the last beginning at or before it in (valid_from,
+ * arrival) order, one seek backwards in fact_rows_key (the row show --at
+ * reads). */
+static void keel_sqlite_holds(struct keel_buf *b, bool known_at)
+{
+	keel_buf_adds(b, " AND (SELECT value FROM fact_rows INDEXED BY fact_rows_key "
+			 "WHERE tenant = ?1 AND subject = c.s AND predicate = ?2 AND "
+			 "valid_from <= ?7");
+	if (known_at)
+		keel_buf_adds(b, " AND recorded_at <= ?8");
+	keel_buf_adds(b, " ORDER BY valid_from DESC, recorded_at DESC, seq DESC "
+			 "LIMIT 1) = ?3");
+}
+
+static void keel_sqlite_subject_range(struct keel_buf *b, const char *subject, bool lower,
+				      bool lower_inclusive, bool upper)
+{
+	if (lower)
+		keel_buf_addf(b, " AND %s %s ?4", subject, lower_inclusive ? ">=" : ">");
+	if (upper)
+		keel_buf_addf(b, " AND %s < ?5", subject);
+}
+
 void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,
 			  bool lower_inclusive, bool upper, bool known_at)
 {
@@ -71,12 +100,22 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 		keel_buf_adds(b, "SELECT subject FROM fact_current INDEXED BY "
 				 "fact_current_value WHERE tenant = ?1 AND predicate = ?2 "
 				 "AND value = ?3");
-		if (lower)
-			keel_buf_adds(b, lower_inclusive ? " AND subject >= ?4"
-							 : " AND subject > ?4");
-		if (upper)
-			keel_buf_adds(b, " AND subject < ?5");
+		keel_sqlite_subject_range(b, "subject", lower, lower_inclusive, upper);
 		keel_buf_adds(b, " ORDER BY subject LIMIT ?6");
+		return;
+	}
+	if (what == KEEL_SQLITE_FIND_SPANS) {
+		/* The spans under the value's key ?9 that hold ?7 (the R*Tree
+		 * first: CROSS JOIN keeps that order) and their rows of the
+		 * value, sorted, since a stabbing query has no order. Nearly
+		 * every one holds the value at ?7 (sqlite_spans.c): src/find.c's
+		 * read of the page's candidates is the only check. */
+		keel_buf_adds(b, "SELECT DISTINCT r.subject FROM fact_spans AS p CROSS JOIN "
+				 "fact_rows AS r WHERE p.key_lo <= ?9 AND p.key_hi >= ?9 AND "
+				 "p.valid_from <= ?7 AND p.valid_to > ?7 AND r.seq = p.seq AND "
+				 "r.tenant = ?1 AND r.predicate = ?2 AND r.value = ?3");
+		keel_sqlite_subject_range(b, "r.subject", lower, lower_inclusive, upper);
+		keel_buf_adds(b, " ORDER BY r.subject LIMIT ?6");
 		return;
 	}
 	keel_buf_adds(b, "WITH RECURSIVE c(s) AS (SELECT ");
@@ -85,45 +124,41 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 	keel_buf_adds(b, " UNION ALL SELECT ");
 	keel_sqlite_next_subject(b, what, "> c.s", upper);
 	keel_buf_adds(b, " FROM c WHERE c.s IS NOT NULL) SELECT s FROM c WHERE s IS NOT NULL");
-	if (what == KEEL_SQLITE_FIND_STRING || what == KEEL_SQLITE_FIND_VALUE) {
-		/* The row of the subject's timeline at ?7 holds the value: the
-		 * last beginning at or before it in (valid_from, arrival)
-		 * order, one seek backwards in fact_rows_key (the row show
-		 * --at reads). */
-		keel_buf_adds(b, " AND (SELECT value FROM fact_rows INDEXED BY fact_rows_key "
-				 "WHERE tenant = ?1 AND subject = c.s AND predicate = ?2 AND "
-				 "valid_from <= ?7");
-		if (known_at)
-			keel_buf_adds(b, " AND recorded_at <= ?8");
-		keel_buf_adds(b, " ORDER BY valid_from DESC, recorded_at DESC, seq DESC "
-				 "LIMIT 1) = ?3");
-	}
+	if (what == KEEL_SQLITE_FIND_STRING || what == KEEL_SQLITE_FIND_VALUE)
+		keel_sqlite_holds(b, known_at);
 	keel_buf_adds(b, " LIMIT ?6");
 }
 
-/* A search the current rows answer (sqlite_current.c) turns *what into
- * KEEL_SQLITE_FIND_CURRENT: a value of the kinds they hold, not as known
- * at a moment, every row folded, read at or after the predicate's horizon
- * (every timeline's latest row began by then; no horizon: no row). */
-static int keel_sqlite_present(struct keel_sqlite_store *s, const struct keel_candidates *q,
-			       enum keel_sqlite_find *what)
+/* A search the folded rows answer turns *what into
+ * KEEL_SQLITE_FIND_CURRENT or KEEL_SQLITE_FIND_SPANS: a value of the
+ * kinds they hold, not as known at a moment, every row folded (folded
+ * here if need be: sqlite_current.c). At or after the predicate's horizon
+ * (every timeline's latest row began by then; no horizon: no row) the
+ * current rows answer, before it the spans (sqlite_spans.c) unless more
+ * than KEEL_SQLITE_SPANS_MOST subjects held the value then: every page
+ * sorts all the spans that hold the time, where the walk stops at a
+ * page's worth of holders and many holders make it short. */
+static int keel_sqlite_folded(struct keel_sqlite_store *s, const struct keel_candidates *q,
+			      enum keel_sqlite_find *what)
 {
 	if (q->known_at_set || !keel_sqlite_searchable(q->value))
 		return 0;
-	/* A horizon only grows as rows are folded (a replace deletes the
-	 * horizons of what it deletes): a search before the one folded so far
-	 * walks without folding. */
 	bool ready, found;
 	int64_t horizon = 0;
-	int rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon);
-	if (rc || (found && q->at < horizon))
-		return rc;
-	if ((rc = keel_sqlite_fold(s, &ready)) || !ready ||
+	int rc = keel_sqlite_fold(s, &ready);
+	if (rc || !ready ||
 	    (rc = keel_sqlite_horizon(s, q->tenant, q->predicate, &found, &horizon)))
 		return rc;
-	if (!found || q->at >= horizon)
+	if (!found || q->at >= horizon) {
 		*what = KEEL_SQLITE_FIND_CURRENT;
-	return 0;
+		return 0;
+	}
+	int64_t n = 0;
+	rc = keel_sqlite_spans_count(s, keel_sqlite_span_key(q->tenant, q->predicate, q->value),
+				     q->at, KEEL_SQLITE_SPANS_MOST + 1, &n);
+	if (rc == 0 && n <= KEEL_SQLITE_SPANS_MOST)
+		*what = KEEL_SQLITE_FIND_SPANS;
+	return rc;
 }
 
 static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candidates *q,
@@ -140,7 +175,7 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	    !fact	     ? (q->kind.ptr ? KEEL_SQLITE_FIND_KIND : KEEL_SQLITE_FIND_ENTITIES)
 	    : q->value.len && q->value.ptr[0] == '"' ? KEEL_SQLITE_FIND_STRING
 						      : KEEL_SQLITE_FIND_VALUE;
-	int rc = fact ? keel_sqlite_present(s, q, &what) : 0;
+	int rc = fact ? keel_sqlite_folded(s, q, &what) : 0;
 	if (rc == 0)
 		keel_sqlite_find_sql(&sql, what, lo.ptr != NULL, lo_inclusive, hi.len > 0,
 				     fact && q->known_at_set);
@@ -168,6 +203,10 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 		keel_sqlite_bind_i64(s, st, 7, q->at);
 		if (q->known_at_set)
 			keel_sqlite_bind_i64(s, st, 8, q->known_at);
+		if (what == KEEL_SQLITE_FIND_SPANS)
+			keel_sqlite_bind_i64(s, st, 9,
+					     keel_sqlite_span_key(q->tenant, q->predicate,
+								  q->value));
 	}
 	if ((rc = keel_sqlite_start(s, st)) == 0) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -31,10 +31,20 @@ enum keel_sqlite_find {
 	KEEL_SQLITE_FIND_STRING,   /* search for a string value */
 	KEEL_SQLITE_FIND_VALUE,	   /* search for any other value */
 	KEEL_SQLITE_FIND_CURRENT,  /* search at the present (the current rows) */
+	KEEL_SQLITE_FIND_SPANS,	   /* search in the past (the spans) */
 };
 struct keel_buf;
+/* A search in the past reads the spans when at most this many of them
+ * hold its time, and walks otherwise (src/store/sqlite_find.c). */
+#define KEEL_SQLITE_SPANS_MOST 2048
 void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool lower,
 			  bool lower_inclusive, bool upper, bool known_at);
+
+/* The key of (tenant, predicate, value) in fact_spans
+ * (src/store/sqlite_spans.c), the value as stored (compact JSON): for
+ * the tests that check the spans. */
+int64_t keel_store_sqlite_span_key(const char *tenant, const char *predicate,
+				   const char *value);
 
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);

@@ -94,12 +94,15 @@ static int keel_sqlite_delete_rows(struct keel_sqlite_store *s, struct keel_str 
 	return rc;
 }
 
-/* The rows, then the current rows folded from them and the watermark
- * below the seqs the next rows may take (sqlite_current.c). */
+/* The spans folded from the rows (found through the rows), the rows,
+ * then the current rows folded from them and the watermark below the
+ * seqs the next rows may take (sqlite_current.c, sqlite_spans.c). */
 static int keel_sqlite_delete_scope(struct keel_sqlite_store *s, struct keel_str tenant,
 				    const struct keel_replace_scope *scope)
 {
-	int rc = keel_sqlite_delete_rows(s, tenant, scope);
+	int rc = keel_sqlite_spans_drop(s, tenant, scope);
+	if (rc == 0)
+		rc = keel_sqlite_delete_rows(s, tenant, scope);
 	return rc ? rc : keel_sqlite_current_drop(s, tenant, scope);
 }
 

@@ -368,11 +368,27 @@ static const char *const keel_sqlite_step_current[] = {
     NULL,
 };
 
+static const char *const keel_sqlite_step_spans[] = {
+    /* keel search in the past (docs/store-sqlite.md, "Spans"): derived
+     * data folded with the current rows (sqlite_spans.c). An R*Tree of
+     * each searchable fact row's span [valid_from, valid_to) under a
+     * 24-bit key of (tenant, predicate, value). The fold starts again
+     * from the first row, so that the spans and the current rows are
+     * folded from the same rows: the next search folds everything. */
+    "CREATE VIRTUAL TABLE fact_spans USING rtree(seq, key_lo, key_hi, valid_from, "
+    "valid_to);\n"
+    "DELETE FROM fact_current;\n"
+    "DELETE FROM fact_horizon;\n"
+    "UPDATE meta SET value = 0 WHERE key = 'fact_current_seq';\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
     keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
     keel_sqlite_step_tombstones, keel_sqlite_step_tenant_cartridges,
-    keel_sqlite_step_find, keel_sqlite_step_ahead, keel_sqlite_step_current};
+    keel_sqlite_step_find, keel_sqlite_step_ahead, keel_sqlite_step_current,
+    keel_sqlite_step_spans};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */

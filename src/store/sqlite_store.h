@@ -116,6 +116,14 @@ enum keel_sqlite_current {
 	KEEL_SC_MARK,	  /* the watermark set */
 	KEEL_SC_LOWER,	  /* the watermark brought down to the last seq left */
 	KEEL_SC_HORIZON,  /* one predicate's horizon */
+	/* the spans (sqlite_spans.c) */
+	KEEL_SC_SPAN_NEW,     /* the new rows, by timeline and order */
+	KEEL_SC_SPAN_CURRENT, /* a timeline's current row */
+	KEEL_SC_SPAN_BEFORE,  /* the row before a late one */
+	KEEL_SC_SPAN_FROM,    /* a timeline's rows from there */
+	KEEL_SC_SPAN_PUT,     /* one span written */
+	KEEL_SC_SPAN_DROP,    /* the spans of a replace's rows */
+	KEEL_SC_SPAN_COUNT,   /* the spans of a key holding a time, up to a limit */
 	KEEL_SC_N
 };
 
@@ -285,11 +293,29 @@ int keel_sqlite_fact_subjects(struct keel_store *bs, const struct keel_candidate
  * *found false when no row of it was folded. searchable: whether
  * fact_current holds a value (compact JSON) of that kind. */
 int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready);
+int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
+			     sqlite3_stmt **out);
 int keel_sqlite_current_drop(struct keel_sqlite_store *s, struct keel_str tenant,
 			     const struct keel_replace_scope *scope);
 int keel_sqlite_horizon(struct keel_sqlite_store *s, struct keel_str tenant,
 			struct keel_str predicate, bool *found, int64_t *out);
 bool keel_sqlite_searchable(struct keel_str value);
+
+/* Spans (sqlite_spans.c). span_key: the key of (tenant, predicate, value)
+ * in fact_spans. spans_fold: the spans of the rows of seqs (mark, upto],
+ * in the fold's transaction before fact_current takes them. spans_drop:
+ * in a replace's transaction, before its rows are deleted, the spans of
+ * the tenant's rows (or of the scope's predicates). */
+int64_t keel_sqlite_span_key(struct keel_str tenant, struct keel_str predicate,
+			     struct keel_str value);
+int keel_sqlite_spans_fold(struct keel_sqlite_store *s, int64_t mark, int64_t upto);
+int keel_sqlite_spans_drop(struct keel_sqlite_store *s, struct keel_str tenant,
+			   const struct keel_replace_scope *scope);
+/* spans_count: *n the spans under key that hold the time at, counted up
+ * to most (the R*Tree alone). A search in the past reads the spans when
+ * at most KEEL_SQLITE_SPANS_MOST hold its time (sqlite_find.c). */
+int keel_sqlite_spans_count(struct keel_sqlite_store *s, int64_t key, int64_t at,
+			    int64_t most, int64_t *n);
 
 /* Recorded cartridges (sqlite_cartridge.c) */
 int keel_sqlite_cartridge_get(struct keel_store *bs, struct keel_str tenant,
