@@ -9,9 +9,11 @@
 # serve and searched over HTTP), on a read-only copy and by two searches
 # at once, after keel forget (also of the subject that holds the last
 # seqs, whose reuse the fold must see), after keel replay with another
-# cartridge, for keel load and for keel ingest --replay. fact_current
-# itself is compared with each timeline's latest row as a window over the
-# history gives it (current_ok).
+# cartridge, for keel load and for keel ingest --replay; search_check.py
+# also searches at three earlier times, which read the spans folded with
+# the current rows (fact_spans, "Spans"). fact_current and fact_spans
+# themselves are compared with what a window over the history gives
+# (current_ok).
 #
 #   late:     a row older than the timeline's current one, in a later
 #             ingest and in the same batch, does not replace it
@@ -88,9 +90,10 @@ found "vehicle:V-9" later status available --known-at 2099-06-01T00:00:00Z
 # The fold's state: the watermark, the last fact row.
 mark() { sqlite3 "$1" "SELECT value FROM meta WHERE key = 'fact_current_seq'"; }
 last_seq() { sqlite3 "$1" "SELECT coalesce(max(seq), 0) FROM fact_rows"; }
-# current_ok DB: fact_current is each timeline's latest row in (valid_from,
-# recorded_at, seq) order among those with a value a search can use (a
-# string, an integer, true, false) or none.
+# current_ok DB WHAT: fact_current is each timeline's latest row in
+# (valid_from, recorded_at, seq) order among those with a value a search
+# can use (a string, an integer, true, false) or none, and fact_spans each
+# such row's span (sqlite_spans.c).
 current_ok() {
 	local latest="SELECT tenant, subject, predicate, value, valid_from, recorded_at, seq
 		FROM (SELECT *, row_number() OVER (PARTITION BY tenant, subject, predicate
@@ -107,6 +110,25 @@ current_ok() {
 		FROM fact_rows GROUP BY 1, 2) FULL JOIN fact_horizon AS h USING (tenant, predicate)
 		WHERE h.valid_from IS NOT v")
 	[ "$n" = 0 ] || fail "$2: $n horizons of $1 differ from the history"
+	# fact_spans: one entry a row with such a value, from its valid_from to
+	# the next row's among those and the unsets (open for the last), the
+	# R*Tree's 32-bit floats within a float step outside those bounds; one
+	# key for each (tenant, predicate, value).
+	n=$(sqlite3 "$1" "WITH e AS (SELECT * FROM (SELECT seq, value, valid_from AS f,
+		coalesce(lead(valid_from) OVER (PARTITION BY tenant, subject, predicate ORDER BY
+		valid_from, recorded_at, seq), 9223372036854775807) AS t FROM fact_rows
+		WHERE value IS NULL OR substr(value, 1, 1) = '\"' OR value IN ('true', 'false')
+		OR value NOT GLOB '*[^0-9-]*') WHERE value IS NOT NULL)
+		SELECT count(*) FROM e FULL JOIN fact_spans AS s ON s.seq = e.seq
+		WHERE e.seq IS NULL OR s.seq IS NULL OR s.key_hi != s.key_lo
+		OR s.valid_from > e.f OR s.valid_from < e.f - abs(e.f) / 4194304.0 - 1
+		OR s.valid_to < e.t OR s.valid_to > e.t + abs(e.t) / 4194304.0 + 1") ||
+		fail "spans of $1"
+	[ "$n" = 0 ] || fail "$2: $n spans of $1 differ from the history"
+	n=$(sqlite3 "$1" "SELECT count(*) FROM (SELECT DISTINCT r.tenant, r.predicate,
+		r.value FROM fact_spans AS s JOIN fact_rows AS r USING (seq)
+		GROUP BY r.tenant, r.predicate, r.value HAVING count(DISTINCT s.key_lo) > 1)")
+	[ "$n" = 0 ] || fail "$2: $n values of $1 under more than one span key"
 }
 check() { # DB-FILE WHAT [PREDICATE...]: search_check against a fresh dump
 	local f=$1 what=$2
