@@ -54,8 +54,6 @@ static inline bool keel_event_ref_eq(struct keel_event_ref a, struct keel_event_
 
 /* tenant, source, id and type may be views into envelope (prepare.c), so none of
  * them is NUL-terminated. */
-struct keel_tc_entry;
-
 struct keel_batch_event {
 	struct keel_str tenant;
 	struct keel_str source; /* "" when the envelope has none */
@@ -74,9 +72,6 @@ struct keel_batch_event {
 	const struct keel_batch_event *first;
 	size_t tx_seq; /* its on_outcome seq, once its batch is written */
 	bool unhandled;	      /* no handler for its type */
-	/* Its tenant's entry in the ingester's cartridges (tenant_cartridge.c),
-	 * so that a writer marks the tenant logged without looking it up. */
-	struct keel_tc_entry *tc;
 	struct keel_op *ops;
 	size_t nops;
 	int64_t seq;	     /* set by the store when logged */

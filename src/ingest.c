@@ -19,21 +19,6 @@
  * "Batches, commits and failures"). The report and on_outcome learn of a
  * batch only once its transaction has committed. A batch that fails is rolled back
  * to its savepoint alone; the batches before it are committed.
- *
- * On a store that takes one writer at a time (SQLite, memory), with no
- * on_outcome (keel ingest, not the server), a full batch is written on a
- * thread of its own while the caller prepares the next one into a second
- * slot (handoff.h; docs/performance.md, "The writer beside the
- * preparation"). Everything else stays as on one thread: the rejections
- * of a batch's lines are kept with it and told by the writer just before
- * it writes the batch, so that they and the conflicts come in the order
- * they would on one thread, and read and rejected reach the report with
- * their batch. A write's failure comes back at the caller's next add or
- * flush; the events added since (the next batch, not yet written) are
- * dropped with their rejections, as if never offered, so a caller that
- * stops at the error has written and reported what one thread would have.
- * The store is asked for a tenant's cartridge only once the writer is idle
- * (tenant_cartridge.h, before_store).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,34 +27,10 @@
 #include "../include/keel.h"
 #include "append.h"
 #include "batch.h"
-#include "handoff.h"
 #include "ingest.h"
 #include "prepare.h"
 #include "store.h"
 #include "tenant_cartridge.h"
-
-/* A rejection kept with its batch until the writer tells it (the
- * arguments of on_reject, copied). */
-struct keel_kept_reject {
-	uint64_t position;
-	char *id; /* NULL: none */
-	char *message;
-	char *input;
-	size_t input_len;
-};
-
-/* A batch being filled or written: its events and operations; when
- * on_outcome is set, those of every batch of the open transaction (their
- * outcomes are told after its commit). */
-struct keel_batch_slot {
-	struct keel_arena arena;
-	struct keel_ptrvec events;
-	uint64_t first_position, last_position;
-	/* With a writer thread: what preparing its lines counted (read,
-	 * rejected) and their rejections, told when it is written. */
-	struct keel_report prepared;
-	struct keel_ptrvec rejects; /* struct keel_kept_reject */
-};
 
 struct keel_batcher {
 	struct keel_store *store;
@@ -78,22 +39,18 @@ struct keel_batcher {
 	/* Each tenant's cartridge: the given one or the recorded one; new
 	 * tenants' records are written just before their first commit. */
 	struct keel_tenant_cartridges tenants;
-	/* The batch being filled; with a writer thread, the two slots take
-	 * turns (one filled while the other is written), else only slots[0]. */
-	struct keel_batch_slot slots[2];
-	struct keel_batch_slot *filling;
-	/* The writer thread (single-writer stores without on_outcome). Its
-	 * lock also guards report, uncommitted and, while it runs, errmsg. */
-	bool threaded;
-	struct keel_handoff writer;
-	size_t uncommitted; /* events written and not yet committed */
-	struct keel_report report_copy; /* keel_batcher_report's, when threaded */
-	/* The batch being written (the writer's). */
+	/* The open batch's events and operations; when on_outcome is set,
+	 * those of every batch of the open transaction (their outcomes are
+	 * told after its commit). */
+	struct keel_arena arena;
+	struct keel_ptrvec events; /* the open batch */
 	struct keel_ptrvec accepted;
 	struct keel_map batch_ids;
 	struct keel_append_builder append;
 	struct keel_buf errmsg;
 	struct keel_report report;
+	uint64_t first_position; /* of the open batch */
+	uint64_t last_position;
 	/* The open transaction: batches written, not yet committed. */
 	bool in_tx;
 	int64_t tx_started;	   /* monotonic microseconds */
@@ -125,9 +82,7 @@ struct keel_run_span {
 	size_t first, count;
 };
 
-static int keel_batcher_write(struct keel_batcher *ing, struct keel_batch_slot *slot,
-			      bool commit_now);
-static int keel_batcher_write_job(void *ctx, void *slot, bool commit_now);
+static int keel_batcher_write(struct keel_batcher *ing, bool commit_now);
 
 void keel_report_add(struct keel_report *to, const struct keel_report *from)
 {
@@ -148,69 +103,6 @@ static int64_t mono_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* on_reject with a writer thread: kept with the batch being filled, told
- * when it is written (keel_batcher_tell_prepared). */
-static void keel_batcher_keep_reject(void *ud, uint64_t position, const char *id,
-				     const char *message, const char *input, size_t input_len)
-{
-	struct keel_batcher *ing = ud;
-	struct keel_kept_reject *r = keel_xmalloc(sizeof *r);
-	r->position = position;
-	r->id = id ? keel_xstrdup(id) : NULL;
-	r->message = keel_xstrdup(message);
-	r->input = keel_xstrndup(input, input_len);
-	r->input_len = input_len;
-	keel_ptrvec_push(&ing->filling->rejects, r);
-}
-
-static void keel_batcher_drop_rejects(struct keel_batch_slot *slot)
-{
-	for (size_t i = 0; i < slot->rejects.len; i++) {
-		struct keel_kept_reject *r = slot->rejects.items[i];
-		free(r->id);
-		free(r->message);
-		free(r->input);
-		free(r);
-	}
-	slot->rejects.len = 0;
-}
-
-/* What preparing the slot's lines found goes out: its rejections, then its
- * read and rejected counts into the report. */
-static void keel_batcher_tell_prepared(struct keel_batcher *ing, struct keel_batch_slot *slot)
-{
-	for (size_t i = 0; i < slot->rejects.len; i++) {
-		struct keel_kept_reject *r = slot->rejects.items[i];
-		ing->opt.on_reject(ing->opt.reject_userdata, r->position, r->id, r->message,
-				   r->input, r->input_len);
-	}
-	keel_batcher_drop_rejects(slot);
-	pthread_mutex_lock(&ing->writer.lock);
-	ing->report.read += slot->prepared.read;
-	ing->report.rejected += slot->prepared.rejected;
-	pthread_mutex_unlock(&ing->writer.lock);
-	memset(&slot->prepared, 0, sizeof slot->prepared);
-}
-
-/* A batch not to be written (a write before it failed): its lines count
- * as never offered. */
-static void keel_batcher_drop(struct keel_batcher *ing, struct keel_batch_slot *slot)
-{
-	(void)ing;
-	keel_batcher_drop_rejects(slot);
-	memset(&slot->prepared, 0, sizeof slot->prepared);
-	slot->events.len = 0;
-	keel_arena_reset(&slot->arena);
-}
-
-/* Before the preparation asks the store (tenant_cartridge.h): the writer
- * thread must not be using it. */
-static void keel_batcher_writer_idle(void *arg)
-{
-	struct keel_batcher *ing = arg;
-	keel_handoff_idle(&ing->writer);
-}
-
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		    struct keel_batcher **out)
 {
@@ -225,16 +117,7 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	if (!ing->opt.position_word)
 		ing->opt.position_word = "line";
 	keel_tc_init(&ing->tenants, s, o->cartridge);
-	/* The server (on_outcome) tells each POST its own outcomes as its
-	 * batch commits, on its writer's thread; stores that take concurrent
-	 * writers get workers instead (src/workers.c). */
-	ing->threaded = !o->on_outcome && !keel_store_concurrent_writers(s);
-	keel_handoff_init(&ing->writer, keel_batcher_write_job, ing);
-	for (size_t i = 0; i < 2; i++)
-		keel_arena_init(&ing->slots[i].arena);
-	ing->filling = &ing->slots[0];
-	keel_prep_init(&ing->prep, o->cartridge,
-		       ing->threaded ? &ing->filling->prepared : &ing->report);
+	keel_prep_init(&ing->prep, o->cartridge, &ing->report);
 	ing->prep.tenants = &ing->tenants;
 	ing->prep.position_word = ing->opt.position_word;
 	ing->prep.max_line = ing->opt.max_line;
@@ -245,14 +128,7 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	ing->prep.on_conflict = ing->opt.on_conflict;
 	ing->prep.conflict_userdata = ing->opt.conflict_userdata;
 	ing->prep.defer_hash = keel_store_hashes_on_demand(s);
-	if (ing->threaded) {
-		if (ing->opt.on_reject) {
-			ing->prep.on_reject = keel_batcher_keep_reject;
-			ing->prep.reject_userdata = ing;
-		}
-		ing->tenants.before_store = keel_batcher_writer_idle;
-		ing->tenants.before_store_arg = ing;
-	}
+	keel_arena_init(&ing->arena);
 	if (!ing->opt.commit_interval_ms)
 		ing->opt.commit_interval_ms = KEEL_DEFAULT_COMMIT_INTERVAL_MS;
 	keel_map_init(&ing->batch_ids);
@@ -267,16 +143,10 @@ void keel_batcher_free(struct keel_batcher *ing)
 {
 	if (!ing)
 		return;
-	keel_handoff_free(&ing->writer);
 	keel_prep_free(&ing->prep);
 	keel_tc_free(&ing->tenants);
-	for (size_t i = 0; i < 2; i++) {
-		struct keel_batch_slot *slot = &ing->slots[i];
-		keel_batcher_drop_rejects(slot);
-		keel_ptrvec_free(&slot->rejects);
-		keel_arena_free(&slot->arena);
-		keel_ptrvec_free(&slot->events);
-	}
+	keel_arena_free(&ing->arena);
+	keel_ptrvec_free(&ing->events);
 	keel_ptrvec_free(&ing->accepted);
 	keel_map_free(&ing->batch_ids);
 	keel_append_builder_free(&ing->append);
@@ -289,14 +159,9 @@ void keel_batcher_free(struct keel_batcher *ing)
 	free(ing);
 }
 
-const struct keel_report *keel_batcher_report(struct keel_batcher *ing)
+const struct keel_report *keel_batcher_report(const struct keel_batcher *ing)
 {
-	if (!ing->threaded)
-		return &ing->report;
-	pthread_mutex_lock(&ing->writer.lock);
-	ing->report_copy = ing->report;
-	pthread_mutex_unlock(&ing->writer.lock);
-	return &ing->report_copy;
+	return &ing->report;
 }
 
 const char *keel_batcher_errmsg(const struct keel_batcher *ing)
@@ -304,16 +169,10 @@ const char *keel_batcher_errmsg(const struct keel_batcher *ing)
 	return ing->errmsg.len ? ing->errmsg.data : "";
 }
 
-size_t keel_batcher_pending(struct keel_batcher *ing)
+size_t keel_batcher_pending(const struct keel_batcher *ing)
 {
-	if (!ing->threaded) {
-		const struct keel_report *c = &ing->tx_counts;
-		return ing->filling->events.len + c->accepted + c->duplicates;
-	}
-	pthread_mutex_lock(&ing->writer.lock);
-	size_t n = ing->filling->events.len + ing->writer.job_size + ing->uncommitted;
-	pthread_mutex_unlock(&ing->writer.lock);
-	return n;
+	const struct keel_report *c = &ing->tx_counts;
+	return ing->events.len + c->accepted + c->duplicates;
 }
 
 int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const char *head,
@@ -323,42 +182,12 @@ int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const
 	return 0;
 }
 
-/* The full batch written: here, or handed to the writer thread while the
- * other slot is filled. */
-static int keel_batcher_hand(struct keel_batcher *ing)
-{
-	struct keel_batch_slot *slot = ing->filling;
-	if (!ing->threaded)
-		return keel_batcher_write(ing, slot, false);
-	int rc = keel_handoff_give(&ing->writer, slot, false, slot->events.len);
-	if (rc) {
-		keel_batcher_drop(ing, slot);
-		return rc;
-	}
-	/* The writer is done with the other slot (give waited for it). */
-	ing->filling = slot == &ing->slots[0] ? &ing->slots[1] : &ing->slots[0];
-	ing->prep.report = &ing->filling->prepared;
-	return 0;
-}
-
 int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 		    uint64_t position)
 {
-	struct keel_batch_slot *slot = ing->filling;
-	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &slot->arena, text, len,
+	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
 						      position);
 	if (!ev && ing->prep.refused) {
-		/* A write's failure before it is the one to tell. */
-		int rc = ing->threaded ? keel_handoff_wait(&ing->writer) : 0;
-		if (rc) {
-			keel_batcher_drop(ing, slot);
-			return rc;
-		}
-		/* The rejections so far go out now, as they would have on one
-		 * thread: the caller may stop here, and the flush then writes
-		 * the batch's events. */
-		if (ing->threaded)
-			keel_batcher_tell_prepared(ing, slot);
 		/* its tenant has no cartridge here (rejected), or the store
 		 * could not say which (not) */
 		keel_buf_reset(&ing->errmsg);
@@ -369,22 +198,22 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 	}
 	if (!ev)
 		return 0; /* rejected and reported */
-	if (!slot->events.len)
-		slot->first_position = position;
-	slot->last_position = position;
-	keel_ptrvec_push(&slot->events, ev);
-	if (slot->events.len >= ing->opt.batch)
-		return keel_batcher_hand(ing);
+	if (!ing->events.len)
+		ing->first_position = position;
+	ing->last_position = position;
+	keel_ptrvec_push(&ing->events, ev);
+	if (ing->events.len >= ing->opt.batch)
+		return keel_batcher_write(ing, false);
 	return 0;
 }
 
 /* The second and later copies of an identity (tenant, source, id) within
  * one batch are duplicates of the first. */
-static void keel_batcher_mark_repeats(struct keel_batcher *ing, struct keel_batch_slot *slot)
+static void keel_batcher_mark_repeats(struct keel_batcher *ing)
 {
 	struct keel_map *m = &ing->batch_ids;
-	for (size_t i = 0; i < slot->events.len; i++) {
-		struct keel_batch_event *ev = slot->events.items[i];
+	for (size_t i = 0; i < ing->events.len; i++) {
+		struct keel_batch_event *ev = ing->events.items[i];
 		if (ev->status != KEEL_EV_PENDING)
 			continue;
 		uint64_t h = keel_batch_event_key_hash(ev);
@@ -468,13 +297,13 @@ static void keel_batcher_conflict(struct keel_batcher *ing, const struct keel_ba
 
 /* Ends the open batch; its memory goes unless the transaction's
  * outcomes still need it. */
-static void keel_batcher_reset_batch(struct keel_batcher *ing, struct keel_batch_slot *slot)
+static void keel_batcher_reset_batch(struct keel_batcher *ing)
 {
 	keel_append_builder_reset(&ing->append);
 	if (!ing->opt.on_outcome)
-		keel_arena_reset(&slot->arena);
+		keel_arena_reset(&ing->arena);
 	keel_map_clear(&ing->batch_ids);
-	slot->events.len = 0;
+	ing->events.len = 0;
 	ing->accepted.len = 0;
 }
 
@@ -486,9 +315,8 @@ static void keel_batcher_reset_tx(struct keel_batcher *ing)
 	ing->tx_events.len = 0;
 	keel_append_builder_reset(&ing->tx_mentions);
 	memset(&ing->tx_counts, 0, sizeof ing->tx_counts);
-	/* on_outcome kept the transaction's events (never threaded: one slot) */
-	if (ing->opt.on_outcome && !ing->filling->events.len)
-		keel_arena_reset(&ing->filling->arena);
+	if (!ing->events.len)
+		keel_arena_reset(&ing->arena);
 }
 
 /* What a rolled-back transaction or batch logged is not in the store:
@@ -510,7 +338,6 @@ static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 				 uint64_t first, uint64_t last)
 {
-	/* the caller reads errmsg only after the writer's error came back */
 	keel_buf_reset(&ing->errmsg);
 	const char *word = ing->opt.position_word;
 	size_t n = strlen(word);
@@ -572,10 +399,8 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	if (ing->opt.on_outcome)
 		keel_batcher_report_outcomes(ing);
 	ing->tx_counts.commits = 1;
-	pthread_mutex_lock(&ing->writer.lock);
 	keel_report_add(&ing->report, &ing->tx_counts);
 	ing->report.statements = keel_store_statements(ing->store);
-	pthread_mutex_unlock(&ing->writer.lock);
 	keel_batcher_reset_tx(ing);
 	return 0;
 }
@@ -583,10 +408,10 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 /* A batch failed: it alone is rolled back (to its savepoint) and the
  * batches before it are committed; if even that fails, the transaction
  * goes. The message names the failed batch's range. */
-static int keel_batcher_fail(struct keel_batcher *ing, struct keel_batch_slot *slot, int rc)
+static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
-	keel_batcher_message(ing, "batch", slot->first_position, slot->last_position);
-	keel_batcher_reset_batch(ing, slot);
+	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+	keel_batcher_reset_batch(ing);
 	keel_batcher_forget(ing, ing->batch_nrun);
 	/* rollback_to_savepoint ends the savepoint too (store.h): no
 	 * release after it. */
@@ -611,39 +436,36 @@ static int keel_batcher_fail(struct keel_batcher *ing, struct keel_batch_slot *s
 /* Writes the open batch behind its savepoint, opening a transaction if
  * none is; commits when the transaction is old enough (or always, with
  * commit_now). */
-static int keel_batcher_write(struct keel_batcher *ing, struct keel_batch_slot *slot,
-			      bool commit_now)
+static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 {
 	struct keel_store *s = ing->store;
 	int rc;
-	if (ing->threaded)
-		keel_batcher_tell_prepared(ing, slot);
-	if (!slot->events.len)
+	if (!ing->events.len)
 		return commit_now ? keel_batcher_commit(ing) : 0;
 	if (!ing->in_tx) {
 		if ((rc = keel_store_begin(s)) != 0) {
-			keel_batcher_message(ing, "batch", slot->first_position,
-					     slot->last_position);
+			keel_batcher_message(ing, "batch", ing->first_position,
+					     ing->last_position);
 			keel_store_rollback(s);
-			keel_batcher_reset_batch(ing, slot);
+			keel_batcher_reset_batch(ing);
 			return rc;
 		}
 		ing->in_tx = true;
 		ing->tx_nrun = ing->nrun;
 		ing->tx_started = mono_usec();
-		ing->tx_first_position = slot->first_position;
+		ing->tx_first_position = ing->first_position;
 		ing->tx_recorded_at = keel_store_recorded_at(s);
 	}
-	ing->tx_last_position = slot->last_position;
+	ing->tx_last_position = ing->last_position;
 	ing->batch_nrun = ing->nrun;
 	if ((rc = keel_store_savepoint(s)) != 0)
-		return keel_batcher_fail(ing, slot, rc);
+		return keel_batcher_fail(ing, rc);
 
-	struct keel_batch_event **events = (struct keel_batch_event **)slot->events.items;
-	size_t n = slot->events.len;
+	struct keel_batch_event **events = (struct keel_batch_event **)ing->events.items;
+	size_t n = ing->events.len;
 	if ((rc = keel_store_seen_ids(s, events, n)) != 0)
-		return keel_batcher_fail(ing, slot, rc);
-	keel_batcher_mark_repeats(ing, slot);
+		return keel_batcher_fail(ing, rc);
+	keel_batcher_mark_repeats(ing);
 
 	struct keel_report counts = {.batches = 1};
 	int64_t recorded_at = ing->tx_recorded_at;
@@ -671,11 +493,11 @@ static int keel_batcher_write(struct keel_batcher *ing, struct keel_batch_slot *
 		struct keel_append a = keel_append_view(&ing->append, acc, counts.accepted);
 		a.nmentions = 0; /* folded into the transaction's, below */
 		if ((rc = keel_store_append(s, &a)) != 0)
-			return keel_batcher_fail(ing, slot, rc);
+			return keel_batcher_fail(ing, rc);
 		keel_batcher_remember(ing, acc, counts.accepted);
 	}
 	if ((rc = keel_store_release(s)) != 0)
-		return keel_batcher_fail(ing, slot, rc);
+		return keel_batcher_fail(ing, rc);
 	keel_append_fold_mentions(&ing->tx_mentions, ing->append.mentions,
 				  ing->append.nmentions);
 	keel_tc_logged(&ing->tenants, acc, counts.accepted);
@@ -686,35 +508,16 @@ static int keel_batcher_write(struct keel_batcher *ing, struct keel_batch_slot *
 			events[i]->tx_seq = ing->tx_events.len;
 			keel_ptrvec_push(&ing->tx_events, events[i]);
 		}
-	keel_batcher_reset_batch(ing, slot);
+	keel_batcher_reset_batch(ing);
 
 	bool due = ing->opt.commit_interval_ms == KEEL_COMMIT_EVERY_BATCH ||
 		   mono_usec() - ing->tx_started >= (int64_t)ing->opt.commit_interval_ms * 1000;
 	return commit_now || due ? keel_batcher_commit(ing) : 0;
 }
 
-/* The writer thread's job: a full batch. */
-static int keel_batcher_write_job(void *ctx, void *slot, bool commit_now)
-{
-	struct keel_batcher *ing = ctx;
-	int rc = keel_batcher_write(ing, slot, commit_now);
-	pthread_mutex_lock(&ing->writer.lock);
-	ing->uncommitted = ing->tx_counts.accepted + ing->tx_counts.duplicates;
-	pthread_mutex_unlock(&ing->writer.lock);
-	return rc;
-}
-
 int keel_batcher_flush(struct keel_batcher *ing)
 {
-	/* The writer's batch first; then the last one, here (the writer is
-	 * idle), committed with it. */
-	int rc = ing->threaded ? keel_handoff_wait(&ing->writer) : 0;
-	if (rc)
-		keel_batcher_drop(ing, ing->filling);
-	else if (ing->threaded)
-		rc = keel_batcher_write_job(ing, ing->filling, true);
-	else
-		rc = keel_batcher_write(ing, ing->filling, true);
+	int rc = keel_batcher_write(ing, true);
 	/* What came before a flush is "already in the store". */
 	ing->nrun = 0;
 	ing->nspans = 0;

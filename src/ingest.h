@@ -33,8 +33,8 @@ int keel_batcher_add(struct keel_batcher *b, const char *text, size_t len,
 int keel_batcher_add_too_long(struct keel_batcher *b, uint64_t position,
 			      const char *head, size_t head_len);
 int keel_batcher_flush(struct keel_batcher *b);
-size_t keel_batcher_pending(struct keel_batcher *b);
-const struct keel_report *keel_batcher_report(struct keel_batcher *b);
+size_t keel_batcher_pending(const struct keel_batcher *b);
+const struct keel_report *keel_batcher_report(const struct keel_batcher *b);
 /* The event at seq (its order in the batch) of the batch being committed,
  * for on_outcome callbacks that need more than the position. */
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *b,

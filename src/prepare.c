@@ -157,7 +157,7 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 		env.copy = ev->envelope.ptr;
 	const struct keel_cartridge *c = p->cartridge;
 	if (p->tenants) {
-		int rc = keel_tc_resolve(p->tenants, env.tenant, &c, &ev->tc, &p->msg);
+		int rc = keel_tc_resolve(p->tenants, env.tenant, &c, &p->msg);
 		if (rc) {
 			p->refused = rc;
 			if (rc == KEEL_ECARTRIDGE)

@@ -102,8 +102,6 @@ void keel_tc_describe_other(struct keel_buf *b, struct keel_str tenant,
 static int keel_tc_decide(struct keel_tenant_cartridges *t, struct keel_tc_entry *e,
 			  struct keel_buf *msg)
 {
-	if (t->before_store)
-		t->before_store(t->before_store_arg);
 	struct keel_arena hold;
 	keel_arena_init(&hold);
 	struct keel_cartridge_record r;
@@ -175,11 +173,9 @@ static struct keel_tc_entry *keel_tc_find(struct keel_tenant_cartridges *t,
 }
 
 int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
-		    const struct keel_cartridge **out, struct keel_tc_entry **entry,
-		    struct keel_buf *msg)
+		    const struct keel_cartridge **out, struct keel_buf *msg)
 {
 	*out = NULL;
-	*entry = NULL;
 	struct keel_tc_entry *e = t->last;
 	if (!e || !keel_str_eq(e->tenant, tenant)) {
 		uint64_t h = keel_hash64(tenant.ptr, tenant.len, 0);
@@ -210,7 +206,6 @@ int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
 		t->last = e;
 	}
 	*out = e->cartridge;
-	*entry = e;
 	return 0;
 }
 
@@ -218,7 +213,10 @@ void keel_tc_logged(struct keel_tenant_cartridges *t, struct keel_batch_event *c
 		    size_t n)
 {
 	for (size_t i = 0; i < n && t->unrecorded; i++) {
-		struct keel_tc_entry *e = ev[i]->tc;
+		struct keel_tc_entry *e = t->last;
+		if (!e || !keel_str_eq(e->tenant, ev[i]->tenant))
+			e = t->last = keel_tc_find(
+			    t, ev[i]->tenant, keel_hash64(ev[i]->tenant.ptr, ev[i]->tenant.len, 0));
 		if (e && e->state == KEEL_TC_NEW) {
 			e->state = KEEL_TC_PENDING;
 			keel_ptrvec_push(&t->pending, e);

@@ -31,31 +31,20 @@ struct keel_tenant_cartridges {
 	struct keel_ptrvec pending;	    /* new tenants with events in the open transaction */
 	size_t unrecorded;		    /* new tenants not yet pending */
 	struct keel_tc_entry *last;	    /* the last one looked up: runs of one tenant */
-	/* Called before the store is asked for a tenant's record: an
-	 * ingester whose writer runs on another thread waits for it there
-	 * (src/ingest.c). May be NULL. */
-	void (*before_store)(void *arg);
-	void *before_store_arg;
 };
 
 void keel_tc_init(struct keel_tenant_cartridges *t, struct keel_store *s,
 		  const struct keel_cartridge *given);
 void keel_tc_free(struct keel_tenant_cartridges *t);
 
-/* The cartridge for tenant's events: 0, *out and *entry (its tenant's
- * entry, for keel_tc_logged); KEEL_ECARTRIDGE with the
+/* The cartridge for tenant's events: 0 and *out; KEEL_ECARTRIDGE with the
  * reason appended to msg (the tenant's events are refused); or the store's
  * error (the store could not be read; its message appended to msg). */
 int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
-		    const struct keel_cartridge **out, struct keel_tc_entry **entry,
-		    struct keel_buf *msg);
+		    const struct keel_cartridge **out, struct keel_buf *msg);
 
-/* A batch of the open transaction logged these events (each with the
- * entry keel_tc_resolve gave its tenant): their tenants new to the store
- * are recorded before it commits. Reads no more of t than the entries, the
- * pending list and the count of unrecorded tenants, so that it may run on
- * a writer's thread beside keel_tc_resolve when only keel_tc_resolve's
- * calls to the store wait for the writer (before_store). */
+/* A batch of the open transaction logged these events: their tenants new
+ * to the store are recorded before it commits. */
 void keel_tc_logged(struct keel_tenant_cartridges *t, struct keel_batch_event *const *ev,
 		    size_t n);
 /* Records them, inside the open transaction, with recorded_at. */
