@@ -504,10 +504,10 @@ int main(int argc, char **argv)
 	       c_mem.wall, c_mem.cpu);
 	printf("%-48s %12s %8.2f s\n", "  CPU: SQLite's share (ingest - memory)", "",
 	       c_big.cpu - c_mem.cpu);
-	printf("%-48s %12.2f s %8.2f s\n", "  reading + preparing alone (no store)", c_prep.wall,
-	       c_prep.cpu);
-	printf("%-48s %12s %8.2f s\n", "  CPU: the store's writes (ingest - preparing)", "",
-	       c_big.cpu - c_prep.cpu);
+	printf("%-48s %12.2f s %8.2f s\n", "  reading + preparing alone (no store)",
+	       c_prep.wall, c_prep.cpu);
+	printf("%-48s %12s %8.2f s\n", "  CPU: the store's writes (ingest - preparing)",
+	       "", c_big.cpu - c_prep.cpu);
 	printf("%-48s %13.0f%%\n", "  preparing / ingest (CPU): a writer thread's most",
 	       100.0 * c_prep.cpu / c_big.cpu);
 	snprintf(label, sizeof label, "SQLite %llu events, batch 20 000",
