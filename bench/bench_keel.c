@@ -14,9 +14,14 @@
  *     stored) inserted by a plain loop of prepared single-row INSERTs in
  *     one transaction
  *   where the time of the N-event ingest goes: the same input through the
- *     same binary into the memory store (reading, parsing, the cartridge)
- *     against the SQLite ingest, in CPU seconds (wall time on a shared
- *     host is mostly the neighbours')
+ *     same binary into the memory store (reading, parsing, the cartridge
+ *     and the memory store's own appends) against the SQLite ingest, in
+ *     CPU seconds (wall time on a shared host is mostly the neighbours');
+ *     and the same input read and prepared in this process with no store
+ *     at all (the reader, then parse, validate, cartridge, compact, hash):
+ *     the most a thread preparing beside the store's writer could take
+ *     off the ingest's critical path (docs/performance.md, "A writer
+ *     thread beside the preparation")
  *
  * Usage: bench_keel [--events N] [--dir DIR]   (N default 1000000)
  */
@@ -37,6 +42,7 @@
 #include "envelope.h"
 #include "json.h"
 #include "keel.h"
+#include "prepare.h"
 
 static double now(void)
 {
@@ -103,6 +109,14 @@ struct proc_cost {
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* This process's user + system CPU seconds so far. */
+static double cpu_self(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
 }
 
 /* Runs the keel binary; its wall time, CPU time and peak RSS. The peak
@@ -214,6 +228,44 @@ static double bench_memory(const char *buf, size_t len, uint64_t *accepted)
 	return dt;
 }
 
+/* The big input read and prepared with no store: keel_reader, as keel
+ * ingest reads, then keel_prep_event for every line into an arena reset
+ * every 500 events (the default batch). CPU seconds of this process. */
+static struct proc_cost bench_prepare(const char *path, uint64_t *prepared)
+{
+	struct keel_cartridge *c;
+	if (keel_cartridge_load("fleet", &c, NULL))
+		die("fleet cartridge");
+	struct keel_report report = {0};
+	struct keel_prep prep;
+	keel_prep_init(&prep, c, &report);
+	prep.max_line = KEEL_DEFAULT_MAX_LINE;
+	struct keel_arena arena;
+	keel_arena_init(&arena);
+	struct keel_reader *r;
+	char *err = NULL;
+	double t0 = now(), cpu0 = cpu_self();
+	if (keel_reader_open(path, KEEL_DEFAULT_MAX_LINE, &r, &err))
+		die("cannot read the big input");
+	const char *line;
+	size_t len;
+	uint64_t lineno, n = 0;
+	bool too_long;
+	while (keel_reader_next(r, &line, &len, &lineno, &too_long) == 1) {
+		if (!too_long && keel_prep_event(&prep, &arena, line, len, lineno))
+			n++;
+		if (lineno % KEEL_DEFAULT_BATCH == 0)
+			keel_arena_reset(&arena);
+	}
+	struct proc_cost cost = {.wall = now() - t0, .cpu = cpu_self() - cpu0};
+	keel_reader_close(r);
+	keel_arena_free(&arena);
+	keel_prep_free(&prep);
+	keel_cartridge_free(c);
+	*prepared = n;
+	return cost;
+}
+
 /* Median of three runs of a measurement that is over in a fraction of a
  * second: one run on a shared machine is mostly the neighbours' noise. */
 static double median3(double a, double b, double c)
@@ -231,13 +283,6 @@ static double median3(double a, double b, double c)
  * transaction. Rows are read into memory first; only the insert loop is
  * timed. The tables are the append-only ones, rows exactly as stored
  * (docs/store-sqlite.md); facts, relations and entities are views. */
-/* This process's user + system CPU seconds so far. */
-static double cpu_self(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-}
 
 static struct proc_cost bench_sqlite_limit(const char *src_path, const char *dst_url,
 					   const char *dst_path, uint64_t *rows)
@@ -421,6 +466,12 @@ int main(int argc, char **argv)
 	char *a4[] = {"keel", "ingest", big_in, "--cartridge", "fleet", "--store", "memory:",
 		      "--quiet", NULL};
 	struct proc_cost c_mem = run_keel(a4);
+	fprintf(stderr, "reading and preparing %llu events, no store ...\n",
+		(unsigned long long)big);
+	uint64_t prepared;
+	struct proc_cost c_prep = bench_prepare(big_in, &prepared);
+	if (prepared != big)
+		die("preparing rejected generated events");
 
 	fprintf(stderr, "SQLite: the limit (prepared INSERT loop) ...\n");
 	snprintf(url, sizeof url, "sqlite:%s", limit_path);
@@ -453,6 +504,12 @@ int main(int argc, char **argv)
 	       c_mem.wall, c_mem.cpu);
 	printf("%-48s %12s %8.2f s\n", "  CPU: SQLite's share (ingest - memory)", "",
 	       c_big.cpu - c_mem.cpu);
+	printf("%-48s %12.2f s %8.2f s\n", "  reading + preparing alone (no store)",
+	       c_prep.wall, c_prep.cpu);
+	printf("%-48s %12s %8.2f s\n", "  CPU: the store's writes (ingest - preparing)",
+	       "", c_big.cpu - c_prep.cpu);
+	printf("%-48s %13.0f%%\n", "  preparing / ingest (CPU): a writer thread's most",
+	       100.0 * c_prep.cpu / c_big.cpu);
 	snprintf(label, sizeof label, "SQLite %llu events, batch 20 000",
 		 (unsigned long long)big);
 	printf("%-48s %12.2f s %8.2f s\n", label, c_wide.wall, c_wide.cpu);
