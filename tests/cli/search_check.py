@@ -31,7 +31,7 @@ store, dump_path = sys.argv[1:3]
 only = set(sys.argv[3:])
 KEEL = os.environ.get("KEEL", "keel")
 HTTP = os.environ.get("KEEL_HTTP")
-PER_PREDICATE = 5
+PER_PREDICATE = 3
 now = datetime.datetime.now(datetime.timezone.utc)
 
 
