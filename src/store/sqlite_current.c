@@ -114,7 +114,7 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 	"fact_rows NOT INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
 	KEEL_SQ_SEARCHABLE("value") ") ORDER BY tenant, subject, predicate, valid_from, "
 	"recorded_at, seq",
-    [KEEL_SC_SPAN_CURRENT] = "SELECT value, valid_from, recorded_at, seq FROM fact_current "
+    [KEEL_SC_SPAN_CURRENT] = "SELECT valid_from, recorded_at, seq, value FROM fact_current "
 			     "WHERE tenant = ?1 AND subject = ?2 AND predicate = ?3",
     [KEEL_SC_SPAN_BEFORE] =
 	"SELECT valid_from, recorded_at, seq FROM fact_rows INDEXED BY fact_rows_key WHERE "
@@ -149,15 +149,13 @@ static int keel_sqlite_fold_check(struct keel_sqlite_store *s, int64_t *mark,
 				  int64_t *last)
 {
 	sqlite3_stmt *st;
+	int64_t v[2] = {0, 0};
 	int rc = keel_sqlite_current_stmt(s, KEEL_SC_CHECK, &st);
-	if (rc || (rc = keel_sqlite_start(s, st)))
-		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		*mark = sqlite3_column_int64(st, 0);
-		*last = sqlite3_column_int64(st, 1);
-	}
-	return keel_sqlite_finish(s, st, step);
+	if (rc == 0)
+		rc = keel_sqlite_ints(s, st, NULL, v, 2);
+	*mark = v[0];
+	*last = v[1];
+	return rc;
 }
 
 /* Runs statement c with ?1 = a and ?2 = b. */
@@ -280,11 +278,5 @@ int keel_sqlite_horizon(struct keel_sqlite_store *s, struct keel_str tenant,
 		return rc;
 	keel_sqlite_bind_str(s, st, 1, tenant);
 	keel_sqlite_bind_str(s, st, 2, predicate);
-	if ((rc = keel_sqlite_start(s, st)))
-		return rc;
-	int step = sqlite3_step(st);
-	*found = step == SQLITE_ROW;
-	if (*found)
-		*out = sqlite3_column_int64(st, 0);
-	return keel_sqlite_finish(s, st, step);
+	return keel_sqlite_ints(s, st, found, out, 1);
 }

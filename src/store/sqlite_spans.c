@@ -108,68 +108,63 @@ static int keel_span_end(struct keel_span_walk *w)
 	return rc;
 }
 
-/* The timeline's current row (before this fold), if any: ?1-?3 bound. */
-static int keel_span_current(struct keel_sqlite_store *s, struct keel_str tenant,
-			     struct keel_str subject, struct keel_str predicate,
-			     bool *found, int64_t cur[3], struct keel_span_walk *w)
+/* ?1-?3: the walk's timeline, of subject. */
+static void keel_span_bind_timeline(struct keel_span_walk *w, sqlite3_stmt *st,
+				    struct keel_str subject)
+{
+	keel_sqlite_bind_str(w->s, st, 1, w->tenant);
+	keel_sqlite_bind_str(w->s, st, 2, subject);
+	keel_sqlite_bind_str(w->s, st, 3, w->predicate);
+}
+
+/* The timeline's current row (before this fold), if any, in cur
+ * (valid_from, recorded_at, seq); the walk starts at it: its span ends at
+ * the first new row. */
+static int keel_span_current(struct keel_span_walk *w, struct keel_str subject, bool *found,
+			     int64_t cur[3])
 {
 	sqlite3_stmt *st;
-	int rc = keel_sqlite_current_stmt(s, KEEL_SC_SPAN_CURRENT, &st);
+	int rc = keel_sqlite_current_stmt(w->s, KEEL_SC_SPAN_CURRENT, &st);
 	if (rc)
 		return rc;
-	keel_sqlite_bind_str(s, st, 1, tenant);
-	keel_sqlite_bind_str(s, st, 2, subject);
-	keel_sqlite_bind_str(s, st, 3, predicate);
-	if ((rc = keel_sqlite_start(s, st)))
+	keel_span_bind_timeline(w, st, subject);
+	if ((rc = keel_sqlite_start(w->s, st)))
 		return rc;
 	int step = sqlite3_step(st);
 	*found = step == SQLITE_ROW;
 	if (*found) {
-		cur[0] = sqlite3_column_int64(st, 1);
-		cur[1] = sqlite3_column_int64(st, 2);
-		cur[2] = sqlite3_column_int64(st, 3);
-		/* the walk starts at the current row: its span ends at the
-		 * first new row (nothing is written yet: no row before it) */
-		(void)keel_span_next(w, cur[2], keel_sqlite_col_str(st, 0), cur[0]);
+		for (int i = 0; i < 3; i++)
+			cur[i] = sqlite3_column_int64(st, i);
+		/* nothing is written yet: no row before it */
+		(void)keel_span_next(w, cur[2], keel_sqlite_col_str(st, 3), cur[0]);
 	}
-	return keel_sqlite_finish(s, st, step);
+	return keel_sqlite_finish(w->s, st, step);
 }
 
 /* A late row: the timeline's spans written again from the row before
- * first (v[0..2] its valid_from, recorded_at, seq) to the last row of
+ * first (its valid_from, recorded_at, seq) to the last row of
  * seq <= upto. */
-static int keel_span_rewrite(struct keel_sqlite_store *s, struct keel_str subject,
-			     const int64_t first[3], int64_t upto, struct keel_span_walk *w)
+static int keel_span_rewrite(struct keel_span_walk *w, struct keel_str subject,
+			     const int64_t first[3], int64_t upto)
 {
 	sqlite3_stmt *st;
 	int64_t from[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
-	int rc = keel_sqlite_current_stmt(s, KEEL_SC_SPAN_BEFORE, &st);
-	if (rc)
-		return rc;
-	keel_sqlite_bind_str(s, st, 1, w->tenant);
-	keel_sqlite_bind_str(s, st, 2, subject);
-	keel_sqlite_bind_str(s, st, 3, w->predicate);
-	keel_sqlite_bind_i64(s, st, 4, upto);
-	for (int i = 0; i < 3; i++)
-		keel_sqlite_bind_i64(s, st, 5 + i, first[i]);
-	if ((rc = keel_sqlite_start(s, st)))
-		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		for (int i = 0; i < 3; i++)
-			from[i] = sqlite3_column_int64(st, i);
-	if ((rc = keel_sqlite_finish(s, st, step)) ||
-	    (rc = keel_sqlite_current_stmt(s, KEEL_SC_SPAN_FROM, &st)))
-		return rc;
-	keel_sqlite_bind_str(s, st, 1, w->tenant);
-	keel_sqlite_bind_str(s, st, 2, subject);
-	keel_sqlite_bind_str(s, st, 3, w->predicate);
-	keel_sqlite_bind_i64(s, st, 4, upto);
-	for (int i = 0; i < 3; i++)
-		keel_sqlite_bind_i64(s, st, 5 + i, from[i]);
-	if ((rc = keel_sqlite_start(s, st)))
+	enum keel_sqlite_current steps[2] = {KEEL_SC_SPAN_BEFORE, KEEL_SC_SPAN_FROM};
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < 2; i++) {
+		if ((rc = keel_sqlite_current_stmt(w->s, steps[i], &st)))
+			break;
+		keel_span_bind_timeline(w, st, subject);
+		keel_sqlite_bind_i64(w->s, st, 4, upto);
+		for (int k = 0; k < 3; k++)
+			keel_sqlite_bind_i64(w->s, st, 5 + k, i == 0 ? first[k] : from[k]);
+		if (i == 0)
+			rc = keel_sqlite_ints(w->s, st, NULL, from, 3);
+	}
+	if (rc || (rc = keel_sqlite_start(w->s, st)))
 		return rc;
 	w->have_prev = false;
+	int step;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
 		rc = keel_span_next(w, sqlite3_column_int64(st, 0), keel_sqlite_col_str(st, 1),
 				    sqlite3_column_int64(st, 2));
@@ -177,7 +172,7 @@ static int keel_span_rewrite(struct keel_sqlite_store *s, struct keel_str subjec
 		sqlite3_reset(st);
 		return rc;
 	}
-	return keel_sqlite_finish(s, st, step);
+	return keel_sqlite_finish(w->s, st, step);
 }
 
 /* The timeline a row of the new range belongs to, kept across steps. */
@@ -213,7 +208,7 @@ static bool keel_span_before(const int64_t a[3], const int64_t b[3])
 
 /* A new timeline begins at the row st is on (columns: seq, tenant,
  * subject, predicate, value, valid_from, recorded_at). */
-static int keel_span_begin(struct keel_sqlite_store *s, sqlite3_stmt *st, int64_t upto,
+static int keel_span_begin(sqlite3_stmt *st, int64_t upto,
 			   struct keel_span_timeline *t, struct keel_span_walk *w)
 {
 	keel_span_copy(&t->tenant, keel_sqlite_col_str(st, 1));
@@ -226,11 +221,11 @@ static int keel_span_begin(struct keel_sqlite_store *s, sqlite3_stmt *st, int64_
 			    sqlite3_column_int64(st, 0)};
 	int64_t cur[3];
 	bool found = false;
-	int rc = keel_span_current(s, w->tenant, subject, w->predicate, &found, cur, w);
+	int rc = keel_span_current(w, subject, &found, cur);
 	t->late = found && keel_span_before(first, cur);
 	if (rc || !t->late)
 		return rc;
-	return keel_span_rewrite(s, subject, first, upto, w);
+	return keel_span_rewrite(w, subject, first, upto);
 }
 
 int keel_sqlite_spans_fold(struct keel_sqlite_store *s, int64_t mark, int64_t upto)
@@ -255,7 +250,7 @@ int keel_sqlite_spans_fold(struct keel_sqlite_store *s, int64_t mark, int64_t up
 			if (any && (rc = keel_span_end(&w)))
 				break;
 			any = true;
-			if ((rc = keel_span_begin(s, st, upto, &t, &w)))
+			if ((rc = keel_span_begin(st, upto, &t, &w)))
 				break;
 		}
 		if (!t.late)
@@ -285,12 +280,7 @@ int keel_sqlite_spans_count(struct keel_sqlite_store *s, int64_t key, int64_t at
 	keel_sqlite_bind_i64(s, st, 1, key);
 	keel_sqlite_bind_i64(s, st, 2, at);
 	keel_sqlite_bind_i64(s, st, 3, most);
-	if ((rc = keel_sqlite_start(s, st)))
-		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*n = sqlite3_column_int64(st, 0);
-	return keel_sqlite_finish(s, st, step);
+	return keel_sqlite_ints(s, st, NULL, n, 1);
 }
 
 int keel_sqlite_spans_drop(struct keel_sqlite_store *s, struct keel_str tenant,

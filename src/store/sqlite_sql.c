@@ -161,6 +161,21 @@ int keel_sqlite_finish(struct keel_sqlite_store *s, sqlite3_stmt *st, int rc)
 	return ret;
 }
 
+int keel_sqlite_ints(struct keel_sqlite_store *s, sqlite3_stmt *st, bool *found,
+		     int64_t *out, int n)
+{
+	int rc = keel_sqlite_start(s, st);
+	if (rc)
+		return rc;
+	int step = sqlite3_step(st);
+	bool row = step == SQLITE_ROW;
+	for (int i = 0; row && i < n; i++)
+		out[i] = sqlite3_column_int64(st, i);
+	if (found)
+		*found = row;
+	return keel_sqlite_finish(s, st, step);
+}
+
 /* Runs a statement that returns no rows (or whose rows are not needed). */
 int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st)
 {

@@ -254,6 +254,11 @@ int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded 
 			   keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud);
 void keel_sqlite_keys_reset(struct keel_sqlite_store *s);
 int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st);
+/* Runs st (bound) for its first row: *found (when not NULL) whether it
+ * gave one, and its first n columns, integers, in out (left as they were
+ * when there is none). */
+int keel_sqlite_ints(struct keel_sqlite_store *s, sqlite3_stmt *st, bool *found,
+		     int64_t *out, int n);
 int keel_sqlite_finish(struct keel_sqlite_store *s, sqlite3_stmt *st, int rc);
 int keel_sqlite_start(struct keel_sqlite_store *s, sqlite3_stmt *st);
 int keel_sqlite_fixed_stmt(struct keel_sqlite_store *s, sqlite3_stmt **slot,
