@@ -327,6 +327,12 @@ int keel_store_fact_subjects(struct keel_store *s, const struct keel_candidates 
 	return rc ? rc : s->ops->fact_subjects(s, q, out);
 }
 
+int keel_store_fold(struct keel_store *s, int64_t most, bool *left)
+{
+	*left = false;
+	return s->ops->fold ? s->ops->fold(s, most, left) : 0;
+}
+
 int keel_store_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			      const struct keel_replace_scope *scope,
 			      const struct keel_append *a, uint64_t log_events,

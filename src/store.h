@@ -284,6 +284,12 @@ struct keel_store_ops {
 			       struct keel_ptrvec *out);
 	int (*fact_subjects)(struct keel_store *s, const struct keel_candidates *q,
 			     struct keel_ptrvec *out);
+	/* Derived data a store keeps for finding, brought up to date by
+	 * readers (SQLite's current rows and spans, docs/store-sqlite.md):
+	 * folds at most `most` more rows into it, in one short transaction of
+	 * its own, outside any other; *left is true when rows remain. NULL:
+	 * the store keeps none. keel serve's writer calls it when idle. */
+	int (*fold)(struct keel_store *s, int64_t most, bool *left);
 	/* Row counts of one tenant: entities, facts, relations, events, of
 	 * what was recorded by known_at (KEEL_TIME_INF: everything). */
 	int (*counts)(struct keel_store *s, struct keel_str tenant, int64_t known_at,
@@ -414,6 +420,7 @@ int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t know
 		      uint64_t out[4]);
 int keel_store_entity_subjects(struct keel_store *s, const struct keel_candidates *q,
 			       struct keel_ptrvec *out);
+int keel_store_fold(struct keel_store *s, int64_t most, bool *left);
 int keel_store_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
 			     struct keel_ptrvec *out);
 /* Whether the store answers, for health checks (keel serve's /healthz):

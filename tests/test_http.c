@@ -699,6 +699,76 @@ static void reads_see_every_acknowledged_batch(void **state)
 	fx_stop(&f);
 }
 
+/* The SQLite file a test's server writes, and whether every fact row in
+ * it has been folded (docs/store-sqlite.md, "Current rows", "Spans"),
+ * read with a connection of the test's own. */
+static char folded_db[600];
+
+static bool everything_folded(uint16_t port)
+{
+	(void)port;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	bool yes = sqlite3_open_v2(folded_db, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+		   sqlite3_prepare_v2(db,
+				      "SELECT (SELECT value FROM meta WHERE key = "
+				      "'fact_current_seq') = (SELECT max(seq) FROM fact_rows) AND "
+				      "(SELECT count(*) FROM fact_spans) > 0",
+				      -1, &st, NULL) == SQLITE_OK &&
+		   sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return yes;
+}
+
+/* keel serve's writer folds what it wrote while no POST waits, with no
+ * search asking: the current rows and the spans reach the last fact row,
+ * and searches now and at an earlier time answer from them. */
+static void writer_folds_when_idle(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	snprintf(folded_db, sizeof folded_db, "%s", f.url + strlen("sqlite:"));
+	/* ten vehicles, five statuses each: V-v takes s-r at minute 10r + v */
+	char *evs[50];
+	for (int i = 0; i < 50; i++) {
+		char id[16], vehicle[16], status[16];
+		snprintf(id, sizeof id, "f-%d", i);
+		snprintf(vehicle, sizeof vehicle, "V-%d", i % 10);
+		snprintf(status, sizeof status, "s-%d", i / 10);
+		evs[i] = event("tenant-a", id, vehicle, status, 10 * (i / 10) + i % 10);
+	}
+	for (int part = 0; part < 5; part++) {
+		char *batch = join(evs + 10 * part, 10, true);
+		assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch),
+				 200);
+		free(batch);
+	}
+	free_all(evs, 50);
+	assert_true(wait_for(everything_folded, f.port, 10));
+	struct resp r;
+	http(f.port, "GET", "/v1/tenants/tenant-a/search?predicate=status&value=s-4", NULL, NULL,
+	     NULL, &r);
+	assert_status(r, 200);
+	for (int v = 0; v < 10; v++) {
+		char want[32];
+		snprintf(want, sizeof want, "\"vehicle:V-%d\"", v);
+		assert_non_null(strstr(r.body, want));
+	}
+	resp_free(&r);
+	/* at 10:25 V-0 to V-5 have s-2, the rest still s-1 */
+	http(f.port, "GET",
+	     "/v1/tenants/tenant-a/search?predicate=status&value=s-2&at=2024-05-01T10:25:00Z",
+	     NULL, NULL, NULL, &r);
+	assert_status(r, 200);
+	assert_non_null(strstr(r.body, "\"vehicle:V-5\""));
+	assert_null(strstr(r.body, "\"vehicle:V-6\""));
+	resp_free(&r);
+	fx_stop(&f);
+}
+
 /* A store whose state lives in its one handle (sqlite::memory:, like
  * memory:) is read through the writer's handle: a read handle of its own
  * would be another, empty database. The server asks the store; it does
@@ -2217,6 +2287,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(known_at_reads_sqlite),
 	cmocka_unit_test(reads_see_every_acknowledged_batch),
 	cmocka_unit_test(in_memory_sqlite_is_read_through_the_writer),
+	cmocka_unit_test(writer_folds_when_idle),
 	cmocka_unit_test(store_error_is_500_and_nothing_written),
 	cmocka_unit_test(bad_bodies_memory),
 	cmocka_unit_test(bad_bodies_sqlite),

@@ -158,18 +158,47 @@ static void ingest_group(struct keel_server *srv, struct group *g,
 	}
 }
 
+/* Fact rows the writer folds a step when idle: a POST that arrives
+ * meanwhile waits for one step at most (tens of milliseconds). */
+#define IDLE_FOLD_SEQS 4096
+
+/* One step of bringing the store's derived data for keel search up to
+ * date (SQLite's current rows and spans, docs/http.md "Writes"): true
+ * when rows are left. A failure is logged and ends the folding until the
+ * next write; a search folds what is left itself. */
+static bool fold_step(struct keel_server *srv)
+{
+	bool left = false;
+	pthread_mutex_lock(&srv->write_lock);
+	if (keel_store_fold(srv->writer, IDLE_FOLD_SEQS, &left))
+		keel_http_log(srv, "folding for keel search failed: %s",
+			      keel_store_errmsg(srv->writer));
+	pthread_mutex_unlock(&srv->write_lock);
+	return left;
+}
+
 /* The writer thread: takes every POST queued while it was busy (up to
  * GROUP_MAX_EVENTS events), ingests them as one batch and resumes their
  * connections. It waits for nothing else: a lone POST is a batch at once,
- * and under load batches grow by themselves. After the queue is closed it
- * drains what is left, so no connection stays suspended. */
+ * and under load batches grow by themselves. While no POST waits it folds
+ * what it wrote, a step at a time, so that searches seldom have rows to
+ * fold. After the queue is closed it drains what is left, so no
+ * connection stays suspended. */
 void *keel_http_writer_main(void *arg)
 {
 	struct keel_server *srv = arg;
+	bool fold = false; /* written since the last fold left nothing */
 	pthread_mutex_lock(&srv->queue_lock);
 	for (;;) {
-		while (!srv->queue_head && !srv->queue_closed)
-			pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
+		while (!srv->queue_head && !srv->queue_closed) {
+			if (!fold) {
+				pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
+				continue;
+			}
+			pthread_mutex_unlock(&srv->queue_lock);
+			fold = fold_step(srv);
+			pthread_mutex_lock(&srv->queue_lock);
+		}
 		if (!srv->queue_head)
 			break;
 		struct ingest_job *jobs = srv->queue_head, *last = jobs;
@@ -185,6 +214,7 @@ void *keel_http_writer_main(void *arg)
 		pthread_mutex_unlock(&srv->queue_lock);
 
 		ingest_group(srv, &srv->group, jobs);
+		fold = true;
 		int64_t njobs = 0;
 		for (struct ingest_job *job = jobs; job; job = job->next)
 			njobs++;

@@ -545,6 +545,7 @@ const struct keel_store_ops keel_store_sqlite_ops = {
     .counts = keel_sqlite_counts,
     .entity_subjects = keel_sqlite_entity_subjects,
     .fact_subjects = keel_sqlite_fact_subjects,
+    .fold = keel_sqlite_fold_some,
     .replace_tenant = keel_sqlite_replace_tenant,
     .forget = keel_sqlite_forget,
     .tombstone = keel_sqlite_tombstone,

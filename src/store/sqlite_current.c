@@ -46,6 +46,8 @@
  * timeline whose latest row is one of them keeps an older current row:
  * a candidate that src/find.c's ordinary read rejects, never an answer,
  * and no holder is missed, since a holder's latest row has the value.
+ * keel serve's writer also folds, a few thousand seqs a step, while no
+ * POST waits (the store's fold op, keel_sqlite_fold_some; docs/http.md).
  * A handle that cannot fold (the file is read-only, another connection
  * holds the write lock, or the handle is inside its own transaction)
  * does not wait: its search walks the history as any other search does.
@@ -193,39 +195,59 @@ static int keel_sqlite_fold_lock(struct keel_sqlite_store *s, bool *locked)
  * sort stays small. */
 #define KEEL_SQLITE_FOLD_SEQS 65536
 
+/* One fold transaction of at most most seqs: *done when nothing is left
+ * to fold (before or after it), *cannot when this handle cannot fold
+ * now. */
+static int keel_sqlite_fold_once(struct keel_sqlite_store *s, int64_t most, bool *done,
+				 bool *cannot)
+{
+	int64_t mark = 0, last = 0;
+	*done = *cannot = false;
+	int rc = keel_sqlite_fold_check(s, &mark, &last);
+	if (rc || (*done = last <= mark))
+		return rc;
+	/* Folding writes: not inside the handle's own transaction (its
+	 * rows may still be rolled back), not on a read-only file, and
+	 * without waiting for another writer. */
+	bool locked = false;
+	if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main") ||
+	    (rc = keel_sqlite_fold_lock(s, &locked)) || !locked) {
+		*cannot = rc == 0;
+		return rc;
+	}
+	if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark) {
+		int64_t upto = last - mark > most ? mark + most : last;
+		if ((rc = keel_sqlite_spans_fold(s, mark, upto)) == 0 &&
+		    (rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
+		    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark, upto)) == 0)
+			rc = keel_sqlite_current_run(s, KEEL_SC_MARK, upto, 0);
+		*done = rc == 0 && upto == last;
+	} else {
+		*done = rc == 0;
+	}
+	if (rc == 0)
+		rc = keel_sqlite_run(s, s->commit);
+	if (rc && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
 {
-	*ready = false;
-	for (;;) {
-		int64_t mark = 0, last = 0;
-		int rc = keel_sqlite_fold_check(s, &mark, &last);
-		if (rc || last <= mark) {
-			*ready = rc == 0;
-			return rc;
-		}
-		/* Folding writes: not inside the handle's own transaction (its
-		 * rows may still be rolled back), not on a read-only file, and
-		 * without waiting for another writer. */
-		bool locked = false;
-		if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main") ||
-		    (rc = keel_sqlite_fold_lock(s, &locked)) || !locked)
-			return rc;
-		if ((rc = keel_sqlite_fold_check(s, &mark, &last)) == 0 && last > mark) {
-			int64_t upto =
-			    last - mark > KEEL_SQLITE_FOLD_SEQS ? mark + KEEL_SQLITE_FOLD_SEQS : last;
-			if ((rc = keel_sqlite_spans_fold(s, mark, upto)) == 0 &&
-			    (rc = keel_sqlite_current_run(s, KEEL_SC_FOLD, mark, upto)) == 0 &&
-			    (rc = keel_sqlite_current_run(s, KEEL_SC_HORIZONS, mark, upto)) == 0)
-				rc = keel_sqlite_current_run(s, KEEL_SC_MARK, upto, 0);
-		}
-		if (rc == 0)
-			rc = keel_sqlite_run(s, s->commit);
-		if (rc) {
-			if (!sqlite3_get_autocommit(s->db))
-				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			return rc;
-		}
-	}
+	bool done = false, cannot = false;
+	int rc = 0;
+	while (rc == 0 && !done && !cannot)
+		rc = keel_sqlite_fold_once(s, KEEL_SQLITE_FOLD_SEQS, &done, &cannot);
+	*ready = rc == 0 && done;
+	return rc;
+}
+
+int keel_sqlite_fold_some(struct keel_store *bs, int64_t most, bool *left)
+{
+	bool done = false, cannot = false;
+	int rc = keel_sqlite_fold_once(keel_sqlite_downcast(bs), most, &done, &cannot);
+	*left = rc == 0 && !done && !cannot;
+	return rc;
 }
 
 /* Deletes the current rows or horizons (table) of the tenant, or of its

@@ -298,6 +298,8 @@ int keel_sqlite_fact_subjects(struct keel_store *bs, const struct keel_candidate
  * *found false when no row of it was folded. searchable: whether
  * fact_current holds a value (compact JSON) of that kind. */
 int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready);
+/* The store's fold op (struct keel_store_ops). */
+int keel_sqlite_fold_some(struct keel_store *bs, int64_t most, bool *left);
 int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
 			     sqlite3_stmt **out);
 int keel_sqlite_current_drop(struct keel_sqlite_store *s, struct keel_str tenant,
