@@ -12,7 +12,10 @@
  *   sqlite_read.c    tenants, scans and counts
  *   sqlite_find.c    the candidates of keel entities and keel search
  *   sqlite_current.c the current rows keel search reads at the present,
- *                    folded from the fact rows by readers
+ *                    folded from the fact rows by readers (and keel
+ *                    serve's writer when idle)
+ *   sqlite_spans.c   the spans keel search reads in the past, folded with
+ *                    the current rows
  *   sqlite_replay.c  replacing a tenant's rows in one transaction
  *   sqlite_cartridge.c  each tenant's recorded cartridge
  *   sqlite_checkpoint.c  background WAL checkpoints of a writing handle
