@@ -134,8 +134,10 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 	"DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM fact_rows WHERE tenant = ?1 "
 	"AND (?2 IS NULL OR predicate = ?2) AND seq <= (SELECT value FROM meta WHERE key "
 	"= 'fact_current_seq'))",
+    /* valid_to >= ?2, not >: the R*Tree reads ?2 as a double, which
+     * steps by more than a microsecond beyond 2^53 (sqlite_spans.c) */
     [KEEL_SC_SPAN_COUNT] = "SELECT count(*) FROM (SELECT 1 FROM fact_spans WHERE key_lo <= ?1 "
-			   "AND key_hi >= ?1 AND valid_from <= ?2 AND valid_to > ?2 LIMIT ?3)",
+			   "AND key_hi >= ?1 AND valid_from <= ?2 AND valid_to >= ?2 LIMIT ?3)",
 };
 
 int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
