@@ -234,12 +234,22 @@ static int keel_sqlite_fold_once(struct keel_sqlite_store *s, int64_t most, bool
 	return rc;
 }
 
+/* The pause between two fold transactions: a writer waiting for the lock
+ * sleeps in SQLite's busy handler, up to 100 ms at a time, and would
+ * never see the lock free if the next transaction began at once (an
+ * ingest beside the first search of a large store timed out after its 5 s
+ * busy timeout). */
+#define KEEL_SQLITE_FOLD_PAUSE_MS 120
+
 int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
 {
 	bool done = false, cannot = false;
 	int rc = 0;
-	while (rc == 0 && !done && !cannot)
+	for (bool first = true; rc == 0 && !done && !cannot; first = false) {
+		if (!first)
+			sqlite3_sleep(KEEL_SQLITE_FOLD_PAUSE_MS);
 		rc = keel_sqlite_fold_once(s, KEEL_SQLITE_FOLD_SEQS, &done, &cannot);
+	}
 	*ready = rc == 0 && done;
 	return rc;
 }
