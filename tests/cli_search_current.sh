@@ -112,7 +112,7 @@ current_ok() {
 	[ "$n" = 0 ] || fail "$2: $n horizons of $1 differ from the history"
 	# fact_spans: one entry a row with such a value, from its valid_from to
 	# the next row's among those and the unsets (open for the last), the
-	# R*Tree's 32-bit floats within a float step outside those bounds; one
+	# R*Tree's 32-bit floats within 2^-22 of the value outside those bounds; one
 	# key for each (tenant, predicate, value).
 	n=$(sqlite3 "$1" "WITH e AS (SELECT * FROM (SELECT seq, value, valid_from AS f,
 		coalesce(lead(valid_from) OVER (PARTITION BY tenant, subject, predicate ORDER BY

@@ -134,8 +134,10 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 	"DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM fact_rows WHERE tenant = ?1 "
 	"AND (?2 IS NULL OR predicate = ?2) AND seq <= (SELECT value FROM meta WHERE key "
 	"= 'fact_current_seq'))",
+    /* valid_to >= ?2, not >: the R*Tree reads ?2 as a double, which
+     * steps by more than a microsecond beyond 2^53 (sqlite_spans.c) */
     [KEEL_SC_SPAN_COUNT] = "SELECT count(*) FROM (SELECT 1 FROM fact_spans WHERE key_lo <= ?1 "
-			   "AND key_hi >= ?1 AND valid_from <= ?2 AND valid_to > ?2 LIMIT ?3)",
+			   "AND key_hi >= ?1 AND valid_from <= ?2 AND valid_to >= ?2 LIMIT ?3)",
 };
 
 int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_current c,
@@ -232,12 +234,22 @@ static int keel_sqlite_fold_once(struct keel_sqlite_store *s, int64_t most, bool
 	return rc;
 }
 
+/* The pause between two fold transactions: a writer waiting for the lock
+ * sleeps in SQLite's busy handler, up to 100 ms at a time, and would
+ * never see the lock free if the next transaction began at once (an
+ * ingest beside the first search of a large store timed out after its 5 s
+ * busy timeout). */
+#define KEEL_SQLITE_FOLD_PAUSE_MS 120
+
 int keel_sqlite_fold(struct keel_sqlite_store *s, bool *ready)
 {
 	bool done = false, cannot = false;
 	int rc = 0;
-	while (rc == 0 && !done && !cannot)
+	for (bool first = true; rc == 0 && !done && !cannot; first = false) {
+		if (!first)
+			sqlite3_sleep(KEEL_SQLITE_FOLD_PAUSE_MS);
 		rc = keel_sqlite_fold_once(s, KEEL_SQLITE_FOLD_SEQS, &done, &cannot);
+	}
 	*ready = rc == 0 && done;
 	return rc;
 }

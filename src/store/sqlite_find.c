@@ -109,10 +109,12 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 		 * first: CROSS JOIN keeps that order) and their rows of the
 		 * value, sorted, since a stabbing query has no order. Nearly
 		 * every one holds the value at ?7 (sqlite_spans.c): src/find.c's
-		 * read of the page's candidates is the only check. */
+		 * read of the page's candidates is the only check. valid_to >=
+		 * ?7, not >: the R*Tree reads ?7 as a double, which steps by
+		 * more than a microsecond beyond 2^53 (sqlite_spans.c). */
 		keel_buf_adds(b, "SELECT DISTINCT r.subject FROM fact_spans AS p CROSS JOIN "
 				 "fact_rows AS r WHERE p.key_lo <= ?9 AND p.key_hi >= ?9 AND "
-				 "p.valid_from <= ?7 AND p.valid_to > ?7 AND r.seq = p.seq AND "
+				 "p.valid_from <= ?7 AND p.valid_to >= ?7 AND r.seq = p.seq AND "
 				 "r.tenant = ?1 AND r.predicate = ?2 AND r.value = ?3");
 		keel_sqlite_subject_range(b, "r.subject", lower, lower_inclusive, upper);
 		keel_buf_adds(b, " ORDER BY r.subject LIMIT ?6");

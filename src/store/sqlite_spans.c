@@ -18,9 +18,14 @@
  * floats, rounding each lower bound down and each upper bound up, and
  * distinct keys may share a hash: the entries are a superset of the
  * answer, never less, and src/find.c's ordinary read of each candidate
- * at T keeps only the holders. A row with a value the spans leave out
- * (a fraction, an object) does not end the span before it: that span is
- * too long, which again only adds a candidate the read rejects.
+ * at T keeps only the holders. The R*Tree also reads T as a double,
+ * and beyond 2^53 microseconds from 1970 (after 2255, before 1685) a
+ * double steps by 2 or more: T and the end of the span that holds it,
+ * a microsecond later, can be one double, and a bound stored exactly.
+ * So the query asks valid_to >= T, not > T: a span ending at T itself is
+ * one more candidate, never a holder lost. A row with a value the spans
+ * leave out (a fraction, an object) does not end the span before it: that
+ * span is too long, which again only adds a candidate the read rejects.
  *
  * Folding a range of new rows, one timeline at a time (the new rows
  * sorted by timeline and order): when its first new row comes after the
