@@ -354,43 +354,30 @@ static int64_t sql_i64(sqlite3 *db, const char *sql)
 	return v;
 }
 
-/* Which statement finds a search's candidates (src/store/sqlite_find.c):
- * for a value the folded rows hold (every series here), the current rows
- * when it reads at or after its predicate's horizon, else the spans; the
- * walk over every subject that ever held the value otherwise. */
-static const char *search_index(sqlite3 *db, const struct series *x, int64_t at)
+/* Which statement finds a search's candidates, as the store chooses it
+ * (src/store/sqlite_find.c): the current rows at or after the predicate's
+ * horizon, the spans before it while few hold the value, the walks
+ * otherwise. */
+static const char *search_index(struct keel_store *s, const struct series *x, int64_t at)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT valid_from FROM fact_horizon WHERE tenant = "
-			       "'tenant-00' AND predicate = ?1",
-			       -1, &st, NULL))
-		die("cannot read the horizon", sqlite3_errmsg(db));
-	sqlite3_bind_text(st, 1, x->predicate, -1, SQLITE_STATIC);
-	bool current = sqlite3_step(st) != SQLITE_ROW || at >= sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (current)
+	/* the value as stored: a string in quotes, a number or a boolean bare */
+	bool bare = x->value[0] == '-' || (x->value[0] >= '0' && x->value[0] <= '9') ||
+		    !strcmp(x->value, "true") || !strcmp(x->value, "false");
+	char value[256];
+	snprintf(value, sizeof value, bare ? "%s" : "\"%s\"", x->value);
+	enum keel_sqlite_find what;
+	if (keel_store_sqlite_search_source(s, "tenant-00", x->predicate, value, at, &what))
+		die("cannot tell which statement a search reads", keel_store_errmsg(s));
+	switch (what) {
+	case KEEL_SQLITE_FIND_CURRENT:
 		return "fact_current_value";
-	/* a fraction, an object or an array is not folded: walked */
-	bool number = x->value[0] == '-' || (x->value[0] >= '0' && x->value[0] <= '9');
-	if (x->value[0] == '{' || x->value[0] == '[' || (number && strpbrk(x->value, ".eE")))
-		return "fact_rows_key walk";
-	/* the spans when few hold the value then (KEEL_SQLITE_SPANS_MOST),
-	 * counted under the key of a span of the value */
-	bool bare = number || !strcmp(x->value, "true") || !strcmp(x->value, "false");
-	char *sql = sqlite3_mprintf(
-	    "SELECT count(*) FROM (SELECT 1 FROM fact_spans WHERE key_lo = (SELECT key_lo "
-	    "FROM fact_spans WHERE seq = (SELECT seq FROM fact_rows WHERE tenant = "
-	    "'tenant-00' AND predicate = %Q AND value = %s%q%s AND seq <= (SELECT value "
-	    "FROM meta WHERE key = 'fact_current_seq') LIMIT 1)) AND valid_from <= %lld "
-	    "AND valid_to > %lld LIMIT %d)",
-	    x->predicate, bare ? "'" : "'\"", x->value, bare ? "'" : "\"'", (long long)at,
-	    (long long)at, KEEL_SQLITE_SPANS_MOST + 1);
-	int64_t holders = sql_i64(db, sql);
-	sqlite3_free(sql);
-	if (holders > KEEL_SQLITE_SPANS_MOST)
+	case KEEL_SQLITE_FIND_SPANS:
+		return "fact_spans";
+	case KEEL_SQLITE_FIND_STRING:
 		return "fact_rows_value walk";
-	return "fact_spans";
+	default:
+		return "fact_rows_key walk";
+	}
 }
 
 /* ---------------------------------------------------------- the fold */
@@ -570,7 +557,7 @@ int main(int argc, char **argv)
 		double target = x->predicate ? 20 : 5;
 		const char *index = !x->predicate ? x->kind ? "entity_mentions_kind"
 							    : "entity_mentions_key"
-				    : search_index(db, x, x->past ? past : keel_time_now());
+				    : search_index(s, x, x->past ? past : keel_time_now());
 		printf("| %-40s | %7.3f | %7.3f | %7.3f | %7.3f | %7.3f | %8.1f | %5zu | "
 		       "<= %2.0f ms %-6s | %-20s |\n",
 		       x->what, l.p50, l.p99, l.max, l.cpu_p50, l.cpu_p99, l.per_page, l.walks,

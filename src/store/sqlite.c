@@ -164,16 +164,14 @@ static int keel_sqlite_load_seqs(struct keel_sqlite_store *s)
 	    "SELECT (SELECT max(seq) FROM fact_rows), (SELECT max(seq) FROM "
 	    "relation_rows), (SELECT max(seq) FROM events), (SELECT max(seq) FROM "
 	    "entity_mentions)");
-	if (rc || (rc = keel_sqlite_start(s, s->max_seq)))
+	int64_t last[4] = {0, 0, 0, 0};
+	if (rc || (rc = keel_sqlite_ints(s, s->max_seq, NULL, last, 4)))
 		return rc;
-	rc = sqlite3_step(s->max_seq);
-	if (rc == SQLITE_ROW) {
-		s->fact_seq = sqlite3_column_int64(s->max_seq, 0);
-		s->rel_seq = sqlite3_column_int64(s->max_seq, 1);
-		s->event_seq = sqlite3_column_int64(s->max_seq, 2);
-		s->mention_seq = sqlite3_column_int64(s->max_seq, 3);
-	}
-	return keel_sqlite_finish(s, s->max_seq, rc);
+	s->fact_seq = last[0];
+	s->rel_seq = last[1];
+	s->event_seq = last[2];
+	s->mention_seq = last[3];
+	return 0;
 }
 
 static int keel_sqlite_begin(struct keel_store *bs)
@@ -290,12 +288,7 @@ static int keel_sqlite_last_recorded_at(struct keel_store *bs, int64_t *out)
 	int rc = keel_sqlite_fixed_stmt(
 	    s, &s->last_recorded,
 	    "SELECT recorded_at FROM events ORDER BY seq DESC LIMIT 1");
-	if (rc || (rc = keel_sqlite_start(s, s->last_recorded)))
-		return rc;
-	rc = sqlite3_step(s->last_recorded);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(s->last_recorded, 0);
-	return keel_sqlite_finish(s, s->last_recorded, rc);
+	return rc ? rc : keel_sqlite_ints(s, s->last_recorded, NULL, out, 1);
 }
 
 static int keel_sqlite_schema_versions(struct keel_store *bs, int *was, int *now)

@@ -163,6 +163,28 @@ static int keel_sqlite_folded(struct keel_sqlite_store *s, const struct keel_can
 	return rc;
 }
 
+/* Which statement finds the candidates of q (fact: a search), folding
+ * first if the search can use the folded rows. */
+static int keel_sqlite_find_what(struct keel_sqlite_store *s, const struct keel_candidates *q,
+				 bool fact, enum keel_sqlite_find *what)
+{
+	*what = !fact ? (q->kind.ptr ? KEEL_SQLITE_FIND_KIND : KEEL_SQLITE_FIND_ENTITIES)
+		: q->value.len && q->value.ptr[0] == '"' ? KEEL_SQLITE_FIND_STRING
+							  : KEEL_SQLITE_FIND_VALUE;
+	return fact ? keel_sqlite_folded(s, q, what) : 0;
+}
+
+int keel_store_sqlite_search_source(struct keel_store *bs, const char *tenant,
+				    const char *predicate, const char *value, int64_t at,
+				    enum keel_sqlite_find *what)
+{
+	struct keel_candidates q = {.tenant = keel_str_cstr(tenant),
+				    .predicate = keel_str_cstr(predicate),
+				    .value = keel_str_cstr(value),
+				    .at = at};
+	return keel_sqlite_find_what(keel_sqlite_downcast(bs), &q, true, what);
+}
+
 static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candidates *q,
 				  bool fact, struct keel_ptrvec *out)
 {
@@ -173,11 +195,8 @@ static int keel_sqlite_candidates(struct keel_store *bs, const struct keel_candi
 	keel_buf_init(&hi);
 	keel_buf_init(&sql);
 	keel_candidates_range(q, &lo, &lo_inclusive, &hi);
-	enum keel_sqlite_find what =
-	    !fact	     ? (q->kind.ptr ? KEEL_SQLITE_FIND_KIND : KEEL_SQLITE_FIND_ENTITIES)
-	    : q->value.len && q->value.ptr[0] == '"' ? KEEL_SQLITE_FIND_STRING
-						      : KEEL_SQLITE_FIND_VALUE;
-	int rc = fact ? keel_sqlite_folded(s, q, &what) : 0;
+	enum keel_sqlite_find what;
+	int rc = keel_sqlite_find_what(s, q, fact, &what);
 	if (rc == 0)
 		keel_sqlite_find_sql(&sql, what, lo.ptr != NULL, lo_inclusive, hi.len > 0,
 				     fact && q->known_at_set);

@@ -46,6 +46,14 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 int64_t keel_store_sqlite_span_key(const char *tenant, const char *predicate,
 				   const char *value);
 
+/* Which statement a search for value (JSON text, as stored) of predicate
+ * at `at` (not as known at a moment) reads its candidates with, after
+ * folding as the search would (src/store/sqlite_find.c): for the
+ * benchmark's "candidates from" column. */
+int keel_store_sqlite_search_source(struct keel_store *s, const char *tenant,
+				    const char *predicate, const char *value, int64_t at,
+				    enum keel_sqlite_find *what);
+
 /* The schema version this build creates and reads. */
 int keel_store_sqlite_schema_version(void);
 
