@@ -548,8 +548,8 @@ int main(int argc, char **argv)
 	struct proc_cost c_limit = bench_sqlite_limit(db_big, url, limit_path, &rows);
 
 	/* The rows alone, then the reads' indexes built after them: the same
-	 * ingest into stores without those indexes, alternated with nothing
-	 * else, then CREATE INDEX in this process. */
+	 * ingests into stores without those indexes, each followed by
+	 * CREATE INDEX in this process. */
 	fprintf(stderr, "SQLite: the rows alone, then their indexes built after ...\n");
 	char *index_sql;
 	char bare_small_url[4200], bare_big_url[4200];
