@@ -14,7 +14,9 @@ T=2026-01-05T
 # Run 1: everything but e5 (in service at 08:00:00.25); run 2: e5, late.
 grep -v '"id":"e5"' "$story" >"$dir/run1.ndjson"
 grep -F '"id":"e5"' "$story" >"$dir/run2.ndjson"
-expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "$db" --quiet
+# In batches of 2 within one commit: recorded_at is the transaction's, so
+# e2 (first batch) and e7 (third) share R1 below.
+expect 0 "$KEEL" ingest --cartridge fleet --batch 2 --commit-interval 60000 "$dir/run1.ndjson" --store "$db" --quiet
 
 # The moment run 1 was recorded, from history --changes.
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
