@@ -14,7 +14,9 @@ T=2026-01-05T
 # Run 1: everything but e5 (in service at 08:00:00.25); run 2: e5, late.
 grep -v '"id":"e5"' "$story" >"$dir/run1.ndjson"
 grep -F '"id":"e5"' "$story" >"$dir/run2.ndjson"
-expect 0 "$KEEL" ingest --cartridge fleet "$dir/run1.ndjson" --store "$db" --quiet
+# In batches of 2 within one commit: recorded_at is the transaction's, so
+# e2 (first batch) and e7 (third) share R1 below.
+expect 0 "$KEEL" ingest --cartridge fleet --batch 2 --commit-interval 60000 "$dir/run1.ndjson" --store "$db" --quiet
 
 # The moment run 1 was recorded, from history --changes.
 expect 0 "$KEEL" history acme vehicle:V-1 status --changes --store "$db"
@@ -112,6 +114,21 @@ expect 0 "$KEEL" dump --known-at $old --store "$db"
 empty out
 expect 0 "$KEEL" stats --known-at $old --store "$db"
 is_out '{"known_at":"'$old'","tenants":[],"total":{"entities":0,"facts":0,"relations":0,"events":0}}'
+
+# A tenant first recorded after R1 did not exist as known at R1: an
+# export of every tenant writes no GraphML file for it (stats leaves it
+# out too), and the files are those of the store given only run 1.
+echo '{"specversion":"1.0","id":"g1","tenant":"globex","type":"fleet.depot.opened","time":"'$T'06:00:00Z","data":{"depot_id":"D-9","name":"South","city":"Faro","location":{"lat":37.0,"lon":-7.9}}}' >"$dir/run5.ndjson"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/run5.ndjson" --store "$db" --quiet
+expect 0 "$KEEL" export --format graphml --output "$dir/graphml.now" --store "$db"
+[ -s "$dir/graphml.now/globex.graphml" ] || fail "export of the present lacks globex.graphml"
+expect 0 "$KEEL" export --format graphml --output "$dir/graphml.run1" --store "sqlite:$dir/b.db"
+expect 0 "$KEEL" export --format graphml --known-at "$R1" --output "$dir/graphml.r1" --store "$db"
+[ -e "$dir/graphml.r1/globex.graphml" ] && fail "export --known-at R1 wrote globex.graphml, a tenant recorded later"
+diff -r "$dir/graphml.run1" "$dir/graphml.r1" >/dev/null ||
+	fail "export --format graphml --known-at R1 is not the export of run 1 alone: $(diff -r "$dir/graphml.run1" "$dir/graphml.r1" | head -c 600)"
+expect 0 "$KEEL" stats --known-at "$R1" --store "$db"
+lacks out '"globex"'
 
 # Bad values are usage errors; --changes is history's alone.
 for cmd in "show acme vehicle:V-1" "history acme vehicle:V-1" "why acme vehicle:V-1 status" \

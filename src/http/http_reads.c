@@ -77,6 +77,14 @@ static bool parse_flag(const char *s, bool *out)
 	return true;
 }
 
+/* The reads that answer for a valid time (docs/http.md); history, stats
+ * and the tenants list do not. */
+static bool read_takes_at(enum read_kind kind)
+{
+	return kind == READ_SHOW || kind == READ_WHY || kind == READ_ENTITIES ||
+	       kind == READ_SEARCH;
+}
+
 /* ?limit=: 1 to KEEL_MAX_PAGE. */
 static bool parse_limit(const char *s, size_t *out)
 {
@@ -177,6 +185,20 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 					     "parameter \"%s\": required",
 					     !has_pred || predicate.len == 0 ? "predicate"
 									     : "value");
+		goto out;
+	}
+	/* A time a read does not take is refused, not ignored: ignored, it
+	 * would answer the present to a question about the past. */
+	if (has_at && !read_takes_at(kind)) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"at\": only show, why, entities and "
+					     "search take it");
+		goto out;
+	}
+	if (has_known_at && kind == READ_TENANTS) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+					     "parameter \"known_at\": the tenants list does not "
+					     "take it");
 		goto out;
 	}
 	const char *why = NULL;
