@@ -123,7 +123,6 @@ struct cli_read {
 		    char **json);
 	bool takes_page;
 	bool takes_filters;
-	bool no_known_at; /* keel tenants: the store's tenants as they are */
 	/* keel stats: --tenant T, handed to query as its one argument (the
 	 * command takes no positional ones); without it, none. */
 	bool takes_tenant;

@@ -10,8 +10,7 @@ static int tenants_find(struct keel_store *s, char **args, int nargs,
 	(void)args;
 	(void)nargs;
 	(void)f;
-	(void)o;
-	return keel_tenants(s, NULL, NULL, json);
+	return keel_tenants(s, NULL, NULL, o, json);
 }
 
 static int tenants_run(const struct keel_cmd *cmd, int argc, char **argv)
@@ -20,7 +19,6 @@ static int tenants_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    .kind = KEEL_QUERY_TENANTS,
 	    .min_args = 0,
 	    .max_args = 0,
-	    .no_known_at = true,
 	    .arity = "expected no arguments",
 	    .find = tenants_find,
 	};
@@ -30,14 +28,16 @@ static int tenants_run(const struct keel_cmd *cmd, int argc, char **argv)
 const struct keel_cmd keel_cmd_tenants = {
     .name = "tenants",
     .summary = "List the store's tenants.",
-    .usage = "tenants [--json] [--store URL]\n"
+    .usage = "tenants [--known-at TIME] [--json] [--store URL]\n"
 	     "\n"
 	     "options:\n"
+	     CLI_HELP_KNOWN_AT
 	     CLI_HELP_JSON
 	     CLI_HELP_STORE
 	     "  -h, --help         this help\n"
 	     "\n"
-	     "Prints every tenant that has events or rows in the store, sorted\n"
+	     "Prints every tenant that has events or rows in the store (with\n"
+	     "--known-at, those with something recorded by then), sorted\n"
 	     "bytewise. On a terminal as a table; into a pipe or a file, or with\n"
 	     "--json, as one line of JSON: {\"tenants\":[...]} (docs/cli.md).",
     .run = tenants_run,

@@ -259,7 +259,6 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		int v = all[i].val;
 		if ((v == 'a' && !r->takes_at) || (v == 'c' && !r->takes_changes) ||
-		    (v == 'k' && r->no_known_at) ||
 		    ((v == 'l' || v == 'A') && !r->takes_page) ||
 		    ((v == 'K' || v == 'p') && !r->takes_filters) ||
 		    (v == 't' && !r->takes_tenant))

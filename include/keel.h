@@ -475,10 +475,13 @@ struct keel_find_options {
 			       KEEL_MAX_PAGE */
 };
 /* The store's tenants, sorted bytewise, as {"tenants":[...]}: those for
- * which visible (if not NULL) returns true. */
+ * which visible (if not NULL) returns true. As known at o->known_at, the
+ * tenants with something recorded by then, and the document says
+ * "known_at" first. A tenant has no valid time: o->at_set is KEEL_EINVAL.
+ * o may be NULL. */
 KEEL_API int keel_tenants(struct keel_store *s,
 			  bool (*visible)(void *ud, const char *tenant), void *ud,
-			  char **json);
+			  const struct keel_read_options *o, char **json);
 /* A page of a tenant's entities that existed at o->at (first seen at or
  * before it; default now) as known at o->known_at: with f->kind, those
  * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,

@@ -212,7 +212,8 @@ static void table_print(struct text_ctx *t, const char *title, struct table *tb)
 	size_t rows = tb->n / tb->ncols;
 	const char *indent = title ? "  " : "";
 	if (title) {
-		keel_buf_addf(&t->out, "\n%s:", title);
+		/* a blank line after what came before; none to begin with */
+		keel_buf_addf(&t->out, "%s%s:", t->out.len ? "\n" : "", title);
 		if (rows == 0) {
 			keel_buf_adds(&t->out, " none\n");
 			return;
@@ -428,6 +429,7 @@ static void stats_text(struct text_ctx *t, const struct keel_json *doc)
 
 static void tenants_text(struct text_ctx *t, const struct keel_json *doc)
 {
+	line_if_present(t, "known at", doc, "known_at");
 	static const char *const heads[] = {"TENANT"};
 	struct table tb;
 	table_init(&tb, heads, KEEL_ARRAY_LEN(heads));

@@ -129,10 +129,20 @@ diff -r "$dir/graphml.run1" "$dir/graphml.r1" >/dev/null ||
 	fail "export --format graphml --known-at R1 is not the export of run 1 alone: $(diff -r "$dir/graphml.run1" "$dir/graphml.r1" | head -c 600)"
 expect 0 "$KEEL" stats --known-at "$R1" --store "$db"
 lacks out '"globex"'
+# The tenants list: as known at R1 that of the store given only run 1,
+# with the moment said; before anything, none; now, both.
+expect 0 "$KEEL" tenants --known-at "$R1" --store "$db"
+is_out '{"known_at":"'$R1'","tenants":["acme"]}'
+expect 0 "$KEEL" tenants --store "sqlite:$dir/b.db"
+is_out '{"tenants":["acme"]}'
+expect 0 "$KEEL" tenants --known-at $old --store "$db"
+is_out '{"known_at":"'$old'","tenants":[]}'
+expect 0 "$KEEL" tenants --store "$db"
+is_out '{"tenants":["acme","globex"]}'
 
 # Bad values are usage errors; --changes is history's alone.
 for cmd in "show acme vehicle:V-1" "history acme vehicle:V-1" "why acme vehicle:V-1 status" \
-	"dump" "stats" "export --format ndjson"; do
+	"dump" "stats" "tenants" "export --format ndjson"; do
 	# shellcheck disable=SC2086
 	expect 2 "$KEEL" $cmd --known-at yesterday --store "$db"
 	contains err '--known-at "yesterday": '

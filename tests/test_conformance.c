@@ -1175,7 +1175,7 @@ static void finding_matches_the_memory_store(const struct store_kind *k)
 	free(ingest_into(mem, &second, NULL, 500, NULL));
 
 	char *json = NULL;
-	assert_int_equal(keel_tenants(s, NULL, NULL, &json), 0);
+	assert_int_equal(keel_tenants(s, NULL, NULL, NULL, &json), 0);
 	assert_string_equal(json, "{\"tenants\":[\"tenant-00\",\"tenant-01\"]}");
 	free(json);
 

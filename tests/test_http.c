@@ -1315,6 +1315,9 @@ static void known_at_reads_sqlite(void **state)
 	resp_free(&r);
 	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_ONE, evs[2]), 200);
 	free_all(evs, 3);
+	char *later = event("tenant-b", "e-4", "W", "available", 0); /* a tenant after r1 */
+	assert_int_equal(http_status(f.port, "POST", "/v1/events", NULL, CT_ONE, later), 200);
+	free(later);
 
 	struct keel_store *s = NULL;
 	assert_int_equal(keel_store_open(f.url, &s, NULL), 0);
@@ -1355,6 +1358,22 @@ static void known_at_reads_sqlite(void **state)
 	snprintf(path, sizeof path, "/v1/tenants/tenant-a/stats?known_at=%s", r1);
 	assert_body(f.port, path, want);
 	free(want);
+	/* The tenants list: tenant-b was recorded after r1, and before
+	 * anything was recorded there were none. */
+	const struct keel_read_options known = {.size = sizeof known, .known_at_set = true,
+						.known_at = t1};
+	assert_int_equal(keel_tenants(s, NULL, NULL, &known, &want), 0);
+	char expect[160];
+	snprintf(expect, sizeof expect, "{\"known_at\":\"%s\",\"tenants\":[\"tenant-a\"]}", r1);
+	assert_string_equal(want, expect);
+	snprintf(path, sizeof path, "/v1/tenants?known_at=%s", r1);
+	assert_body(f.port, path, want);
+	free(want);
+	assert_body(f.port, "/v1/tenants", "{\"tenants\":[\"tenant-a\",\"tenant-b\"]}");
+	assert_body(f.port, "/v1/tenants?known_at=2020-01-01T00:00:00Z",
+		    "{\"known_at\":\"2020-01-01T00:00:00Z\",\"tenants\":[]}");
+	const struct keel_read_options valid = {.size = sizeof valid, .at_set = true, .at = at};
+	assert_int_equal(keel_tenants(s, NULL, NULL, &valid, &want), KEEL_EINVAL);
 
 	/* The changes: e-1, e-2 at r1, then e-3 later, shortening e-1's row. */
 	assert_int_equal(keel_history(s, "tenant-a", "vehicle:V", "status", &changes, &want), 0);
@@ -1390,8 +1409,7 @@ static void known_at_reads_sqlite(void **state)
 	    {"/v1/tenants/tenant-a/entities/vehicle:V/history?known_at=",
 	     "parameter \\\"known_at\\\": "},
 	    {"/v1/tenants/tenant-a/stats?known_at=soon", "parameter \\\"known_at\\\": "},
-	    {"/v1/tenants?known_at=2020-01-01T00:00:00Z",
-	     "parameter \\\"known_at\\\": the tenants list does not take it"},
+	    {"/v1/tenants?known_at=soon", "parameter \\\"known_at\\\": "},
 	    {"/v1/tenants?at=2020-01-01T00:00:00Z",
 	     "parameter \\\"at\\\": only show, why, entities and search take it"},
 	    {"/v1/tenants/tenant-a/stats?at=2020-01-01T00:00:00Z",

@@ -96,6 +96,15 @@ static void changes_and_known_at(void **state)
 		      "{\"entities\":0,\"facts\":0,\"relations\":0,\"events\":0}}");
 	assert_non_null(strstr(text, "known at:     2026-02-01T00:00:00Z\n\nTENANT"));
 	free(text);
+	/* The tenants list says the moment too, and without it nothing. */
+	text = render(KEEL_QUERY_TENANTS,
+		      "{\"known_at\":\"2026-02-01T00:00:00Z\",\"tenants\":[\"acme\"]}");
+	assert_string_equal(text, "known at:     2026-02-01T00:00:00Z\n\ntenants:\n  TENANT\n"
+				  "  acme\n");
+	free(text);
+	text = render(KEEL_QUERY_TENANTS, "{\"tenants\":[\"acme\"]}");
+	assert_string_equal(text, "tenants:\n  TENANT\n  acme\n");
+	free(text);
 }
 
 static void stats_of_an_empty_store(void **state)

@@ -195,12 +195,6 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 					     "search take it");
 		goto out;
 	}
-	if (has_known_at && kind == READ_TENANTS) {
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
-					     "parameter \"known_at\": the tenants list does not "
-					     "take it");
-		goto out;
-	}
 	const char *why = NULL;
 	if (has_at && !parse_at(at_text.data, &o.at, &why)) {
 		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
@@ -256,7 +250,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 		break;
 	case READ_TENANTS: {
 		struct token_scope scope = {tok};
-		rc = keel_tenants(s, token_sees, &scope, &json);
+		rc = keel_tenants(s, token_sees, &scope, &o, &json);
 		break;
 	}
 	case READ_ENTITIES:
