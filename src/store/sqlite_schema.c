@@ -471,6 +471,21 @@ int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql)
 	return 0;
 }
 
+/* Refuses a file this Keel must not write: another application's
+ * database, or a store of a newer schema. It only reads, so it runs before
+ * anything that writes to the file (the journal_mode pragma rewrites the
+ * header of a file in rollback-journal mode). */
+int keel_sqlite_check_schema(struct keel_sqlite_store *s)
+{
+	int64_t version;
+	int rc = keel_sqlite_read_version(s, &version);
+	if (rc)
+		return rc;
+	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
+		return keel_sqlite_newer(s, version);
+	return 0;
+}
+
 /* Brings the schema to the current version, or refuses a newer one. The
  * version is read again under the write lock, so two processes opening a
  * new file at once create the schema once. */
