@@ -61,7 +61,7 @@ $after"
 }
 
 refused orders.db "store \"sqlite:$dir/orders.db\": not a keel database (it has a table \"orders\" and no meta table)"
-refused newer.db "store \"sqlite:$dir/newer.db\": schema version $newer is newer than this keel supports ($((newer - 1)))"
+refused newer.db "store \"sqlite:$dir/newer.db\": schema version $newer is newer than this keel supports ($((newer - 1))): upgrade keel"
 refused text.db "sqlite \"$dir/text.db\": file is not a database"
 refused dir.db "sqlite \"$dir/dir.db\": unable to open database file"
 finish

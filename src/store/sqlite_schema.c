@@ -459,7 +459,7 @@ static int keel_sqlite_newer(struct keel_sqlite_store *s, int64_t version)
 	return keel_store_fail(
 	    &s->base, KEEL_ESCHEMA,
 	    "store \"%s\": schema version %lld is newer than this keel "
-	    "supports (%lld)",
+	    "supports (%lld): upgrade keel",
 	    s->base.url, (long long)version, (long long)KEEL_SQLITE_SCHEMA_VERSION);
 }
 
