@@ -500,6 +500,14 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 		return 0;
 	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
 		return keel_sqlite_newer(s, version);
+	/* Said plainly, rather than SQLite's "attempt to write a readonly
+	 * database" from a command that only meant to read. */
+	if (sqlite3_db_readonly(s->db, "main") == 1)
+		return keel_store_fail(&s->base, KEEL_ESTORE,
+				       "store \"%s\": needs migrating from schema %lld to "
+				       "%lld, but the file is read-only",
+				       s->base.url, (long long)version,
+				       (long long)KEEL_SQLITE_SCHEMA_VERSION);
 	if ((rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
 		return rc;
 	if ((rc = keel_sqlite_read_version(s, &version)))
