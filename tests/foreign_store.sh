@@ -64,4 +64,22 @@ refused orders.db "store \"sqlite:$dir/orders.db\": not a keel database (it has 
 refused newer.db "store \"sqlite:$dir/newer.db\": schema version $newer is newer than this keel supports ($((newer - 1))): upgrade keel"
 refused text.db "sqlite \"$dir/text.db\": file is not a database"
 refused dir.db "sqlite \"$dir/dir.db\": unable to open database file"
+
+# An empty --store (a script's unset variable) names no store: refused,
+# not taken for the default, so no keel.db appears in the directory.
+mkdir "$dir/cwd"
+for cmd in stats migrate ingest load serve; do
+	case $cmd in
+	ingest) args=(ingest --cartridge fleet "$story") ;;
+	load) args=(load "$dir/good.dump") ;;
+	serve) args=(serve --listen 127.0.0.1:0 --insecure-http) ;;
+	*) args=("$cmd") ;;
+	esac
+	# (timeout: a server given the default store would serve until stopped)
+	(cd "$dir/cwd" && KEEL_STORE= timeout 20 "$KEEL" "${args[@]}" --store "" >"$dir/out" 2>"$dir/err")
+	status=$?
+	[ "$status" -eq 1 ] || fail "keel $cmd --store '' exited $status, expected 1"
+	is_err "keel $cmd: store \"\": empty URL (leave --store out for \$KEEL_STORE, else sqlite:keel.db)"
+done
+[ -z "$(ls "$dir/cwd")" ] || fail "an empty --store made files: $(ls "$dir/cwd")"
 finish
