@@ -989,9 +989,17 @@ static int load_flush(struct load_ctx *L)
 static int load_line(struct load_ctx *L, const char *text, size_t len)
 {
 	struct keel_json_error jerr;
-	if (keel_json_parse(&L->doc, text, len, &jerr))
+	if (keel_json_parse(&L->doc, text, len, &jerr)) {
+		/* A dump kept compressed: say so rather than "not valid JSON". */
+		bool gzip = len >= 2 && memcmp(text, "\x1f\x8b", 2) == 0;
+		bool zstd = len >= 4 && memcmp(text, "\x28\xb5\x2f\xfd", 4) == 0;
+		if (L->line == 1 && (gzip || zstd))
+			return load_fail(L, "%s data: load reads a plain dump (%s FILE | "
+					    "keel load -)",
+					 gzip ? "gzip" : "zstd", gzip ? "zcat" : "zstdcat");
 		return load_fail(L, "not valid JSON at byte %zu: %s", jerr.offset + 1,
 				 jerr.msg);
+	}
 	const struct keel_json *obj = L->doc.root;
 	if (obj->type != KEEL_JSON_OBJECT)
 		return load_fail(L, "expected a JSON object");

@@ -83,4 +83,11 @@ id=$(sed -n "${ev}s/.*\"id\":\"\\([^\"]*\\)\",\"event_type\".*/\\1/p" "$dir/full
 src=$(sed -n "${ev}s/.*\"source\":\"\\([^\"]*\\)\",\"id\":\"$id\".*/\\1/p" "$dir/full.dump")
 refused dup.dump "line $((ev + 1)): event \"$id\" from \"$src\": duplicate (line $ev)"
 refused in.ndjson "line 1: field \"type\": must be entity, fact, relation or event"
+# A dump kept compressed is named as such (load reads plain text).
+gzip -c "$dir/full.dump" >"$dir/full.dump.gz"
+refused full.dump.gz "line 1: gzip data: load reads a plain dump (zcat FILE | keel load -)"
+if command -v zstd >/dev/null; then
+	zstd -q -c "$dir/full.dump" >"$dir/full.dump.zst"
+	refused full.dump.zst "line 1: zstd data: load reads a plain dump (zstdcat FILE | keel load -)"
+fi
 finish
