@@ -34,6 +34,17 @@ db.execute("PRAGMA journal_mode = DELETE")
 db.close()
 EOF
 newer=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT value FROM meta WHERE key='schema_version'\").fetchone()[0])" "$dir/newer.db")
+# Other applications' databases Keel might take for its own: one holding
+# only a view (no table), one whose meta table is not Keel's.
+python3 - "$dir/view.db" "$dir/meta.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE VIEW answer AS SELECT 42")
+db.commit()
+db = sqlite3.connect(sys.argv[2])
+db.execute("CREATE TABLE meta (name TEXT, val TEXT)")
+db.commit()
+EOF
 printf 'not a database\n' >"$dir/text.db"
 mkdir "$dir/dir.db"
 expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "sqlite:$dir/good.db" --quiet
@@ -62,6 +73,8 @@ $after"
 
 refused orders.db "store \"sqlite:$dir/orders.db\": not a keel database (it has a table \"orders\" and no meta table)"
 refused newer.db "store \"sqlite:$dir/newer.db\": schema version $newer is newer than this keel supports ($((newer - 1))): upgrade keel"
+refused view.db "store \"sqlite:$dir/view.db\": not a keel database (it has a view \"answer\" and no meta table)"
+refused meta.db "store \"sqlite:$dir/meta.db\": not a keel database (its meta table has no key and value columns)"
 refused text.db "sqlite \"$dir/text.db\": file is not a database"
 refused dir.db "sqlite \"$dir/dir.db\": unable to open database file"
 

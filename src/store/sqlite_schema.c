@@ -397,20 +397,29 @@ static const char *const *const keel_sqlite_migrations[] = {
 static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *version)
 {
 	sqlite3_stmt *st;
-	static const char tables[] =
-	    "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name";
-	int rc = keel_sqlite_prepare(s, tables, sizeof tables - 1, &st);
+	/* Every object, not only tables: a file holding only another
+	 * application's views or triggers is not empty either. SQLite's own
+	 * tables (sqlite_sequence, sqlite_stat1) are made for any schema. */
+	static const char objects[] =
+	    "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
+	    "ESCAPE '\\' ORDER BY type = 'table' DESC, name";
+	int rc = keel_sqlite_prepare(s, objects, sizeof objects - 1, &st);
 	if (rc)
 		return rc;
 	s->base.statements++;
 	bool meta = false;
 	char *other = NULL;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		if (name && !strcmp(name, "meta"))
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (name && type && !strcmp(type, "table") && !strcmp(name, "meta"))
 			meta = true;
-		else if (name && !other)
-			other = keel_xstrdup(name);
+		else if (name && type && !other) {
+			struct keel_buf what;
+			keel_buf_init(&what);
+			keel_buf_addf(&what, "%s \"%s\"", type, name);
+			other = what.data;
+		}
 	}
 	if (rc != SQLITE_DONE) {
 		rc = keel_sqlite_fail(s);
@@ -425,7 +434,7 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 			rc =
 			    keel_store_fail(&s->base, KEEL_ESCHEMA,
 					    "store \"%s\": not a keel database (it has a "
-					    "table \"%s\" and no meta table)",
+					    "%s and no meta table)",
 					    s->base.url, other);
 			free(other);
 			return rc;
@@ -435,8 +444,16 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 	free(other);
 
 	static const char get[] = "SELECT value FROM meta WHERE key = 'schema_version'";
-	if ((rc = keel_sqlite_prepare(s, get, sizeof get - 1, &st)))
-		return rc;
+	if (sqlite3_prepare_v2(s->db, get, (int)sizeof get - 1, &st, NULL) != SQLITE_OK) {
+		/* Another application's meta table (Keel's has always had
+		 * these columns), or a read error. */
+		if (sqlite3_errcode(s->db) != SQLITE_ERROR)
+			return keel_sqlite_fail(s);
+		return keel_store_fail(&s->base, KEEL_ESCHEMA,
+				       "store \"%s\": not a keel database (its meta table "
+				       "has no key and value columns)",
+				       s->base.url);
+	}
 	s->base.statements++;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
