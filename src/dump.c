@@ -1066,11 +1066,18 @@ int keel_load(struct keel_store *s, FILE *in)
 		size_t len = (size_t)got;
 		if (len && line[len - 1] == '\n')
 			len--;
+		/* An editor's byte order mark opening the file is no part of
+		 * the first record (ingest drops it too). */
+		const char *text = line;
+		if (L.line == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+			text += 3;
+			len -= 3;
+		}
 		if (len == 0)
 			continue; /* a blank line carries no record */
 		if (L.records == 0)
 			L.first_line = L.line;
-		rc = load_line(&L, line, len);
+		rc = load_line(&L, text, len);
 		if (rc == 0 && ++L.records >= LOAD_BATCH)
 			rc = load_flush(&L);
 	}

@@ -65,6 +65,13 @@ expect 0 "$KEEL" load "$dir/full.dump" --store "sqlite:$dir/full.db"
 expect 0 "$KEEL" dump --store "sqlite:$dir/full.db" --output "$dir/full.again"
 cmp -s "$dir/full.dump" "$dir/full.again" || fail "the full dump does not load and dump the same"
 
+# An editor's byte order mark and CRLF line ends are no damage: the dump
+# loads and dumps as it was (as ingest reads them, docs/time-and-envelopes.md).
+{ printf '\xef\xbb\xbf'; sed 's/$/\r/' "$dir/one.dump"; } >"$dir/edited.dump"
+expect 0 "$KEEL" load "$dir/edited.dump" --store "sqlite:$dir/edited.db"
+expect 0 "$KEEL" dump --store "sqlite:$dir/edited.db" --output "$dir/edited.again"
+cmp -s "$dir/one.dump" "$dir/edited.again" || fail "a dump with a BOM and CRLF does not load as it was"
+
 # 6. Other damage, each with its line and rule: cut inside a line, a
 # damaged byte, two lines swapped, a duplicated event record, and an
 # event stream given to load by mistake.
