@@ -43,4 +43,14 @@ for cmd in stats migrate dump; do
 	is_err "keel $cmd: store \"sqlite:$dir/ro/old.db\": needs migrating from schema 1 to $(sed -n 's/.*at schema \([0-9]*\).*/\1/p' <("$KEEL" migrate --store "sqlite:$dir/ro/cur.db")), but the file is read-only"
 done
 [ "$(sums)" = "$before" ] || fail "a read-only store changed"
+
+# A store in a directory its user cannot write: SQLite cannot make the
+# -shm and -wal files a WAL database is read with, and the message says
+# so rather than only "attempt to write a readonly database".
+mkdir "$dir/locked"
+cp "$dir/ro/cur.db" "$dir/locked/cur.db"
+chmod a-w "$dir/locked"
+expect 1 "$ro_keel" stats --store "sqlite:$dir/locked/cur.db"
+is_err "keel stats: sqlite \"$dir/locked/cur.db\": cannot read it: its directory cannot be written, and SQLite makes the store's -shm and -wal files there (attempt to write a readonly database)"
+chmod u+w "$dir/locked"
 finish

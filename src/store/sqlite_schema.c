@@ -496,6 +496,13 @@ int keel_sqlite_check_schema(struct keel_sqlite_store *s)
 {
 	int64_t version;
 	int rc = keel_sqlite_read_version(s, &version);
+	if (rc && sqlite3_extended_errcode(s->db) == SQLITE_READONLY_DIRECTORY)
+		/* A read that SQLite reports as a write: say which. */
+		return keel_store_fail(&s->base, KEEL_ESTORE,
+				       "sqlite \"%s\": cannot read it: its directory cannot be "
+				       "written, and SQLite makes the store's -shm and -wal "
+				       "files there (%s)",
+				       s->path, sqlite3_errmsg(s->db));
 	if (rc)
 		return rc;
 	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
