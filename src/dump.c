@@ -1081,7 +1081,10 @@ int keel_load(struct keel_store *s, FILE *in)
 		if (rc == 0 && ++L.records >= LOAD_BATCH)
 			rc = load_flush(&L);
 	}
-	if (rc == 0 && ferror(in))
+	/* getline also stops on a line it cannot allocate (ENOMEM), without
+	 * the stream's error flag: anything short of the end of the file is
+	 * an error, never taken for the end of the dump. */
+	if (rc == 0 && (ferror(in) || !feof(in)))
 		rc = keel_store_fail(s, KEEL_EIO, "line %llu: cannot read: %s",
 				     (unsigned long long)L.line + 1, strerror(errno));
 	if (rc == 0 && p->have_row && p->row_to != KEEL_TIME_INF) {
