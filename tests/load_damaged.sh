@@ -65,18 +65,18 @@ expect 0 "$KEEL" load "$dir/full.dump" --store "sqlite:$dir/full.db"
 expect 0 "$KEEL" dump --store "sqlite:$dir/full.db" --output "$dir/full.again"
 cmp -s "$dir/full.dump" "$dir/full.again" || fail "the full dump does not load and dump the same"
 
-# A line load cannot hold in memory (here a 300 MB line of blanks after
-# tenant-00, under a 200 MB address space limit) is an error naming the
+# A line load cannot hold in memory (here a 150 MB line of blanks after
+# tenant-00, under a 100 MB address space limit) is an error naming the
 # line, not the end of the file: tenant-01 must not be silently left out.
 # (Not under ASan, which needs more address space than that.)
-if (ulimit -v 200000 && "$KEEL" version) >/dev/null 2>&1; then
+if (ulimit -v 100000 && "$KEEL" version) >/dev/null 2>&1; then
 	{
 		head -n "$(last_line event tenant-00)" "$dir/full.dump"
-		head -c 300000000 /dev/zero | tr '\0' ' '
+		head -c 150000000 /dev/zero | tr '\0' ' '
 		echo
 		tail -n "+$(($(last_line event tenant-00) + 1))" "$dir/full.dump"
 	} >"$dir/huge.dump"
-	run bash -c "ulimit -v 200000 && exec '$KEEL' load '$dir/huge.dump' --store 'sqlite:$dir/huge.db'"
+	run bash -c "ulimit -v 100000 && exec '$KEEL' load '$dir/huge.dump' --store 'sqlite:$dir/huge.db'"
 	[ "$status" -eq 1 ] || fail "a line too long to hold ended the load with status $status"
 	contains err "keel load: $dir/huge.dump: line $(($(last_line event tenant-00) + 1)): cannot read: "
 	rm -f "$dir/huge.dump"
