@@ -45,6 +45,9 @@ db = sqlite3.connect(sys.argv[2])
 db.execute("CREATE TABLE meta (name TEXT, val TEXT)")
 db.commit()
 EOF
+# A Keel store whose version is not one any Keel wrote.
+cp "$dir/newer.db" "$dir/negative.db"
+python3 -c "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE meta SET value=-1 WHERE key='schema_version'\"); db.commit()" "$dir/negative.db"
 printf 'not a database\n' >"$dir/text.db"
 mkdir "$dir/dir.db"
 expect 0 "$KEEL" ingest --cartridge fleet "$story" --store "sqlite:$dir/good.db" --quiet
@@ -75,6 +78,7 @@ refused orders.db "store \"sqlite:$dir/orders.db\": not a keel database (it has 
 refused newer.db "store \"sqlite:$dir/newer.db\": schema version $newer is newer than this keel supports ($((newer - 1))): upgrade keel"
 refused view.db "store \"sqlite:$dir/view.db\": not a keel database (it has a view \"answer\" and no meta table)"
 refused meta.db "store \"sqlite:$dir/meta.db\": not a keel database (its meta table has no key and value columns)"
+refused negative.db "store \"sqlite:$dir/negative.db\": the meta table holds an invalid schema version -1"
 refused text.db "sqlite \"$dir/text.db\": file is not a database"
 refused dir.db "sqlite \"$dir/dir.db\": unable to open database file"
 

@@ -456,7 +456,13 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 	}
 	s->base.statements++;
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 0) < 0) {
+		rc = keel_store_fail(&s->base, KEEL_ESCHEMA,
+				     "store \"%s\": the meta table holds an invalid schema "
+				     "version %lld",
+				     s->base.url, (long long)sqlite3_column_int64(st, 0));
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
 		*version = sqlite3_column_int64(st, 0);
 		rc = 0;
 	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
@@ -505,7 +511,7 @@ int keel_sqlite_check_schema(struct keel_sqlite_store *s)
 				       s->path, sqlite3_errmsg(s->db));
 	if (rc)
 		return rc;
-	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
+	if (version > KEEL_SQLITE_SCHEMA_VERSION)
 		return keel_sqlite_newer(s, version);
 	return 0;
 }
@@ -522,7 +528,7 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	s->schema_was = s->schema_now = (int)version;
 	if (version == KEEL_SQLITE_SCHEMA_VERSION)
 		return 0;
-	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
+	if (version > KEEL_SQLITE_SCHEMA_VERSION)
 		return keel_sqlite_newer(s, version);
 	/* Said plainly, rather than SQLite's "attempt to write a readonly
 	 * database" from a command that only meant to read. */
@@ -536,7 +542,7 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 		return rc;
 	if ((rc = keel_sqlite_read_version(s, &version)))
 		goto fail;
-	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0) {
+	if (version > KEEL_SQLITE_SCHEMA_VERSION) {
 		rc = keel_sqlite_newer(s, version);
 		goto fail;
 	}
