@@ -248,14 +248,13 @@ struct load_ctx {
 	 * collision can only let a missing entity pass, never fail a good
 	 * dump. */
 	struct keel_map entities;
-	/* The current tenant's event identities, and the identities its rows'
-	 * asserted_by name with the first line naming each (hash -> line):
-	 * every one must be an event record of the tenant, checked when the
-	 * tenant's records end, since its events follow its rows. A dump has
-	 * no end marker; this is what refuses one cut short among a tenant's
-	 * records. 16 bytes an event each; a collision can only let a missing
-	 * event pass, never fail a good dump. */
-	struct keel_map tenant_events;
+	/* The identities the current tenant's rows name in asserted_by, each
+	 * with the first line naming it (hash -> line), the line set to 0 when
+	 * the tenant's event record of that identity is read: every one must
+	 * be 0 when the tenant's records end (its events follow its rows). A
+	 * dump has no end marker; this is what refuses one cut short among a
+	 * tenant's records. 16 bytes a named event; a collision can only let a
+	 * missing event pass, never fail a good dump. */
 	struct keel_map tenant_refs;
 	size_t records;	     /* records in the open batch */
 	uint64_t first_line; /* first line of the open batch */
@@ -406,14 +405,10 @@ static int load_check_refs(struct load_ctx *L, struct keel_str tenant)
 {
 	uint64_t missing = 0;
 	for (size_t i = 0; i < L->tenant_refs.cap; i++) {
-		uint64_t h = L->tenant_refs.hashes[i];
-		if (!h || keel_map_first(&L->tenant_events, h) != SIZE_MAX)
-			continue;
 		uint64_t line = (uint64_t)(uintptr_t)L->tenant_refs.values[i];
-		if (!missing || line < missing)
+		if (L->tenant_refs.hashes[i] && line && (!missing || line < missing))
 			missing = line;
 	}
-	keel_map_clear(&L->tenant_events);
 	keel_map_clear(&L->tenant_refs);
 	if (!missing)
 		return 0;
@@ -933,7 +928,9 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	ev->status = KEEL_EV_PENDING;
 	keel_ptrvec_push(&L->events, ev);
 	keel_map_put(&L->event_ids, h, ev);
-	keel_map_put(&L->tenant_events, h, NULL);
+	size_t named = keel_map_first(&L->tenant_refs, h);
+	if (named != SIZE_MAX)
+		L->tenant_refs.values[named] = NULL; /* its event is here */
 	return 0;
 }
 
@@ -1044,7 +1041,6 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_map_init(&L.old_sources);
 	keel_arena_init(&L.old_arena);
 	keel_map_init(&L.entities);
-	keel_map_init(&L.tenant_events);
 	keel_map_init(&L.tenant_refs);
 	keel_buf_init(&L.tmp);
 	keel_buf_init(&L.msg);
@@ -1112,7 +1108,6 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&L.why);
 	keel_map_free(&L.event_ids);
 	keel_map_free(&L.entities);
-	keel_map_free(&L.tenant_events);
 	keel_map_free(&L.tenant_refs);
 	keel_append_builder_free(&L.ab);
 	keel_arena_free(&L.arena);
