@@ -3,10 +3,12 @@
 # refused by every command, with a message naming the store and why, and is
 # left byte for byte as it was (docs/store-sqlite.md, "Schema and versions"):
 # an SQLite database of another application (in rollback-journal mode, as
-# SQLite makes files by default), a Keel store of a newer schema than this
-# one knows, a text file, a directory. A refusal must not even switch the
-# file's journal mode to WAL, which rewrites its header and leaves an
-# application that does not expect WAL with a changed file.
+# SQLite makes files by default; one holding only a view; one with a meta
+# table of its own), a Keel store of a newer schema than this one knows or
+# of a negative one, a text file, a directory. A refusal must not even
+# switch the file's journal mode to WAL, which rewrites its header and
+# leaves an application that does not expect WAL with a changed file.
+# Last, an empty --store names no store at all (docs/cli.md).
 . "$(dirname "$0")/cli/lib.sh"
 
 command -v python3 >/dev/null || skip_test "no python3 (scripts/deps --test installs it)"
