@@ -65,8 +65,11 @@ int cli_bad_option(const struct keel_cmd *cmd);
 int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Opens the store (url NULL: keel_store_default_url()); prints the
- * reason and returns NULL on failure. */
+/* CLI_OK unless url is "" (an empty --store): then prints why and
+ * returns CLI_FATAL. NULL (no --store) is fine. */
+int cli_check_store_url(const struct keel_cmd *cmd, const char *url);
+/* Opens the store (url NULL: keel_store_default_url(); "" refused);
+ * prints the reason and returns NULL on failure. */
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url);
 /* The same for commands that only read (or rewrite what is there): a
  * store that does not exist yet (a SQLite file) is an error, not created

@@ -20,7 +20,9 @@ static int migrate_run(const struct keel_cmd *cmd, int argc, char **argv)
 		return parsed;
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-	if (!url || !*url)
+	if (cli_check_store_url(cmd, url) != CLI_OK)
+		return CLI_FATAL;
+	if (!url)
 		url = keel_store_default_url();
 
 	/* A mistyped path must not become a new, empty store. */

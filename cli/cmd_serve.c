@@ -169,6 +169,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cli_check_store_url(cmd, o.store_url) != CLI_OK)
+		return CLI_FATAL;
 	struct keel_server *srv = NULL;
 	char *err = NULL;
 	if (keel_server_start(&o, &srv, &err) != 0) {

@@ -71,8 +71,20 @@ static struct keel_store *cli_open_failed(const struct keel_cmd *cmd, int rc, ch
 	return NULL;
 }
 
+int cli_check_store_url(const struct keel_cmd *cmd, const char *url)
+{
+	/* The library reads "" as the default store; on the command line it
+	 * is a script's unset variable, which must not become ./keel.db. */
+	if (url && !*url)
+		return cli_error(cmd, "store \"\": empty URL (leave --store out for "
+				      "$KEEL_STORE, else sqlite:keel.db)");
+	return CLI_OK;
+}
+
 struct keel_store *cli_open_existing_store(const struct keel_cmd *cmd, const char *url)
 {
+	if (cli_check_store_url(cmd, url) != CLI_OK)
+		return NULL;
 	struct keel_store *s = NULL;
 	char *err = NULL;
 	int rc = keel_store_open_existing(url, &s, &err);
@@ -96,6 +108,8 @@ int cli_load_cartridge(const struct keel_cmd *cmd, const char *name,
 
 struct keel_store *cli_open_store(const struct keel_cmd *cmd, const char *url)
 {
+	if (cli_check_store_url(cmd, url) != CLI_OK)
+		return NULL;
 	struct keel_store *s = NULL;
 	char *err = NULL;
 	int rc = keel_store_open(url, &s, &err);

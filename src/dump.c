@@ -248,6 +248,14 @@ struct load_ctx {
 	 * collision can only let a missing entity pass, never fail a good
 	 * dump. */
 	struct keel_map entities;
+	/* The identities the current tenant's rows name in asserted_by, each
+	 * with the first line naming it (hash -> line), the line set to 0 when
+	 * the tenant's event record of that identity is read: every one must
+	 * be 0 when the tenant's records end (its events follow its rows). A
+	 * dump has no end marker; this is what refuses one cut short among a
+	 * tenant's records. 16 bytes a named event; a collision can only let a
+	 * missing event pass, never fail a good dump. */
+	struct keel_map tenant_refs;
 	size_t records;	     /* records in the open batch */
 	uint64_t first_line; /* first line of the open batch */
 	uint64_t line;
@@ -390,6 +398,27 @@ static int order_cmp(const struct load_prev *p, int type, struct keel_str subjec
 /* Checks the record's place in the dump: tenants ascending, record types
  * in order within a tenant, canonical order within a type; checks that a
  * tenant about to be loaded holds nothing yet; tracks timelines. */
+/* At the end of a tenant's records: fails on the first line whose
+ * asserted_by names no event record of the tenant (closed_by always names
+ * a later row's asserted_by, so those are covered too). */
+static int load_check_refs(struct load_ctx *L, struct keel_str tenant)
+{
+	uint64_t missing = 0;
+	for (size_t i = 0; i < L->tenant_refs.cap; i++) {
+		uint64_t line = (uint64_t)(uintptr_t)L->tenant_refs.values[i];
+		if (L->tenant_refs.hashes[i] && line && (!missing || line < missing))
+			missing = line;
+	}
+	keel_map_clear(&L->tenant_refs);
+	if (!missing)
+		return 0;
+	L->line = missing;
+	return load_fail(L,
+			 "field \"asserted_by\": its event has no event record in tenant "
+			 "\"%.*s\" (is the dump cut short?)",
+			 (int)tenant.len, tenant.ptr);
+}
+
 static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant,
 			    struct keel_str subject, struct keel_str name,
 			    struct keel_str object, int64_t from, int64_t to,
@@ -407,9 +436,11 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 		new_tenant = c != 0;
 	}
 	if (new_tenant) {
+		int rc;
+		if (p->any && (rc = load_check_refs(L, prev_get(&p->tenant))))
+			return rc;
 		uint64_t counts[4];
-		int rc = keel_store_counts(L->s, tenant, KEEL_TIME_INF, counts);
-		if (rc)
+		if ((rc = keel_store_counts(L->s, tenant, KEEL_TIME_INF, counts)))
 			return rc;
 		if (counts[0] || counts[1] || counts[2] || counts[3])
 			return load_fail(L,
@@ -800,6 +831,10 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	    (!fact && (rc = load_check_entity(L, "relation", "object", object))))
 		return rc;
 
+	uint64_t ref = keel_event_key_hash(tenant, asserted_by.source, asserted_by.id);
+	if (keel_map_first(&L->tenant_refs, ref) == SIZE_MAX)
+		keel_map_put(&L->tenant_refs, ref, (void *)(uintptr_t)L->line);
+
 	struct keel_assertion a = {.kind = kind,
 				   .tenant = tenant,
 				   .subject = subject,
@@ -893,6 +928,9 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	ev->status = KEEL_EV_PENDING;
 	keel_ptrvec_push(&L->events, ev);
 	keel_map_put(&L->event_ids, h, ev);
+	size_t named = keel_map_first(&L->tenant_refs, h);
+	if (named != SIZE_MAX)
+		L->tenant_refs.values[named] = NULL; /* its event is here */
 	return 0;
 }
 
@@ -948,15 +986,25 @@ static int load_flush(struct load_ctx *L)
 static int load_line(struct load_ctx *L, const char *text, size_t len)
 {
 	struct keel_json_error jerr;
-	if (keel_json_parse(&L->doc, text, len, &jerr))
+	if (keel_json_parse(&L->doc, text, len, &jerr)) {
+		/* A dump kept compressed: say so rather than "not valid JSON". */
+		bool gzip = len >= 2 && memcmp(text, "\x1f\x8b", 2) == 0;
+		bool zstd = len >= 4 && memcmp(text, "\x28\xb5\x2f\xfd", 4) == 0;
+		if (L->line == 1 && (gzip || zstd))
+			return load_fail(L, "%s data: load reads a plain dump (%s FILE | "
+					    "keel load -)",
+					 gzip ? "gzip" : "zstd", gzip ? "zcat" : "zstdcat");
 		return load_fail(L, "not valid JSON at byte %zu: %s", jerr.offset + 1,
 				 jerr.msg);
+	}
 	const struct keel_json *obj = L->doc.root;
 	if (obj->type != KEEL_JSON_OBJECT)
 		return load_fail(L, "expected a JSON object");
 	struct keel_str type, tenant;
 	int rc;
-	if ((rc = field_str(L, obj, "type", 1, 16, false, &type)) ||
+	/* Any string up to an event type's length, so that a line of another
+	 * kind (an event given to load by mistake) hears which types there are. */
+	if ((rc = field_str(L, obj, "type", 1, KEEL_TYPE_MAX, false, &type)) ||
 	    (rc = field_str(L, obj, "tenant", 1, KEEL_TENANT_MAX, false, &tenant)))
 		return rc;
 	if (!tenant_name_ok(tenant))
@@ -993,6 +1041,7 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_map_init(&L.old_sources);
 	keel_arena_init(&L.old_arena);
 	keel_map_init(&L.entities);
+	keel_map_init(&L.tenant_refs);
 	keel_buf_init(&L.tmp);
 	keel_buf_init(&L.msg);
 	keel_buf_init(&L.why);
@@ -1013,15 +1062,25 @@ int keel_load(struct keel_store *s, FILE *in)
 		size_t len = (size_t)got;
 		if (len && line[len - 1] == '\n')
 			len--;
+		/* An editor's byte order mark opening the file is no part of
+		 * the first record (ingest drops it too). */
+		const char *text = line;
+		if (L.line == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+			text += 3;
+			len -= 3;
+		}
 		if (len == 0)
 			continue; /* a blank line carries no record */
 		if (L.records == 0)
 			L.first_line = L.line;
-		rc = load_line(&L, line, len);
+		rc = load_line(&L, text, len);
 		if (rc == 0 && ++L.records >= LOAD_BATCH)
 			rc = load_flush(&L);
 	}
-	if (rc == 0 && ferror(in))
+	/* getline also stops on a line it cannot allocate (ENOMEM), without
+	 * the stream's error flag: anything short of the end of the file is
+	 * an error, never taken for the end of the dump. */
+	if (rc == 0 && (ferror(in) || !feof(in)))
 		rc = keel_store_fail(s, KEEL_EIO, "line %llu: cannot read: %s",
 				     (unsigned long long)L.line + 1, strerror(errno));
 	if (rc == 0 && p->have_row && p->row_to != KEEL_TIME_INF) {
@@ -1030,6 +1089,8 @@ int keel_load(struct keel_store *s, FILE *in)
 			       "(its last non-empty row must be open)",
 			       (unsigned long long)p->row_line);
 	}
+	if (rc == 0 && p->any)
+		rc = load_check_refs(&L, prev_get(&p->tenant));
 	if (rc == 0)
 		rc = load_run_flush(&L);
 	if (rc == 0)
@@ -1047,6 +1108,7 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&L.why);
 	keel_map_free(&L.event_ids);
 	keel_map_free(&L.entities);
+	keel_map_free(&L.tenant_refs);
 	keel_append_builder_free(&L.ab);
 	keel_arena_free(&L.arena);
 	keel_arena_free(&L.run_arena);

@@ -42,6 +42,9 @@
 
 #define TEXT_CHUNK ((size_t)1 << 20) /* plain read() size and refill room */
 #define IN_CHUNK ((size_t)256 << 10) /* compressed read() size */
+/* A zstd frame header's largest size (zstd.h has it as
+ * ZSTD_FRAMEHEADERSIZE_MAX, only for static linking). */
+#define ZSTD_FRAME_HEADER_MAX ((size_t)18)
 
 enum reader_codec { CODEC_SNIFF, CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
 
@@ -243,7 +246,15 @@ static ssize_t fill_zstd(struct keel_reader *r)
 		 * next frame, so do not ask. */
 		if (r->in_pos == r->in_len && r->in_eof && r->zstd_left == 0)
 			return 0;
-		ZSTD_inBuffer in = {r->in, r->in_len, r->in_pos};
+		/* At most the input the decoder asks for next (the rest of the
+		 * block it is in, and the next block's header): a block is then
+		 * decoded and handed out by itself, so a damaged block costs
+		 * only its own lines, and an error names the offset where that
+		 * block starts (on an error the decoder reports no progress, so
+		 * a call given more would name where the call started). */
+		size_t want = r->zstd_left ? r->zstd_left : ZSTD_FRAME_HEADER_MAX;
+		size_t size = r->in_len - r->in_pos > want ? r->in_pos + want : r->in_len;
+		ZSTD_inBuffer in = {r->in, size, r->in_pos};
 		ZSTD_outBuffer out = {r->buf + r->end, r->cap - r->end, 0};
 		size_t ret = ZSTD_decompressStream(r->zds, &out, &in);
 		bool progress = in.pos > r->in_pos || out.pos > 0;

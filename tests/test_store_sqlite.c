@@ -476,7 +476,8 @@ static void newer_schema_is_refused(void **state)
 	assert_null(s);
 	char want[4400];
 	snprintf(want, sizeof want,
-		 "store \"%s\": schema version 99 is newer than this keel supports (%d)",
+		 "store \"%s\": schema version 99 is newer than this keel supports (%d): "
+		 "upgrade keel",
 		 f.url, keel_store_sqlite_schema_version());
 	assert_string_equal(err, want);
 	free(err);

@@ -131,14 +131,20 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 	keel_sqlite_checkpoint_init(s);
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
 	keel_sqlite_set_max_envelope(s);
+	/* A file that is not a store this Keel may write is refused before
+	 * anything writes to it: switching a rollback-journal file to WAL
+	 * rewrites its header. page_size writes nothing (it only takes effect
+	 * when a new file's first page is written). */
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
-		 "PRAGMA page_size = %d; "
 		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
 		 "PRAGMA cache_size = -%d; PRAGMA temp_store = MEMORY; "
 		 "PRAGMA wal_autocheckpoint = %d",
-		 KEEL_SQLITE_PAGE_SIZE, KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
-	if ((rc = keel_sqlite_exec(s, pragmas)) || (rc = keel_sqlite_migrate(s)) ||
+		 KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
+	char page_size[64];
+	snprintf(page_size, sizeof page_size, "PRAGMA page_size = %d", KEEL_SQLITE_PAGE_SIZE);
+	if ((rc = keel_sqlite_exec(s, page_size)) || (rc = keel_sqlite_check_schema(s)) ||
+	    (rc = keel_sqlite_exec(s, pragmas)) || (rc = keel_sqlite_migrate(s)) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->begin, "BEGIN IMMEDIATE")) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->commit, "COMMIT")) ||
 	    (rc = keel_sqlite_fixed_stmt(s, &s->rollback, "ROLLBACK")))

@@ -397,20 +397,29 @@ static const char *const *const keel_sqlite_migrations[] = {
 static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *version)
 {
 	sqlite3_stmt *st;
-	static const char tables[] =
-	    "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name";
-	int rc = keel_sqlite_prepare(s, tables, sizeof tables - 1, &st);
+	/* Every object, not only tables: a file holding only another
+	 * application's views or triggers is not empty either. SQLite's own
+	 * tables (sqlite_sequence, sqlite_stat1) are made for any schema. */
+	static const char objects[] =
+	    "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
+	    "ESCAPE '\\' ORDER BY type = 'table' DESC, name";
+	int rc = keel_sqlite_prepare(s, objects, sizeof objects - 1, &st);
 	if (rc)
 		return rc;
 	s->base.statements++;
 	bool meta = false;
 	char *other = NULL;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		if (name && !strcmp(name, "meta"))
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (name && type && !strcmp(type, "table") && !strcmp(name, "meta"))
 			meta = true;
-		else if (name && !other)
-			other = keel_xstrdup(name);
+		else if (name && type && !other) {
+			struct keel_buf what;
+			keel_buf_init(&what);
+			keel_buf_addf(&what, "%s \"%s\"", type, name);
+			other = what.data;
+		}
 	}
 	if (rc != SQLITE_DONE) {
 		rc = keel_sqlite_fail(s);
@@ -425,7 +434,7 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 			rc =
 			    keel_store_fail(&s->base, KEEL_ESCHEMA,
 					    "store \"%s\": not a keel database (it has a "
-					    "table \"%s\" and no meta table)",
+					    "%s and no meta table)",
 					    s->base.url, other);
 			free(other);
 			return rc;
@@ -435,11 +444,25 @@ static int keel_sqlite_read_version(struct keel_sqlite_store *s, int64_t *versio
 	free(other);
 
 	static const char get[] = "SELECT value FROM meta WHERE key = 'schema_version'";
-	if ((rc = keel_sqlite_prepare(s, get, sizeof get - 1, &st)))
-		return rc;
+	if (sqlite3_prepare_v2(s->db, get, (int)sizeof get - 1, &st, NULL) != SQLITE_OK) {
+		/* Another application's meta table (Keel's has always had
+		 * these columns), or a read error. */
+		if (sqlite3_errcode(s->db) != SQLITE_ERROR)
+			return keel_sqlite_fail(s);
+		return keel_store_fail(&s->base, KEEL_ESCHEMA,
+				       "store \"%s\": not a keel database (its meta table "
+				       "has no key and value columns)",
+				       s->base.url);
+	}
 	s->base.statements++;
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 0) < 0) {
+		rc = keel_store_fail(&s->base, KEEL_ESCHEMA,
+				     "store \"%s\": the meta table holds an invalid schema "
+				     "version %lld",
+				     s->base.url, (long long)sqlite3_column_int64(st, 0));
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
 		*version = sqlite3_column_int64(st, 0);
 		rc = 0;
 	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
@@ -459,7 +482,7 @@ static int keel_sqlite_newer(struct keel_sqlite_store *s, int64_t version)
 	return keel_store_fail(
 	    &s->base, KEEL_ESCHEMA,
 	    "store \"%s\": schema version %lld is newer than this keel "
-	    "supports (%lld)",
+	    "supports (%lld): upgrade keel",
 	    s->base.url, (long long)version, (long long)KEEL_SQLITE_SCHEMA_VERSION);
 }
 
@@ -468,6 +491,28 @@ int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql)
 	s->base.statements++;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return keel_sqlite_fail(s);
+	return 0;
+}
+
+/* Refuses a file this Keel must not write: another application's
+ * database, or a store of a newer schema. It only reads, so it runs before
+ * anything that writes to the file (the journal_mode pragma rewrites the
+ * header of a file in rollback-journal mode). */
+int keel_sqlite_check_schema(struct keel_sqlite_store *s)
+{
+	int64_t version;
+	int rc = keel_sqlite_read_version(s, &version);
+	if (rc && sqlite3_extended_errcode(s->db) == SQLITE_READONLY_DIRECTORY)
+		/* A read that SQLite reports as a write: say which. */
+		return keel_store_fail(&s->base, KEEL_ESTORE,
+				       "sqlite \"%s\": cannot read it: its directory cannot be "
+				       "written, and SQLite makes the store's -shm and -wal "
+				       "files there (%s)",
+				       s->path, sqlite3_errmsg(s->db));
+	if (rc)
+		return rc;
+	if (version > KEEL_SQLITE_SCHEMA_VERSION)
+		return keel_sqlite_newer(s, version);
 	return 0;
 }
 
@@ -483,13 +528,21 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	s->schema_was = s->schema_now = (int)version;
 	if (version == KEEL_SQLITE_SCHEMA_VERSION)
 		return 0;
-	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0)
+	if (version > KEEL_SQLITE_SCHEMA_VERSION)
 		return keel_sqlite_newer(s, version);
+	/* Said plainly, rather than SQLite's "attempt to write a readonly
+	 * database" from a command that only meant to read. */
+	if (sqlite3_db_readonly(s->db, "main") == 1)
+		return keel_store_fail(&s->base, KEEL_ESTORE,
+				       "store \"%s\": needs migrating from schema %lld to "
+				       "%lld, but the file is read-only",
+				       s->base.url, (long long)version,
+				       (long long)KEEL_SQLITE_SCHEMA_VERSION);
 	if ((rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
 		return rc;
 	if ((rc = keel_sqlite_read_version(s, &version)))
 		goto fail;
-	if (version > KEEL_SQLITE_SCHEMA_VERSION || version < 0) {
+	if (version > KEEL_SQLITE_SCHEMA_VERSION) {
 		rc = keel_sqlite_newer(s, version);
 		goto fail;
 	}

@@ -272,6 +272,7 @@ int keel_sqlite_prepare(struct keel_sqlite_store *s, const char *sql, size_t len
 			sqlite3_stmt **out);
 
 /* The schema (sqlite_schema.c) */
+int keel_sqlite_check_schema(struct keel_sqlite_store *s);
 int keel_sqlite_migrate(struct keel_sqlite_store *s);
 int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql);
 
