@@ -248,14 +248,6 @@ struct load_ctx {
 	 * collision can only let a missing entity pass, never fail a good
 	 * dump. */
 	struct keel_map entities;
-	/* The identities the current tenant's rows name in asserted_by, each
-	 * with the first line naming it (hash -> line), the line set to 0 when
-	 * the tenant's event record of that identity is read: every one must
-	 * be 0 when the tenant's records end (its events follow its rows). A
-	 * dump has no end marker; this is what refuses one cut short among a
-	 * tenant's records. 16 bytes a named event; a collision can only let a
-	 * missing event pass, never fail a good dump. */
-	struct keel_map tenant_refs;
 	size_t records;	     /* records in the open batch */
 	uint64_t first_line; /* first line of the open batch */
 	uint64_t line;
@@ -398,27 +390,6 @@ static int order_cmp(const struct load_prev *p, int type, struct keel_str subjec
 /* Checks the record's place in the dump: tenants ascending, record types
  * in order within a tenant, canonical order within a type; checks that a
  * tenant about to be loaded holds nothing yet; tracks timelines. */
-/* At the end of a tenant's records: fails on the first line whose
- * asserted_by names no event record of the tenant (closed_by always names
- * a later row's asserted_by, so those are covered too). */
-static int load_check_refs(struct load_ctx *L, struct keel_str tenant)
-{
-	uint64_t missing = 0;
-	for (size_t i = 0; i < L->tenant_refs.cap; i++) {
-		uint64_t line = (uint64_t)(uintptr_t)L->tenant_refs.values[i];
-		if (L->tenant_refs.hashes[i] && line && (!missing || line < missing))
-			missing = line;
-	}
-	keel_map_clear(&L->tenant_refs);
-	if (!missing)
-		return 0;
-	L->line = missing;
-	return load_fail(L,
-			 "field \"asserted_by\": its event has no event record in tenant "
-			 "\"%.*s\" (is the dump cut short?)",
-			 (int)tenant.len, tenant.ptr);
-}
-
 static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant,
 			    struct keel_str subject, struct keel_str name,
 			    struct keel_str object, int64_t from, int64_t to,
@@ -436,11 +407,9 @@ static int load_check_order(struct load_ctx *L, int type, struct keel_str tenant
 		new_tenant = c != 0;
 	}
 	if (new_tenant) {
-		int rc;
-		if (p->any && (rc = load_check_refs(L, prev_get(&p->tenant))))
-			return rc;
 		uint64_t counts[4];
-		if ((rc = keel_store_counts(L->s, tenant, KEEL_TIME_INF, counts)))
+		int rc = keel_store_counts(L->s, tenant, KEEL_TIME_INF, counts);
+		if (rc)
 			return rc;
 		if (counts[0] || counts[1] || counts[2] || counts[3])
 			return load_fail(L,
@@ -831,10 +800,6 @@ static int load_row(struct load_ctx *L, const struct keel_json *obj,
 	    (!fact && (rc = load_check_entity(L, "relation", "object", object))))
 		return rc;
 
-	uint64_t ref = keel_event_key_hash(tenant, asserted_by.source, asserted_by.id);
-	if (keel_map_first(&L->tenant_refs, ref) == SIZE_MAX)
-		keel_map_put(&L->tenant_refs, ref, (void *)(uintptr_t)L->line);
-
 	struct keel_assertion a = {.kind = kind,
 				   .tenant = tenant,
 				   .subject = subject,
@@ -928,9 +893,6 @@ static int load_event(struct load_ctx *L, const struct keel_json *obj,
 	ev->status = KEEL_EV_PENDING;
 	keel_ptrvec_push(&L->events, ev);
 	keel_map_put(&L->event_ids, h, ev);
-	size_t named = keel_map_first(&L->tenant_refs, h);
-	if (named != SIZE_MAX)
-		L->tenant_refs.values[named] = NULL; /* its event is here */
 	return 0;
 }
 
@@ -1041,7 +1003,6 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_map_init(&L.old_sources);
 	keel_arena_init(&L.old_arena);
 	keel_map_init(&L.entities);
-	keel_map_init(&L.tenant_refs);
 	keel_buf_init(&L.tmp);
 	keel_buf_init(&L.msg);
 	keel_buf_init(&L.why);
@@ -1089,8 +1050,6 @@ int keel_load(struct keel_store *s, FILE *in)
 			       "(its last non-empty row must be open)",
 			       (unsigned long long)p->row_line);
 	}
-	if (rc == 0 && p->any)
-		rc = load_check_refs(&L, prev_get(&p->tenant));
 	if (rc == 0)
 		rc = load_run_flush(&L);
 	if (rc == 0)
@@ -1108,7 +1067,6 @@ int keel_load(struct keel_store *s, FILE *in)
 	keel_buf_free(&L.why);
 	keel_map_free(&L.event_ids);
 	keel_map_free(&L.entities);
-	keel_map_free(&L.tenant_refs);
 	keel_append_builder_free(&L.ab);
 	keel_arena_free(&L.arena);
 	keel_arena_free(&L.run_arena);
