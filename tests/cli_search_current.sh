@@ -168,15 +168,7 @@ expect 0 "$KEEL" ingest --cartridge fleet --quiet --batch 37 "${g[@]}" "$dir/in.
 mkdir -m 777 "$dir/ro"
 cp "$dir/g.db" "$dir/ro/ro.db"
 chmod a-w "$dir/ro/ro.db"
-ro_keel=$KEEL
-if [ "$(id -u)" = 0 ]; then
-	command -v setpriv >/dev/null || skip_test "root without setpriv: no read-only file"
-	chmod o+x "$dir"
-	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
-		"$KEEL" >"$dir/keel-ro"
-	chmod a+rx "$dir/keel-ro"
-	ro_keel=$dir/keel-ro
-fi
+read_only_keel
 expect 0 "$KEEL" dump --store "sqlite:$dir/ro/ro.db" --output "$dir/ro.dump"
 KEEL=$ro_keel python3 "$check" "sqlite:$dir/ro/ro.db" "$dir/ro.dump" >/dev/null ||
 	fail "search on a read-only store"

@@ -11,15 +11,7 @@
 
 old=${KEEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}/tests/data/migrate
 story="$data/story.ndjson"
-ro_keel=$KEEL
-if [ "$(id -u)" = 0 ]; then
-	command -v setpriv >/dev/null || skip_test "root without setpriv: no read-only file"
-	chmod o+x "$dir"
-	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
-		"$KEEL" >"$dir/keel-ro"
-	chmod a+rx "$dir/keel-ro"
-	ro_keel=$dir/keel-ro
-fi
+read_only_keel
 mkdir -m 777 "$dir/ro"
 expect 0 "$KEEL" ingest --cartridge fleet --quiet "$story" --store "sqlite:$dir/ro/cur.db"
 expect 0 "$KEEL" stats --store "sqlite:$dir/ro/cur.db"

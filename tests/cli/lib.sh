@@ -67,6 +67,20 @@ empty() {
 	[ ! -s "$dir/$1" ] || fail "$1 of the last command is not empty: $(head -c 600 "$dir/$1")"
 }
 
+# read_only_keel: sets ro_keel to a keel that a file without write
+# permission stops, as it stops a user: as root (who writes any file),
+# the same binary run as nobody through setpriv; otherwise keel itself.
+read_only_keel() {
+	ro_keel=$KEEL
+	[ "$(id -u)" = 0 ] || return 0
+	command -v setpriv >/dev/null || skip_test "root without setpriv: no read-only file"
+	chmod o+x "$dir"
+	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
+		"$KEEL" >"$dir/keel-ro"
+	chmod a+rx "$dir/keel-ro"
+	ro_keel=$dir/keel-ro
+}
+
 finish() {
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails failure(s)"
