@@ -46,6 +46,7 @@
 #include "json.h"
 #include "keel.h"
 #include "prepare.h"
+#include "store/sqlite_store.h"
 
 static double now(void)
 {
@@ -284,6 +285,20 @@ static double median3(double a, double b, double c)
 	return c < a ? a : c > b ? b : c;
 }
 
+/* The store's own pragmas (src/store/sqlite.c), page cache included: a
+ * smaller cache would spill a transaction and flatter a limit. */
+static void store_pragmas(sqlite3 *db)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql,
+		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+		 "PRAGMA cache_size=-%d; PRAGMA temp_store=MEMORY; "
+		 "PRAGMA wal_autocheckpoint=%d",
+		 KEEL_SQLITE_CACHE_KIB, KEEL_SQLITE_AUTOCHECKPOINT);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL))
+		die(sqlite3_errmsg(db));
+}
+
 /* The SQLite limit: copy every row of src's tables into a fresh store's
  * schema with a plain loop of prepared single-row INSERTs in one
  * transaction. Rows are read into memory first; only the insert loop is
@@ -300,13 +315,7 @@ static struct proc_cost bench_sqlite_limit(const char *src_path, const char *dst
 	sqlite3 *src, *dst;
 	if (sqlite3_open(src_path, &src) || sqlite3_open(dst_path, &dst))
 		die("sqlite open");
-	/* the store's own pragmas (src/store/sqlite.c), page cache included:
-	 * a smaller cache would spill the transaction and flatter the ratio */
-	sqlite3_exec(dst,
-		     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-		     "PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; "
-		     "PRAGMA wal_autocheckpoint=8192",
-		     0, 0, 0);
+	store_pragmas(dst);
 	/* every table of the schema, event_ids included: it is the log's
 	 * (tenant, id) key, as the UNIQUE index on events used to be */
 	const char *tables[] = {"entity_mentions", "fact_rows", "relation_rows", "events",
@@ -428,12 +437,7 @@ static struct proc_cost bench_build_indexes(const char *path, const char *sql)
 	sqlite3 *db;
 	if (sqlite3_open(path, &db))
 		die("sqlite open");
-	/* the store's own pragmas (src/store/sqlite.c) */
-	sqlite3_exec(db,
-		     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-		     "PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; "
-		     "PRAGMA wal_autocheckpoint=8192",
-		     0, 0, 0);
+	store_pragmas(db);
 	sync();
 	double t0 = now(), c0 = cpu_self();
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL))

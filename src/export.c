@@ -719,27 +719,6 @@ static int make_dirs(const char *dir)
 	return err;
 }
 
-/* As known at known_at, a tenant that had recorded nothing yet did not
- * exist: it is left out (as keel_stats leaves it out), so that GraphML
- * writes no file for it. CSV and NDJSON would write nothing of it anyway. */
-static int drop_tenants_unknown_at(struct keel_store *s, struct keel_ptrvec *tenants,
-				   int64_t known_at)
-{
-	size_t kept = 0;
-	int rc = 0;
-	for (size_t i = 0; i < tenants->len; i++) {
-		uint64_t c[4] = {0};
-		if (rc == 0)
-			rc = keel_store_counts(s, keel_str_cstr(tenants->items[i]), known_at, c);
-		if (rc == 0 && (c[0] || c[1] || c[2] || c[3]))
-			tenants->items[kept++] = tenants->items[i];
-		else
-			free(tenants->items[i]);
-	}
-	tenants->len = kept;
-	return rc;
-}
-
 int keel_export(struct keel_store *s, const struct keel_export_options *given)
 {
 	if (!s || !given)
@@ -768,9 +747,10 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 					     opt->tenant);
 		keel_ptrvec_push(&tenants, keel_xstrdup(opt->tenant));
 	} else {
-		rc = keel_store_tenants(s, &tenants);
-		if (rc == 0 && opt->known_at_set)
-			rc = drop_tenants_unknown_at(s, &tenants, opt->known_at);
+		/* As known at a moment, a tenant that had recorded nothing yet
+		 * did not exist, and GraphML writes no file for it. */
+		rc = keel_store_tenants_known(
+		    s, opt->known_at_set ? opt->known_at : KEEL_TIME_INF, &tenants);
 	}
 	if (rc == 0) {
 		switch (opt->format) {

@@ -236,17 +236,6 @@ static int page_finish(struct find_page *p, int rc, char **json)
 
 /* ----------------------------------------------------------------- tenants */
 
-/* A tenant existed as known at a moment when something of it was
- * recorded by then: the counts keel stats gives known at it. */
-static int recorded_by(struct keel_store *s, const char *tenant, int64_t known_at,
-		       bool *yes)
-{
-	uint64_t c[4];
-	int rc = keel_store_counts(s, keel_str_cstr(tenant), known_at, c);
-	*yes = rc == 0 && (c[0] || c[1] || c[2] || c[3]);
-	return rc;
-}
-
 int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *tenant),
 		 void *ud, const struct keel_read_options *ro, char **json)
 {
@@ -261,7 +250,7 @@ int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *ten
 				       "the tenants list takes no valid time (--at): a "
 				       "tenant exists from its first recording");
 	struct keel_ptrvec names = {0};
-	rc = keel_store_tenants(s, &names);
+	rc = keel_store_tenants_known(s, o.known_at_set ? o.known_at : KEEL_TIME_INF, &names);
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addc(&b, '{');
@@ -273,10 +262,7 @@ int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *ten
 	keel_buf_adds(&b, "\"tenants\":[");
 	size_t n = 0;
 	for (size_t i = 0; i < names.len; i++) {
-		bool then = true;
-		if (rc == 0 && o.known_at_set)
-			rc = recorded_by(s, names.items[i], o.known_at, &then);
-		if (rc == 0 && then && (!visible || visible(ud, names.items[i]))) {
+		if (rc == 0 && (!visible || visible(ud, names.items[i]))) {
 			if (n++)
 				keel_buf_addc(&b, ',');
 			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));

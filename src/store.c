@@ -255,6 +255,26 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)
 	return s->ops->tenants(s, out);
 }
 
+int keel_store_tenants_known(struct keel_store *s, int64_t known_at, struct keel_ptrvec *out)
+{
+	size_t from = out->len;
+	int rc = keel_store_tenants(s, out);
+	if (rc || known_at == KEEL_TIME_INF)
+		return rc;
+	size_t kept = from;
+	for (size_t i = from; i < out->len; i++) {
+		uint64_t c[4] = {0};
+		if (rc == 0)
+			rc = keel_store_counts(s, keel_str_cstr(out->items[i]), known_at, c);
+		if (rc == 0 && (c[0] || c[1] || c[2] || c[3]))
+			out->items[kept++] = out->items[i];
+		else
+			free(out->items[i]);
+	}
+	out->len = kept;
+	return rc;
+}
+
 static int derive_fn(void *ud, const struct keel_record *r)
 {
 	return keel_deriver_push(ud, r);

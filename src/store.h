@@ -414,6 +414,9 @@ int keel_store_append(struct keel_store *s, const struct keel_append *a);
  * recorded_at the store's log holds or this handle gave before. */
 int64_t keel_store_recorded_at(struct keel_store *s);
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
+/* The tenants as known at known_at: those with something recorded by
+ * then (the counts keel stats gives), every one at KEEL_TIME_INF. */
+int keel_store_tenants_known(struct keel_store *s, int64_t known_at, struct keel_ptrvec *out);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,

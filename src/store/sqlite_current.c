@@ -264,26 +264,34 @@ int keel_sqlite_fold_some(struct keel_store *bs, int64_t most, bool *left)
 
 /* Deletes the current rows or horizons (table) of the tenant, or of its
  * predicates the scope names. */
+int keel_sqlite_per_predicate(struct keel_sqlite_store *s, sqlite3_stmt *st,
+			      struct keel_str tenant, const struct keel_replace_scope *scope)
+{
+	int rc = 0;
+	size_t n = scope ? scope->nnames[KEEL_ROW_FACT] : 1;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		keel_sqlite_bind_str(s, st, 1, tenant);
+		keel_sqlite_bind_str(s, st, 2,
+				     scope ? scope->names[KEEL_ROW_FACT][i] : KEEL_STR_NULL);
+		rc = keel_sqlite_run(s, st);
+	}
+	return rc;
+}
+
 static int keel_sqlite_current_delete(struct keel_sqlite_store *s, const char *table,
 				      struct keel_str tenant,
 				      const struct keel_replace_scope *scope)
 {
 	struct keel_buf sql;
 	keel_buf_init(&sql);
-	keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = ?1%s", table,
-		      scope ? " AND predicate = ?2" : "");
+	keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = ?1 AND (?2 IS NULL OR predicate = ?2)",
+		      table);
 	sqlite3_stmt *st;
 	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
 	keel_buf_free(&sql);
 	if (rc)
 		return rc;
-	keel_sqlite_bind_str(s, st, 1, tenant);
-	size_t n = scope ? scope->nnames[KEEL_ROW_FACT] : 1;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if (scope)
-			keel_sqlite_bind_str(s, st, 2, scope->names[KEEL_ROW_FACT][i]);
-		rc = keel_sqlite_run(s, st);
-	}
+	rc = keel_sqlite_per_predicate(s, st, tenant, scope);
 	sqlite3_finalize(st);
 	return rc;
 }

@@ -293,14 +293,5 @@ int keel_sqlite_spans_drop(struct keel_sqlite_store *s, struct keel_str tenant,
 {
 	sqlite3_stmt *st;
 	int rc = keel_sqlite_current_stmt(s, KEEL_SC_SPAN_DROP, &st);
-	if (rc)
-		return rc;
-	size_t n = scope ? scope->nnames[KEEL_ROW_FACT] : 1;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		keel_sqlite_bind_str(s, st, 1, tenant);
-		keel_sqlite_bind_str(s, st, 2,
-				     scope ? scope->names[KEEL_ROW_FACT][i] : KEEL_STR_NULL);
-		rc = keel_sqlite_run(s, st);
-	}
-	return rc;
+	return rc ? rc : keel_sqlite_per_predicate(s, st, tenant, scope);
 }

@@ -308,6 +308,10 @@ int keel_sqlite_current_stmt(struct keel_sqlite_store *s, enum keel_sqlite_curre
 			     sqlite3_stmt **out);
 int keel_sqlite_current_drop(struct keel_sqlite_store *s, struct keel_str tenant,
 			     const struct keel_replace_scope *scope);
+/* Runs st, whose ?1 is a tenant and ?2 a predicate (NULL: every one),
+ * once per fact predicate of scope, or once for the whole tenant. */
+int keel_sqlite_per_predicate(struct keel_sqlite_store *s, sqlite3_stmt *st,
+			      struct keel_str tenant, const struct keel_replace_scope *scope);
 int keel_sqlite_horizon(struct keel_sqlite_store *s, struct keel_str tenant,
 			struct keel_str predicate, bool *found, int64_t *out);
 bool keel_sqlite_searchable(struct keel_str value);
