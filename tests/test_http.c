@@ -1921,6 +1921,9 @@ static sqlite3 *writer_held(struct fx *f, const char *sql, pthread_t *th, struct
 {
 	sqlite3 *db = NULL;
 	assert_int_equal(sqlite3_open(f->url + 7, &db), SQLITE_OK);
+	/* The writer may be folding while idle (a short transaction): wait
+	 * for it as any other connection would. */
+	sqlite3_busy_timeout(db, 5000);
 	assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
 	if (sql)
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
