@@ -373,7 +373,10 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
  * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
  * for a bulk load refused), that batch alone is rolled back (the batches
  * before it are committed) and keel_ingest_errmsg names its range of
- * positions. In KEEL_INGEST_WORKERS mode a worker's
+ * positions. The same holds when the store fails while an event is
+ * offered (reading its tenant's recorded cartridge): the open batch is
+ * dropped unwritten, so no event offered before the failure is committed
+ * by a later flush. In KEEL_INGEST_WORKERS mode a worker's
  * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position);

@@ -698,7 +698,6 @@ static void server_free(struct keel_server *srv)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
 	keel_ingest_free(srv->ing);
-	keel_ptrvec_free(&srv->group.owner);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
