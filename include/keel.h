@@ -63,7 +63,8 @@ KEEL_API const char *keel_version(void);
 	XX(REJECTED, -7, "event rejected")                                \
 	XX(NOTFOUND, -8, "not found")                                     \
 	XX(DUMP, -9, "invalid dump record")                               \
-	XX(FORGOTTEN, -10, "forgotten")
+	XX(FORGOTTEN, -10, "forgotten")                                   \
+	XX(UNCERTAIN, -11, "commit outcome unknown")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -71,6 +72,12 @@ enum keel_error {
 	KEEL_ERRNO_MAP(KEEL_XX)
 #undef KEEL_XX
 };
+
+/* KEEL_EUNCERTAIN: a commit failed in a way that leaves unknown whether
+ * what it held was committed (MySQL: the connection lost while COMMIT was
+ * under way; SQLite: the commit done, but its log could not be synced,
+ * so a power cut may undo it). Sending the same events again is safe:
+ * those already logged are answered as duplicates. */
 
 /* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
 KEEL_API const char *keel_err_name(int code);

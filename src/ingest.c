@@ -420,14 +420,16 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 
 /* After a failed batch (rc, its message set): the batches of the open
  * transaction before it are committed, and a failure of that commit is
- * told after the batch's own. */
+ * told after the batch's own (and returned when it leaves what was
+ * committed unknown). */
 static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
 {
 	if (!ing->in_tx)
 		return rc;
 	struct keel_buf keep = ing->errmsg;
 	keel_buf_init(&ing->errmsg);
-	keel_batcher_commit(ing);
+	if (keel_batcher_commit(ing) == KEEL_EUNCERTAIN)
+		rc = KEEL_EUNCERTAIN;
 	if (ing->errmsg.len) {
 		keel_buf_adds(&keep, "; then ");
 		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));

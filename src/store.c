@@ -198,10 +198,17 @@ int keel_store_commit(struct keel_store *s)
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "no transaction open");
 	int rc = s->ops->commit(s);
-	/* A failed commit leaves the transaction to be rolled back. */
-	if (rc == 0)
+	/* A failed commit leaves the transaction to be rolled back; one
+	 * whose outcome is unknown has ended, one way or the other. */
+	if (rc == 0 || rc == KEEL_EUNCERTAIN)
 		s->in_tx = false;
 	return rc;
+}
+
+void keel_store_durable_commits(struct keel_store *s)
+{
+	if (s->ops->durable_commits)
+		s->ops->durable_commits(s);
 }
 
 int keel_store_rollback(struct keel_store *s)

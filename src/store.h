@@ -243,8 +243,17 @@ struct keel_store_ops {
 	void (*close)(struct keel_store *s);
 
 	int (*begin)(struct keel_store *s);
+	/* 0 once committed; KEEL_EUNCERTAIN when it failed without telling
+	 * whether it committed (the transaction is over either way); another
+	 * error leaves the transaction to be rolled back. */
 	int (*commit)(struct keel_store *s);
 	int (*rollback)(struct keel_store *s);
+	/* Optional. From now on each commit of this handle returns only once
+	 * what it committed survives a power cut (keel serve's writer, which
+	 * answers after the commit). NULL: the store's commits already do as
+	 * much as they can (MySQL: the server's innodb_flush_log_at_trx_commit
+	 * decides), or nothing survives anyway (memory). */
+	void (*durable_commits)(struct keel_store *s);
 
 	/* Batches within a transaction (docs/semantics.md, "Batches, commits
 	 * and failures"): savepoint before each batch's writes, release after
@@ -404,6 +413,8 @@ const char *keel_store_url(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);
+/* See the ops' durable_commits. */
+void keel_store_durable_commits(struct keel_store *s);
 int keel_store_savepoint(struct keel_store *s);
 int keel_store_release(struct keel_store *s);
 int keel_store_rollback_to_savepoint(struct keel_store *s);

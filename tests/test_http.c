@@ -2177,6 +2177,65 @@ static void store_error_fails_the_whole_group(void **state)
 	fx_stop(&f);
 }
 
+/* An answered POST survives the machine (docs/http.md, "Durability"): the
+ * writer syncs SQLite's log after each group's commit, before it answers
+ * any POST of it; the store counts those syncs (GET /metrics), and each
+ * answer finds its sync counted already, one a group however many POSTs
+ * it holds (here one alone, a duplicate, then five queued behind a lock). */
+static void answers_follow_their_sync(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	const char *syncs = "keel_sqlite_commit_syncs_total";
+	assert_int_equal(metric_now(f.port, syncs), 0);
+	char *one[3] = {event("tenant-a", "s-1", "V-1", "parked", 1),
+			event("tenant-a", "s-2", "V-2", "parked", 2),
+			event("tenant-a", "s-1", "V-1", "parked", 1)};
+	for (long i = 0; i < 3; i++) {
+		struct resp r;
+		http(f.port, "POST", "/v1/events", NULL, CT_ONE, one[i], &r);
+		assert_status(r, 200);
+		assert_int_equal(json_num(r.body, i == 2 ? "duplicates" : "accepted"), 1);
+		resp_free(&r);
+		assert_int_equal(metric_now(f.port, syncs), i + 1);
+	}
+	free_all(one, 3);
+
+	pthread_t tha;
+	struct post_args a0;
+	sqlite3 *db = writer_held(&f, NULL, &tha, &a0);
+	enum { N = 5 };
+	struct post_args pa[N];
+	pthread_t th[N];
+	for (int i = 0; i < N; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "g-%d", i);
+		pa[i] = (struct post_args){f.port, CT_ONE,
+					   event("tenant-a", id, "V-3", "moving", 10 + i), {0}};
+		pthread_create(&th[i], NULL, post_main, &pa[i]);
+	}
+	assert_true(wait_writer_requests(f.port, 1 + N));
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	pthread_join(tha, NULL);
+	assert_status(a0.r, 200);
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		assert_status(pa[i].r, 200);
+		assert_int_equal(json_num(pa[i].r.body, "accepted"), 1);
+		resp_free(&pa[i].r);
+		free(pa[i].body);
+	}
+	resp_free(&a0.r);
+	free(a0.body);
+	/* a-0 alone, then the five as one group */
+	assert_int_equal(metric_now(f.port, syncs), 5);
+	assert_int_equal(metric_now(f.port, "keel_batch_duration_seconds_count"), 5);
+	fx_stop(&f);
+}
+
 /* ---------------------------------------------------------- graceful stop */
 
 static bool two_connections_open(uint16_t port)
@@ -2340,6 +2399,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(parallel_writers_and_readers_sqlite),
 	cmocka_unit_test(concurrent_posts_get_their_own_answers),
 	cmocka_unit_test(store_error_fails_the_whole_group),
+	cmocka_unit_test(answers_follow_their_sync),
 	cmocka_unit_test(graceful_stop_finishes_batch),
 	cmocka_unit_test(graceful_stop_answers_queued_posts),
 };

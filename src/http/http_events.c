@@ -268,14 +268,19 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	pthread_mutex_unlock(&srv->inflight_lock);
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.request_timeout * 1000000);
 	rq->route = ROUTE_DONE;
-	if (job->rc != 0) {
-		/* The cause (paths, SQL errors) went to the log, not to
-		 * clients of every tenant. */
+	/* The cause (paths, SQL errors) went to the log, not to clients of
+	 * every tenant. */
+	if (job->rc == KEEL_EUNCERTAIN)
+		return keel_http_answer_error(
+		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "store error (details in the server log) during the commit: "
+		    "whether the batch was ingested is unknown; sending it again "
+		    "is safe (events already ingested are answered as duplicates)");
+	if (job->rc != 0)
 		return keel_http_answer_error(
 		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "store error (details in the server log); the batch was "
 		    "rolled back, nothing was ingested, sending it again is safe");
-	}
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addf(

@@ -729,11 +729,11 @@ static void init_cond_monotonic(pthread_cond_t *c)
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return keel_server_start_null_mode(o, false, out, errmsg);
+	return keel_server_start_bench(o, KEEL_SERVE_AS_IS, out, errmsg);
 }
 
-int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
-				struct keel_server **out, char **errmsg)
+int keel_server_start_bench(const struct keel_server_options *o, enum keel_server_bench mode,
+			    struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)
@@ -751,7 +751,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
 	srv->o = opt;
-	srv->null_mode = null_mode;
+	srv->null_mode = mode == KEEL_SERVE_NULL;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -828,6 +828,11 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	/* A store whose state lives in its one handle (memory:) is read
 	 * through the writer's. */
 	srv->shared_store = keel_store_state_in_handle(srv->writer);
+	/* An answer tells what survives the machine (docs/http.md,
+	 * "Durability"): the writer's commits are synced before they are
+	 * answered, at one sync a group of POSTs. */
+	if (mode != KEEL_SERVE_UNSYNCED)
+		keel_store_durable_commits(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {

@@ -156,7 +156,7 @@ struct group {
 
 struct keel_server {
 	struct keel_server_options o;
-	bool null_mode; /* keel_server_start_null_mode */
+	bool null_mode; /* keel_server_start_bench: KEEL_SERVE_NULL */
 	char *store_url;
 	bool shared_store; /* keel_store_state_in_handle: reads go through the writer */
 	struct MHD_Daemon *daemon;

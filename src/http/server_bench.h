@@ -10,10 +10,19 @@
 
 #include "keel.h"
 
-/* keel_server_start, with null_mode: POST /v1/events reads each body and
- * answers 200 without parsing or ingesting it (bench_http's limit rows;
- * docs/http.md). */
-int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
-				struct keel_server **out, char **errmsg);
+/* How bench_http runs the server besides as keel serve does. */
+enum keel_server_bench {
+	KEEL_SERVE_AS_IS,
+	/* POST /v1/events reads each body and answers 200 without parsing or
+	 * ingesting it (the limit rows; docs/http.md). */
+	KEEL_SERVE_NULL,
+	/* The writer's commits are not made durable before their answers
+	 * (keel_store_durable_commits left out): what that costs. */
+	KEEL_SERVE_UNSYNCED,
+};
+
+/* keel_server_start, run as mode says. */
+int keel_server_start_bench(const struct keel_server_options *o, enum keel_server_bench mode,
+			    struct keel_server **out, char **errmsg);
 
 #endif

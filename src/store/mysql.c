@@ -103,17 +103,18 @@ static int keel_mysql_commit(struct keel_store *s)
 	if (!m->tx_open)
 		return 0;
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
-	if (rc == 0) {
+	if (rc == 0 || m->broken) {
 		m->tx_open = false;
 		m->tx_writes = false;
 	}
 	if (rc && m->broken) {
+		/* The server may have committed before the connection went:
+		 * the transaction is over, its outcome unknown here. */
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(
-		    s, rc,
+		    s, KEEL_EUNCERTAIN,
 		    "commit: lost the connection to the mysql server (error "
-		    "%u); the transaction may or may not have been committed: run "
-		    "the same input again (events already logged are skipped)",
+		    "%u); the transaction may or may not have been committed",
 		    e);
 	}
 	return rc;
