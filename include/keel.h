@@ -393,7 +393,9 @@ KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position
 /* Commits every event offered so far and returns once it is committed (in
  * KEEL_INGEST_WORKERS mode: once every worker has committed, every
  * rejection reported). KEEL_INGEST_BULK writes nothing before
- * keel_ingest_finish: there it does nothing. */
+ * keel_ingest_finish: there it does nothing. A commit (here, or in
+ * keel_ingest_add) whose outcome the store cannot know returns
+ * KEEL_EUNCERTAIN: offering the same events again is safe. */
 KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
 /* Flushes and ends the ingestion: KEEL_INGEST_BULK writes everything here
  * (on failure nothing was written); workers stop. Nothing may be added

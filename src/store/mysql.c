@@ -97,11 +97,15 @@ int keel_mysql_tx(struct keel_mysql_store *m)
 	return rc;
 }
 
+void (*keel_mysql_before_commit)(struct keel_store *s);
+
 static int keel_mysql_commit(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	if (!m->tx_open)
 		return 0;
+	if (keel_mysql_before_commit)
+		keel_mysql_before_commit(s);
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
 	if (rc == 0 || m->broken) {
 		m->tx_open = false;
@@ -652,6 +656,12 @@ static int keel_mysql_exec_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	(void)len;
 	struct keel_mysql_exec_ctx *c = ud;
 	return c->fn ? c->fn(c->ud, ncols, row) : 0;
+}
+
+unsigned long keel_store_mysql_connection_id(struct keel_store *s)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	return m->db ? mysql_thread_id(m->db) : 0;
 }
 
 int keel_store_mysql_exec(struct keel_store *s, const char *sql, keel_mysql_row_fn fn,
