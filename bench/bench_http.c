@@ -336,8 +336,11 @@ struct opts {
 	unsigned port;	  /* load a running keel serve instead */
 };
 
-static struct keel_server *serve(const struct opts *o, const char *url,
-				  enum keel_server_bench mode)
+/* The server as keel serve runs it, or one of the benchmark's modes
+ * (src/http/server_bench.h). */
+enum serve_mode { SERVE_AS_IS, SERVE_DROPPING, SERVE_UNSYNCED };
+
+static struct keel_server *serve(const struct opts *o, const char *url, enum serve_mode mode)
 {
 	struct keel_server_options so = {
 		.size = sizeof so,
@@ -349,7 +352,10 @@ static struct keel_server *serve(const struct opts *o, const char *url,
 	};
 	struct keel_server *srv = NULL;
 	char *err = NULL;
-	if (keel_server_start_bench(&so, mode, &srv, &err) != 0) {
+	int rc = mode == SERVE_DROPPING  ? keel_server_start_dropping_events(&so, &srv, &err)
+		 : mode == SERVE_UNSYNCED ? keel_server_start_unsynced(&so, &srv, &err)
+					  : keel_server_start(&so, &srv, &err);
+	if (rc != 0) {
 		fprintf(stderr, "bench_http: %s\n", err);
 		exit(1);
 	}
@@ -644,10 +650,9 @@ int main(int argc, char **argv)
 			load(port, x->reqs, o.connections, x->rate, &r);
 			serve_rss_kib = stop_process(pid);
 		} else {
-			enum keel_server_bench mode = strcmp(x->store, "null") == 0
-							  ? KEEL_SERVE_NULL
-						      : x->unsynced ? KEEL_SERVE_UNSYNCED
-								    : KEEL_SERVE_AS_IS;
+			enum serve_mode mode = strcmp(x->store, "null") == 0 ? SERVE_DROPPING
+					       : x->unsynced		      ? SERVE_UNSYNCED
+									      : SERVE_AS_IS;
 			struct keel_server *srv = serve(&o, url, mode);
 			/* Batches on a few connections (one writer anyway);
 			 * singles on more, as many producers would. */

@@ -14,9 +14,9 @@
  * and a graceful stop with a batch under way.
  */
 #include "support.h"
-#include "json.h"
+#include "event/json.h"
 #ifdef KEEL_WITH_MYSQL
-#include "store/mysql_internal.h"
+#include "store/mysql/internal.h"
 #endif
 
 #include <arpa/inet.h>
@@ -697,7 +697,7 @@ static void reads_see_every_acknowledged_batch(void **state)
 		resp_free(&r);
 	}
 	/* The log written by those commits is copied back in the background
-	 * by the store's own checkpointer (src/store/sqlite_checkpoint.c), not
+	 * by the store's own checkpointer (src/store/sqlite/checkpoint.c), not
 	 * by a commit. */
 	assert_true(wait_for(checkpointed, f.port, 10));
 	fx_stop(&f);

@@ -2,7 +2,7 @@
  * server.c - keel serve: the HTTP API of docs/http.md on libmicrohttpd.
  *
  * This file holds the access handler, which routes a request to POST
- * /v1/events (http_events.c), the read endpoints (http_reads.c), the page
+ * /v1/events (events.c), the read endpoints (reads.c), the page
  * at /ui/ (ui.c), /healthz and /metrics, and starting and stopping the daemon; server.h lists the
  * other files (answers, the per-connection watchdog).
  *
@@ -22,9 +22,10 @@
  * the writer holds while it ingests.
  */
 #include "server.h"
-#include "../store.h"
+#include "event/json_write.h"
+#include "store/store.h"
 
-#include "../options.h"
+#include "options.h"
 
 /* ------------------------------------------------------------- routing */
 
@@ -726,14 +727,39 @@ static void init_cond_monotonic(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
+/* keel serve's way, or one of the benchmark's (server_bench.h). */
+enum serve_mode {
+	SERVE_AS_IS,
+	SERVE_DROPPING_EVENTS,
+	SERVE_UNSYNCED,
+};
+
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
+			struct keel_server **out, char **errmsg);
+
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return keel_server_start_bench(o, KEEL_SERVE_AS_IS, out, errmsg);
+	return server_start(o, SERVE_AS_IS, out, errmsg);
 }
 
-int keel_server_start_bench(const struct keel_server_options *o, enum keel_server_bench mode,
-			    struct keel_server **out, char **errmsg)
+int keel_server_start_dropping_events(const struct keel_server_options *o,
+				      struct keel_server **out, char **errmsg)
+{
+	return server_start(o, SERVE_DROPPING_EVENTS, out, errmsg);
+}
+
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg)
+{
+	return server_start(o, SERVE_UNSYNCED, out, errmsg);
+}
+
+/* Starts the daemon, its writer and its watchdog; for the benchmark, in
+ * null mode (POST /v1/events answers without ingesting) or unsynced
+ * (server_bench.h). */
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
+			struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)
@@ -751,7 +777,7 @@ int keel_server_start_bench(const struct keel_server_options *o, enum keel_serve
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
 	srv->o = opt;
-	srv->null_mode = mode == KEEL_SERVE_NULL;
+	srv->null_mode = mode == SERVE_DROPPING_EVENTS;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -831,7 +857,7 @@ int keel_server_start_bench(const struct keel_server_options *o, enum keel_serve
 	/* An answer tells what survives the machine (docs/http.md,
 	 * "Durability"): the writer's commits are synced before they are
 	 * answered, at one sync a group of POSTs. */
-	if (mode != KEEL_SERVE_UNSYNCED)
+	if (mode != SERVE_UNSYNCED)
 		keel_store_durable_commits(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */

@@ -10,19 +10,17 @@
 
 #include "keel.h"
 
-/* How bench_http runs the server besides as keel serve does. */
-enum keel_server_bench {
-	KEEL_SERVE_AS_IS,
-	/* POST /v1/events reads each body and answers 200 without parsing or
-	 * ingesting it (the limit rows; docs/http.md). */
-	KEEL_SERVE_NULL,
-	/* The writer's commits are not made durable before their answers
-	 * (keel_store_durable_commits left out): what that costs. */
-	KEEL_SERVE_UNSYNCED,
-};
+/* keel_server_start in null mode: POST /v1/events reads each body and
+ * answers 200 without parsing or ingesting it (bench_http's limit rows;
+ * docs/http.md). */
+int keel_server_start_dropping_events(const struct keel_server_options *o,
+				      struct keel_server **out, char **errmsg);
 
-/* keel_server_start, run as mode says. */
-int keel_server_start_bench(const struct keel_server_options *o, enum keel_server_bench mode,
-			    struct keel_server **out, char **errmsg);
+/* keel_server_start with the writer's commits answered before they are
+ * durable (keel_store_durable_commits left out): what the sync before
+ * each answer costs (bench_http's "no sync" rows; docs/http.md,
+ * "Durability"). */
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg);
 
 #endif
