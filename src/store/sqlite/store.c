@@ -228,6 +228,8 @@ static void keel_sqlite_secure_delete_back(struct keel_sqlite_store *s)
 static int keel_sqlite_sync_log(struct keel_sqlite_store *s)
 {
 	sqlite3_file *log = NULL;
+	if (!s->ckpt.file) /* in memory */
+		return 0;
 	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) !=
 		SQLITE_OK ||
 	    !log || !log->pMethods)
