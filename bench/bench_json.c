@@ -28,7 +28,7 @@
 #define JSMN_STRICT
 #include <jsmn.h>
 
-#include "json.h"
+#include "event/json.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ workload */

@@ -257,9 +257,8 @@ static struct keel_replay_report *replay(const char *url,
 {
 	struct keel_store *s = open_store(url);
 	/* The changed cartridge has the recorded one's name and version but
-	 * other bytes: rebuilding with it is a change of cartridge, which
-	 * must be said (docs/replay.md), as keel replay --change-cartridge
-	 * says it; the tenant then records it. */
+	 * other bytes: a replay with it is a change of cartridge, which must
+	 * be said (docs/replay.md), as keel replay --change-cartridge does. */
 	struct keel_replay_options o = {
 	    .size = sizeof o, .cartridge = cart, .change_cartridge = changed};
 	struct keel_replay_report *rep = NULL;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # linked_crypto.sh - Keel's SHA-256 and constant-time comparison are those
 # of the crypto library already in the process (nettle, which GnuTLS and so
-# libmicrohttpd bring), not code of its own (src/http/sha256.c):
+# libmicrohttpd bring), not code of its own (src/sha256.c):
 #  - libkeel.so and the keel tool call nettle's SHA-256 and memeql_sec;
 #  - libkeel.so names libnettle among the libraries it needs;
 #  - no source under src/ carries SHA-256's round constants, the mark of a
