@@ -13,7 +13,7 @@ static bool is_ws(char c)
 bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index)
 {
 	if (it->n == it->cap) {
-		size_t cap = it->cap ? it->cap * 2 : 64;
+		size_t cap = it->cap ? it->cap * 2 : 8; /* one event: 192 bytes */
 		if (it->grow && !it->grow(it->ud, (cap - it->cap) * sizeof *it->v))
 			return false;
 		it->v = keel_xrealloc(it->v, cap * sizeof *it->v);

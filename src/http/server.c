@@ -936,6 +936,9 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	struct MHD_OptionItem tls[] = {
 	    {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert_pem.data},
 	    {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key_pem.data},
+	    /* TLS 1.2 and 1.3 only: GnuTLS's NORMAL set with every other
+	     * version taken out (1.0 and 1.1 are deprecated, RFC 8996). */
+	    {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)KEEL_TLS_PRIORITIES},
 	    {MHD_OPTION_END, 0, NULL},
 	};
 	if (srv->tls_cert_pem.data)

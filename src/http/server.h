@@ -65,6 +65,8 @@ _Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
+/* The GnuTLS priority string of keel serve's HTTPS: TLS 1.2 and 1.3 only. */
+#define KEEL_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 /* A POST's answer lists at most this many rejected events and as many
  * conflicting duplicates (the first by index); past it, counts say how
  * many more (docs/http.md, "The answer"), so that an answer stays small
