@@ -185,13 +185,26 @@ struct keel_metrics {
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
-	/* Per tenant: the lock guards the set, not the counters. */
+	/* Per tenant: the lock guards the set, not the counters. Every
+	 * tenant is counted (a scoped token sees its own tenants' series);
+	 * the operator's scrape shows those the option names (below). */
 	pthread_mutex_t tenants_lock;
-	struct keel_ptrvec tenants; /* struct keel_tenant_metrics * */
+	struct keel_ptrvec tenants; /* struct keel_tenant_metrics *, first seen first */
 	struct keel_map tenant_index;
+	/* keel_server_options.metrics_tenants: the first series_max tenants
+	 * seen (SIZE_MAX: all), or, when series_list is set, exactly those
+	 * names (sorted; owned). */
+	size_t series_max;
+	bool series_list;
+	struct keel_ptrvec series_names;
 };
 
 void keel_metrics_init(struct keel_metrics *m);
+/* Reads keel_server_options.metrics_tenants (NULL: the default) into m.
+ * KEEL_EINVAL with the rule broken in err for anything else than a number,
+ * "all" or a list of valid tenant names. */
+int keel_metrics_tenants_option(struct keel_metrics *m, const char *spec,
+				struct keel_buf *err);
 void keel_metrics_free(struct keel_metrics *m);
 /* The counters of tenant name[0..len), created on first use. */
 struct keel_tenant_metrics *keel_metrics_tenant(struct keel_metrics *m, const char *name,

@@ -719,6 +719,12 @@ int keel_server_check_options(const struct keel_server_options *o, char **errmsg
 		struct sockaddr_storage ss;
 		socklen_t sslen = 0;
 		rc = check_listen(&opt, &ss, &sslen, &err);
+		if (rc == 0) {
+			struct keel_metrics m;
+			keel_metrics_init(&m);
+			rc = keel_metrics_tenants_option(&m, opt.metrics_tenants, &err);
+			keel_metrics_free(&m);
+		}
 	}
 	if (rc && errmsg)
 		*errmsg = keel_xstrdup(err.data ? err.data : keel_strerror(rc));
@@ -852,6 +858,8 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
 	rc = check_listen(so, &ss, &sslen, &err);
+	if (rc == 0)
+		rc = keel_metrics_tenants_option(&srv->metrics, so->metrics_tenants, &err);
 	if (rc)
 		goto fail;
 	if (so->token_file) {
