@@ -29,6 +29,9 @@
  *
  * Usage: bench_http [--events N] [--rate R] [--seconds S] [--threads T]
  *                   [--connections C] [--dir DIR] [--only TEXT] [--port P]
+ *                   [--tiny]
+ * --tiny: 4000 events, 0.5 s of singles, 2 threads (what CI runs to see
+ * the benchmark run to its end, bench/CMakeLists.txt).
  * --port loads a keel serve already running on 127.0.0.1:P instead (its
  * store is whatever it was started with; the library rows are skipped).
  * Prints one table (markdown) that a note can quote.
@@ -549,9 +552,14 @@ int main(int argc, char **argv)
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--tiny") == 0) {
+			o.events = 4000, o.seconds = 0.5, o.threads = 2;
+			continue;
+		}
 		if (!v) {
 			fprintf(stderr, "usage: bench_http [--events N] [--rate R] [--seconds S] "
-					"[--threads T] [--connections C] [--dir DIR] [--only TEXT] [--port P]\n");
+					"[--threads T] [--connections C] [--dir DIR] [--only TEXT] [--port P] "
+					"[--tiny]\n");
 			return 2;
 		}
 		if (strcmp(a, "--events") == 0)

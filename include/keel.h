@@ -494,6 +494,15 @@ struct keel_find_options {
 KEEL_API int keel_tenants(struct keel_store *s,
 			  bool (*visible)(void *ud, const char *tenant), void *ud,
 			  const struct keel_read_options *o, char **json);
+/* keel_tenants a page at a time, as keel_entities pages (keel tenants,
+ * GET /v1/tenants): f->limit of them (0: KEEL_DEFAULT_PAGE) after
+ * f->cursor, as {"tenants":[...],"next":CURSOR|null} ("known_at" first as
+ * above). f->kind and f->prefix are not taken (KEEL_EINVAL), nor a cursor
+ * keel did not give or a limit above KEEL_MAX_PAGE. f and o may be NULL. */
+KEEL_API int keel_tenants_page(struct keel_store *s,
+			       bool (*visible)(void *ud, const char *tenant), void *ud,
+			       const struct keel_find_options *f,
+			       const struct keel_read_options *o, char **json);
 /* A page of a tenant's entities that existed at o->at (first seen at or
  * before it; default now) as known at o->known_at: with f->kind, those
  * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,
@@ -724,7 +733,14 @@ struct keel_server_options {
 	const char *tls_key;	     /* PEM private key file of tls_cert */
 	bool insecure_http;	     /* let tokens travel in clear: plain HTTP
 					with a token file off loopback */
+	/* Which tenants get series of their own in GET /metrics (for a
+	 * token for every tenant): "N", the first N tenants seen since the
+	 * start (0: none); "all"; or a comma-separated list of tenant
+	 * names. The others are summed in keel_other_tenants_events_total.
+	 * NULL: KEEL_DEFAULT_METRICS_TENANTS (docs/http.md, "Metrics"). */
+	const char *metrics_tenants;
 };
+#define KEEL_DEFAULT_METRICS_TENANTS "100"
 
 /* The checks keel_server_start makes of o alone, before it reads a file
  * or opens a store or a socket: the listen address parses, tls_cert and

@@ -1370,12 +1370,23 @@ static void known_at_reads_sqlite(void **state)
 	char expect[160];
 	snprintf(expect, sizeof expect, "{\"known_at\":\"%s\",\"tenants\":[\"tenant-a\"]}", r1);
 	assert_string_equal(want, expect);
+	free(want);
+	/* GET /v1/tenants answers keel_tenants_page's pages. */
+	assert_int_equal(keel_tenants_page(s, NULL, NULL, NULL, &known, &want), 0);
+	snprintf(expect, sizeof expect,
+		 "{\"known_at\":\"%s\",\"tenants\":[\"tenant-a\"],\"next\":null}", r1);
+	assert_string_equal(want, expect);
 	snprintf(path, sizeof path, "/v1/tenants?known_at=%s", r1);
 	assert_body(f.port, path, want);
 	free(want);
-	assert_body(f.port, "/v1/tenants", "{\"tenants\":[\"tenant-a\",\"tenant-b\"]}");
+	assert_body(f.port, "/v1/tenants",
+		    "{\"tenants\":[\"tenant-a\",\"tenant-b\"],\"next\":null}");
+	assert_body(f.port, "/v1/tenants?limit=1",
+		    "{\"tenants\":[\"tenant-a\"],\"next\":\"dGVuYW50LWE\"}");
+	assert_body(f.port, "/v1/tenants?limit=1&cursor=dGVuYW50LWE",
+		    "{\"tenants\":[\"tenant-b\"],\"next\":null}");
 	assert_body(f.port, "/v1/tenants?known_at=2020-01-01T00:00:00Z",
-		    "{\"known_at\":\"2020-01-01T00:00:00Z\",\"tenants\":[]}");
+		    "{\"known_at\":\"2020-01-01T00:00:00Z\",\"tenants\":[],\"next\":null}");
 	const struct keel_read_options valid = {.size = sizeof valid, .at_set = true, .at = at};
 	assert_int_equal(keel_tenants(s, NULL, NULL, &valid, &want), KEEL_EINVAL);
 

@@ -18,7 +18,11 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 	struct group *g = ud;
 	struct ingest_job *job = g->cur;
 	struct keel_buf *b = &job->rejects;
-	if (job->rejected++)
+	/* Past the first ANSWER_MAX_LISTED only counted: the answer of a
+	 * request of a million bad events is not a hundred megabytes. */
+	if (job->rejected++ >= ANSWER_MAX_LISTED)
+		return;
+	if (b->len)
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"id\":", (unsigned long long)position);
 	if (id)
@@ -36,6 +40,8 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 static void add_conflict(struct ingest_job *job, const struct keel_batch_event *ev)
 {
 	struct keel_buf *b = &job->conflicts;
+	if (job->conflicts_listed++ >= ANSWER_MAX_LISTED)
+		return; /* counted in conflicting all the same */
 	if (b->len)
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"source\":", (unsigned long long)ev->position);
@@ -293,10 +299,18 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	    (unsigned long long)job->unhandled);
 	if (job->rejects.len)
 		keel_buf_add(&b, job->rejects.data, job->rejects.len);
-	keel_buf_adds(&b, "],\"conflicts\":[");
+	keel_buf_addc(&b, ']');
+	if (job->rejected > ANSWER_MAX_LISTED)
+		keel_buf_addf(&b, ",\"rejected_unlisted\":%llu",
+			      (unsigned long long)(job->rejected - ANSWER_MAX_LISTED));
+	keel_buf_adds(&b, ",\"conflicts\":[");
 	if (job->conflicts.len)
 		keel_buf_add(&b, job->conflicts.data, job->conflicts.len);
-	keel_buf_adds(&b, "]}");
+	keel_buf_addc(&b, ']');
+	if (job->conflicting > ANSWER_MAX_LISTED)
+		keel_buf_addf(&b, ",\"conflicts_unlisted\":%llu",
+			      (unsigned long long)(job->conflicting - ANSWER_MAX_LISTED));
+	keel_buf_addc(&b, '}');
 	/* One event that did not go in is a failed request; a batch is
 	 * answered 200 and lists what it rejected. */
 	unsigned status = (rq->kind == BODY_SINGLE || rq->kind == BODY_BINARY) && job->rejected
@@ -370,6 +384,27 @@ bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
 	return true;
 }
 
+struct claim_ctx {
+	struct keel_server *srv;
+	struct request *rq;
+};
+
+/* keel_http_items' grow: the events' memory counted with the body's. */
+static bool claim_items(void *ud, size_t bytes)
+{
+	struct claim_ctx *cc = ud;
+	return keel_http_claim(cc->srv, cc->rq, bytes);
+}
+
+static enum MHD_Result answer_busy(struct keel_server *srv, struct MHD_Connection *c)
+{
+	return keel_http_answer_error(
+	    srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+	    "server busy: the request's events do not fit beside the request bodies in "
+	    "memory (--max-buffered); nothing was ingested; retry later, or send fewer "
+	    "events a request");
+}
+
 static bool is_blank_line(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -423,8 +458,11 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	struct keel_json_error jerr;
-	struct keel_http_item *items = NULL;
-	size_t nitems = 0, cap = 0;
+	/* The events found, 24 bytes each beside the body: counted against
+	 * max_buffered as they grow, like the body, so that a body of tiny
+	 * events cannot take many times its size (docs/http.md, "Limits"). */
+	struct claim_ctx cc = {srv, rq};
+	struct keel_http_items items = {.grow = claim_items, .ud = &cc};
 	enum MHD_Result ret = MHD_YES;
 	const char *tenant = NULL;
 	size_t tenant_len = 0;
@@ -432,11 +470,10 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 
 #define PUSH_ITEM(o_, l_, i_)                                                            \
 	do {                                                                             \
-		if (nitems == cap) {                                                     \
-			cap = cap ? cap * 2 : 64;                                        \
-			items = keel_xrealloc(items, cap * sizeof *items);               \
+		if (!keel_http_items_push(&items, (o_), (l_), (i_))) {                   \
+			ret = answer_busy(srv, c);                                       \
+			goto out;                                                        \
 		}                                                                        \
-		items[nitems++] = (struct keel_http_item){(o_), (l_), (i_)};             \
 	} while (0)
 
 	switch (rq->kind) {
@@ -466,15 +503,19 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 		 * by the ingester, which rejects a bad one alone. */
 		size_t at = 0;
 		const char *why = NULL;
-		if (keel_http_split_array(body, blen, &items, &nitems, &cap, &why, &at) !=
-		    0) {
+		int src = keel_http_split_array(body, blen, &items, &why, &at);
+		if (src == -2) {
+			ret = answer_busy(srv, c);
+			goto out;
+		}
+		if (src != 0) {
 			ret = keel_http_answer_error(
 			    srv, c, MHD_HTTP_BAD_REQUEST,
 			    "body: not a JSON array of events at byte %zu: %s", at, why);
 			goto out;
 		}
-		for (size_t i = 0; rq->token && !rq->token->all && i < nitems; i++) {
-			const struct keel_http_item *it = &items[i];
+		for (size_t i = 0; rq->token && !rq->token->all && i < items.n; i++) {
+			const struct keel_http_item *it = &items.v[i];
 			if (keel_json_parse(&doc, body + it->off, it->len, &jerr) == 0 &&
 			    !tenant_allowed(rq->token, doc.root, &tenant, &tenant_len)) {
 				ret = forbidden_tenant(srv, c, i, tenant, tenant_len);
@@ -534,9 +575,9 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 	/* Handed to the writer; the body (or binary mode's envelope) stays
 	 * in rq until it is answered. */
 	rq->job.base = body;
-	rq->job.items = items;
-	rq->job.nitems = nitems;
-	items = NULL;
+	rq->job.items = items.v;
+	rq->job.nitems = items.n;
+	items.v = NULL;
 	/* The connection must not be cut while the server works on it. */
 	keel_http_set_deadline(rq->conn, INT64_MAX);
 	rq->route = ROUTE_EVENTS_QUEUED;
@@ -547,7 +588,7 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 		    "server stopping: nothing was ingested; send it again later");
 	}
 out:
-	free(items);
+	free(items.v);
 	keel_json_doc_free(&doc);
 	return ret;
 }

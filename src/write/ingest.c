@@ -359,6 +359,21 @@ static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 	keel_buf_addf(&ing->errmsg, ": %s", keel_store_errmsg(ing->store));
 }
 
+/* Ends the message with what was lost: nothing of the events first..last
+ * is in the store, and running the same input again puts them there (what
+ * was committed before comes back as duplicates). */
+static void keel_batcher_lost(struct keel_batcher *ing, const char *how, uint64_t first,
+			      uint64_t last)
+{
+	const char *word = ing->opt.position_word;
+	size_t n = strlen(word);
+	keel_buf_addf(&ing->errmsg,
+		      "; %snothing of %s%s %llu-%llu was written: the same input again "
+		      "ingests them",
+		      how, word, n && word[n - 1] == 'x' ? "es" : "s",
+		      (unsigned long long)first, (unsigned long long)last);
+}
+
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *ing,
 							size_t seq)
 {
@@ -403,6 +418,7 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	if (rc) {
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
+		keel_batcher_lost(ing, "", ing->tx_first_position, ing->tx_last_position);
 		keel_store_rollback(ing->store);
 		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
@@ -440,21 +456,28 @@ static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
 }
 
 /* A batch failed: it alone is rolled back (to its savepoint) and the
- * batches before it are committed; if even that fails, the transaction
- * goes. The message names the failed batch's range. */
+ * batches before it are committed; if even that fails (the store has
+ * rolled the whole transaction back already: a full disk, an I/O error),
+ * the transaction goes. The message names the failed batch's range, then
+ * every line lost with it: with grouped commits that is every batch since
+ * the last commit, not the failed one only (docs/cli.md, "Failures"). */
 static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+	uint64_t first = ing->first_position, last = ing->last_position;
 	keel_batcher_reset_batch(ing);
 	keel_batcher_forget(ing, ing->batch_nrun);
 	/* rollback_to_savepoint ends the savepoint too (store.h): no
 	 * release after it. */
 	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
+		keel_batcher_lost(ing, "the store rolled back the whole transaction: ",
+				  ing->tx_first_position, last);
 		keel_store_rollback(ing->store);
 		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
 		return rc;
 	}
+	keel_batcher_lost(ing, "", first, last);
 	return keel_batcher_commit_before(ing, rc);
 }
 
@@ -494,6 +517,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 		if ((rc = keel_store_begin(s)) != 0) {
 			keel_batcher_message(ing, "batch", ing->first_position,
 					     ing->last_position);
+			keel_batcher_lost(ing, "", ing->first_position, ing->last_position);
 			keel_store_rollback(s);
 			keel_batcher_reset_batch(ing);
 			return rc;
