@@ -13,38 +13,6 @@
 /* The oldest server the store's SQL runs on. */
 #define KEEL_PG_MIN_VERSION 120000
 
-/* libpq's connection message as one line: "FATAL:  " dropped, its lines
- * (a hint after a tab) joined by "; ". */
-static void keel_pg_one_line(struct keel_buf *out, const char *msg)
-{
-	const char *p = msg ? msg : "";
-	bool first = true;
-	while (*p) {
-		size_t n = strcspn(p, "\n");
-		const char *line = p;
-		size_t len = n;
-		while (len && (*line == '\t' || *line == ' ')) {
-			line++;
-			len--;
-		}
-		if (len >= 8 && !strncmp(line, "FATAL:  ", 8)) {
-			line += 8;
-			len -= 8;
-		}
-		while (len && line[len - 1] == ' ')
-			len--;
-		if (len) {
-			if (!first)
-				keel_buf_adds(out, "; ");
-			keel_buf_add(out, line, len);
-			first = false;
-		}
-		p += n;
-		if (*p == '\n')
-			p++;
-	}
-}
-
 static void keel_pg_connect_error(struct keel_pg_store *g, struct keel_buf *err)
 {
 	const struct keel_pg_url *u = &g->url;
@@ -97,6 +65,15 @@ static int keel_pg_check_files(struct keel_pg_store *g, struct keel_buf *err)
 	return 0;
 }
 
+/* The server's notices (a WARNING as it shuts down, a NOTICE of an
+ * object that exists already) are not the user's business: what matters
+ * reaches Keel as an error of the statement. */
+static void keel_pg_ignore_notice(void *ud, const char *message)
+{
+	(void)ud;
+	(void)message;
+}
+
 /* Connects and checks the server; on failure writes a one-line message
  * into err. */
 int keel_pg_connect(struct keel_pg_store *g, struct keel_buf *err)
@@ -109,6 +86,7 @@ int keel_pg_connect(struct keel_pg_store *g, struct keel_buf *err)
 		keel_pg_connect_error(g, err);
 		return KEEL_ESTORE;
 	}
+	PQsetNoticeProcessor(g->conn, keel_pg_ignore_notice, NULL);
 	int version = PQserverVersion(g->conn);
 	if (version < KEEL_PG_MIN_VERSION) {
 		keel_buf_addf(err,

@@ -124,6 +124,9 @@ void keel_pg_params_init(struct keel_pg_params *p);
 void keel_pg_param_str(struct keel_pg_params *p, struct keel_str s); /* absent: NULL */
 void keel_pg_param_i64(struct keel_pg_params *p, int64_t v);
 void keel_pg_param_bytes(struct keel_pg_params *p, Oid type, const void *v, size_t n);
+/* A libpq message as one line: "FATAL:  " dropped, its lines joined by
+ * "; ". */
+void keel_pg_one_line(struct keel_buf *out, const char *msg);
 int keel_pg_result_error(struct keel_pg_store *g, PGresult *res, const char *what);
 int keel_pg_lost(struct keel_pg_store *g, const char *what);
 /* A statement's text with p (NULL: none), binary results; on success

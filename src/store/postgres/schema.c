@@ -155,13 +155,18 @@ static const char *const keel_pg_views[] = {
     "FROM keel_entity_mentions m GROUP BY m.tenant, m.subject",
 };
 
-/* The version keel_meta holds, -1 when the store has no keel_meta. */
+/* The version keel_meta holds, -1 when the store has no keel_meta. The
+ * catalog is read as a table, with the statement's snapshot: to_regclass
+ * would use a catalog snapshot that an advisory lock does not renew, and
+ * miss the tables another first user has just committed. */
 static int keel_pg_read_version(struct keel_pg_store *g, int64_t *version)
 {
 	*version = -1;
 	PGresult *r = NULL;
 	int rc = keel_pg_exec(g,
-			      "SELECT to_regclass('keel_meta') IS NOT NULL", NULL, "reading the schema version", &r);
+			      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE "
+			      "schemaname = current_schema() AND tablename = 'keel_meta')",
+			      NULL, "reading the schema version", &r);
 	if (rc)
 		return rc;
 	bool has = keel_pg_bool(r, 0, 0);

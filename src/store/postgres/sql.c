@@ -153,12 +153,44 @@ static void keel_pg_add_message(struct keel_buf *b, const char *msg)
 	keel_buf_add(b, msg ? msg : "", n);
 }
 
+/* A libpq message as one line: "FATAL:  " dropped, its lines
+ * (a hint after a tab) joined by "; ". */
+void keel_pg_one_line(struct keel_buf *out, const char *msg)
+{
+	const char *p = msg ? msg : "";
+	bool first = true;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		const char *line = p;
+		size_t len = n;
+		while (len && (*line == '\t' || *line == ' ')) {
+			line++;
+			len--;
+		}
+		if (len >= 8 && !strncmp(line, "FATAL:  ", 8)) {
+			line += 8;
+			len -= 8;
+		}
+		while (len && line[len - 1] == ' ')
+			len--;
+		if (len) {
+			if (!first)
+				keel_buf_adds(out, "; ");
+			keel_buf_add(out, line, len);
+			first = false;
+		}
+		p += n;
+		if (*p == '\n')
+			p++;
+	}
+}
+
 int keel_pg_lost(struct keel_pg_store *g, const char *what)
 {
 	g->broken = true;
 	struct keel_buf m;
 	keel_buf_init(&m);
-	keel_pg_add_message(&m, g->conn ? PQerrorMessage(g->conn) : "no connection");
+	keel_pg_one_line(&m, g->conn ? PQerrorMessage(g->conn) : "no connection");
 	int rc = keel_store_fail(&g->base, KEEL_ESTORE,
 				 "%s: lost the connection to the postgres server (%s); "
 				 "nothing of the batch was committed",
@@ -176,8 +208,11 @@ int keel_pg_result_error(struct keel_pg_store *g, PGresult *res, const char *wha
 	if (!g->conn || PQstatus(g->conn) == CONNECTION_BAD)
 		return keel_pg_lost(g, what);
 	/* Admin shutdown, crash shutdown, cannot connect now: the session is
-	 * gone even when libpq has not noticed yet. */
-	if (!strncmp(g->sqlstate, "57P0", 4) || !strcmp(g->sqlstate, "08006"))
+	 * gone even when libpq has not noticed yet; and an error without a
+	 * SQLSTATE is libpq's own (the server's errors all have one), such as
+	 * "server closed the connection unexpectedly". */
+	if (!g->sqlstate[0] || !strncmp(g->sqlstate, "57P0", 4) ||
+	    !strncmp(g->sqlstate, "08", 2))
 		return keel_pg_lost(g, what);
 	struct keel_buf m;
 	keel_buf_init(&m);
