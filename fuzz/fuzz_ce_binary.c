@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "http/http.h"
-#include "json.h"
+#include "event/json.h"
 #include "util.h"
 #include "check.h"
 

@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "util.h"
 
 #ifdef KEEL_WITH_POSTGRES
-#include "store/postgres/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* ------------------------------------------------------------- helpers */
 

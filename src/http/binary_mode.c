@@ -13,12 +13,13 @@
  * without a table; everything here is O(n log n) in the headers.
  */
 #include "http.h"
+#include "event/json_write.h"
 
 #include <stdlib.h>
 #include <strings.h>
 
-#include "../json.h"
-#include "../utf8.h"
+#include "event/json.h"
+#include "event/utf8.h"
 
 /* What Keel needs of every binary-mode event: CloudEvents' four required
  * attributes, and Keel's own time and tenant. */

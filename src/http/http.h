@@ -1,6 +1,6 @@
 /*
  * http.h - internals of the HTTP server (docs/http.md) shared by the
- * files in src/http/: SHA-256 (sha256.c), bearer tokens and their tenant
+ * files in src/http/: bearer tokens and their tenant
  * scopes (auth.c), Prometheus counters (metrics.c). server.c holds the
  * libmicrohttpd daemon and the routes; docs/http.md is the user's view.
  */
@@ -13,28 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
-
-/* ------------------------------------------------------------- SHA-256 */
-
-#define KEEL_SHA256_LEN 32
-
-/* FIPS 180-4 SHA-256, streaming. */
-struct keel_sha256 {
-	uint32_t h[8];
-	uint64_t bytes; /* message length so far */
-	uint8_t block[64];
-	size_t fill; /* bytes waiting in block */
-};
-
-void keel_sha256_init(struct keel_sha256 *c);
-void keel_sha256_update(struct keel_sha256 *c, const void *p, size_t n);
-void keel_sha256_final(struct keel_sha256 *c, uint8_t out[KEEL_SHA256_LEN]);
-/* One-shot digest of p[0..n). */
-void keel_sha256(const void *p, size_t n, uint8_t out[KEEL_SHA256_LEN]);
-
-/* Equality of two n-byte strings in time that depends on n only. */
-bool keel_ct_equal(const void *a, const void *b, size_t n);
+#include "sha256.h"
+#include "util.h"
 
 /* -------------------------------------------------------------- tokens */
 

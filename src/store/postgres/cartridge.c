@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 int keel_pg_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			  struct keel_cartridge_record *out, struct keel_arena *hold)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 /* The oldest server the store's SQL runs on. */
 #define KEEL_PG_MIN_VERSION 120000

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 #define KEEL_PG_COPY_CHUNK ((size_t)1 << 20)
 

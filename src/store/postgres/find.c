@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 /* The least valid UTF-8 string above every string beginning with prefix,
  * into hi; empty when there is none (the prefix is all U+10FFFF). */

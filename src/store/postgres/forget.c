@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
 		   const struct keel_redaction *r, size_t n, const struct keel_tombstone *t)

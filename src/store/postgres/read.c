@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 /* ------------------------------------------------------------- tenants */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			   const struct keel_replace_scope *scope, const struct keel_append *a,

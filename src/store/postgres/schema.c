@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 #define KEEL_PG_STR "text COLLATE \"C\" NOT NULL"
 #define KEEL_PG_STR_NULL "text COLLATE \"C\""

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
-#include "utf8.h"
+#include "parts.h"
+#include "event/utf8.h"
 
 /* Type oids of the built-in types the store binds (pg_type.h, stable). */
 #define KEEL_PG_INT8OID 20

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 /* ---------------------------------------------------------- transactions */
 

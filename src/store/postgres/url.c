@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postgres_store.h"
+#include "parts.h"
 
 /* The URL as messages show it: a password (in the user part or as
  * password=) replaced by "***". */
