@@ -119,10 +119,9 @@ int keel_pg_reconnect(struct keel_pg_store *g)
 	g->streaming = false;
 	struct keel_buf err;
 	keel_buf_init(&err);
+	g->prepared = 0;
 	int rc = keel_pg_connect(g, &err);
-	if (rc == 0)
-		rc = keel_pg_prepare(g);
-	else
+	if (rc)
 		keel_store_fail(&g->base, rc, "reconnecting: %s", err.data);
 	keel_buf_free(&err);
 	if (rc) {
@@ -176,8 +175,6 @@ int keel_pg_open(const char *url, bool existing, struct keel_store **out,
 	rc = keel_pg_connect(g, err);
 	if (rc == 0)
 		rc = keel_pg_schema(g, err);
-	if (rc == 0 && (rc = keel_pg_prepare(g)) != 0)
-		keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data, g->base.errmsg.data);
 	if (rc) {
 		keel_pg_free(g);
 		return rc;

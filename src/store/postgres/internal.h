@@ -18,6 +18,7 @@ struct keel_pg_stats {
 	/* Every wait for the server's answer: a statement is one, a COPY
 	 * two (its start, then its end), whatever the rows. */
 	uint64_t round_trips;
+	uint64_t prepares; /* of them, statements prepared (each once a connection) */
 	uint64_t lookups;	    /* identity lookups: the only reads of a batch */
 	uint64_t lookup_ids;	    /* identities asked for */
 	uint64_t copies;	    /* COPY ... FROM STDIN (binary) */

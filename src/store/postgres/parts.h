@@ -67,14 +67,14 @@ struct keel_pg_params {
 	char ints[KEEL_PG_MAX_PARAMS][8];
 };
 
-/* The statements prepared on each connection (connect.c). */
+/* The statements prepared on each connection, each when first run
+ * (sql.c). */
 enum keel_pg_stmt {
 	KEEL_PG_SEEN,	 /* the identity lookup, three arrays */
 	KEEL_PG_RESERVE, /* blocks of seq */
 	KEEL_PG_CLOCK,	 /* the log's latest recorded_at */
 	KEEL_PG_BEGIN,
 	KEEL_PG_SAVEPOINT,
-	KEEL_PG_ROLLBACK_TO,
 	KEEL_PG_COMMIT,
 	KEEL_PG_ROLLBACK,
 	KEEL_PG_STMTS
@@ -91,6 +91,7 @@ struct keel_pg_store {
 	bool savepoint_sent; /* SAVEPOINT sent for the open batch */
 	bool worker;	     /* one writer of several (keel ingest --workers) */
 	char sqlstate[6];    /* of the last failed statement, "" if none */
+	unsigned prepared;   /* enum keel_pg_stmt's prepared on this connection */
 	int schema_was;
 	struct keel_buf sql;	  /* statements built from parts */
 	struct keel_buf arrays[3]; /* the lookup's array parameters */
@@ -136,8 +137,6 @@ int keel_pg_exec(struct keel_pg_store *g, const char *sql, const struct keel_pg_
 int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
 			  const struct keel_pg_params *p, const char *what, PGresult **out);
 int keel_pg_command(struct keel_pg_store *g, const char *sql, const char *what);
-/* Prepares enum keel_pg_stmt's statements on a new connection. */
-int keel_pg_prepare(struct keel_pg_store *g);
 /* Whether s could be stored at all (absent, or UTF-8 without NUL, as
  * every string Keel writes): a read asked for anything else finds
  * nothing, as on every store, rather than a server error. */

@@ -276,8 +276,7 @@ int keel_pg_exec(struct keel_pg_store *g, const char *sql, const struct keel_pg_
 	return keel_pg_take(g, res, what, out);
 }
 
-/* The statements every connection prepares once (keel_pg_prepare), by
- * enum keel_pg_stmt. */
+/* The statements every connection prepares once, by enum keel_pg_stmt. */
 static const struct {
 	const char *name, *sql;
 } keel_pg_stmts[KEEL_PG_STMTS] = {
@@ -297,11 +296,13 @@ static const struct {
 		       "SELECT recorded_at FROM keel_events ORDER BY seq DESC LIMIT 1"},
     [KEEL_PG_BEGIN] = {"keel_begin", "BEGIN"},
     [KEEL_PG_SAVEPOINT] = {"keel_savepoint", "SAVEPOINT keel_batch"},
-    [KEEL_PG_ROLLBACK_TO] = {"keel_rollback_to", "ROLLBACK TO SAVEPOINT keel_batch"},
     [KEEL_PG_COMMIT] = {"keel_commit", "COMMIT"},
     [KEEL_PG_ROLLBACK] = {"keel_rollback", "ROLLBACK"},
 };
 
+/* Each statement is prepared on the connection the first time it runs,
+ * so that a command that only reads (keel show, a page of keel entities)
+ * pays for none of the write path's. */
 int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
 			  const struct keel_pg_params *p, const char *what, PGresult **out)
 {
@@ -310,22 +311,18 @@ int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
 	int rc = keel_pg_ready(g, what);
 	if (rc)
 		return rc;
+	if (!(g->prepared & (1u << st))) {
+		PGresult *res =
+		    PQprepare(g->conn, keel_pg_stmts[st].name, keel_pg_stmts[st].sql, 0, NULL);
+		g->stats.prepares++;
+		if ((rc = keel_pg_take(g, res, what, NULL)) != 0)
+			return rc;
+		g->prepared |= 1u << st;
+	}
 	PGresult *res = PQexecPrepared(g->conn, keel_pg_stmts[st].name, p ? p->n : 0,
 				       p ? p->values : NULL, p ? p->lengths : NULL,
 				       p ? p->formats : NULL, 1);
 	return keel_pg_take(g, res, what, out);
-}
-
-int keel_pg_prepare(struct keel_pg_store *g)
-{
-	for (int i = 0; i < KEEL_PG_STMTS; i++) {
-		PGresult *res =
-		    PQprepare(g->conn, keel_pg_stmts[i].name, keel_pg_stmts[i].sql, 0, NULL);
-		int rc = keel_pg_take(g, res, "preparing statements", NULL);
-		if (rc)
-			return rc;
-	}
-	return 0;
 }
 
 int keel_pg_command(struct keel_pg_store *g, const char *sql, const char *what)
