@@ -22,7 +22,9 @@
  * are started and stopped; PostgreSQL keeps its durability settings at
  * their defaults (synchronous_commit on, fsync on).
  */
+#include <dirent.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,17 +100,121 @@ static void generate(const char *path, uint64_t events)
 	fclose(f);
 }
 
+/* ------------------------------------------------------- the server's CPU */
+
+/* CPU seconds the server spends, whatever the machine's load does to the
+ * wall time: the user and system time of every child of the postmaster
+ * (the sessions, the WAL writer, the checkpointer, autovacuum), each
+ * sampled every 20 ms while a measurement runs and its last value kept,
+ * since a session's process is gone when it ends (its last 20 ms are
+ * lost). */
+#define CPU_PIDS 256
+struct cpu_watch {
+	long postmaster;
+	pthread_t thread;
+	volatile bool stop;
+	bool watching; /* set before the thread starts: new pids count from 0 */
+	long pid[CPU_PIDS];
+	unsigned long long first[CPU_PIDS], last[CPU_PIDS];
+	size_t n;
+};
+
+static bool proc_stat(long pid, long *ppid, unsigned long long *ticks)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	unsigned long long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", ppid,
+			 &ut, &st) != 3)
+		return false;
+	*ticks = ut + st;
+	return true;
+}
+
+static void cpu_sample(struct cpu_watch *w)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		long pid = strtol(e->d_name, NULL, 10), ppid;
+		unsigned long long t;
+		if (pid <= 0 || !proc_stat(pid, &ppid, &t) || ppid != w->postmaster)
+			continue;
+		size_t i = 0;
+		while (i < w->n && w->pid[i] != pid)
+			i++;
+		if (i == w->n) {
+			if (w->n == CPU_PIDS)
+				continue;
+			w->pid[w->n] = pid;
+			w->first[w->n] = w->watching ? 0 : t; /* new while watching: all its time */
+			w->n++;
+		}
+		w->last[i] = t;
+	}
+	if (d)
+		closedir(d);
+}
+
+static void *cpu_loop(void *ud)
+{
+	struct cpu_watch *w = ud;
+	while (!w->stop) {
+		cpu_sample(w);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+/* Starts watching; the processes already there count from now, new ones
+ * from 0. */
+static void cpu_start(struct cpu_watch *w, long postmaster)
+{
+	memset(w, 0, sizeof *w);
+	w->postmaster = postmaster;
+	cpu_sample(w);
+	for (size_t i = 0; i < w->n; i++)
+		w->first[i] = w->last[i];
+	w->watching = true;
+	pthread_create(&w->thread, NULL, cpu_loop, w);
+}
+
+static double cpu_stop(struct cpu_watch *w)
+{
+	w->stop = true;
+	pthread_join(w->thread, NULL);
+	cpu_sample(w);
+	unsigned long long t = 0;
+	for (size_t i = 0; i < w->n; i++)
+		t += w->last[i] - w->first[i];
+	return (double)t / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* ------------------------------------------------------------- ingests */
 
 struct run {
 	double seconds;
+	double server_cpu; /* seconds of the server's processes (postgres only) */
 	long rss_kib;
 	char report[512]; /* keel's "accepted ..." line */
 };
 
-/* keel ingest FILE into url at the defaults: wall time and peak RSS. */
-static void ingest(const char *url, const char *path, struct run *r)
+static long postmaster; /* the PostgreSQL server's, for its CPU */
+
+/* keel ingest FILE into url at the defaults: wall time and peak RSS (and
+ * the PostgreSQL server's CPU when watch). */
+static void ingest(const char *url, const char *path, struct run *r, bool watch)
 {
+	struct cpu_watch w;
+	if (watch)
+		cpu_start(&w, postmaster);
 	char errpath[] = "/tmp/keel-bench-pg-err-XXXXXX";
 	int fd = mkstemp(errpath);
 	if (fd < 0)
@@ -128,6 +234,7 @@ static void ingest(const char *url, const char *path, struct run *r)
 	if (wait4(pid, &st, 0, &ru) != pid)
 		die("wait4 failed");
 	r->seconds = now() - t0;
+	r->server_cpu = watch ? cpu_stop(&w) : 0;
 	r->rss_kib = ru.ru_maxrss;
 	FILE *f = fdopen(fd, "r");
 	rewind(f);
@@ -317,6 +424,14 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "'%s' start '%s'", pg_script, pg_srv);
 	fprintf(stderr, "starting a private PostgreSQL in %s ...\n", pg_srv);
 	free(command_line(cmd));
+	{
+		char pidfile[4200];
+		snprintf(pidfile, sizeof pidfile, "%s/cluster/data/postmaster.pid", pg_srv);
+		FILE *f = fopen(pidfile, "r");
+		if (!f || fscanf(f, "%ld", &postmaster) != 1)
+			die("cannot read %s", pidfile);
+		fclose(f);
+	}
 	char *my_url = NULL;
 	if (mysql) {
 		snprintf(my_srv, sizeof my_srv, "%s/my", dir);
@@ -339,18 +454,18 @@ int main(int argc, char **argv)
 	     *pg_limit = command_line(cmd);
 	struct run p101k, pre, pbig, m101k, mre, mbig;
 	fprintf(stderr, "postgres: 101 000 events, then again ...\n");
-	ingest(pg_101k, in_101k, &p101k);
-	ingest(pg_101k, in_101k, &pre);
+	ingest(pg_101k, in_101k, &p101k, true);
+	ingest(pg_101k, in_101k, &pre, true);
 	fprintf(stderr, "postgres: %llu events ...\n", (unsigned long long)big);
-	ingest(pg_big, in_big, &pbig);
+	ingest(pg_big, in_big, &pbig, true);
 	if (mysql) {
 		snprintf(cmd, sizeof cmd, "'%s' fresh '%s'", my_script, my_srv);
 		char *m1 = command_line(cmd), *m2 = command_line(cmd);
 		fprintf(stderr, "mariadb: 101 000 events, then again ...\n");
-		ingest(m1, in_101k, &m101k);
-		ingest(m1, in_101k, &mre);
+		ingest(m1, in_101k, &m101k, false);
+		ingest(m1, in_101k, &mre, false);
 		fprintf(stderr, "mariadb: %llu events ...\n", (unsigned long long)big);
-		ingest(m2, in_big, &mbig);
+		ingest(m2, in_big, &mbig, false);
 		free(m1);
 		free(m2);
 	}
@@ -363,7 +478,10 @@ int main(int argc, char **argv)
 	if (keel_store_open(pg_limit, &s, &err))
 		die("%s", err);
 	keel_store_close(s);
+	struct cpu_watch w;
+	cpu_start(&w, postmaster);
 	double t_limit = copy_in(pg_limit, dir);
+	double cpu_limit = cpu_stop(&w);
 	if (store_rows(pg_limit) != rows)
 		die("the limit copied %llu rows of %llu", (unsigned long long)store_rows(pg_limit),
 		    (unsigned long long)rows);
@@ -397,6 +515,12 @@ int main(int argc, char **argv)
 	printf("%-40s %10.0f /s\n", "  limit rows/s", rate_limit);
 	printf("%-40s %11.2fx %12s %10s %s\n", "  keel rows/s / limit rows/s", rate / rate_limit,
 	       "", ">= 0.8", verdict(rate / rate_limit >= 0.8));
+	printf("the server's CPU (all its processes), whatever the load does to wall time:\n");
+	printf("%-40s %10.2f s\n", "  101 000 events", p101k.server_cpu);
+	printf("%-40s %10.2f s\n", "  101 000 re-sent", pre.server_cpu);
+	printf("%-40s %10.2f s\n", label, pbig.server_cpu);
+	printf("%-40s %10.2f s\n", "  the limit's COPY", cpu_limit);
+	printf("%-40s %11.2fx\n", "  limit's CPU / keel's CPU (same rows)", cpu_limit / pbig.server_cpu);
 	long rss = pbig.rss_kib > p101k.rss_kib ? pbig.rss_kib : p101k.rss_kib;
 	printf("%-40s %8.1f MiB %12s %10s %s\n", "peak RSS of keel ingest", rss / 1024.0,
 	       "", "<= 64 MiB", verdict(rss <= 64 * 1024));
