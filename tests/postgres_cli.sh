@@ -5,7 +5,8 @@
 # give SQLite's dump byte for byte on PostgreSQL, at batch 500 and 5000;
 # sending it again changes nothing; dump -> load -> dump is the same bytes;
 # the views show exactly the dump's rows; bad stores fail with one clear
-# line. Needs the suite's PostgreSQL fixture (KEEL_TEST_PG_FRESH).
+# line; the cartridges' golden inputs give SQLite's dumps too. Needs the
+# suite's PostgreSQL fixture (KEEL_TEST_PG_FRESH).
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 needs_postgres
@@ -68,6 +69,22 @@ for input in "$in" "$odd" "${KEEL_TEST_DATA:?}/cli/story.ndjson"; do
 	cmp "$dir/ref.dump" "$dir/pg2.dump" || fail "$name: second run changed the dump"
 done
 grep -q '"subject":"vehicle:V-\\u0000' "$dir/ref.dump" && fail "a NUL reached a subject"
+
+# The cartridges' golden inputs (tests/data/cartridge/NAME.in, with NAME.json
+# or the built-in NAME): the same dump on PostgreSQL as on SQLite.
+for input in "$KEEL_TEST_DATA"/cartridge/*.in; do
+	name=$(basename "$input" .in)
+	cartridge=${input%.in}.json
+	[ -f "$cartridge" ] || cartridge=$name
+	grep -v '^#' "$input" >"$dir/golden.ndjson"
+	"$KEEL" ingest "$dir/golden.ndjson" --cartridge "$cartridge" --quiet --store "sqlite:$dir/golden-$name.db" 2>/dev/null || [ $? -eq 3 ]
+	"$KEEL" dump --store "sqlite:$dir/golden-$name.db" >"$dir/ref.dump"
+	url=$($KEEL_TEST_PG_FRESH)
+	"$KEEL" ingest "$dir/golden.ndjson" --cartridge "$cartridge" --quiet --batch 7 --store "$url" 2>/dev/null || [ $? -eq 3 ]
+	"$KEEL" dump --store "$url" >"$dir/pg.dump"
+	[ -s "$dir/ref.dump" ] || fail "$name: empty reference dump"
+	cmp "$dir/ref.dump" "$dir/pg.dump" || fail "$name: postgres dump differs from sqlite's"
+done
 
 # dump -> load into PostgreSQL -> dump
 "$KEEL" dump --store "sqlite:$dir/ref-in.ndjson.db" >"$dir/ref.dump"
