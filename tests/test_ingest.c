@@ -711,6 +711,19 @@ static void fresh_mysql(const char *dir, int n, char *url, size_t size)
 }
 #endif
 
+#ifdef KEEL_WITH_POSTGRES
+static void fresh_postgres(const char *dir, int n, char *url, size_t size)
+{
+	(void)dir;
+	(void)n;
+	FILE *p = popen(getenv("KEEL_TEST_PG_FRESH"), "r");
+	assert_non_null(p);
+	assert_non_null(fgets(url, (int)size, p));
+	url[strcspn(url, "\n")] = 0;
+	assert_int_equal(pclose(p), 0);
+}
+#endif
+
 /* Nothing is told accepted before the commit that holds it, even by a
  * process that dies: a child ingests a generated stream into a fresh
  * store, a transaction holding 100 ms of batches, telling every accepted outcome by a byte written to
@@ -861,6 +874,17 @@ static void a_new_tenant_is_asked_again_after_a_failed_commit(void **state)
 	keel_cartridge_free(c2);
 	keel_store_close(st);
 }
+#ifdef KEEL_WITH_POSTGRES
+static void told_only_what_is_committed_postgres(void **state)
+{
+	(void)state;
+	const char *fresh = getenv("KEEL_TEST_PG_FRESH");
+	if (!fresh || !*fresh)
+		keel_test_skip("no PostgreSQL server: KEEL_TEST_PG_FRESH is unset "
+			       "(the postgres_server ctest fixture sets it)");
+	told_only_what_is_committed(fresh_postgres);
+}
+#endif
 
 const struct CMUnitTest tests[] = {
     cmocka_unit_test(outcomes_of_a_batch),
@@ -873,6 +897,9 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(told_only_what_is_committed_sqlite),
 #ifdef KEEL_WITH_MYSQL
     cmocka_unit_test(told_only_what_is_committed_mysql),
+#endif
+#ifdef KEEL_WITH_POSTGRES
+    cmocka_unit_test(told_only_what_is_committed_postgres),
 #endif
 };
 

@@ -230,7 +230,8 @@ typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 struct keel_store;
 
 struct keel_store_ops {
-	const char *scheme;   /* "memory", "sqlite", "mysql" */
+	const char *scheme;   /* "memory", "sqlite", "mysql", "postgres" */
+	const char *scheme_alias; /* optional: another name ("postgresql") */
 	const char *url_form; /* for messages: "sqlite:PATH" */
 	/* url is the whole URL; on failure returns an error and writes a one-
 	 * line message into err (the store is not created). existing: the
@@ -479,6 +480,9 @@ extern const struct keel_store_ops keel_store_memory_ops;
 extern const struct keel_store_ops keel_store_sqlite_ops;
 #ifdef KEEL_WITH_MYSQL
 extern const struct keel_store_ops keel_store_mysql_ops;
+#endif
+#ifdef KEEL_WITH_POSTGRES
+extern const struct keel_store_ops keel_store_postgres_ops;
 #endif
 
 #endif
