@@ -798,7 +798,7 @@ KEEL_API int keel_publisher_add_too_long(struct keel_publisher *p, uint64_t posi
 /* Returns once every event offered is acknowledged by the log (published
  * or a duplicate), retrying what timed out; KEEL_EIO as for _add. */
 KEEL_API int keel_publisher_flush(struct keel_publisher *p);
-KEEL_API const struct keel_publish_report *keel_publisher_report(const struct keel_publisher *p);
+KEEL_API const struct keel_publish_report *keel_publisher_report(struct keel_publisher *p);
 KEEL_API const char *keel_publisher_errmsg(const struct keel_publisher *p);
 /* Frees it; events not yet acknowledged may or may not be in the log. */
 KEEL_API void keel_publisher_free(struct keel_publisher *p);

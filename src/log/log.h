@@ -40,10 +40,11 @@ struct keel_nats {
 };
 
 /* Checks o (servers and stream present and well-formed) and connects
- * (client name given, for the servers' monitoring). On failure err holds
- * a message and the connection is closed. */
+ * (client name given, for the servers' monitoring), with js_options for
+ * the JetStream context (NULL: the defaults). On failure err holds a
+ * message and the connection is closed. */
 int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
-		      struct keel_nats *n, struct keel_buf *err);
+		      const jsOptions *js_options, struct keel_nats *n, struct keel_buf *err);
 /* Only the option checks of keel_nats_connect. */
 int keel_nats_check_options(const struct keel_log_options *o, struct keel_buf *err);
 void keel_nats_close(struct keel_nats *n);

@@ -93,7 +93,7 @@ static int keel_nats_urls(const char *servers, struct keel_ptrvec *urls,
 }
 
 int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
-		      struct keel_nats *n, struct keel_buf *err)
+		      const jsOptions *js_options, struct keel_nats *n, struct keel_buf *err)
 {
 	memset(n, 0, sizeof *n);
 	int rc = keel_nats_check_options(o, err);
@@ -129,8 +129,12 @@ int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
 	}
 	if (rc == 0) {
 		jsOptions jo;
-		jsOptions_Init(&jo);
-		jo.Wait = 5000;
+		if (js_options) {
+			jo = *js_options;
+		} else {
+			jsOptions_Init(&jo);
+			jo.Wait = 5000;
+		}
 		s = natsConnection_JetStream(&n->js, n->nc, &jo);
 		if (s != NATS_OK) {
 			keel_buf_adds(err, "jetstream: ");

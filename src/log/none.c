@@ -53,7 +53,7 @@ int keel_publisher_flush(struct keel_publisher *p)
 	return KEEL_EINVAL;
 }
 
-const struct keel_publish_report *keel_publisher_report(const struct keel_publisher *p)
+const struct keel_publish_report *keel_publisher_report(struct keel_publisher *p)
 {
 	(void)p;
 	static const struct keel_publish_report none;
