@@ -345,7 +345,8 @@ static struct keel_server *serve(const struct opts *o, const char *url, bool nul
 	};
 	struct keel_server *srv = NULL;
 	char *err = NULL;
-	if (keel_server_start_null_mode(&so, null_mode, &srv, &err) != 0) {
+	if ((null_mode ? keel_server_start_dropping_events(&so, &srv, &err)
+		       : keel_server_start(&so, &srv, &err)) != 0) {
 		fprintf(stderr, "bench_http: %s\n", err);
 		exit(1);
 	}

@@ -26,7 +26,7 @@
 #define JSMN_STRICT
 #include <jsmn.h>
 
-#include "json.h"
+#include "event/json.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ workload */

@@ -42,11 +42,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envelope.h"
-#include "json.h"
+#include "event/envelope.h"
+#include "event/json.h"
 #include "keel.h"
-#include "prepare.h"
-#include "store/sqlite_store.h"
+#include "write/prepare.h"
+#include "store/sqlite/parts.h"
 
 static double now(void)
 {
@@ -285,7 +285,7 @@ static double median3(double a, double b, double c)
 	return c < a ? a : c > b ? b : c;
 }
 
-/* The store's own pragmas (src/store/sqlite.c), page cache included: a
+/* The store's own pragmas (src/store/sqlite/store.c), page cache included: a
  * smaller cache would spill a transaction and flatter a limit. */
 static void store_pragmas(sqlite3 *db)
 {

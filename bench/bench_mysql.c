@@ -53,8 +53,8 @@ int main(void)
 #include <mysql.h>
 
 #include "keel.h"
-#include "store.h"
-#include "store/mysql_internal.h"
+#include "store/store.h"
+#include "store/mysql/internal.h"
 
 /* scripts/mariadb-test-server, found beside this source file. */
 static char *server_script(void)

@@ -529,7 +529,7 @@ int main(int argc, char **argv)
 	row("why vehicle location, now", big_name, l_why, 0);
 	row("show vehicle:V-GPS, now", gps_name, g_show, 2);
 	/* no target known_at here: the issue sets none. The row valid now as
-	 * known half way is sought from that moment back (sqlite_read.c): a
+	 * known half way is sought from that moment back (src/store/sqlite/read.c): a
 	 * live feed (V-LIVE) finds it at once, a history loaded in bulk
 	 * (V-GPS, every row valid long before it was recorded) walks back
 	 * over the rows recorded after the moment */

@@ -254,7 +254,11 @@ static struct keel_replay_report *replay(const char *url,
 					 struct run *r)
 {
 	struct keel_store *s = open_store(url);
-	struct keel_replay_options o = {.size = sizeof o, .cartridge = cart};
+	/* The changed cartridge has the recorded one's name and version but
+	 * other bytes: a replay with it is a change of cartridge, which must
+	 * be said (docs/replay.md), as keel replay --change-cartridge does. */
+	struct keel_replay_options o = {
+	    .size = sizeof o, .cartridge = cart, .change_cartridge = changed};
 	struct keel_replay_report *rep = NULL;
 	double t, c, sv;
 	run_begin(r, &t, &c, &sv);

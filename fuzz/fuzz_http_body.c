@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "http/http.h"
-#include "json.h"
+#include "event/json.h"
 #include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

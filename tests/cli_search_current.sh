@@ -93,7 +93,7 @@ last_seq() { sqlite3 "$1" "SELECT coalesce(max(seq), 0) FROM fact_rows"; }
 # current_ok DB WHAT: fact_current is each timeline's latest row in
 # (valid_from, recorded_at, seq) order among those with a value a search
 # can use (a string, an integer, true, false) or none, and fact_spans each
-# such row's span (sqlite_spans.c).
+# such row's span (src/store/sqlite/spans.c).
 current_ok() {
 	local latest="SELECT tenant, subject, predicate, value, valid_from, recorded_at, seq
 		FROM (SELECT *, row_number() OVER (PARTITION BY tenant, subject, predicate

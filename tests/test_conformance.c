@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "store.h"
+#include "event/json.h"
+#include "store/store.h"
 #include "util.h"
 
 #define STREAM_EVENTS 6000

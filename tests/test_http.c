@@ -13,7 +13,7 @@
  * under way.
  */
 #include "support.h"
-#include "json.h"
+#include "event/json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -693,7 +693,7 @@ static void reads_see_every_acknowledged_batch(void **state)
 		resp_free(&r);
 	}
 	/* The log written by those commits is copied back in the background
-	 * by the store's own checkpointer (src/store/sqlite_checkpoint.c), not
+	 * by the store's own checkpointer (src/store/sqlite/checkpoint.c), not
 	 * by a commit. */
 	assert_true(wait_for(checkpointed, f.port, 10));
 	fx_stop(&f);

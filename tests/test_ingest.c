@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "store/store.h"
 
 /* A fleet event of tenant acme. */
 static char *event(const char *id, const char *type, const char *vehicle,

@@ -13,6 +13,7 @@
  * the test.
  */
 #include "support.h"
+#include "event/json_write.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -20,11 +21,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "append.h"
-#include "batch.h"
-#include "store.h"
-#include "store/sqlite_internal.h"
-#include "timestamp.h"
+#include "write/append.h"
+#include "event/batch.h"
+#include "store/store.h"
+#include "store/sqlite/internal.h"
+#include "event/timestamp.h"
 #include "util.h"
 
 #define SEC 1000000LL
@@ -1698,7 +1699,7 @@ static void present_search_folds_the_rows(void **state)
 	fx_close(&f);
 }
 
-/* A search in the past reads the spans (sqlite_spans.c): a late row, in
+/* A search in the past reads the spans (src/store/sqlite/spans.c): a late row, in
  * a later fold, splits the span it lands in and an unset ends one; the
  * spans are each row's, equal to a window over the history after every
  * fold; more than KEEL_SQLITE_SPANS_MOST spans holding the time make the
@@ -1734,7 +1735,7 @@ static void past_search_reads_the_spans(void **state)
 	add_fact(&late, "t", "l5", 400 * SEC, "a", "q", "\"v\"");
 	drive(f.s, &late, 2);
 	/* At a span's end itself its row is still a candidate (valid_to >=
-	 * at: the R*Tree compares the time as a double, sqlite_spans.c),
+	 * at: the R*Tree compares the time as a double, src/store/sqlite/spans.c),
 	 * which the read turns down; a microsecond later it is not (these
 	 * small times are floats exactly). */
 	static const struct {
@@ -2029,7 +2030,7 @@ static long long store_metric(struct keel_store *s, const char *name)
 }
 
 /* A handle that writes to a file copies the log back on its own thread
- * (src/store/sqlite_checkpoint.c), with nothing asked of the caller: its
+ * (src/store/sqlite/checkpoint.c), with nothing asked of the caller: its
  * metrics count the checkpoints. */
 static void file_store_checkpoints_in_the_background(void **state)
 {

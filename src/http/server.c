@@ -2,7 +2,7 @@
  * server.c - keel serve: the HTTP API of docs/http.md on libmicrohttpd.
  *
  * This file holds the access handler, which routes a request to POST
- * /v1/events (http_events.c), the read endpoints (http_reads.c), the page
+ * /v1/events (events.c), the read endpoints (reads.c), the page
  * at /ui/ (ui.c), /healthz and /metrics, and starting and stopping the daemon; server.h lists the
  * other files (answers, the per-connection watchdog).
  *
@@ -22,9 +22,10 @@
  * the writer holds while it ingests.
  */
 #include "server.h"
-#include "../store.h"
+#include "event/json_write.h"
+#include "store/store.h"
 
-#include "../options.h"
+#include "options.h"
 
 /* ------------------------------------------------------------- routing */
 
@@ -727,14 +728,25 @@ static void init_cond_monotonic(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
+static int server_start(const struct keel_server_options *o, bool null_mode,
+			struct keel_server **out, char **errmsg);
+
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return keel_server_start_null_mode(o, false, out, errmsg);
+	return server_start(o, false, out, errmsg);
 }
 
-int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
-				struct keel_server **out, char **errmsg)
+int keel_server_start_dropping_events(const struct keel_server_options *o,
+				      struct keel_server **out, char **errmsg)
+{
+	return server_start(o, true, out, errmsg);
+}
+
+/* Starts the daemon, its writer and its watchdog; in null mode POST
+ * /v1/events answers without ingesting (server_bench.h). */
+static int server_start(const struct keel_server_options *o, bool null_mode,
+			struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)

@@ -5,13 +5,13 @@
  * SHA-256, bodies).
  *
  *   server.c         start and stop, the daemon's options, routing
- *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
- *   http_watchdog.c  connections' header and request timeouts
- *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *   answer.c    answers: JSON text, errors, the log, percent-decoding
+ *   watchdog.c  connections' header and request timeouts
+ *   events.c    POST /v1/events: checks, the writer thread, group commit
  *                    (the content modes' building blocks are in http.h:
  *                    media_type.c, binary_mode.c, body.c)
- *   http_reads.c     the read endpoints and the pool of read handles
- *   http_tls.c       HTTPS: the certificate and key files
+ *   reads.c     the read endpoints and the pool of read handles
+ *   tls.c       HTTPS: the certificate and key files
  *   ui.c             the page at /ui/ and its assets, compiled in
  *   server_bench.h   the null mode, for bench_http only
  */
@@ -22,10 +22,10 @@
 #include "server_bench.h"
 
 #include "keel.h"
-#include "../batch.h"
-#include "../envelope.h"
-#include "../store.h"
-#include "../json.h"
+#include "event/batch.h"
+#include "event/envelope.h"
+#include "store/store.h"
+#include "event/json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -157,13 +157,13 @@ struct group {
 
 struct keel_server {
 	struct keel_server_options o;
-	bool null_mode; /* keel_server_start_null_mode */
+	bool null_mode; /* keel_server_start_dropping_events */
 	char *store_url;
 	bool shared_store; /* keel_store_state_in_handle: reads go through the writer */
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 
-	/* HTTPS: the PEM texts handed to libmicrohttpd (http_tls.c), kept for
+	/* HTTPS: the PEM texts handed to libmicrohttpd (tls.c), kept for
 	 * the daemon's life; data NULL: plain HTTP. */
 	struct keel_buf tls_cert_pem, tls_key_pem;
 	/* While the daemon starts: libmicrohttpd's first message, and
@@ -213,7 +213,7 @@ struct keel_server {
 	atomic_bool stopping;
 };
 
-/* The read endpoints (http_reads.c). */
+/* The read endpoints (reads.c). */
 enum read_kind {
 	READ_SHOW,
 	READ_HISTORY,
@@ -224,7 +224,7 @@ enum read_kind {
 	READ_SEARCH,   /* GET /v1/tenants/T/search */
 };
 
-/* Answers (http_answer.c) */
+/* Answers (answer.c) */
 bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
 /* {"error":"MESSAGE"} and a newline into the empty b: every error
  * answer's body, also those sent with other headers (ui.c). */
@@ -267,7 +267,7 @@ void keel_http_log(struct keel_server *srv, const char *fmt, ...)
 void keel_http_log_request(struct keel_server *srv, struct request *rq);
 int64_t keel_http_mono_usec(void);
 
-/* The watchdog (http_watchdog.c) */
+/* The watchdog (watchdog.c) */
 void keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 size_t keel_http_no_unescape(void *cls, struct MHD_Connection *c, char *s);
@@ -279,7 +279,7 @@ void keel_http_on_connection(void *cls, struct MHD_Connection *connection,
 void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
 
-/* Events (http_events.c) */
+/* Events (events.c) */
 /* Binary mode, once the headers are in: reads them into rq->binary and
  * checks the tenant against the token. False after queueing the refusal. */
 bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
@@ -295,24 +295,24 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
 
-/* HTTPS (http_tls.c): reads srv->o.tls_cert and tls_key into
+/* HTTPS (tls.c): reads srv->o.tls_cert and tls_key into
  * srv->tls_cert_pem and tls_key_pem; the error names the file. */
 int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
 void keel_http_tls_free(struct keel_server *srv);
 
-/* Reads (http_reads.c). A read handle (on the memory store: the writer,
+/* Reads (reads.c). A read handle (on the memory store: the writer,
  * with its mutex held) until put back; NULL with *err (malloc'd) when
  * none can be opened. */
 struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
 void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
-/* Reads (http_reads.c). tenant is NULL for READ_TENANTS, which lists
+/* Reads (reads.c). tenant is NULL for READ_TENANTS, which lists
  * the tenants tok (NULL: no token file) may see. */
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
 				      const char *subject,
 				      const struct keel_token_entry *tok);
 /* DELETE /v1/tenants/T/entities/S, the token's rights checked
- * (http_forget.c) */
+ * (forget.c) */
 enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Connection *c,
 					const struct keel_token_entry *tok,
 					const char *tenant, const char *subject);

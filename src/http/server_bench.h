@@ -10,10 +10,10 @@
 
 #include "keel.h"
 
-/* keel_server_start, with null_mode: POST /v1/events reads each body and
+/* keel_server_start in null mode: POST /v1/events reads each body and
  * answers 200 without parsing or ingesting it (bench_http's limit rows;
  * docs/http.md). */
-int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
-				struct keel_server **out, char **errmsg);
+int keel_server_start_dropping_events(const struct keel_server_options *o,
+				      struct keel_server **out, char **errmsg);
 
 #endif

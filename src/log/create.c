@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../options.h"
+#include "options.h"
 #include "log.h"
 
 #define NS_PER_MS 1000000

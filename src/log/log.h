@@ -26,8 +26,8 @@
 
 #include <nats/nats.h>
 
-#include "../../include/keel.h"
-#include "../util.h"
+#include "keel.h"
+#include "util.h"
 #include "names.h"
 
 /* ------------------------------------------------------- connecting */

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../include/keel.h"
-#include "../util.h"
+#include "keel.h"
+#include "util.h"
 
 /* Whether a log's name is one Keel takes: 1 to 64 letters, digits, '-'
  * and '_' (JetStream's stream names allow more; subjects and bucket

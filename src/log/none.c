@@ -5,8 +5,8 @@
  */
 #include <stdlib.h>
 
-#include "../../include/keel.h"
-#include "../util.h"
+#include "keel.h"
+#include "util.h"
 
 #define KEEL_LOG_NONE "this keel was built without the NATS log (KEEL_WITH_NATS)"
 

@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../batch.h"
-#include "../options.h"
-#include "../prepare.h"
+#include "event/batch.h"
+#include "options.h"
+#include "write/prepare.h"
 #include "log.h"
 
 enum keel_slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FAILED, SLOT_DONE };
