@@ -58,6 +58,16 @@ void keel_nats_errtext(struct keel_buf *b, natsStatus s, jsErrCode jerr);
 int keel_nats_partitions(struct keel_nats *n, const char *stream, uint32_t *partitions,
 			 struct keel_buf *err);
 
+/* ----------------------------------------------------------- messages */
+
+struct keel_ce_binary;
+/* The envelope a message carries (message.c): structured content mode's
+ * payload as it is, or binary content mode's ce- headers and payload
+ * written into b's json (b: initialised by the caller, reused). 0 with
+ * *text and *len set, or KEEL_EREJECTED and why in err. */
+int keel_log_message_envelope(natsMsg *m, struct keel_ce_binary *b, const char **text,
+			      size_t *len, struct keel_buf *err);
+
 /* A monotonic clock in milliseconds. */
 int64_t keel_log_now_ms(void);
 
