@@ -88,7 +88,11 @@ struct keel_part {
 	char stream[80], subject[80];
 	uint64_t applied;   /* the last sequence offered to the ingester */
 	uint64_t committed; /* the last one committed */
-	natsMsg *last;	    /* the message at applied, acknowledged after commit */
+	/* The reply subject of the message at applied, acknowledged after
+	 * the commit (the consumers acknowledge "all up to"). Kept as text:
+	 * acknowledging through the message would reach into its
+	 * subscription, which may be made anew meanwhile. */
+	char ack[256];
 	struct keel_held *held; /* beyond applied + 1, by sequence */
 	size_t nheld, held_cap;
 	int64_t gap_since;
@@ -240,8 +244,7 @@ static void keel_part_drop_held(struct keel_part *p)
 
 static void keel_part_drop_messages(struct keel_part *p)
 {
-	natsMsg_Destroy(p->last);
-	p->last = NULL;
+	p->ack[0] = '\0';
 	keel_part_drop_held(p);
 }
 
@@ -455,8 +458,10 @@ static int keel_part_apply(struct keel_consumer *c, struct keel_part *p, natsMsg
 	}
 	p->dirty = true;
 	p->applied = seq;
-	natsMsg_Destroy(p->last);
-	p->last = m;
+	const char *reply = natsMsg_GetReply(m);
+	if (reply && strlen(reply) < sizeof p->ack)
+		memcpy(p->ack, reply, strlen(reply) + 1);
+	natsMsg_Destroy(m);
 	return 0;
 }
 
@@ -661,10 +666,9 @@ static void keel_sink_commit(struct keel_consumer *c, struct keel_sink *k)
 			continue;
 		p->dirty = false;
 		p->committed = p->applied;
-		if (p->last) {
-			natsMsg_Ack(p->last, NULL);
-			natsMsg_Destroy(p->last);
-			p->last = NULL;
+		if (p->ack[0]) {
+			natsConnection_PublishString(c->n.nc, p->ack, "+ACK");
+			p->ack[0] = '\0';
 		}
 	}
 }
@@ -680,8 +684,7 @@ static void keel_consume_commit_all(struct keel_consumer *c)
 static void keel_consume_tick(struct keel_consumer *c, int64_t now)
 {
 	struct keel_lease_change *ch = c->change;
-	if (keel_leases_tick(&c->leases, now, ch) != 0)
-		return;
+	keel_leases_tick(&c->leases, now, ch); /* on failure, only the losses */
 	for (uint32_t i = 0; i < ch->nlost; i++) {
 		struct keel_part *p = &c->parts[ch->lost[i]];
 		keel_consume_say(c, "partition %u: lease lost", (unsigned)p->n);
@@ -708,7 +711,7 @@ static void keel_consume_tick(struct keel_consumer *c, int64_t now)
 		keel_part_drop_messages(p);
 		keel_part_unsubscribe(p);
 		p->state = PART_CLAIMING;
-		p->token = c->leases.parts[p->n].token;
+		p->token = keel_leases_token(&c->leases, p->n);
 		p->give_up = false;
 		p->dirty = false;
 		p->retry_at = 0;
