@@ -537,6 +537,11 @@ static void keel_part_handle(struct keel_consumer *c, struct keel_part *p, natsM
 		keel_part_hold(c, p, m, seq);
 		return;
 	}
+	if (p->nheld)
+		keel_consume_say(c,
+				 "partition %u: seq %llu came after %zu later messages, which "
+				 "waited for it",
+				 (unsigned)p->n, (unsigned long long)seq, p->nheld);
 	if (keel_part_apply(c, p, m, seq))
 		return;
 	while (p->state == PART_OWNED && p->nheld && p->held[0].seq <= p->applied + 1) {

@@ -2,7 +2,7 @@
 """Messages for tests/nats_pub.c: NDJSON envelopes as a CloudEvents producer
 that is not Keel would put them on a Keel log (docs/log.md, "Messages").
 
-  log_wire.py STREAM PARTITIONS MODE IN WIRE [EXPECTED]
+  log_wire.py [--tenant-prefix X] STREAM PARTITIONS MODE IN WIRE [EXPECTED]
 
 Each envelope of IN goes to subject STREAM.P, P being its tenant's
 partition, computed here from the documented definition (FNV-1a 32 of the
@@ -16,6 +16,8 @@ tenant's UTF-8 bytes, modulo PARTITIONS), not by Keel. MODE:
               as the payload
   mixed       binary for every third envelope, structured otherwise
 
+--tenant-prefix renames each tenant "tenant-NN" to "X-NN" first (so that
+events from keel generate become other tenants' than keel publish sent).
 With EXPECTED, the envelope Keel logs for each message is written there, a
 line each, in IN's order: the line itself for structured mode; for binary
 mode the attributes in the byte order of their names, then "data" with the
@@ -55,14 +57,21 @@ def raw_data(line):
 
 
 def main():
-    stream, partitions, mode, src, wire = sys.argv[1:6]
-    expected = open(sys.argv[6], "w", encoding="utf-8") if len(sys.argv) > 6 else None
+    args = sys.argv[1:]
+    prefix = None
+    if args[0] == "--tenant-prefix":
+        prefix = args[1]
+        args = args[2:]
+    stream, partitions, mode, src, wire = args[:5]
+    expected = open(args[5], "w", encoding="utf-8") if len(args) > 5 else None
     partitions = int(partitions)
     with open(src, encoding="utf-8") as f, open(wire, "wb") as out:
         for n, line in enumerate(f):
             line = line.rstrip("\n")
             if not line:
                 continue
+            if prefix:
+                line = line.replace('"tenant":"tenant-', '"tenant":"%s-' % prefix, 1)
             env = json.loads(line)
             p = fnv1a32(env["tenant"].encode("utf-8")) % partitions
             binary = mode == "binary" or (mode == "mixed" and n % 3 == 2)
