@@ -15,6 +15,8 @@
 
 #include "sha256.h"
 #include "util.h"
+#include "event/binary_mode.h"
+#include "event/media_type.h"
 
 /* -------------------------------------------------------------- tokens */
 
@@ -87,62 +89,6 @@ bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, ui
  * the elements found are exactly its members. */
 int keel_http_split_array(const char *s, size_t n, struct keel_http_items *out,
 			  const char **why, size_t *at);
-
-/* A Content-Type header's media type ("type/subtype", as sent: compare
- * it case-insensitively) and its charset parameter (unquoted; ptr NULL
- * when there is none). Views into the header's text. */
-struct keel_media_type {
-	struct keel_str type;
-	struct keel_str charset;
-};
-
-/* Reads a Content-Type value (media_type.c); false when it is not
- * `type/subtype *( ; name=value )`. */
-bool keel_media_type_parse(const char *s, struct keel_media_type *mt);
-/* Whether the media type is name (lowercase). */
-bool keel_media_type_is(const struct keel_media_type *mt, const char *name);
-/* Whether it declares JSON: subtype "json", or one ending in "+json"
- * (CloudEvents' rule). */
-bool keel_media_type_is_json(const struct keel_media_type *mt);
-/* Whether its text is UTF-8 as far as the charset says: none, utf-8, or
- * its subset us-ascii (any case). */
-bool keel_media_type_utf8(const struct keel_media_type *mt);
-
-/* ------------------------------------------------------ binary content mode */
-
-struct keel_ce_attr {
-	struct keel_str name, value;
-};
-
-/* A binary-mode CloudEvent being read from its headers and body into the
- * structured envelope Keel logs (binary_mode.c, docs/http.md). Use:
- * _init; _header for every header field (all but ce- ones are ignored);
- * _attributes once the headers are in; _data with the body; then json
- * holds the envelope. Each step returns false with the reason in err (a
- * client error: 400). */
-struct keel_ce_binary {
-	struct keel_buf json;	/* the envelope being written */
-	struct keel_buf tenant; /* the ce-tenant value, decoded (after _attributes) */
-	struct keel_buf err;
-	bool any;		/* a ce- header was seen: this is binary mode */
-	/* Decoded names and values, and the attributes pointing into them. */
-	struct keel_buf text;
-	struct keel_ce_attr *attrs;
-	size_t nattrs, cap;
-};
-
-void keel_ce_binary_init(struct keel_ce_binary *b);
-void keel_ce_binary_free(struct keel_ce_binary *b);
-/* One header field, name and value as received (NUL-terminated). */
-bool keel_ce_binary_header(struct keel_ce_binary *b, const char *name, const char *value);
-/* After the last header: adds datacontenttype from content_type (the
- * Content-Type value, or NULL), refuses a header given twice or a
- * required one missing (naming it), and writes the attributes. */
-bool keel_ce_binary_attributes(struct keel_ce_binary *b, const char *content_type);
-/* Closes the envelope with body[0..len) as its data: parsed and written as
- * JSON under "data" when json, else base64 under "data_base64"; an empty
- * body is no data. */
-bool keel_ce_binary_data(struct keel_ce_binary *b, const char *body, size_t len, bool json);
 
 /* ------------------------------------------------------------- metrics */
 

@@ -152,6 +152,14 @@ const struct keel_report *keel_ingest_report(const struct keel_ingest *ing)
 	}
 }
 
+int keel_ingest_log_position(struct keel_ingest *ing, const char *log, uint32_t partition,
+			     uint64_t seq, uint64_t token)
+{
+	if (ing->mode != KEEL_INGEST_STREAMING || !log)
+		return KEEL_EINVAL;
+	return keel_batcher_log_position(ing->batcher, log, partition, seq, token);
+}
+
 const char *keel_ingest_errmsg(const struct keel_ingest *ing)
 {
 	switch (ing->mode) {

@@ -72,6 +72,15 @@ struct keel_batcher {
 	size_t nspans, spans_cap;
 	size_t nrun;		    /* events in the spans */
 	size_t tx_nrun, batch_nrun; /* nrun when the transaction, the batch began */
+	/* Log positions for the next commit (keel_ingest_log_position), one
+	 * a (log, partition), their log names owned. */
+	struct keel_given_position *positions;
+	size_t npositions, positions_cap;
+};
+
+struct keel_given_position {
+	char *log; /* owned; p.log views it */
+	struct keel_log_position p;
 };
 
 /* count events logged as seq, seq + 1, ... from positions position,
@@ -139,6 +148,63 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	return 0;
 }
 
+/* The positions given since the last commit go, written or not. */
+static void keel_batcher_drop_positions(struct keel_batcher *ing)
+{
+	for (size_t i = 0; i < ing->npositions; i++)
+		free(ing->positions[i].log);
+	ing->npositions = 0;
+}
+
+int keel_batcher_log_position(struct keel_batcher *ing, const char *log,
+			      uint32_t partition, uint64_t seq, uint64_t token)
+{
+	if (!keel_store_keeps_log_positions(ing->store)) {
+		keel_buf_reset(&ing->errmsg);
+		keel_buf_addf(&ing->errmsg,
+			      "store \"%s\" keeps no log positions: consuming a log needs a "
+			      "store that takes concurrent writers (mysql)",
+			      keel_store_url(ing->store));
+		return KEEL_EINVAL;
+	}
+	struct keel_str name = keel_str_cstr(log);
+	struct keel_log_position *p = NULL;
+	for (size_t i = 0; i < ing->npositions && !p; i++)
+		if (ing->positions[i].p.partition == partition &&
+		    keel_str_eq(ing->positions[i].p.log, name))
+			p = &ing->positions[i].p;
+	if (!p) {
+		if (ing->npositions == ing->positions_cap) {
+			ing->positions_cap = ing->positions_cap ? 2 * ing->positions_cap : 8;
+			ing->positions = keel_xrealloc(
+			    ing->positions, ing->positions_cap * sizeof *ing->positions);
+		}
+		struct keel_given_position *g = &ing->positions[ing->npositions++];
+		g->log = keel_xstrdup(log);
+		p = &g->p;
+		p->log = keel_str_make(g->log, name.len);
+		p->partition = partition;
+	}
+	p->seq = seq;
+	p->token = token;
+	return 0;
+}
+
+/* Writes the positions given into the open transaction, just before its
+ * commit: every event offered before them is in it. */
+static int keel_batcher_write_positions(struct keel_batcher *ing)
+{
+	for (size_t i = 0; i < ing->npositions; i++) {
+		struct keel_log_position *p = &ing->positions[i].p;
+		p->recorded_at = ing->tx_recorded_at;
+		uint64_t stored;
+		int rc = keel_store_log_position(ing->store, p, &stored);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 void keel_batcher_free(struct keel_batcher *ing)
 {
 	if (!ing)
@@ -153,6 +219,8 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_append_builder_free(&ing->tx_mentions);
 	keel_ptrvec_free(&ing->tx_events);
 	free(ing->spans);
+	keel_batcher_drop_positions(ing);
+	free(ing->positions);
 	if (ing->in_tx)
 		keel_store_rollback(ing->store);
 	keel_buf_free(&ing->errmsg);
@@ -414,6 +482,9 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		rc = keel_store_append(ing->store, &m);
 	}
 	if (rc == 0)
+		rc = keel_batcher_write_positions(ing);
+	keel_batcher_drop_positions(ing);
+	if (rc == 0)
 		rc = keel_store_commit(ing->store);
 	if (rc) {
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
@@ -463,6 +534,8 @@ static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
  * the last commit, not the failed one only (docs/cli.md, "Failures"). */
 static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
+	/* the positions given cover the failed batch: not written */
+	keel_batcher_drop_positions(ing);
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	uint64_t first = ing->first_position, last = ing->last_position;
 	keel_batcher_reset_batch(ing);
@@ -500,8 +573,30 @@ static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc)
 		keel_buf_free(&ing->errmsg);
 		ing->errmsg = m;
 	}
+	keel_batcher_drop_positions(ing);
 	keel_batcher_reset_batch(ing);
 	return keel_batcher_commit_before(ing, rc);
+}
+
+/* Opens the transaction the next batches (and positions) go into. */
+static int keel_batcher_begin(struct keel_batcher *ing)
+{
+	struct keel_store *s = ing->store;
+	int rc = keel_store_begin(s);
+	if (rc) {
+		keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+		keel_batcher_lost(ing, "", ing->first_position, ing->last_position);
+		keel_store_rollback(s);
+		keel_batcher_drop_positions(ing);
+		keel_batcher_reset_batch(ing);
+		return rc;
+	}
+	ing->in_tx = true;
+	ing->tx_nrun = ing->nrun;
+	ing->tx_started = mono_usec();
+	ing->tx_first_position = ing->first_position;
+	ing->tx_recorded_at = keel_store_recorded_at(s);
+	return 0;
 }
 
 /* Writes the open batch behind its savepoint, opening a transaction if
@@ -511,23 +606,16 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 {
 	struct keel_store *s = ing->store;
 	int rc;
-	if (!ing->events.len)
-		return commit_now ? keel_batcher_commit(ing) : 0;
-	if (!ing->in_tx) {
-		if ((rc = keel_store_begin(s)) != 0) {
-			keel_batcher_message(ing, "batch", ing->first_position,
-					     ing->last_position);
-			keel_batcher_lost(ing, "", ing->first_position, ing->last_position);
-			keel_store_rollback(s);
-			keel_batcher_reset_batch(ing);
+	if (!ing->events.len) {
+		/* Log positions given after events that were all rejected
+		 * still move on: a transaction of their own. */
+		if (commit_now && !ing->in_tx && ing->npositions &&
+		    (rc = keel_batcher_begin(ing)) != 0)
 			return rc;
-		}
-		ing->in_tx = true;
-		ing->tx_nrun = ing->nrun;
-		ing->tx_started = mono_usec();
-		ing->tx_first_position = ing->first_position;
-		ing->tx_recorded_at = keel_store_recorded_at(s);
+		return commit_now ? keel_batcher_commit(ing) : 0;
 	}
+	if (!ing->in_tx && (rc = keel_batcher_begin(ing)) != 0)
+		return rc;
 	ing->tx_last_position = ing->last_position;
 	ing->batch_nrun = ing->nrun;
 	if ((rc = keel_store_savepoint(s)) != 0)

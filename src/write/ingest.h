@@ -41,6 +41,8 @@ const struct keel_report *keel_batcher_report(const struct keel_batcher *b);
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *b,
 							size_t seq);
 const char *keel_batcher_errmsg(const struct keel_batcher *b);
+int keel_batcher_log_position(struct keel_batcher *b, const char *log,
+			      uint32_t partition, uint64_t seq, uint64_t token);
 void keel_batcher_free(struct keel_batcher *b);
 
 struct keel_bulk;

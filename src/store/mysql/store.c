@@ -598,6 +598,8 @@ const struct keel_store_ops keel_store_mysql_ops = {
     .cartridge_get = keel_mysql_cartridge_get,
     .cartridge_put = keel_mysql_cartridge_put,
     .worker_init = keel_mysql_worker_init,
+    .log_position = keel_mysql_log_position,
+    .log_positions = keel_mysql_log_positions,
     .schema_versions = keel_mysql_schema_versions,
     .concurrent_writers = true,
 };
