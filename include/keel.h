@@ -63,7 +63,8 @@ KEEL_API const char *keel_version(void);
 	XX(REJECTED, -7, "event rejected")                                \
 	XX(NOTFOUND, -8, "not found")                                     \
 	XX(DUMP, -9, "invalid dump record")                               \
-	XX(FORGOTTEN, -10, "forgotten")
+	XX(FORGOTTEN, -10, "forgotten")                                   \
+	XX(UNCERTAIN, -11, "commit outcome unknown")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -71,6 +72,12 @@ enum keel_error {
 	KEEL_ERRNO_MAP(KEEL_XX)
 #undef KEEL_XX
 };
+
+/* KEEL_EUNCERTAIN: a commit failed in a way that leaves unknown whether
+ * what it held was committed (MySQL: the connection lost while COMMIT was
+ * under way; SQLite: the commit done, but its log could not be synced,
+ * so a power cut may undo it). Sending the same events again is safe:
+ * those already logged are answered as duplicates. */
 
 /* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
 KEEL_API const char *keel_err_name(int code);
@@ -373,7 +380,10 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
  * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
  * for a bulk load refused), that batch alone is rolled back (the batches
  * before it are committed) and keel_ingest_errmsg names its range of
- * positions. In KEEL_INGEST_WORKERS mode a worker's
+ * positions. The same holds when the store fails while an event is
+ * offered (reading its tenant's recorded cartridge): the open batch is
+ * dropped unwritten, so no event offered before the failure is committed
+ * by a later flush. In KEEL_INGEST_WORKERS mode a worker's
  * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position);
@@ -383,7 +393,9 @@ KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position
 /* Commits every event offered so far and returns once it is committed (in
  * KEEL_INGEST_WORKERS mode: once every worker has committed, every
  * rejection reported). KEEL_INGEST_BULK writes nothing before
- * keel_ingest_finish: there it does nothing. */
+ * keel_ingest_finish: there it does nothing. A commit (here, or in
+ * keel_ingest_add) whose outcome the store cannot know returns
+ * KEEL_EUNCERTAIN: offering the same events again is safe. */
 KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
 /* Flushes and ends the ingestion: KEEL_INGEST_BULK writes everything here
  * (on failure nothing was written); workers stop. Nothing may be added

@@ -37,8 +37,7 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 /* A conflicting duplicate in the answer: its index, source, id and why,
  * naming the first copy by its index when it came in the same POST, else
  * the logged event by its seq (docs/http.md). */
-static void add_conflict(struct group *g, struct ingest_job *job,
-			 const struct keel_batch_event *ev)
+static void add_conflict(struct ingest_job *job, const struct keel_batch_event *ev)
 {
 	struct keel_buf *b = &job->conflicts;
 	if (job->conflicts_listed++ >= ANSWER_MAX_LISTED)
@@ -50,7 +49,7 @@ static void add_conflict(struct group *g, struct ingest_job *job,
 	keel_buf_adds(b, ",\"id\":");
 	keel_buf_add_json_str(b, ev->id);
 	keel_buf_adds(b, ",\"error\":\"conflicting duplicate: its envelope differs from ");
-	if (ev->first && g->owner.items[ev->first->tx_seq] == job)
+	if (ev->first && ev->first->owner == job)
 		keel_buf_addf(b, "that of index %llu\"}",
 			      (unsigned long long)ev->first->position);
 	else if (ev->first)
@@ -61,13 +60,16 @@ static void add_conflict(struct group *g, struct ingest_job *job,
 }
 
 /* Outcomes come after the commit, in the order the events were added;
- * seq finds the POST (positions repeat from one POST to the next). */
+ * each event names its POST (its owner, keel_ingest_add_owned): never a
+ * place in a list, which an event left over from another batch would
+ * shift. */
 void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o)
 {
 	(void)position;
 	struct group *g = ud;
-	struct ingest_job *job = g->owner.items[seq];
+	const struct keel_batch_event *ev = keel_ingest_batch_event(g->ing, seq);
+	struct ingest_job *job = ev->owner;
 	enum keel_outcome counted = KEEL_OUTCOME_ACCEPTED;
 	switch (o) {
 	case KEEL_INGEST_UNHANDLED:
@@ -82,7 +84,7 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 		job->conflicting++;
 		job->duplicates++; /* and counted as duplicates */
 		counted = KEEL_OUTCOME_CONFLICTING;
-		add_conflict(g, job, keel_ingest_batch_event(g->ing, seq));
+		add_conflict(job, ev);
 		break;
 	case KEEL_INGEST_DUPLICATE:
 		job->duplicates++;
@@ -91,7 +93,6 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 	}
 	/* Outcomes come only after the commit, so these count what went in.
 	 * Runs of one tenant look its counters up once. */
-	const struct keel_batch_event *ev = keel_ingest_batch_event(g->ing, seq);
 	struct keel_tenant_metrics *t = g->last;
 	if (!t || t->len != ev->tenant.len || memcmp(t->name, ev->tenant.ptr, t->len) != 0)
 		t = g->last = keel_metrics_tenant(g->metrics, ev->tenant.ptr, ev->tenant.len);
@@ -108,14 +109,14 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 
 /* Ingests the POSTs of jobs as one batch, one transaction, and fills in
  * each one's outcome. A store error rolls the whole batch back and fails
- * every POST of it alike: nothing of any was written, so each may be sent
- * again. */
+ * every POST of it alike: nothing of any was written (the ingester keeps
+ * none of its events for a later batch, keel_ingest_add), so each may be
+ * sent again. */
 static void ingest_group(struct keel_server *srv, struct group *g,
 			 struct ingest_job *jobs)
 {
 	struct keel_ingest *ing = srv->ing;
 	size_t njobs = 0, nevents = 0;
-	g->owner.len = 0;
 	pthread_mutex_lock(&srv->write_lock);
 	int64_t t0 = keel_http_mono_usec();
 	int rc = 0;
@@ -125,15 +126,12 @@ static void ingest_group(struct keel_server *srv, struct group *g,
 		for (size_t i = 0; rc == 0 && i < job->nitems; i++) {
 			/* An event over max_line is rejected by the ingester. */
 			const struct keel_http_item *it = &job->items[i];
-			size_t before = keel_ingest_pending(ing);
 			const char *text = job->base + it->off;
-			rc = keel_ingest_add(ing, text, it->len, it->index);
+			rc = keel_ingest_add_owned(ing, text, it->len, it->index, job);
 			/* A tenant with no cartridge here: that event is
 			 * rejected (on_reject listed it), the rest go on. */
 			if (rc == KEEL_ECARTRIDGE)
 				rc = 0;
-			if (keel_ingest_pending(ing) > before)
-				keel_ptrvec_push(&g->owner, job);
 		}
 		nevents += job->nitems;
 	}
@@ -277,14 +275,19 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	pthread_mutex_unlock(&srv->inflight_lock);
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.request_timeout * 1000000);
 	rq->route = ROUTE_DONE;
-	if (job->rc != 0) {
-		/* The cause (paths, SQL errors) went to the log, not to
-		 * clients of every tenant. */
+	/* The cause (paths, SQL errors) went to the log, not to clients of
+	 * every tenant. */
+	if (job->rc == KEEL_EUNCERTAIN)
+		return keel_http_answer_error(
+		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "store error (details in the server log) during the commit: "
+		    "whether the batch was ingested is unknown; sending it again "
+		    "is safe (events already ingested are answered as duplicates)");
+	if (job->rc != 0)
 		return keel_http_answer_error(
 		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "store error (details in the server log); the batch was "
 		    "rolled back, nothing was ingested, sending it again is safe");
-	}
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addf(

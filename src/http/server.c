@@ -688,7 +688,6 @@ static void server_free(struct keel_server *srv)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
 	keel_ingest_free(srv->ing);
-	keel_ptrvec_free(&srv->group.owner);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
@@ -717,24 +716,38 @@ static void init_cond_monotonic(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
-static int server_start(const struct keel_server_options *o, bool null_mode,
+/* keel serve's way, or one of the benchmark's (server_bench.h). */
+enum serve_mode {
+	SERVE_AS_IS,
+	SERVE_DROPPING_EVENTS,
+	SERVE_UNSYNCED,
+};
+
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
 			struct keel_server **out, char **errmsg);
 
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return server_start(o, false, out, errmsg);
+	return server_start(o, SERVE_AS_IS, out, errmsg);
 }
 
 int keel_server_start_dropping_events(const struct keel_server_options *o,
 				      struct keel_server **out, char **errmsg)
 {
-	return server_start(o, true, out, errmsg);
+	return server_start(o, SERVE_DROPPING_EVENTS, out, errmsg);
 }
 
-/* Starts the daemon, its writer and its watchdog; in null mode POST
- * /v1/events answers without ingesting (server_bench.h). */
-static int server_start(const struct keel_server_options *o, bool null_mode,
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg)
+{
+	return server_start(o, SERVE_UNSYNCED, out, errmsg);
+}
+
+/* Starts the daemon, its writer and its watchdog; for the benchmark, in
+ * null mode (POST /v1/events answers without ingesting) or unsynced
+ * (server_bench.h). */
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
 			struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
@@ -753,7 +766,7 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
 	srv->o = opt;
-	srv->null_mode = null_mode;
+	srv->null_mode = mode == SERVE_DROPPING_EVENTS;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -832,6 +845,11 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	/* A store whose state lives in its one handle (memory:) is read
 	 * through the writer's. */
 	srv->shared_store = keel_store_state_in_handle(srv->writer);
+	/* An answer tells what survives the machine (docs/http.md,
+	 * "Durability"): the writer's commits are synced before they are
+	 * answered, at one sync a group of POSTs. */
+	if (mode != SERVE_UNSYNCED)
+		keel_store_durable_commits(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {

@@ -152,11 +152,10 @@ struct request {
 	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
-/* The batch the writer thread is building: which POST each of its events
- * came from. */
+/* The batch the writer thread is building (each of its events names its
+ * POST itself: keel_batch_event.owner). */
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
-	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
 	/* For counting outcomes by tenant: the ingester (whose batch tells
 	 * each event's tenant), the counters, the tenant counted last. */
 	struct keel_ingest *ing;

@@ -182,8 +182,10 @@ int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const
 	return 0;
 }
 
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc);
+
 int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
-		    uint64_t position)
+		     uint64_t position, void *owner)
 {
 	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
 						      position);
@@ -194,10 +196,13 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 		keel_buf_addf(&ing->errmsg, "%s %llu: ", ing->opt.position_word,
 			      (unsigned long long)position);
 		keel_buf_add(&ing->errmsg, ing->prep.msg.data, ing->prep.msg.len);
+		if (ing->prep.refused != KEEL_ECARTRIDGE)
+			return keel_batcher_fail_unwritten(ing, ing->prep.refused);
 		return ing->prep.refused;
 	}
 	if (!ev)
 		return 0; /* rejected and reported */
+	ev->owner = owner;
 	if (!ing->events.len)
 		ing->first_position = position;
 	ing->last_position = position;
@@ -335,15 +340,23 @@ static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
 	ing->nrun = nrun;
 }
 
+/* "batch of lines 1-500" (what, the position word's plural, the range). */
+static void keel_batcher_range(const struct keel_batcher *ing, struct keel_buf *b,
+			       const char *what, uint64_t first, uint64_t last)
+{
+	const char *word = ing->opt.position_word;
+	size_t n = strlen(word);
+	keel_buf_addf(b, "%s of %s%s %llu-%llu", what, word,
+		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
+		      (unsigned long long)last);
+}
+
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 				 uint64_t first, uint64_t last)
 {
 	keel_buf_reset(&ing->errmsg);
-	const char *word = ing->opt.position_word;
-	size_t n = strlen(word);
-	keel_buf_addf(&ing->errmsg, "%s of %s%s %llu-%llu: %s", what, word,
-		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
-		      (unsigned long long)last, keel_store_errmsg(ing->store));
+	keel_batcher_range(ing, &ing->errmsg, what, first, last);
+	keel_buf_addf(&ing->errmsg, ": %s", keel_store_errmsg(ing->store));
 }
 
 /* Ends the message with what was lost: nothing of the events first..last
@@ -421,6 +434,27 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	return 0;
 }
 
+/* After a failed batch (rc, its message set): the batches of the open
+ * transaction before it are committed, and a failure of that commit is
+ * told after the batch's own (and returned when it leaves what was
+ * committed unknown). */
+static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
+{
+	if (!ing->in_tx)
+		return rc;
+	struct keel_buf keep = ing->errmsg;
+	keel_buf_init(&ing->errmsg);
+	if (keel_batcher_commit(ing) == KEEL_EUNCERTAIN)
+		rc = KEEL_EUNCERTAIN;
+	if (ing->errmsg.len) {
+		keel_buf_adds(&keep, "; then ");
+		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));
+	}
+	keel_buf_free(&ing->errmsg);
+	ing->errmsg = keep;
+	return rc;
+}
+
 /* A batch failed: it alone is rolled back (to its savepoint) and the
  * batches before it are committed; if even that fails (the store has
  * rolled the whole transaction back already: a full disk, an I/O error),
@@ -444,16 +478,30 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 		return rc;
 	}
 	keel_batcher_lost(ing, "", first, last);
-	struct keel_buf keep = ing->errmsg;
-	keel_buf_init(&ing->errmsg);
-	keel_batcher_commit(ing); /* its own failure is reported below ours */
-	if (ing->errmsg.len) {
-		keel_buf_adds(&keep, "; then ");
-		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));
+	return keel_batcher_commit_before(ing, rc);
+}
+
+/* The store failed while an event was being added, before the open batch
+ * was written (reading a new tenant's recorded cartridge): the batch
+ * fails as a write of it would, so that nothing of it waits to be
+ * committed with later events (keel serve would answer its POSTs failed,
+ * then commit them with the next group's). It is dropped, nothing of it
+ * written, and the transaction's earlier batches are committed; the
+ * message, naming the event, names the batch first. */
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc)
+{
+	if (ing->events.len) {
+		struct keel_buf m;
+		keel_buf_init(&m);
+		keel_batcher_range(ing, &m, "batch", ing->first_position,
+				   ing->last_position);
+		keel_buf_adds(&m, " not written: ");
+		keel_buf_add(&m, ing->errmsg.data, ing->errmsg.len);
+		keel_buf_free(&ing->errmsg);
+		ing->errmsg = m;
 	}
-	keel_buf_free(&ing->errmsg);
-	ing->errmsg = keep;
-	return rc;
+	keel_batcher_reset_batch(ing);
+	return keel_batcher_commit_before(ing, rc);
 }
 
 /* Writes the open batch behind its savepoint, opening a transaction if
