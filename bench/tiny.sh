@@ -6,6 +6,7 @@
 #
 # In ARGS, @MYSQL_URL and @MYSQL_DIR stand for the suite's private MariaDB
 # (the ctest fixture's KEEL_TEST_MYSQL_DIR): its URL, and its directory;
+# @PG_DIR for the suite's private PostgreSQL (KEEL_TEST_PG_DIR);
 # @FLEET_STORE for a SQLite store of 2000 fleet events made with $KEEL.
 set -euo pipefail
 bin=$1
@@ -19,6 +20,7 @@ for a in "$@"; do
 	case "$a" in
 	@MYSQL_URL) args+=("$(cat "${KEEL_TEST_MYSQL_DIR:?the directory of the suite MariaDB}/url")") ;;
 	@MYSQL_DIR) args+=("${KEEL_TEST_MYSQL_DIR:?the directory of the suite MariaDB}") ;;
+	@PG_DIR) args+=("${KEEL_TEST_PG_DIR:?the directory of the suite PostgreSQL}") ;;
 	@FLEET_STORE)
 		"${KEEL:?the keel tool}" generate fleet --events 2000 --seed 1 --output "$work/in.ndjson"
 		"$KEEL" ingest --cartridge fleet --quiet --store "sqlite:$work/fleet.db" "$work/in.ndjson"

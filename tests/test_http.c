@@ -15,6 +15,7 @@
  */
 #include "support.h"
 #include "event/json.h"
+#include "http/server.h"
 #ifdef KEEL_WITH_MYSQL
 #include "store/mysql/internal.h"
 #endif
@@ -2358,6 +2359,78 @@ static void *stop_main(void *arg)
 
 /* A stop while a batch is being sent: no new connections are taken, the
  * batch under way is finished and answered, and it is all in the store. */
+/* Whether the method (upper case) is one of the tokens of allow. */
+static bool allow_has(const char *allow, const char *method)
+{
+	size_t m = strlen(method);
+	for (const char *p = allow; *p;) {
+		size_t l = strcspn(p, ",");
+		if (l == m && strncmp(p, method, m) == 0)
+			return true;
+		p += l;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return false;
+}
+
+/* The router's table (src/http/routes.c), through which every request
+ * finds its handler, is the OpenAPI document's paths (docs/openapi.json,
+ * the one served at /v1/openapi.json), both ways: every path of the
+ * document is a route taking exactly the methods the document lists, and
+ * every route is in the document. tests/http_openapi.sh checks the
+ * document against what the running server answers. */
+static void routes_are_the_openapi_document(void **state)
+{
+	(void)state;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/docs/openapi.json", KEEL_SOURCE_DIR);
+	size_t len = 0;
+	char *text = keel_test_read_file(path, &len);
+	assert_non_null(text);
+	struct keel_json_doc doc;
+	struct keel_json_error jerr;
+	keel_json_doc_init(&doc);
+	assert_int_equal(keel_json_parse(&doc, text, len, &jerr), 0);
+	const struct keel_json *info = keel_json_get(doc.root, "info", 4);
+	const struct keel_json *version = info ? keel_json_get(info, "version", 7) : NULL;
+	assert_non_null(version);
+	assert_int_equal(version->len, strlen(keel_version()));
+	assert_memory_equal(version->str, keel_version(), version->len);
+	const struct keel_json *paths = keel_json_get(doc.root, "paths", 5);
+	assert_non_null(paths);
+	static const char *const methods[] = {"get",	 "head",  "post",  "put",
+					      "delete", "patch", "options", "trace"};
+	size_t npaths = 0;
+	for (const struct keel_json *p = paths->child; p; p = p->next, npaths++) {
+		const struct keel_http_route *r = NULL;
+		for (size_t i = 0; i < keel_http_nroutes && !r; i++)
+			if (strlen(keel_http_routes[i].path) == p->key_len &&
+			    memcmp(keel_http_routes[i].path, p->key, p->key_len) == 0)
+				r = &keel_http_routes[i];
+		if (!r)
+			fail_msg("the document's path %.*s is no route", (int)p->key_len, p->key);
+		for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+			char upper[16];
+			size_t n = strlen(methods[k]);
+			for (size_t i = 0; i <= n; i++)
+				upper[i] = (char)(methods[k][i] >= 'a' ? methods[k][i] - 32 : methods[k][i]);
+			bool in_doc = keel_json_get(p, methods[k], n) != NULL;
+			if (in_doc != allow_has(r->allow, upper))
+				fail_msg("%s %s: %s the document, %s the route (%s)", upper, r->path,
+					 in_doc ? "in" : "not in", in_doc ? "not taken by" : "taken by",
+					 r->allow);
+		}
+	}
+	/* every route once, so as many routes as paths */
+	for (size_t i = 0; i < keel_http_nroutes; i++)
+		for (size_t j = i + 1; j < keel_http_nroutes; j++)
+			assert_string_not_equal(keel_http_routes[i].path, keel_http_routes[j].path);
+	assert_int_equal(npaths, keel_http_nroutes);
+	keel_json_doc_free(&doc);
+	free(text);
+}
+
 static void graceful_stop_finishes_batch(void **state)
 {
 	(void)state;
@@ -2496,6 +2569,7 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(parallel_writers_and_readers_sqlite),
 	cmocka_unit_test(concurrent_posts_get_their_own_answers),
 	cmocka_unit_test(store_error_fails_the_whole_group),
+	cmocka_unit_test(routes_are_the_openapi_document),
 	cmocka_unit_test(answers_follow_their_sync),
 #ifdef KEEL_WITH_MYSQL
 	cmocka_unit_test(uncertain_commit_is_answered_so_mysql),

@@ -329,6 +329,13 @@ void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *
 		render_tenants(m, scope, out);
 		return;
 	}
+	/* The version the server runs, as Prometheus's build_info series
+	 * are: a constant 1, the facts in the labels. */
+	keel_buf_addf(out,
+		      "# HELP keel_build_info The Keel this server runs.\n"
+		      "# TYPE keel_build_info gauge\n"
+		      "keel_build_info{version=\"%s\"} 1\n",
+		      keel_version());
 	keel_buf_adds(out, "# HELP keel_events_total Events received over HTTP, by outcome.\n"
 			   "# TYPE keel_events_total counter\n");
 	for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)

@@ -29,33 +29,6 @@
 
 /* ------------------------------------------------------------- routing */
 
-/* Splits url into at most max '/'-separated segments after the leading
- * '/'. Returns the count, or max + 1 when there are more. */
-static size_t split_path(const char *url, const char **seg, size_t *seglen, size_t max)
-{
-	if (*url != '/')
-		return max + 1;
-	size_t n = 0;
-	const char *p = url + 1;
-	for (;;) {
-		const char *slash = strchr(p, '/');
-		size_t len = slash ? (size_t)(slash - p) : strlen(p);
-		if (n == max)
-			return max + 1;
-		seg[n] = p;
-		seglen[n] = len;
-		n++;
-		if (!slash)
-			return n;
-		p = slash + 1;
-	}
-}
-
-static bool seg_is(const char *s, size_t len, const char *want)
-{
-	return strlen(want) == len && memcmp(s, want, len) == 0;
-}
-
 struct header_count {
 	const char *name;
 	unsigned n;
@@ -305,42 +278,25 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 	return MHD_YES;
 }
 
-/* Whether url is one of the read endpoints (its segments in seg, len,
- * *n, still percent-encoded), and which. */
-static bool read_route(const char *url, const char **seg, size_t *len, size_t *n,
-		       enum read_kind *kind)
+/* The read a read endpoint makes. */
+static enum read_kind read_kind_of(enum endpoint ep)
 {
-	*n = split_path(url, seg, len, 6);
-	if (*n < 2 || *n == 3 || *n > 6 || !seg_is(seg[0], len[0], "v1") ||
-	    !seg_is(seg[1], len[1], "tenants"))
-		return false;
-	if (*n == 2) {
-		*kind = READ_TENANTS;
-		return true;
+	switch (ep) {
+	case EP_TENANTS:
+		return READ_TENANTS;
+	case EP_STATS:
+		return READ_STATS;
+	case EP_ENTITIES:
+		return READ_ENTITIES;
+	case EP_SEARCH:
+		return READ_SEARCH;
+	case EP_HISTORY:
+		return READ_HISTORY;
+	case EP_WHY:
+		return READ_WHY;
+	default:
+		return READ_SHOW;
 	}
-	if (*n == 4 && seg_is(seg[3], len[3], "stats")) {
-		*kind = READ_STATS;
-		return true;
-	}
-	if (*n == 4 && seg_is(seg[3], len[3], "entities")) {
-		*kind = READ_ENTITIES;
-		return true;
-	}
-	if (*n == 4 && seg_is(seg[3], len[3], "search")) {
-		*kind = READ_SEARCH;
-		return true;
-	}
-	if (*n < 5 || !seg_is(seg[3], len[3], "entities") || len[4] == 0)
-		return false;
-	if (*n == 5)
-		*kind = READ_SHOW;
-	else if (seg_is(seg[5], len[5], "history"))
-		*kind = READ_HISTORY;
-	else if (seg_is(seg[5], len[5], "why"))
-		*kind = READ_WHY;
-	else
-		return false;
-	return true;
 }
 
 /* GET (a read) or DELETE (forget) of a read endpoint's path. */
@@ -348,12 +304,12 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 				 const char *url, struct request *rq, bool forget)
 {
 	const struct keel_token_entry *tok = rq->token;
-	const char *seg[7];
-	size_t len[7], n;
-	enum read_kind kind;
-	if (!read_route(url, seg, len, &n, &kind))
-		return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
-					      "no such endpoint");
+	const char *seg[KEEL_HTTP_MAX_SEGMENTS];
+	size_t len[KEEL_HTTP_MAX_SEGMENTS], n;
+	/* the route the first call found: segments 2 and 4 are the tenant
+	 * and the subject */
+	keel_http_route_find(url, seg, len, &n);
+	enum read_kind kind = read_kind_of(rq->endpoint->endpoint);
 	if (kind == READ_TENANTS) /* scoped by the token inside */
 		return keel_http_handle_read(srv, c, kind, NULL, NULL, tok);
 	struct keel_buf tenant, subject;
@@ -479,57 +435,41 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 			rq->route = ROUTE_DONE;
 			return ret;
 		}
-		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-			   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-		bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-		/* /healthz and the page ask for no token: they carry no data
-		 * (ui.c). Like every GET they are answered when the request is
-		 * done: libmicrohttpd closes a connection whose answer was
-		 * queued on this first call, and a browser or a health checker
-		 * would open a new one for each request. */
-		bool healthz = strcmp(url, "/healthz") == 0;
-		if (healthz || keel_http_ui_path(url)) {
-			rq->route = get ? ROUTE_PUBLIC : ROUTE_DONE;
-			if (get)
+		const char *seg[KEEL_HTTP_MAX_SEGMENTS];
+		size_t len[KEEL_HTTP_MAX_SEGMENTS], nseg;
+		const struct keel_http_route *r = keel_http_route_find(url, seg, len, &nseg);
+		rq->endpoint = r;
+		bool allowed = r && keel_http_route_allows(r, method);
+		/* /healthz, the page and the API's description ask for no
+		 * token: they carry no data. Like every GET they are answered
+		 * when the request is done: libmicrohttpd closes a connection
+		 * whose answer was queued on this first call, and a browser or
+		 * a health checker would open a new one for each request. */
+		if (r && r->public) {
+			rq->route = allowed ? ROUTE_PUBLIC : ROUTE_DONE;
+			if (allowed)
 				return MHD_YES;
-			return healthz ? keel_http_answer_not_allowed(srv, c, method, "GET, HEAD")
-				       : keel_http_ui_not_allowed(srv, c, method);
+			bool ui = r->endpoint == EP_UI || r->endpoint == EP_UI_MOVED ||
+				  r->endpoint == EP_UI_ASSET;
+			return ui ? keel_http_ui_not_allowed(srv, c, method)
+				  : keel_http_answer_not_allowed(srv, c, method, r->allow);
 		}
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;
 			return ret;
 		}
-		if (strcmp(url, "/v1/events") == 0) {
-			if (!post) {
-				rq->route = ROUTE_DONE;
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "POST");
-			}
+		rq->route = ROUTE_DONE;
+		if (!r)
+			return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
+						      "no such endpoint");
+		if (!allowed)
+			return keel_http_answer_not_allowed(srv, c, method, r->allow);
+		if (r->endpoint == EP_EVENTS) {
 			rq->route = srv->null_mode ? ROUTE_NULL_EVENTS : ROUTE_EVENTS;
 			return start_events(srv, c, rq);
 		}
-		if (!get) {
-			rq->route = ROUTE_DONE;
-			const char *seg[7];
-			size_t len[7], n;
-			enum read_kind kind;
-			bool read = read_route(url, seg, len, &n, &kind);
-			/* An entity's path takes DELETE too: keel forget. */
-			if (read && kind == READ_SHOW) {
-				if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
-					rq->route = ROUTE_FORGET;
-					return MHD_YES;
-				}
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "GET, HEAD, DELETE");
-			}
-			if (strcmp(url, "/metrics") == 0 || read)
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "GET, HEAD");
-			return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
-						      "no such endpoint");
-		}
-		rq->route = ROUTE_READ;
+		/* An entity's path takes DELETE too: keel forget. */
+		rq->route = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0 ? ROUTE_FORGET : ROUTE_READ;
 		return MHD_YES;
 	}
 
@@ -573,7 +513,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		    "\"conflicting\":0,\"unhandled\":0,\"rejected\":[]}\n");
 	case ROUTE_READ:
 		rq->route = ROUTE_DONE;
-		if (strcmp(url, "/metrics") == 0)
+		if (rq->endpoint->endpoint == EP_METRICS)
 			return handle_metrics(srv, c, rq->token);
 		return route_get(srv, c, url, rq, false);
 	case ROUTE_FORGET:
@@ -581,8 +521,10 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		return route_get(srv, c, url, rq, true);
 	case ROUTE_PUBLIC:
 		rq->route = ROUTE_DONE;
-		if (strcmp(url, "/healthz") == 0)
+		if (rq->endpoint->endpoint == EP_HEALTHZ)
 			return handle_healthz(srv, c);
+		if (rq->endpoint->endpoint == EP_OPENAPI)
+			return keel_http_openapi(srv, c);
 		return keel_http_ui(srv, c, url);
 	case ROUTE_DONE:
 		return MHD_YES;

@@ -130,6 +130,7 @@ struct ingest_job {
 /* One HTTP request (MHD's con_cls). */
 struct request {
 	enum route route;
+	const struct keel_http_route *endpoint; /* NULL: no such path */
 	enum body_kind kind;
 	struct conn *conn;
 	const struct keel_token_entry *token; /* NULL when no token file */
@@ -231,6 +232,43 @@ enum read_kind {
 	READ_SEARCH,   /* GET /v1/tenants/T/search */
 };
 
+/* Routes (routes.c): every path the server answers. */
+enum endpoint {
+	EP_EVENTS,
+	EP_TENANTS,
+	EP_STATS,
+	EP_ENTITIES,
+	EP_SEARCH,
+	EP_ENTITY,
+	EP_HISTORY,
+	EP_WHY,
+	EP_OPENAPI,
+	EP_HEALTHZ,
+	EP_METRICS,
+	EP_UI_MOVED, /* /ui: 301 to /ui/ */
+	EP_UI,	     /* the page, at each of its views' addresses */
+	EP_UI_ASSET,
+};
+
+struct keel_http_route {
+	const char *path;  /* as the OpenAPI document writes it: "/v1/tenants/{tenant}/stats" */
+	enum endpoint endpoint;
+	const char *allow; /* the methods it takes, as the Allow header lists them */
+	bool public;	   /* needs no token: it holds no data */
+	bool rest;	   /* its last parameter takes the rest of the path, '/' and all */
+};
+
+#define KEEL_HTTP_MAX_SEGMENTS 8
+extern const struct keel_http_route keel_http_routes[];
+extern const size_t keel_http_nroutes;
+/* The route whose path url's is (the query string already cut off by
+ * libmicrohttpd), or NULL; its segments, still percent-escaped, in
+ * seg[0..*n) and len (KEEL_HTTP_MAX_SEGMENTS at most). */
+const struct keel_http_route *keel_http_route_find(const char *url, const char **seg,
+						   size_t *len, size_t *n);
+/* Whether r takes method (as sent: methods are case-sensitive). */
+bool keel_http_route_allows(const struct keel_http_route *r, const char *method);
+
 /* Answers (answer.c) */
 bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
 /* {"error":"MESSAGE"} and a newline into the empty b: every error
@@ -260,12 +298,13 @@ enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection 
 enum MHD_Result keel_http_answer_headers(struct keel_server *srv, struct MHD_Connection *c,
 					 unsigned status, const char *body, size_t len,
 					 bool persistent, const char *const *headers);
-/* The page at /ui/ (ui.c): its paths are /ui and those under /ui/. They
- * need no token: the page and its assets hold no data (docs/ui.md).
- * keel_http_ui answers a GET or HEAD of one; other methods get
- * keel_http_ui_not_allowed. */
-bool keel_http_ui_path(const char *url);
+/* The page at /ui/ (ui.c): its paths are /ui and those under /ui/ (the
+ * routes EP_UI_MOVED, EP_UI, EP_UI_ASSET). They need no token: the page
+ * and its assets hold no data (docs/ui.md). keel_http_ui answers a GET or
+ * HEAD of one; other methods get keel_http_ui_not_allowed. */
 enum MHD_Result keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url);
+/* GET /v1/openapi.json (openapi.c): docs/openapi.json, compiled in. */
+enum MHD_Result keel_http_openapi(struct keel_server *srv, struct MHD_Connection *c);
 enum MHD_Result keel_http_ui_not_allowed(struct keel_server *srv, struct MHD_Connection *c,
 					 const char *method);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
