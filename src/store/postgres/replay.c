@@ -18,12 +18,14 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	if (rc)
 		return rc;
 	g->tx_writes = true;
-	/* The log was read outside this transaction. SHARE mode waits for
-	 * the writers in flight to commit and holds every new one back
-	 * until this transaction ends (PostgreSQL has no gap locks to hold
-	 * one tenant's log still); then the count says whether the log is
-	 * still the one the rebuild was made from. */
-	rc = keel_pg_command(g, "LOCK TABLE keel_events IN SHARE MODE",
+	/* The log was read outside this transaction. SHARE ROW EXCLUSIVE
+	 * waits for the writers in flight to commit and holds every new one
+	 * back until this transaction ends (PostgreSQL has no gap locks to
+	 * hold one tenant's log still), and takes turns with another replay
+	 * (which SHARE alone would let in, to deadlock on their inserts);
+	 * then the count says whether the log is still the one the rebuild
+	 * was made from. */
+	rc = keel_pg_command(g, "LOCK TABLE keel_events IN SHARE ROW EXCLUSIVE MODE",
 			     "locking the log");
 	if (rc)
 		return rc;
