@@ -65,6 +65,13 @@ _Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
+/* The GnuTLS priority string of keel serve's HTTPS: TLS 1.2 and 1.3 only. */
+#define KEEL_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* A POST's answer lists at most this many rejected events and as many
+ * conflicting duplicates (the first by index); past it, counts say how
+ * many more (docs/http.md, "The answer"), so that an answer stays small
+ * whatever the request. */
+#define ANSWER_MAX_LISTED 1000
 /* How long a stop waits for resumed connections to be answered. */
 #define RESUME_WAIT_S 5
 
@@ -111,6 +118,7 @@ struct ingest_job {
 	/* The outcome */
 	int rc; /* 0, or the store error that rolled the batch back */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
+	uint64_t conflicts_listed; /* of conflicting, at most ANSWER_MAX_LISTED */
 	struct keel_buf rejects; /* the "rejected" array's members */
 	struct keel_buf conflicts; /* the "conflicts" array's members */
 	/* The tenant of the events that went in, for the request log: its
@@ -143,11 +151,10 @@ struct request {
 	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
-/* The batch the writer thread is building: which POST each of its events
- * came from. */
+/* The batch the writer thread is building (each of its events names its
+ * POST itself: keel_batch_event.owner). */
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
-	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
 	/* For counting outcomes by tenant: the ingester (whose batch tells
 	 * each event's tenant), the counters, the tenant counted last. */
 	struct keel_ingest *ing;
@@ -278,6 +285,12 @@ void keel_http_on_connection(void *cls, struct MHD_Connection *connection,
 			     enum MHD_ConnectionNotificationCode toe);
 void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
+
+/* Counts n more bytes of rq's (its body, its events) against the memory
+ * all requests' bodies may hold at once (max_buffered), so that many
+ * large uploads together cannot exhaust memory where one alone could
+ * not. False (nothing counted) when over. Released when rq ends. */
+bool keel_http_claim(struct keel_server *srv, struct request *rq, size_t n);
 
 /* Events (events.c) */
 /* Binary mode, once the headers are in: reads them into rq->binary and

@@ -208,10 +208,17 @@ int keel_store_commit(struct keel_store *s)
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "no transaction open");
 	int rc = s->ops->commit(s);
-	/* A failed commit leaves the transaction to be rolled back. */
-	if (rc == 0)
+	/* A failed commit leaves the transaction to be rolled back; one
+	 * whose outcome is unknown has ended, one way or the other. */
+	if (rc == 0 || rc == KEEL_EUNCERTAIN)
 		s->in_tx = false;
 	return rc;
+}
+
+void keel_store_durable_commits(struct keel_store *s)
+{
+	if (s->ops->durable_commits)
+		s->ops->durable_commits(s);
 }
 
 int keel_store_rollback(struct keel_store *s)
@@ -414,6 +421,38 @@ int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
 		return keel_store_fail(s, KEEL_EINVAL,
 				       "cartridge recorded outside a transaction");
 	return s->ops->cartridge_put(s, tenant, r, replace);
+}
+
+bool keel_store_keeps_log_positions(const struct keel_store *s)
+{
+	return s->ops->log_position && s->ops->log_positions;
+}
+
+static int keel_store_no_log_positions(struct keel_store *s)
+{
+	return keel_store_fail(s, KEEL_EINVAL,
+			       "store \"%s\" keeps no log positions: consuming a log needs "
+			       "a store that takes concurrent writers (mysql)",
+			       keel_store_url(s));
+}
+
+int keel_store_log_position(struct keel_store *s, const struct keel_log_position *p,
+			    uint64_t *stored)
+{
+	if (!keel_store_keeps_log_positions(s))
+		return keel_store_no_log_positions(s);
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "log position written outside a transaction");
+	return s->ops->log_position(s, p, stored);
+}
+
+int keel_store_log_positions(struct keel_store *s, struct keel_str log,
+			     keel_log_position_fn fn, void *ud)
+{
+	if (!keel_store_keeps_log_positions(s))
+		return keel_store_no_log_positions(s);
+	return s->ops->log_positions(s, log, fn, ud);
 }
 
 int keel_store_worker_init(struct keel_store *s)

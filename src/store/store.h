@@ -224,6 +224,21 @@ struct keel_cartridge_record {
 	int64_t recorded_at;
 };
 
+/* How far a partition of a log is applied (keel consume, docs/log.md):
+ * every message of partition `partition` of log `log` up to stream
+ * sequence seq, written by the holder of fencing token `token` (the
+ * revision of its lease). Stores that take concurrent writers keep one
+ * row a (log, partition) and write it in the same transaction as the
+ * rows it covers. */
+struct keel_log_position {
+	struct keel_str log;
+	uint32_t partition;
+	uint64_t seq;
+	uint64_t token;
+	int64_t recorded_at; /* when it was written (reading) */
+};
+typedef int (*keel_log_position_fn)(void *ud, const struct keel_log_position *p);
+
 /* Return non-zero to stop the scan (the scan then returns that value). */
 typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 
@@ -244,8 +259,17 @@ struct keel_store_ops {
 	void (*close)(struct keel_store *s);
 
 	int (*begin)(struct keel_store *s);
+	/* 0 once committed; KEEL_EUNCERTAIN when it failed without telling
+	 * whether it committed (the transaction is over either way); another
+	 * error leaves the transaction to be rolled back. */
 	int (*commit)(struct keel_store *s);
 	int (*rollback)(struct keel_store *s);
+	/* Optional. From now on each commit of this handle returns only once
+	 * what it committed survives a power cut (keel serve's writer, which
+	 * answers after the commit). NULL: the store's commits already do as
+	 * much as they can (MySQL: the server's innodb_flush_log_at_trx_commit
+	 * decides), or nothing survives anyway (memory). */
+	void (*durable_commits)(struct keel_store *s);
 
 	/* Batches within a transaction (docs/semantics.md, "Batches, commits
 	 * and failures"): savepoint before each batch's writes, release after
@@ -357,6 +381,20 @@ struct keel_store_ops {
 	 * it (0: none, a new store) and the one it has now, which opening
 	 * brought it to (keel migrate). */
 	int (*schema_versions)(struct keel_store *s, int *was, int *now);
+	/* Optional (stores that take concurrent writers; docs/log.md,
+	 * "Fencing"). Inside the open transaction: locks the row of
+	 * (p->log, p->partition) (a writer doing the same waits for this
+	 * transaction to end); fails with KEEL_EFENCED, the message naming
+	 * both tokens, when the stored token is greater than p->token; else
+	 * writes p->token, p->recorded_at and the greater of the stored
+	 * sequence and p->seq, and sets *stored to that sequence (p->seq
+	 * when there was no row). */
+	int (*log_position)(struct keel_store *s, const struct keel_log_position *p,
+			    uint64_t *stored);
+	/* Optional, with log_position: every stored position of log, by
+	 * partition. */
+	int (*log_positions)(struct keel_store *s, struct keel_str log,
+			     keel_log_position_fn fn, void *ud);
 	/* Several connections may write at once (tenants run in parallel). */
 	bool concurrent_writers;
 	/* The store keeps every logged envelope and hashes it when it needs
@@ -405,6 +443,8 @@ const char *keel_store_url(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);
+/* See the ops' durable_commits. */
+void keel_store_durable_commits(struct keel_store *s);
 int keel_store_savepoint(struct keel_store *s);
 int keel_store_release(struct keel_store *s);
 int keel_store_rollback_to_savepoint(struct keel_store *s);
@@ -451,6 +491,14 @@ int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
 /* Records it inside the open transaction (keel_store_ops.cartridge_put). */
 int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
 			     const struct keel_cartridge_record *r, bool replace);
+
+/* Log positions (keel consume); see the ops. KEEL_EINVAL, with the
+ * message set, on a store that keeps none. */
+int keel_store_log_position(struct keel_store *s, const struct keel_log_position *p,
+			    uint64_t *stored);
+int keel_store_log_positions(struct keel_store *s, struct keel_str log,
+			     keel_log_position_fn fn, void *ud);
+bool keel_store_keeps_log_positions(const struct keel_store *s);
 
 /* What the core asks a store before deciding how to use it. */
 /* Readers must share this handle (see keel_store.state_in_handle). */

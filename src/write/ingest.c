@@ -72,6 +72,15 @@ struct keel_batcher {
 	size_t nspans, spans_cap;
 	size_t nrun;		    /* events in the spans */
 	size_t tx_nrun, batch_nrun; /* nrun when the transaction, the batch began */
+	/* Log positions for the next commit (keel_ingest_log_position), one
+	 * a (log, partition), their log names owned. */
+	struct keel_given_position *positions;
+	size_t npositions, positions_cap;
+};
+
+struct keel_given_position {
+	char *log; /* owned; p.log views it */
+	struct keel_log_position p;
 };
 
 /* count events logged as seq, seq + 1, ... from positions position,
@@ -139,6 +148,63 @@ int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 	return 0;
 }
 
+/* The positions given since the last commit go, written or not. */
+static void keel_batcher_drop_positions(struct keel_batcher *ing)
+{
+	for (size_t i = 0; i < ing->npositions; i++)
+		free(ing->positions[i].log);
+	ing->npositions = 0;
+}
+
+int keel_batcher_log_position(struct keel_batcher *ing, const char *log,
+			      uint32_t partition, uint64_t seq, uint64_t token)
+{
+	if (!keel_store_keeps_log_positions(ing->store)) {
+		keel_buf_reset(&ing->errmsg);
+		keel_buf_addf(&ing->errmsg,
+			      "store \"%s\" keeps no log positions: consuming a log needs a "
+			      "store that takes concurrent writers (mysql)",
+			      keel_store_url(ing->store));
+		return KEEL_EINVAL;
+	}
+	struct keel_str name = keel_str_cstr(log);
+	struct keel_log_position *p = NULL;
+	for (size_t i = 0; i < ing->npositions && !p; i++)
+		if (ing->positions[i].p.partition == partition &&
+		    keel_str_eq(ing->positions[i].p.log, name))
+			p = &ing->positions[i].p;
+	if (!p) {
+		if (ing->npositions == ing->positions_cap) {
+			ing->positions_cap = ing->positions_cap ? 2 * ing->positions_cap : 8;
+			ing->positions = keel_xrealloc(
+			    ing->positions, ing->positions_cap * sizeof *ing->positions);
+		}
+		struct keel_given_position *g = &ing->positions[ing->npositions++];
+		g->log = keel_xstrdup(log);
+		p = &g->p;
+		p->log = keel_str_make(g->log, name.len);
+		p->partition = partition;
+	}
+	p->seq = seq;
+	p->token = token;
+	return 0;
+}
+
+/* Writes the positions given into the open transaction, just before its
+ * commit: every event offered before them is in it. */
+static int keel_batcher_write_positions(struct keel_batcher *ing)
+{
+	for (size_t i = 0; i < ing->npositions; i++) {
+		struct keel_log_position *p = &ing->positions[i].p;
+		p->recorded_at = ing->tx_recorded_at;
+		uint64_t stored;
+		int rc = keel_store_log_position(ing->store, p, &stored);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 void keel_batcher_free(struct keel_batcher *ing)
 {
 	if (!ing)
@@ -153,6 +219,8 @@ void keel_batcher_free(struct keel_batcher *ing)
 	keel_append_builder_free(&ing->tx_mentions);
 	keel_ptrvec_free(&ing->tx_events);
 	free(ing->spans);
+	keel_batcher_drop_positions(ing);
+	free(ing->positions);
 	if (ing->in_tx)
 		keel_store_rollback(ing->store);
 	keel_buf_free(&ing->errmsg);
@@ -182,8 +250,10 @@ int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const
 	return 0;
 }
 
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc);
+
 int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
-		    uint64_t position)
+		     uint64_t position, void *owner)
 {
 	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
 						      position);
@@ -194,10 +264,13 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 		keel_buf_addf(&ing->errmsg, "%s %llu: ", ing->opt.position_word,
 			      (unsigned long long)position);
 		keel_buf_add(&ing->errmsg, ing->prep.msg.data, ing->prep.msg.len);
+		if (ing->prep.refused != KEEL_ECARTRIDGE)
+			return keel_batcher_fail_unwritten(ing, ing->prep.refused);
 		return ing->prep.refused;
 	}
 	if (!ev)
 		return 0; /* rejected and reported */
+	ev->owner = owner;
 	if (!ing->events.len)
 		ing->first_position = position;
 	ing->last_position = position;
@@ -335,15 +408,38 @@ static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
 	ing->nrun = nrun;
 }
 
+/* "batch of lines 1-500" (what, the position word's plural, the range). */
+static void keel_batcher_range(const struct keel_batcher *ing, struct keel_buf *b,
+			       const char *what, uint64_t first, uint64_t last)
+{
+	const char *word = ing->opt.position_word;
+	size_t n = strlen(word);
+	keel_buf_addf(b, "%s of %s%s %llu-%llu", what, word,
+		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
+		      (unsigned long long)last);
+}
+
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 				 uint64_t first, uint64_t last)
 {
 	keel_buf_reset(&ing->errmsg);
+	keel_batcher_range(ing, &ing->errmsg, what, first, last);
+	keel_buf_addf(&ing->errmsg, ": %s", keel_store_errmsg(ing->store));
+}
+
+/* Ends the message with what was lost: nothing of the events first..last
+ * is in the store, and running the same input again puts them there (what
+ * was committed before comes back as duplicates). */
+static void keel_batcher_lost(struct keel_batcher *ing, const char *how, uint64_t first,
+			      uint64_t last)
+{
 	const char *word = ing->opt.position_word;
 	size_t n = strlen(word);
-	keel_buf_addf(&ing->errmsg, "%s of %s%s %llu-%llu: %s", what, word,
-		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
-		      (unsigned long long)last, keel_store_errmsg(ing->store));
+	keel_buf_addf(&ing->errmsg,
+		      "; %snothing of %s%s %llu-%llu was written: the same input again "
+		      "ingests them",
+		      how, word, n && word[n - 1] == 'x' ? "es" : "s",
+		      (unsigned long long)first, (unsigned long long)last);
 }
 
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *ing,
@@ -386,10 +482,14 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 		rc = keel_store_append(ing->store, &m);
 	}
 	if (rc == 0)
+		rc = keel_batcher_write_positions(ing);
+	keel_batcher_drop_positions(ing);
+	if (rc == 0)
 		rc = keel_store_commit(ing->store);
 	if (rc) {
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
+		keel_batcher_lost(ing, "", ing->tx_first_position, ing->tx_last_position);
 		keel_store_rollback(ing->store);
 		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
@@ -405,25 +505,18 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	return 0;
 }
 
-/* A batch failed: it alone is rolled back (to its savepoint) and the
- * batches before it are committed; if even that fails, the transaction
- * goes. The message names the failed batch's range. */
-static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+/* After a failed batch (rc, its message set): the batches of the open
+ * transaction before it are committed, and a failure of that commit is
+ * told after the batch's own (and returned when it leaves what was
+ * committed unknown). */
+static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
 {
-	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
-	keel_batcher_reset_batch(ing);
-	keel_batcher_forget(ing, ing->batch_nrun);
-	/* rollback_to_savepoint ends the savepoint too (store.h): no
-	 * release after it. */
-	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
-		keel_store_rollback(ing->store);
-		keel_batcher_forget(ing, ing->tx_nrun);
-		keel_batcher_reset_tx(ing);
+	if (!ing->in_tx)
 		return rc;
-	}
 	struct keel_buf keep = ing->errmsg;
 	keel_buf_init(&ing->errmsg);
-	keel_batcher_commit(ing); /* its own failure is reported below ours */
+	if (keel_batcher_commit(ing) == KEEL_EUNCERTAIN)
+		rc = KEEL_EUNCERTAIN;
 	if (ing->errmsg.len) {
 		keel_buf_adds(&keep, "; then ");
 		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));
@@ -433,6 +526,79 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 	return rc;
 }
 
+/* A batch failed: it alone is rolled back (to its savepoint) and the
+ * batches before it are committed; if even that fails (the store has
+ * rolled the whole transaction back already: a full disk, an I/O error),
+ * the transaction goes. The message names the failed batch's range, then
+ * every line lost with it: with grouped commits that is every batch since
+ * the last commit, not the failed one only (docs/cli.md, "Failures"). */
+static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+{
+	/* the positions given cover the failed batch: not written */
+	keel_batcher_drop_positions(ing);
+	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+	uint64_t first = ing->first_position, last = ing->last_position;
+	keel_batcher_reset_batch(ing);
+	keel_batcher_forget(ing, ing->batch_nrun);
+	/* rollback_to_savepoint ends the savepoint too (store.h): no
+	 * release after it. */
+	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
+		keel_batcher_lost(ing, "the store rolled back the whole transaction: ",
+				  ing->tx_first_position, last);
+		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
+		keel_batcher_reset_tx(ing);
+		return rc;
+	}
+	keel_batcher_lost(ing, "", first, last);
+	return keel_batcher_commit_before(ing, rc);
+}
+
+/* The store failed while an event was being added, before the open batch
+ * was written (reading a new tenant's recorded cartridge): the batch
+ * fails as a write of it would, so that nothing of it waits to be
+ * committed with later events (keel serve would answer its POSTs failed,
+ * then commit them with the next group's). It is dropped, nothing of it
+ * written, and the transaction's earlier batches are committed; the
+ * message, naming the event, names the batch first. */
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc)
+{
+	if (ing->events.len) {
+		struct keel_buf m;
+		keel_buf_init(&m);
+		keel_batcher_range(ing, &m, "batch", ing->first_position,
+				   ing->last_position);
+		keel_buf_adds(&m, " not written: ");
+		keel_buf_add(&m, ing->errmsg.data, ing->errmsg.len);
+		keel_buf_free(&ing->errmsg);
+		ing->errmsg = m;
+	}
+	keel_batcher_drop_positions(ing);
+	keel_batcher_reset_batch(ing);
+	return keel_batcher_commit_before(ing, rc);
+}
+
+/* Opens the transaction the next batches (and positions) go into. */
+static int keel_batcher_begin(struct keel_batcher *ing)
+{
+	struct keel_store *s = ing->store;
+	int rc = keel_store_begin(s);
+	if (rc) {
+		keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+		keel_batcher_lost(ing, "", ing->first_position, ing->last_position);
+		keel_store_rollback(s);
+		keel_batcher_drop_positions(ing);
+		keel_batcher_reset_batch(ing);
+		return rc;
+	}
+	ing->in_tx = true;
+	ing->tx_nrun = ing->nrun;
+	ing->tx_started = mono_usec();
+	ing->tx_first_position = ing->first_position;
+	ing->tx_recorded_at = keel_store_recorded_at(s);
+	return 0;
+}
+
 /* Writes the open batch behind its savepoint, opening a transaction if
  * none is; commits when the transaction is old enough (or always, with
  * commit_now). */
@@ -440,22 +606,16 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 {
 	struct keel_store *s = ing->store;
 	int rc;
-	if (!ing->events.len)
-		return commit_now ? keel_batcher_commit(ing) : 0;
-	if (!ing->in_tx) {
-		if ((rc = keel_store_begin(s)) != 0) {
-			keel_batcher_message(ing, "batch", ing->first_position,
-					     ing->last_position);
-			keel_store_rollback(s);
-			keel_batcher_reset_batch(ing);
+	if (!ing->events.len) {
+		/* Log positions given after events that were all rejected
+		 * still move on: a transaction of their own. */
+		if (commit_now && !ing->in_tx && ing->npositions &&
+		    (rc = keel_batcher_begin(ing)) != 0)
 			return rc;
-		}
-		ing->in_tx = true;
-		ing->tx_nrun = ing->nrun;
-		ing->tx_started = mono_usec();
-		ing->tx_first_position = ing->first_position;
-		ing->tx_recorded_at = keel_store_recorded_at(s);
+		return commit_now ? keel_batcher_commit(ing) : 0;
 	}
+	if (!ing->in_tx && (rc = keel_batcher_begin(ing)) != 0)
+		return rc;
 	ing->tx_last_position = ing->last_position;
 	ing->batch_nrun = ing->nrun;
 	if ((rc = keel_store_savepoint(s)) != 0)

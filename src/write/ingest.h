@@ -28,8 +28,9 @@ void keel_report_add(struct keel_report *to, const struct keel_report *from);
 struct keel_batcher;
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		     struct keel_batcher **out);
+/* owner: kept in the event (keel_batch_event.owner) for on_outcome. */
 int keel_batcher_add(struct keel_batcher *b, const char *text, size_t len,
-		     uint64_t position);
+		     uint64_t position, void *owner);
 int keel_batcher_add_too_long(struct keel_batcher *b, uint64_t position,
 			      const char *head, size_t head_len);
 int keel_batcher_flush(struct keel_batcher *b);
@@ -40,6 +41,8 @@ const struct keel_report *keel_batcher_report(const struct keel_batcher *b);
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *b,
 							size_t seq);
 const char *keel_batcher_errmsg(const struct keel_batcher *b);
+int keel_batcher_log_position(struct keel_batcher *b, const char *log,
+			      uint32_t partition, uint64_t seq, uint64_t token);
 void keel_batcher_free(struct keel_batcher *b);
 
 struct keel_bulk;

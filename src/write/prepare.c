@@ -120,6 +120,32 @@ static struct keel_str keel_prep_field(const struct keel_json_doc *doc,
 	return keel_arena_str(a, v);
 }
 
+/* Runs the event's cartridge: false when it was rejected or refused
+ * (reported), else its operations are in ev. */
+static bool keel_prep_run(struct keel_prep *p, struct keel_batch_event *ev,
+			  const struct keel_envelope *env, struct keel_arena *a,
+			  const char *text, size_t len, uint64_t position)
+{
+	const struct keel_cartridge *c = p->cartridge;
+	if (p->tenants) {
+		int rc = keel_tc_resolve(p->tenants, env->tenant, &c, &p->msg);
+		if (rc) {
+			p->refused = rc;
+			if (rc == KEEL_ECARTRIDGE)
+				keel_prep_reject(p, position, env->id, text, len);
+			return false;
+		}
+	}
+	enum keel_run_result run =
+	    keel_cartridge_run(c, &p->doc, env, a, &ev->ops, &ev->nops, &p->msg);
+	if (run == KEEL_RUN_REJECTED) {
+		keel_prep_reject(p, position, env->id, text, len);
+		return false;
+	}
+	ev->unhandled = run == KEEL_RUN_UNHANDLED;
+	return true;
+}
+
 struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena *a,
 					 const char *text, size_t len, uint64_t position)
 {
@@ -147,32 +173,19 @@ struct keel_batch_event *keel_prep_event(struct keel_prep *p, struct keel_arena 
 	ev->envelope = keel_prep_compact(&p->doc, a);
 	if (p->max_envelope && ev->envelope.len > p->max_envelope) {
 		keel_buf_addf(&p->msg,
-			      "envelope of %zu bytes (compacted) is longer than the store "
+			      "envelope of %zu bytes (compacted) is longer than the %s "
 			      "takes: at most %zu bytes (%s)",
-			      ev->envelope.len, p->max_envelope,
+			      ev->envelope.len,
+			      p->max_envelope_holder ? p->max_envelope_holder : "store",
+			      p->max_envelope,
 			      p->max_envelope_why ? p->max_envelope_why : "its limit");
 		keel_prep_reject(p, position, env.id, text, len);
 		return NULL;
 	}
 	if (p->doc.compact)
 		env.copy = ev->envelope.ptr;
-	const struct keel_cartridge *c = p->cartridge;
-	if (p->tenants) {
-		int rc = keel_tc_resolve(p->tenants, env.tenant, &c, &p->msg);
-		if (rc) {
-			p->refused = rc;
-			if (rc == KEEL_ECARTRIDGE)
-				keel_prep_reject(p, position, env.id, text, len);
-			return NULL;
-		}
-	}
-	enum keel_run_result run =
-	    keel_cartridge_run(c, &p->doc, &env, a, &ev->ops, &ev->nops, &p->msg);
-	if (run == KEEL_RUN_REJECTED) {
-		keel_prep_reject(p, position, env.id, text, len);
+	if (!p->envelope_only && !keel_prep_run(p, ev, &env, a, text, len, position))
 		return NULL;
-	}
-	ev->unhandled = run == KEEL_RUN_UNHANDLED;
 	ev->tenant = keel_prep_field(&p->doc, ev->envelope, env.tenant, env.tenant_at, a);
 	ev->id = keel_prep_field(&p->doc, ev->envelope, env.id, env.id_at, a);
 	ev->source = env.source.len ? keel_prep_field(&p->doc, ev->envelope, env.source,

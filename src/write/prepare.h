@@ -28,12 +28,17 @@ struct keel_prep {
 	size_t max_line;			/* 0: no limit */
 	size_t max_envelope;	  /* compacted; 0: no limit (the store's) */
 	const char *max_envelope_why; /* the store's reason, for the message */
+	const char *max_envelope_holder; /* "store" (NULL) or "log" */
 	keel_reject_fn on_reject;		/* may be NULL */
 	void *reject_userdata;
 	keel_conflict_fn on_conflict;		/* may be NULL */
 	void *conflict_userdata;
 	struct keel_report *report; /* read and rejected are counted here */
 	bool defer_hash; /* leave ev->hash to keel_batch_event_hash (batch.h) */
+	/* The envelope rules only, no cartridge run (keel publish, which
+	 * does not see the store that holds each tenant's cartridge): the
+	 * event has no operations. */
+	bool envelope_only;
 	struct keel_json_doc doc;
 	struct keel_buf msg;
 };

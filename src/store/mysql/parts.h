@@ -15,6 +15,7 @@
  *   replay.c     replacing a tenant: LOAD DATA LOCAL INFILE
  *   forget.c     keel forget: redacted envelopes and tombstones
  *   cartridge.c  each tenant's recorded cartridge
+ *   log.c        log positions and their fencing tokens (keel consume)
  */
 #ifndef KEEL_STORE_MYSQL_STORE_H
 #define KEEL_STORE_MYSQL_STORE_H
@@ -27,7 +28,7 @@
 #include "store/store.h"
 #include "internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 9
+#define KEEL_MYSQL_SCHEMA_VERSION 10
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -214,6 +215,12 @@ int keel_mysql_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold);
 int keel_mysql_cartridge_put(struct keel_store *s, struct keel_str tenant,
 			     const struct keel_cartridge_record *r, bool replace);
+
+/* Log positions (log.c) */
+int keel_mysql_log_position(struct keel_store *s, const struct keel_log_position *p,
+			    uint64_t *stored);
+int keel_mysql_log_positions(struct keel_store *s, struct keel_str log,
+			     keel_log_position_fn fn, void *ud);
 
 /* The bulk path (bulk.c) */
 void keel_mysql_bulk_close_stmts(struct keel_mysql_store *m);

@@ -50,6 +50,20 @@
 	"PRIMARY KEY (tenant, subject_sha256)"                                           \
 	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
 
+/* Log positions (docs/log.md, "Fencing"): one row a partition of a log
+ * that keel consume projects into this store, written in the same
+ * transaction as the rows it covers: the stream sequence applied up to,
+ * and the fencing token (lease revision) of the process that wrote it. */
+#define KEEL_MYSQL_LOG_POSITIONS                                                         \
+	"CREATE TABLE IF NOT EXISTS keel_log_positions ("                                \
+	"log VARBINARY(255) NOT NULL,"                                                   \
+	"part INT UNSIGNED NOT NULL,"                                                    \
+	"seq BIGINT UNSIGNED NOT NULL,"                                                  \
+	"token BIGINT UNSIGNED NOT NULL,"                                                \
+	"recorded_at BIGINT NOT NULL,"                                                   \
+	"PRIMARY KEY (log, part)"                                                        \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 static const char *const keel_mysql_tables[] = {
     "CREATE TABLE IF NOT EXISTS keel_entity_mentions ("
     "seq BIGINT NOT NULL AUTO_INCREMENT,"
@@ -114,6 +128,7 @@ static const char *const keel_mysql_tables[] = {
 
     KEEL_MYSQL_TOMBSTONES,
     KEEL_MYSQL_TENANT_CARTRIDGES,
+    KEEL_MYSQL_LOG_POSITIONS,
 };
 
 /*
@@ -301,6 +316,11 @@ static const struct keel_mysql_migration keel_mysql_step_find[] = {
     {NULL, NULL},
 };
 
+static const struct keel_mysql_migration keel_mysql_step_log_positions[] = {
+    {KEEL_MYSQL_LOG_POSITIONS, NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
@@ -308,6 +328,7 @@ static const struct keel_mysql_migration
 	keel_mysql_step_tombstones,
 	keel_mysql_step_tenant_cartridges,
 	keel_mysql_step_find,
+	keel_mysql_step_log_positions,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,

@@ -4,7 +4,7 @@
  * /v1/events picks its content mode from the media type
  * (docs/http.md, "POST /v1/events").
  */
-#include "http.h"
+#include "media_type.h"
 
 #include <strings.h>
 

@@ -1,7 +1,7 @@
 /*
- * binary_mode.c - a CloudEvent in the HTTP binding's binary content mode
- * (docs/http.md, "Binary content mode") turned into the structured JSON
- * envelope Keel logs: each `ce-NAME` header is the attribute NAME (header
+ * binary_mode.c - a CloudEvent in binary content mode (the HTTP binding's,
+ * docs/http.md "Binary content mode"; the NATS binding's, docs/log.md)
+ * turned into the structured JSON envelope Keel logs: each `ce-NAME` header is the attribute NAME (header
  * names in any case; values unquoted, then percent-decoded, and UTF-8),
  * Content-Type is datacontenttype, and the body is the data: as JSON under
  * "data" when the Content-Type says JSON, else base64 under "data_base64".
@@ -12,14 +12,15 @@
  * conflicting one. Sorting also finds a header given twice (neighbours)
  * without a table; everything here is O(n log n) in the headers.
  */
-#include "http.h"
-#include "event/json_write.h"
+#include "binary_mode.h"
+
+#include "json_write.h"
 
 #include <stdlib.h>
 #include <strings.h>
 
-#include "event/json.h"
-#include "event/utf8.h"
+#include "json.h"
+#include "utf8.h"
 
 /* What Keel needs of every binary-mode event: CloudEvents' four required
  * attributes, and Keel's own time and tenant. */
