@@ -64,16 +64,17 @@ static int keel_pg_commit(struct keel_store *s)
 				       "commit: a statement of the transaction failed "
 				       "before it: nothing of it was committed");
 	int rc = keel_pg_exec_prepared(g, KEEL_PG_COMMIT, NULL, "commit", NULL);
-	if (rc == 0) {
+	if (rc == 0 || g->broken) {
 		g->tx_open = false;
 		g->tx_writes = false;
 		g->savepoint_sent = false;
-	} else if (g->broken) {
-		return keel_store_fail(
-		    s, rc,
-		    "commit: lost the connection to the postgres server; the "
-		    "transaction may or may not have been committed: run the same "
-		    "input again (events already logged are skipped)");
+	}
+	if (rc && g->broken) {
+		/* The server may have committed before the connection went:
+		 * the transaction is over, its outcome unknown here. */
+		return keel_store_fail(s, KEEL_EUNCERTAIN,
+				       "commit: lost the connection to the postgres server; the "
+				       "transaction may or may not have been committed");
 	}
 	return rc;
 }
