@@ -135,8 +135,8 @@ static bool proc_stat(long pid, long *ppid, unsigned long long *ticks)
 	buf[n] = 0;
 	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
 	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", ppid,
-			 &ut, &st) != 3)
+	if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 ppid, &ut, &st) != 3)
 		return false;
 	*ticks = ut + st;
 	return true;
@@ -158,7 +158,8 @@ static void cpu_sample(struct cpu_watch *w)
 			if (w->n == CPU_PIDS)
 				continue;
 			w->pid[w->n] = pid;
-			w->first[w->n] = w->watching ? 0 : t; /* new while watching: all its time */
+			w->first[w->n] =
+			    w->watching ? 0 : t; /* new while watching: all its time */
 			w->n++;
 		}
 		w->last[i] = t;
@@ -229,8 +230,8 @@ static void ingest(const char *url, const char *path, struct run *r, bool watch)
 		die("fork failed");
 	if (pid == 0) {
 		dup2(fd, 2);
-		execl(KEEL_BIN, "keel", "ingest", path, "--cartridge", "fleet", "--store", url,
-		      (char *)NULL);
+		execl(KEEL_BIN, "keel", "ingest", path, "--cartridge", "fleet", "--store",
+		      url, (char *)NULL);
 		_exit(127);
 	}
 	int st;
@@ -308,8 +309,10 @@ static uint64_t export_rows(const char *url, const char *dir)
 		FILE *f = fopen(path, "wb");
 		if (!f)
 			die("cannot write %s", path);
-		snprintf(q, sizeof q, "COPY (SELECT %s FROM %s ORDER BY seq) TO STDOUT (FORMAT binary)",
-			 tables[i].cols, tables[i].table);
+		snprintf(
+		    q, sizeof q,
+		    "COPY (SELECT %s FROM %s ORDER BY seq) TO STDOUT (FORMAT binary)",
+		    tables[i].cols, tables[i].table);
 		PGresult *r = PQexec(c, q);
 		if (PQresultStatus(r) != PGRES_COPY_OUT)
 			die("%s: %s", q, PQerrorMessage(c));
@@ -345,8 +348,8 @@ static double copy_in(const char *url, const char *dir)
 		FILE *f = fopen(path, "rb");
 		if (!f)
 			die("cannot read %s", path);
-		snprintf(q, sizeof q, "COPY %s (%s) FROM STDIN (FORMAT binary)", tables[i].table,
-			 tables[i].cols);
+		snprintf(q, sizeof q, "COPY %s (%s) FROM STDIN (FORMAT binary)",
+			 tables[i].table, tables[i].cols);
 		PGresult *r = PQexec(c, q);
 		if (PQresultStatus(r) != PGRES_COPY_IN)
 			die("%s: %s", q, PQerrorMessage(c));
@@ -373,9 +376,10 @@ static double copy_in(const char *url, const char *dir)
 static uint64_t store_rows(const char *url)
 {
 	PGconn *c = pg_connect(url);
-	uint64_t n = pg_count(c, "SELECT (SELECT count(*) FROM keel_events) + (SELECT count(*) "
-				 "FROM keel_entity_mentions) + (SELECT count(*) FROM "
-				 "keel_fact_rows) + (SELECT count(*) FROM keel_relation_rows)");
+	uint64_t n =
+	    pg_count(c, "SELECT (SELECT count(*) FROM keel_events) + (SELECT count(*) "
+			"FROM keel_entity_mentions) + (SELECT count(*) FROM "
+			"keel_fact_rows) + (SELECT count(*) FROM keel_relation_rows)");
 	PQfinish(c);
 	return n;
 }
@@ -393,7 +397,8 @@ static void row(const char *what, const struct run *pg, const struct run *my,
 	char mys[32] = "";
 	if (my)
 		snprintf(mys, sizeof mys, "%.2f s", my->seconds);
-	printf("%-40s %10.2f s %12s %10s %s\n", what, pg->seconds, mys, target, v ? v : "");
+	printf("%-40s %10.2f s %12s %10s %s\n", what, pg->seconds, mys, target,
+	       v ? v : "");
 }
 
 int main(int argc, char **argv)
@@ -450,7 +455,8 @@ int main(int argc, char **argv)
 	}
 	{
 		char pidfile[4200];
-		snprintf(pidfile, sizeof pidfile, "%s/cluster/data/postmaster.pid", pg_srv);
+		snprintf(pidfile, sizeof pidfile, "%s/cluster/data/postmaster.pid",
+			 pg_srv);
 		FILE *f = fopen(pidfile, "r");
 		if (!f || fscanf(f, "%ld", &postmaster) != 1)
 			die("cannot read %s", pidfile);
@@ -509,23 +515,25 @@ int main(int argc, char **argv)
 	double t_limit = copy_in(pg_limit, dir);
 	double cpu_limit = cpu_stop(&w);
 	if (store_rows(pg_limit) != rows)
-		die("the limit copied %llu rows of %llu", (unsigned long long)store_rows(pg_limit),
-		    (unsigned long long)rows);
+		die("the limit copied %llu rows of %llu",
+		    (unsigned long long)store_rows(pg_limit), (unsigned long long)rows);
 	double rate_limit = (double)rows / t_limit;
 	double rate = (double)rows / pbig.seconds;
 
 	PGconn *pc = pg_connect(pg_big);
-	PGresult *r = PQexec(pc, "SELECT version(), current_setting('synchronous_commit'), "
-				 "current_setting('shared_buffers'), current_setting('fsync')");
+	PGresult *r =
+	    PQexec(pc, "SELECT version(), current_setting('synchronous_commit'), "
+		       "current_setting('shared_buffers'), current_setting('fsync')");
 	printf("Keel %s bench_postgres (issue 28), one run; %s, synchronous_commit=%s, "
 	       "fsync=%s, shared_buffers=%s; %ld cores\n",
-	       KEEL_VERSION, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 3),
-	       PQgetvalue(r, 0, 2), sysconf(_SC_NPROCESSORS_ONLN));
+	       KEEL_VERSION, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1),
+	       PQgetvalue(r, 0, 3), PQgetvalue(r, 0, 2), sysconf(_SC_NPROCESSORS_ONLN));
 	PQclear(r);
 	PQfinish(pc);
 	double load[3] = {0, 0, 0};
 	if (getloadavg(load, 3) == 3)
-		printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
+		printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1],
+		       load[2]);
 	printf("%-40s %12s %12s %10s\n", "measure (keel ingest, defaults)", "postgres",
 	       mysql ? "mariadb" : "", "target");
 	char label[64];
@@ -551,7 +559,8 @@ int main(int argc, char **argv)
 	snprintf(label, sizeof label, "%llu events", (unsigned long long)big);
 	printf("%-40s %10.2f s\n", label, pbig.server_cpu);
 	printf("%-40s %10.2f s\n", "  the limit's COPY", cpu_limit);
-	printf("%-40s %11.2fx\n", "  limit's CPU / keel's CPU (same rows)", cpu_limit / pbig.server_cpu);
+	printf("%-40s %11.2fx\n", "  limit's CPU / keel's CPU (same rows)",
+	       cpu_limit / pbig.server_cpu);
 	long rss = pbig.rss_kib > p101k.rss_kib ? pbig.rss_kib : p101k.rss_kib;
 	printf("%-40s %8.1f MiB %12s %10s %s\n", "peak RSS of keel ingest", rss / 1024.0,
 	       "", "<= 64 MiB", verdict(rss <= 64 * 1024));
@@ -570,7 +579,8 @@ int main(int argc, char **argv)
 	if (mysql && !my_dir) {
 		snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null", my_script, my_srv);
 		if (system(cmd) != 0)
-			fprintf(stderr, "bench_postgres: could not stop the server in %s\n",
+			fprintf(stderr,
+				"bench_postgres: could not stop the server in %s\n",
 				my_srv);
 	}
 	if (own_dir) {

@@ -29,7 +29,7 @@ chmod 755 "$dir" "$dir/tls"
 KEEL_PG_OPTS="-c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" \
 	"$KEEL_PG_SCRIPT" start "$srv" >/dev/null || fail "the TLS server did not start"
 stop_server() { "$KEEL_PG_SCRIPT" stop "$srv" >/dev/null 2>&1 || true; }
-trap 'stop_server; scratch_cleanup' EXIT
+trap 'rc=$?; stop_server; (exit $rc); scratch_cleanup' EXIT
 port=$(cat "$srv/port")
 password=$(cat "$srv/password")
 tcp="postgres://keel:$password@127.0.0.1:$port/keel"

@@ -63,13 +63,14 @@ int keel_pg_cartridge_put(struct keel_store *s, struct keel_str tenant,
 	/* Without replace a plain INSERT: a record another writer made since
 	 * this one looked fails the batch (a duplicate key), whose retry then
 	 * sees it. */
-	return keel_pg_exec(g,
-			    replace ? "INSERT INTO keel_tenant_cartridges (tenant, name, version, "
-				      "hash, text, recorded_at) VALUES ($1, $2, $3, $4, $5, $6) "
-				      "ON CONFLICT (tenant) DO UPDATE SET name = EXCLUDED.name, "
-				      "version = EXCLUDED.version, hash = EXCLUDED.hash, text = "
-				      "EXCLUDED.text, recorded_at = EXCLUDED.recorded_at"
-				    : "INSERT INTO keel_tenant_cartridges (tenant, name, version, "
-				      "hash, text, recorded_at) VALUES ($1, $2, $3, $4, $5, $6)",
-			    &p, "recording the tenant's cartridge", NULL);
+	return keel_pg_exec(
+	    g,
+	    replace ? "INSERT INTO keel_tenant_cartridges (tenant, name, version, "
+		      "hash, text, recorded_at) VALUES ($1, $2, $3, $4, $5, $6) "
+		      "ON CONFLICT (tenant) DO UPDATE SET name = EXCLUDED.name, "
+		      "version = EXCLUDED.version, hash = EXCLUDED.hash, text = "
+		      "EXCLUDED.text, recorded_at = EXCLUDED.recorded_at"
+		    : "INSERT INTO keel_tenant_cartridges (tenant, name, version, "
+		      "hash, text, recorded_at) VALUES ($1, $2, $3, $4, $5, $6)",
+	    &p, "recording the tenant's cartridge", NULL);
 }

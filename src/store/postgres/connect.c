@@ -20,8 +20,9 @@ static void keel_pg_connect_error(struct keel_pg_store *g, struct keel_buf *err)
 	keel_buf_addf(err, "store \"%s\": ", u->shown.data);
 	if (strstr(msg, "password authentication failed") ||
 	    strstr(msg, "no password supplied")) {
-		keel_buf_addf(err, "access denied for user \"%s\" (wrong user name or password)",
-			      u->user ? u->user : "");
+		keel_buf_addf(
+		    err, "access denied for user \"%s\" (wrong user name or password)",
+		    u->user ? u->user : "");
 		return;
 	}
 	const char *db = strstr(msg, "database \"");
@@ -36,7 +37,8 @@ static void keel_pg_connect_error(struct keel_pg_store *g, struct keel_buf *err)
 			      u->sslmode ? u->sslmode : "prefer");
 		/* libpq's own words name the check that failed */
 		const char *reason = strstr(msg, "failed: ");
-		keel_pg_one_line(err, reason && reason < strstr(msg, "\n") ? reason + 8 : msg);
+		keel_pg_one_line(err,
+				 reason && reason < strstr(msg, "\n") ? reason + 8 : msg);
 		return;
 	}
 	keel_buf_adds(err, "cannot connect: ");
@@ -49,15 +51,17 @@ static int keel_pg_check_files(struct keel_pg_store *g, struct keel_buf *err)
 {
 	for (size_t i = 0; i < g->url.n; i++) {
 		const char *k = g->url.keys[i];
-		if (strcmp(k, "sslrootcert") && strcmp(k, "sslcert") && strcmp(k, "sslkey"))
+		if (strcmp(k, "sslrootcert") && strcmp(k, "sslcert") &&
+		    strcmp(k, "sslkey"))
 			continue;
 		if (!strcmp(k, "sslrootcert") && !strcmp(g->url.values[i], "system"))
 			continue;
 		FILE *f = fopen(g->url.values[i], "r");
 		if (!f) {
 			int e = errno;
-			keel_buf_addf(err, "store \"%s\": %s \"%s\": %s", g->url.shown.data, k,
-				      g->url.values[i], strerror(e));
+			keel_buf_addf(err, "store \"%s\": %s \"%s\": %s",
+				      g->url.shown.data, k, g->url.values[i],
+				      strerror(e));
 			return KEEL_ESTORE;
 		}
 		fclose(f);
@@ -165,8 +169,9 @@ int keel_pg_open(const char *url, bool existing, struct keel_store **out,
 	/* The largest value a text field takes is 1 GB; a row must also
 	 * fit a COPY's 1 GB line: half of it, less room for the rest. */
 	g->base.max_envelope = (512u << 20) - 8192;
-	g->base.max_envelope_why = "the longest postgres text value Keel writes, less room "
-				   "for the rest of its row";
+	g->base.max_envelope_why =
+	    "the longest postgres text value Keel writes, less room "
+	    "for the rest of its row";
 	int rc = keel_pg_url_parse(url, &g->url, err);
 	if (rc) {
 		keel_pg_free(g);

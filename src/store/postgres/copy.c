@@ -27,9 +27,9 @@ static const char keel_pg_copy_header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0"
 static int keel_pg_copy_begin(struct keel_pg_store *g, const char *sql, const char *what)
 {
 	if (g->broken)
-		return keel_store_fail(&g->base, KEEL_ESTORE,
-				       "%s: the connection to the postgres server was lost",
-				       what);
+		return keel_store_fail(
+		    &g->base, KEEL_ESTORE,
+		    "%s: the connection to the postgres server was lost", what);
 	g->stats.round_trips++;
 	g->stats.copies++;
 	g->base.statements++;
@@ -72,7 +72,8 @@ static int keel_pg_copy_end(struct keel_pg_store *g, int rc, const char *what)
 		keel_pg_put16(&g->copy, -1);
 		rc = keel_pg_copy_send(g, what);
 	}
-	if (!g->broken && PQputCopyEnd(g->conn, rc ? "keel abandoned the copy" : NULL) != 1)
+	if (!g->broken &&
+	    PQputCopyEnd(g->conn, rc ? "keel abandoned the copy" : NULL) != 1)
 		return keel_pg_lost(g, what);
 	g->stats.round_trips++;
 	PGresult *res;
@@ -108,10 +109,11 @@ int keel_pg_copy_events(struct keel_pg_store *g, struct keel_batch_event **ev, s
 	static const char what[] = "writing events";
 	if (!n)
 		return 0;
-	int rc = keel_pg_copy_begin(g,
-				    "COPY keel_events (seq, tenant, source, id, type, time, "
-				    "hash, envelope, recorded_at) FROM STDIN (FORMAT binary)",
-				    what);
+	int rc =
+	    keel_pg_copy_begin(g,
+			       "COPY keel_events (seq, tenant, source, id, type, time, "
+			       "hash, envelope, recorded_at) FROM STDIN (FORMAT binary)",
+			       what);
 	if (rc)
 		return rc;
 	struct keel_buf *b = &g->copy;
@@ -138,11 +140,12 @@ int keel_pg_copy_mentions(struct keel_pg_store *g, const struct keel_mention *v,
 	static const char what[] = "writing entity mentions";
 	if (!n)
 		return 0;
-	int rc = keel_pg_copy_begin(g,
-				    "COPY keel_entity_mentions (seq, tenant, subject, kind, "
-				    "kind_time, first_seen, last_seen, recorded_at) FROM STDIN "
-				    "(FORMAT binary)",
-				    what);
+	int rc = keel_pg_copy_begin(
+	    g,
+	    "COPY keel_entity_mentions (seq, tenant, subject, kind, "
+	    "kind_time, first_seen, last_seen, recorded_at) FROM STDIN "
+	    "(FORMAT binary)",
+	    what);
 	if (rc)
 		return rc;
 	g->stats.mentions_appended += n;
@@ -176,9 +179,12 @@ int keel_pg_copy_rows(struct keel_pg_store *g, const struct keel_assertion *v, s
 	const char *what = fact ? "writing facts" : "writing relations";
 	int rc = keel_pg_copy_begin(
 	    g,
-	    fact ? "COPY keel_fact_rows (seq, tenant, subject, predicate, value, valid_from, "
-		   "asserted_by_source, asserted_by, recorded_at) FROM STDIN (FORMAT binary)"
-		 : "COPY keel_relation_rows (seq, tenant, subject, relation, object, linked, "
+	    fact ? "COPY keel_fact_rows (seq, tenant, subject, predicate, value, "
+		   "valid_from, "
+		   "asserted_by_source, asserted_by, recorded_at) FROM STDIN (FORMAT "
+		   "binary)"
+		 : "COPY keel_relation_rows (seq, tenant, subject, relation, object, "
+		   "linked, "
 		   "valid_from, asserted_by_source, asserted_by, recorded_at) FROM STDIN "
 		   "(FORMAT binary)",
 	    what);

@@ -33,11 +33,12 @@ static void keel_pg_prefix_end(struct keel_str prefix, struct keel_buf *hi)
 		size_t n = hi->len - at;
 		uint32_t cp = n == 1   ? p[0]
 			      : n == 2 ? ((uint32_t)(p[0] & 0x1f) << 6) | (p[1] & 0x3f)
-			      : n == 3 ? ((uint32_t)(p[0] & 0x0f) << 12) |
-					     ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f)
-				       : ((uint32_t)(p[0] & 0x07) << 18) |
-					     ((uint32_t)(p[1] & 0x3f) << 12) |
-					     ((uint32_t)(p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+			      : n == 3
+				  ? ((uint32_t)(p[0] & 0x0f) << 12) |
+					((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f)
+				  : ((uint32_t)(p[0] & 0x07) << 18) |
+					((uint32_t)(p[1] & 0x3f) << 12) |
+					((uint32_t)(p[2] & 0x3f) << 6) | (p[3] & 0x3f);
 		hi->len = at;
 		if (cp >= 0x10ffff)
 			continue; /* nothing above it: raise the one before */
@@ -88,16 +89,19 @@ static int keel_pg_candidates(struct keel_store *s, const struct keel_candidates
 	if (fact) {
 		keel_pg_param_str(&p, q->predicate);
 		keel_pg_param_str(&p, q->value);
-		keel_buf_adds(b, "SELECT DISTINCT subject FROM keel_fact_rows WHERE tenant = $1 "
-				 "AND predicate = $2 AND left(value, 200) = left($3, 200) "
-				 "AND value = $3");
+		keel_buf_adds(
+		    b, "SELECT DISTINCT subject FROM keel_fact_rows WHERE tenant = $1 "
+		       "AND predicate = $2 AND left(value, 200) = left($3, 200) "
+		       "AND value = $3");
 	} else if (q->kind.ptr) {
 		keel_pg_param_str(&p, q->kind);
-		keel_buf_adds(b, "SELECT DISTINCT subject FROM keel_entity_mentions WHERE "
-				 "tenant = $1 AND kind = $2");
+		keel_buf_adds(b,
+			      "SELECT DISTINCT subject FROM keel_entity_mentions WHERE "
+			      "tenant = $1 AND kind = $2");
 	} else {
-		keel_buf_adds(b, "SELECT DISTINCT subject FROM keel_entity_mentions WHERE "
-				 "tenant = $1");
+		keel_buf_adds(b,
+			      "SELECT DISTINCT subject FROM keel_entity_mentions WHERE "
+			      "tenant = $1");
 	}
 	if (q->after.ptr && (!q->prefix.ptr || keel_str_cmp(q->after, q->prefix) >= 0)) {
 		keel_pg_param_str(&p, q->after);
@@ -117,8 +121,8 @@ static int keel_pg_candidates(struct keel_store *s, const struct keel_candidates
 	keel_pg_param_i64(&p, (int64_t)q->limit);
 	keel_buf_addf(b, " ORDER BY subject LIMIT $%d", p.n);
 	PGresult *r;
-	int rc = keel_pg_exec(g, b->data, &p, fact ? "searching facts" : "listing entities",
-			      &r);
+	int rc = keel_pg_exec(g, b->data, &p,
+			      fact ? "searching facts" : "listing entities", &r);
 	keel_buf_free(&hi);
 	if (rc)
 		return rc;

@@ -13,7 +13,8 @@
 #include "parts.h"
 
 int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
-		   const struct keel_redaction *r, size_t n, const struct keel_tombstone *t)
+		   const struct keel_redaction *r, size_t n,
+		   const struct keel_tombstone *t)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	int rc = keel_pg_tx(g);
@@ -28,10 +29,11 @@ int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
 		keel_pg_param_str(&p, r[i].envelope);
 		keel_pg_param_str(&p, tenant);
 		keel_pg_param_i64(&p, r[i].seq);
-		rc = keel_pg_exec(g,
-				  "UPDATE keel_events SET envelope = $1 WHERE tenant = $2 AND "
-				  "seq = $3",
-				  &p, "redacting an event", NULL);
+		rc = keel_pg_exec(
+		    g,
+		    "UPDATE keel_events SET envelope = $1 WHERE tenant = $2 AND "
+		    "seq = $3",
+		    &p, "redacting an event", NULL);
 	}
 	if (rc || !t)
 		return rc;
@@ -42,18 +44,20 @@ int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
 	keel_pg_param_str(&p, t->forgotten_by);
 	keel_pg_param_i64(&p, (int64_t)t->events);
 	keel_pg_param_i64(&p, (int64_t)t->rows);
-	return keel_pg_exec(g,
-			    "INSERT INTO keel_tombstones (tenant, subject_sha256, forgotten_at, "
-			    "forgotten_by, events_redacted, rows_removed) VALUES ($1, $2, $3, $4, "
-			    "$5, $6) ON CONFLICT (tenant, subject_sha256) DO UPDATE SET "
-			    "forgotten_at = EXCLUDED.forgotten_at, forgotten_by = "
-			    "EXCLUDED.forgotten_by, events_redacted = EXCLUDED.events_redacted, "
-			    "rows_removed = EXCLUDED.rows_removed",
-			    &p, "writing the tombstone", NULL);
+	return keel_pg_exec(
+	    g,
+	    "INSERT INTO keel_tombstones (tenant, subject_sha256, forgotten_at, "
+	    "forgotten_by, events_redacted, rows_removed) VALUES ($1, $2, $3, $4, "
+	    "$5, $6) ON CONFLICT (tenant, subject_sha256) DO UPDATE SET "
+	    "forgotten_at = EXCLUDED.forgotten_at, forgotten_by = "
+	    "EXCLUDED.forgotten_by, events_redacted = EXCLUDED.events_redacted, "
+	    "rows_removed = EXCLUDED.rows_removed",
+	    &p, "writing the tombstone", NULL);
 }
 
-int keel_pg_tombstone(struct keel_store *s, struct keel_str tenant, const char *subject_hash,
-		      struct keel_tombstone *out, struct keel_buf *buf)
+int keel_pg_tombstone(struct keel_store *s, struct keel_str tenant,
+		      const char *subject_hash, struct keel_tombstone *out,
+		      struct keel_buf *buf)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	memset(out, 0, sizeof *out);
@@ -66,10 +70,11 @@ int keel_pg_tombstone(struct keel_store *s, struct keel_str tenant, const char *
 	keel_pg_param_str(&p, tenant);
 	keel_pg_param_str(&p, keel_str_cstr(subject_hash));
 	PGresult *r;
-	int rc = keel_pg_exec(g,
-			      "SELECT forgotten_at, forgotten_by, events_redacted, rows_removed "
-			      "FROM keel_tombstones WHERE tenant = $1 AND subject_sha256 = $2",
-			      &p, "reading a tombstone", &r);
+	int rc = keel_pg_exec(
+	    g,
+	    "SELECT forgotten_at, forgotten_by, events_redacted, rows_removed "
+	    "FROM keel_tombstones WHERE tenant = $1 AND subject_sha256 = $2",
+	    &p, "reading a tombstone", &r);
 	if (rc)
 		return rc;
 	if (PQntuples(r) != 1) {

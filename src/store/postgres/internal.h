@@ -18,13 +18,13 @@ struct keel_pg_stats {
 	/* Every wait for the server's answer: a statement is one, a COPY
 	 * two (its start, then its end), whatever the rows. */
 	uint64_t round_trips;
-	uint64_t prepares; /* of them, statements prepared (each once a connection) */
-	uint64_t lookups;	    /* identity lookups: the only reads of a batch */
-	uint64_t lookup_ids;	    /* identities asked for */
-	uint64_t copies;	    /* COPY ... FROM STDIN (binary) */
-	uint64_t copied_rows;	    /* rows sent through them */
-	uint64_t copied_bytes;	    /* bytes of COPY data sent */
-	uint64_t seq_blocks;	    /* blocks of seq reserved */
+	uint64_t prepares;     /* of them, statements prepared (each once a connection) */
+	uint64_t lookups;      /* identity lookups: the only reads of a batch */
+	uint64_t lookup_ids;   /* identities asked for */
+	uint64_t copies;       /* COPY ... FROM STDIN (binary) */
+	uint64_t copied_rows;  /* rows sent through them */
+	uint64_t copied_bytes; /* bytes of COPY data sent */
+	uint64_t seq_blocks;   /* blocks of seq reserved */
 	uint64_t rows_appended;	    /* fact and relation rows written */
 	uint64_t mentions_appended; /* entity mention rows written */
 	uint64_t reconnects;

@@ -93,12 +93,12 @@ struct keel_pg_store {
 	char sqlstate[6];    /* of the last failed statement, "" if none */
 	unsigned prepared;   /* enum keel_pg_stmt's prepared on this connection */
 	int schema_was;
-	struct keel_buf sql;	  /* statements built from parts */
+	struct keel_buf sql;	   /* statements built from parts */
 	struct keel_buf arrays[3]; /* the lookup's array parameters */
-	struct keel_buf copy;	  /* COPY data being built */
-	struct keel_ptrvec rows;  /* scratch: the batch's distinct identities */
-	struct keel_map ids;	  /* seen_ids: batch events by identity */
-	int64_t *blocks;	  /* the batch's reserved seq blocks */
+	struct keel_buf copy;	   /* COPY data being built */
+	struct keel_ptrvec rows;   /* scratch: the batch's distinct identities */
+	struct keel_map ids;	   /* seen_ids: batch events by identity */
+	int64_t *blocks;	   /* the batch's reserved seq blocks */
 	size_t nblocks, blocks_cap;
 	size_t seq_next; /* numbers of the blocks given out */
 	struct keel_pg_stats stats;
@@ -135,7 +135,8 @@ int keel_pg_lost(struct keel_pg_store *g, const char *what);
 int keel_pg_exec(struct keel_pg_store *g, const char *sql, const struct keel_pg_params *p,
 		 const char *what, PGresult **out);
 int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
-			  const struct keel_pg_params *p, const char *what, PGresult **out);
+			  const struct keel_pg_params *p, const char *what,
+			  PGresult **out);
 int keel_pg_command(struct keel_pg_store *g, const char *sql, const char *what);
 /* Whether s could be stored at all (absent, or UTF-8 without NUL, as
  * every string Keel writes): a read asked for anything else finds
@@ -179,7 +180,8 @@ int keel_pg_reserve(struct keel_pg_store *g, size_t n);
 /* Binary COPY (copy.c): each writes its part of a, in order, as one COPY;
  * nothing when there is nothing to write. */
 int keel_pg_copy_events(struct keel_pg_store *g, struct keel_batch_event **ev, size_t n);
-int keel_pg_copy_mentions(struct keel_pg_store *g, const struct keel_mention *v, size_t n);
+int keel_pg_copy_mentions(struct keel_pg_store *g, const struct keel_mention *v,
+			  size_t n);
 int keel_pg_copy_rows(struct keel_pg_store *g, const struct keel_assertion *v, size_t n,
 		      enum keel_row_kind kind);
 
@@ -198,10 +200,12 @@ int keel_pg_fact_subjects(struct keel_store *s, const struct keel_candidates *q,
 
 /* Replay (replay.c), forgetting (forget.c), cartridges (cartridge.c) */
 int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			   const struct keel_replace_scope *scope, const struct keel_append *a,
-			   uint64_t log_events, struct keel_buf *note);
+			   const struct keel_replace_scope *scope,
+			   const struct keel_append *a, uint64_t log_events,
+			   struct keel_buf *note);
 int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
-		   const struct keel_redaction *r, size_t n, const struct keel_tombstone *t);
+		   const struct keel_redaction *r, size_t n,
+		   const struct keel_tombstone *t);
 int keel_pg_tombstone(struct keel_store *s, struct keel_str tenant,
 		      const char *subject_hash, struct keel_tombstone *out,
 		      struct keel_buf *buf);

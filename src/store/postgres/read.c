@@ -22,14 +22,15 @@ int keel_pg_tenants(struct keel_store *s, struct keel_ptrvec *out)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	PGresult *r;
-	int rc = keel_pg_exec(g,
-			      "WITH RECURSIVE t(tenant) AS ("
-			      "(SELECT tenant FROM keel_events ORDER BY tenant LIMIT 1) "
-			      "UNION ALL SELECT (SELECT e.tenant FROM keel_events e WHERE "
-			      "e.tenant > t.tenant ORDER BY e.tenant LIMIT 1) FROM t WHERE "
-			      "t.tenant IS NOT NULL) "
-			      "SELECT tenant FROM t WHERE tenant IS NOT NULL",
-			      NULL, "listing tenants", &r);
+	int rc =
+	    keel_pg_exec(g,
+			 "WITH RECURSIVE t(tenant) AS ("
+			 "(SELECT tenant FROM keel_events ORDER BY tenant LIMIT 1) "
+			 "UNION ALL SELECT (SELECT e.tenant FROM keel_events e WHERE "
+			 "e.tenant > t.tenant ORDER BY e.tenant LIMIT 1) FROM t WHERE "
+			 "t.tenant IS NOT NULL) "
+			 "SELECT tenant FROM t WHERE tenant IS NOT NULL",
+			 NULL, "listing tenants", &r);
 	if (rc)
 		return rc;
 	for (int i = 0; i < PQntuples(r); i++) {
@@ -88,7 +89,8 @@ static void keel_pg_row_filters(struct keel_buf *b, const struct keel_scan *q,
 	if (n->subject)
 		keel_buf_addf(b, " AND subject = $%d", n->subject);
 	if (n->name)
-		keel_buf_addf(b, " AND %s = $%d", fact ? "predicate" : "relation", n->name);
+		keel_buf_addf(b, " AND %s = $%d", fact ? "predicate" : "relation",
+			      n->name);
 	if (n->object)
 		keel_buf_addf(b, " AND object = $%d", n->object);
 }
@@ -142,20 +144,24 @@ static void keel_pg_at_scan(struct keel_pg_query *qq, const struct keel_scan *q)
 	}
 	if (nkey) {
 		/* t(k1[, k2]): the distinct keys, in index order */
-		keel_buf_addf(b, "WITH RECURSIVE t(k1%s) AS ((SELECT %s%s%s FROM %s WHERE ",
+		keel_buf_addf(b,
+			      "WITH RECURSIVE t(k1%s) AS ((SELECT %s%s%s FROM %s WHERE ",
 			      nkey > 1 ? ", k2" : "", key[0], nkey > 1 ? ", " : "",
 			      nkey > 1 ? key[1] : "", table);
 		keel_pg_row_filters(b, q, &n);
-		keel_buf_addf(b, " ORDER BY %s%s%s LIMIT 1) UNION ALL SELECT x.* FROM t, "
-				 "LATERAL (SELECT %s%s%s FROM %s WHERE ",
-			      key[0], nkey > 1 ? ", " : "", nkey > 1 ? key[1] : "", key[0],
-			      nkey > 1 ? ", " : "", nkey > 1 ? key[1] : "", table);
+		keel_buf_addf(b,
+			      " ORDER BY %s%s%s LIMIT 1) UNION ALL SELECT x.* FROM t, "
+			      "LATERAL (SELECT %s%s%s FROM %s WHERE ",
+			      key[0], nkey > 1 ? ", " : "", nkey > 1 ? key[1] : "",
+			      key[0], nkey > 1 ? ", " : "", nkey > 1 ? key[1] : "",
+			      table);
 		keel_pg_row_filters(b, q, &n);
 		if (nkey > 1)
 			keel_buf_addf(b, " AND (%s, %s) > (t.k1, t.k2)", key[0], key[1]);
 		else
 			keel_buf_addf(b, " AND %s > t.k1", key[0]);
-		keel_buf_addf(b, " ORDER BY %s%s%s LIMIT 1) x) SELECT r.* FROM t, LATERAL (",
+		keel_buf_addf(b,
+			      " ORDER BY %s%s%s LIMIT 1) x) SELECT r.* FROM t, LATERAL (",
 			      key[0], nkey > 1 ? ", " : "", nkey > 1 ? key[1] : "");
 	} else {
 		keel_buf_adds(b, "SELECT r.* FROM (");
@@ -288,9 +294,11 @@ static int keel_pg_entity_emit(struct keel_pg_entity *e, keel_scan_fn fn, void *
 	if (!e->open)
 		return 0;
 	e->open = false;
-	e->r.subject = keel_str_make(e->subject.data ? e->subject.data : "", e->subject.len);
-	e->r.kind = e->has_kind ? keel_str_make(e->kind.data ? e->kind.data : "", e->kind.len)
-				: KEEL_STR_NULL;
+	e->r.subject =
+	    keel_str_make(e->subject.data ? e->subject.data : "", e->subject.len);
+	e->r.kind = e->has_kind
+			? keel_str_make(e->kind.data ? e->kind.data : "", e->kind.len)
+			: KEEL_STR_NULL;
 	if (!e->has_kind)
 		e->r.kind_time = 0;
 	return fn(ud, &e->r);
@@ -333,8 +341,8 @@ static int keel_pg_scan_stream(struct keel_pg_store *g, struct keel_pg_query *qq
 {
 	static const char what[] = "scan";
 	if (g->broken || g->streaming)
-		return keel_store_fail(&g->base, KEEL_ESTORE, "%s: the connection is not ready",
-				       what);
+		return keel_store_fail(&g->base, KEEL_ESTORE,
+				       "%s: the connection is not ready", what);
 	g->stats.round_trips++;
 	g->base.statements++;
 	if (!PQsendQueryParams(g->conn, qq->b->data, qq->p.n, qq->p.types, qq->p.values,
@@ -365,7 +373,8 @@ static int keel_pg_scan_stream(struct keel_pg_store *g, struct keel_pg_query *qq
 /* Records as the raw contract of src/store.h has them. Strings compare as
  * the COLLATE "C" columns do, bytewise, shorter first on a common prefix,
  * exactly as keel_str_cmp; seq orders the rest in arrival order. */
-int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn, void *ud)
+int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
+		 void *ud)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	/* Nothing stored holds a string that is not UTF-8 text. */
@@ -382,8 +391,9 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 	case KEEL_REC_ENTITY:
 		/* the mentions in index order, (subject, seq): one pass
 		 * aggregates them */
-		keel_buf_adds(b, "SELECT subject, kind, kind_time, first_seen, last_seen, "
-				 "recorded_at FROM keel_entity_mentions WHERE tenant = ");
+		keel_buf_adds(b,
+			      "SELECT subject, kind, kind_time, first_seen, last_seen, "
+			      "recorded_at FROM keel_entity_mentions WHERE tenant = ");
 		keel_pg_q_str(&qq, q->tenant);
 		if (q->subject.ptr) {
 			keel_buf_adds(b, " AND subject = ");
@@ -397,14 +407,16 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 		break;
 	case KEEL_REC_FACT:
 	case KEEL_REC_RELATION:
-		if (q->at_set && (q->subject.ptr || (q->type == KEEL_REC_RELATION && q->object.ptr)))
+		if (q->at_set &&
+		    (q->subject.ptr || (q->type == KEEL_REC_RELATION && q->object.ptr)))
 			keel_pg_at_scan(&qq, q);
 		else
 			keel_pg_rows_scan(&qq, q);
 		break;
 	case KEEL_REC_EVENT:
-		keel_buf_adds(b, "SELECT seq, id, type, time, hash, envelope, recorded_at, "
-				 "source FROM keel_events WHERE tenant = ");
+		keel_buf_adds(b,
+			      "SELECT seq, id, type, time, hash, envelope, recorded_at, "
+			      "source FROM keel_events WHERE tenant = ");
 		keel_pg_q_str(&qq, q->tenant);
 		if (q->event_id.ptr) {
 			keel_buf_adds(b, " AND source = ");
@@ -423,7 +435,9 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 	    .q = q,
 	    .fn = fn,
 	    .ud = ud,
-	    .e = {.r = {.type = KEEL_REC_ENTITY, .tenant = q->tenant, .valid_to = KEEL_TIME_INF}},
+	    .e = {.r = {.type = KEEL_REC_ENTITY,
+			.tenant = q->tenant,
+			.valid_to = KEEL_TIME_INF}},
 	};
 	keel_buf_init(&c.e.subject);
 	keel_buf_init(&c.e.kind);
@@ -452,8 +466,9 @@ int keel_pg_counts(struct keel_store *s, struct keel_str tenant, int64_t known_a
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	static const char *const counted[] = {
-	    "count(DISTINCT subject) FROM keel_entity_mentions", "count(*) FROM keel_fact_rows",
-	    "count(*) FROM keel_relation_rows", "count(*) FROM keel_events"};
+	    "count(DISTINCT subject) FROM keel_entity_mentions",
+	    "count(*) FROM keel_fact_rows", "count(*) FROM keel_relation_rows",
+	    "count(*) FROM keel_events"};
 	memset(out, 0, 4 * sizeof *out);
 	if (!keel_pg_storable(tenant))
 		return 0;
@@ -461,7 +476,8 @@ int keel_pg_counts(struct keel_store *s, struct keel_str tenant, int64_t known_a
 	keel_buf_reset(b);
 	keel_buf_adds(b, "SELECT ");
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(counted); i++) {
-		keel_buf_addf(b, "%s(SELECT %s WHERE tenant = $1%s)", i ? "," : "", counted[i],
+		keel_buf_addf(b, "%s(SELECT %s WHERE tenant = $1%s)", i ? "," : "",
+			      counted[i],
 			      known_at != KEEL_TIME_INF ? " AND recorded_at <= $2" : "");
 	}
 	struct keel_pg_params p;

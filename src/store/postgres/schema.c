@@ -58,7 +58,8 @@ static const char *const keel_pg_tables[] = {
     "first_seen bigint NOT NULL,"
     "last_seen bigint NOT NULL,"
     "recorded_at bigint NOT NULL)",
-    "CREATE INDEX keel_entity_mentions_key ON keel_entity_mentions (tenant, subject, seq)",
+    "CREATE INDEX keel_entity_mentions_key ON keel_entity_mentions (tenant, subject, "
+    "seq)",
     /* keel entities --kind: a kind is a name (at most 128 bytes) */
     "CREATE INDEX keel_entity_mentions_kind ON keel_entity_mentions "
     "(tenant, kind, subject) WHERE kind IS NOT NULL",
@@ -163,10 +164,11 @@ static int keel_pg_read_version(struct keel_pg_store *g, int64_t *version)
 {
 	*version = -1;
 	PGresult *r = NULL;
-	int rc = keel_pg_exec(g,
-			      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE "
-			      "schemaname = current_schema() AND tablename = 'keel_meta')",
-			      NULL, "reading the schema version", &r);
+	int rc =
+	    keel_pg_exec(g,
+			 "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE "
+			 "schemaname = current_schema() AND tablename = 'keel_meta')",
+			 NULL, "reading the schema version", &r);
 	if (rc)
 		return rc;
 	bool has = keel_pg_bool(r, 0, 0);
@@ -187,15 +189,15 @@ static int keel_pg_read_version(struct keel_pg_store *g, int64_t *version)
 
 static int keel_pg_create(struct keel_pg_store *g)
 {
-	int rc = keel_pg_command(g,
-				 "CREATE TABLE keel_meta (name text COLLATE \"C\" PRIMARY KEY, "
-				 "value bigint NOT NULL)",
-				 "creating the schema");
+	int rc = keel_pg_command(
+	    g,
+	    "CREATE TABLE keel_meta (name text COLLATE \"C\" PRIMARY KEY, "
+	    "value bigint NOT NULL)",
+	    "creating the schema");
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_tables); i++)
 		rc = keel_pg_command(g, keel_pg_tables[i], "creating the schema");
-	const char *invoker = PQserverVersion(g->conn) >= 150000
-				  ? " WITH (security_invoker = true)"
-				  : "";
+	const char *invoker =
+	    PQserverVersion(g->conn) >= 150000 ? " WITH (security_invoker = true)" : "";
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_views); i++) {
 		keel_buf_reset(&g->sql);
 		const char *def = keel_pg_views[i];
@@ -226,9 +228,9 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 	if (rc == 0 && version < 0) {
 		rc = keel_pg_command(g, "BEGIN", "creating the schema");
 		if (rc == 0)
-			rc = keel_pg_command(g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK
-						")",
-					     "creating the schema");
+			rc = keel_pg_command(
+			    g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK ")",
+			    "creating the schema");
 		if (rc == 0)
 			rc = keel_pg_read_version(g, &version);
 		if (rc == 0 && version < 0)
@@ -243,7 +245,8 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 		}
 	}
 	if (rc) {
-		keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data, g->base.errmsg.data);
+		keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data,
+			      g->base.errmsg.data);
 		return rc;
 	}
 	g->schema_was = (int)version;
@@ -251,11 +254,13 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 		keel_buf_addf(err,
 			      "store \"%s\": schema version %lld is newer than this keel "
 			      "supports (%d): upgrade keel",
-			      g->url.shown.data, (long long)version, KEEL_PG_SCHEMA_VERSION);
+			      g->url.shown.data, (long long)version,
+			      KEEL_PG_SCHEMA_VERSION);
 		return KEEL_ESCHEMA;
 	}
 	if (version < 1) {
-		keel_buf_addf(err, "store \"%s\": keel_meta holds no valid schema version",
+		keel_buf_addf(err,
+			      "store \"%s\": keel_meta holds no valid schema version",
 			      g->url.shown.data);
 		return KEEL_ESCHEMA;
 	}

@@ -216,7 +216,8 @@ int keel_pg_result_error(struct keel_pg_store *g, PGresult *res, const char *wha
 		return keel_pg_lost(g, what);
 	struct keel_buf m;
 	keel_buf_init(&m);
-	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	const char *primary =
+	    res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	keel_pg_add_message(&m, primary ? primary : PQerrorMessage(g->conn));
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
 	if (detail) {
@@ -224,8 +225,9 @@ int keel_pg_result_error(struct keel_pg_store *g, PGresult *res, const char *wha
 		keel_pg_add_message(&m, detail);
 		keel_buf_adds(&m, ")");
 	}
-	int rc = keel_store_fail(&g->base, KEEL_ESTORE, "%s: postgres error %s: %s", what,
-				 g->sqlstate[0] ? g->sqlstate : "?", m.data ? m.data : "");
+	int rc =
+	    keel_store_fail(&g->base, KEEL_ESTORE, "%s: postgres error %s: %s", what,
+			    g->sqlstate[0] ? g->sqlstate : "?", m.data ? m.data : "");
 	keel_buf_free(&m);
 	return rc;
 }
@@ -253,12 +255,13 @@ static int keel_pg_take(struct keel_pg_store *g, PGresult *res, const char *what
 static int keel_pg_ready(struct keel_pg_store *g, const char *what)
 {
 	if (g->broken || !g->conn)
-		return keel_store_fail(&g->base, KEEL_ESTORE,
-				       "%s: the connection to the postgres server was lost",
-				       what);
+		return keel_store_fail(
+		    &g->base, KEEL_ESTORE,
+		    "%s: the connection to the postgres server was lost", what);
 	if (g->streaming)
 		return keel_store_fail(&g->base, KEEL_ESTORE,
-				       "%s: a scan of the postgres store is still open", what);
+				       "%s: a scan of the postgres store is still open",
+				       what);
 	return 0;
 }
 
@@ -283,14 +286,16 @@ static const struct {
     /* Which of a batch's identities are logged: the three arrays are its
      * distinct (tenant, source, id), unnested side by side; each one
      * probe of the log's key. */
-    [KEEL_PG_SEEN] = {"keel_seen",
-		      "SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "
-		      "unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, source, id) "
-		      "JOIN keel_events e ON e.tenant = k.tenant AND e.source = k.source "
-		      "AND e.id = k.id"},
+    [KEEL_PG_SEEN] =
+	{"keel_seen",
+	 "SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "
+	 "unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, source, id) "
+	 "JOIN keel_events e ON e.tenant = k.tenant AND e.source = k.source "
+	 "AND e.id = k.id"},
     /* $1 blocks of KEEL_PG_SEQ_BLOCK numbers (keel_seq steps by it) */
-    [KEEL_PG_RESERVE] = {"keel_reserve",
-			 "SELECT nextval('keel_seq') FROM generate_series(1, $1::bigint)"},
+    [KEEL_PG_RESERVE] =
+	{"keel_reserve",
+	 "SELECT nextval('keel_seq') FROM generate_series(1, $1::bigint)"},
     /* the latest recorded_at of the log: one dive on keel_events_seq */
     [KEEL_PG_CLOCK] = {"keel_clock",
 		       "SELECT recorded_at FROM keel_events ORDER BY seq DESC LIMIT 1"},
@@ -304,7 +309,8 @@ static const struct {
  * so that a command that only reads (keel show, a page of keel entities)
  * pays for none of the write path's. */
 int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
-			  const struct keel_pg_params *p, const char *what, PGresult **out)
+			  const struct keel_pg_params *p, const char *what,
+			  PGresult **out)
 {
 	if (out)
 		*out = NULL;
@@ -312,8 +318,8 @@ int keel_pg_exec_prepared(struct keel_pg_store *g, enum keel_pg_stmt st,
 	if (rc)
 		return rc;
 	if (!(g->prepared & (1u << st))) {
-		PGresult *res =
-		    PQprepare(g->conn, keel_pg_stmts[st].name, keel_pg_stmts[st].sql, 0, NULL);
+		PGresult *res = PQprepare(g->conn, keel_pg_stmts[st].name,
+					  keel_pg_stmts[st].sql, 0, NULL);
 		g->stats.prepares++;
 		if ((rc = keel_pg_take(g, res, what, NULL)) != 0)
 			return rc;

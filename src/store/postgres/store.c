@@ -64,16 +64,17 @@ static int keel_pg_commit(struct keel_store *s)
 				       "commit: a statement of the transaction failed "
 				       "before it: nothing of it was committed");
 	int rc = keel_pg_exec_prepared(g, KEEL_PG_COMMIT, NULL, "commit", NULL);
-	if (rc == 0) {
+	if (rc == 0 || g->broken) {
 		g->tx_open = false;
 		g->tx_writes = false;
 		g->savepoint_sent = false;
-	} else if (g->broken) {
-		return keel_store_fail(
-		    s, rc,
-		    "commit: lost the connection to the postgres server; the "
-		    "transaction may or may not have been committed: run the same "
-		    "input again (events already logged are skipped)");
+	}
+	if (rc && g->broken) {
+		/* The server may have committed before the connection went:
+		 * the transaction is over, its outcome unknown here. */
+		return keel_store_fail(s, KEEL_EUNCERTAIN,
+				       "commit: lost the connection to the postgres server; the "
+				       "transaction may or may not have been committed");
 	}
 	return rc;
 }
@@ -104,11 +105,12 @@ static int keel_pg_savepoint(struct keel_store *s)
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	if (!g->tx_open || !g->tx_writes)
 		return 0;
-	int rc = g->savepoint_sent
-		     ? keel_pg_command(g, "RELEASE SAVEPOINT keel_batch; SAVEPOINT keel_batch",
-				       "starting the batch")
-		     : keel_pg_exec_prepared(g, KEEL_PG_SAVEPOINT, NULL, "starting the batch",
-					     NULL);
+	int rc =
+	    g->savepoint_sent
+		? keel_pg_command(g, "RELEASE SAVEPOINT keel_batch; SAVEPOINT keel_batch",
+				  "starting the batch")
+		: keel_pg_exec_prepared(g, KEEL_PG_SAVEPOINT, NULL, "starting the batch",
+					NULL);
 	if (rc == 0)
 		g->savepoint_sent = true;
 	return rc;
@@ -130,15 +132,17 @@ static int keel_pg_rollback_to_savepoint(struct keel_store *s)
 		 * it to keep */
 		bool writes = g->tx_writes;
 		g->tx_writes = false;
-		if (!g->tx_open || (!writes && PQtransactionStatus(g->conn) != PQTRANS_INERROR))
+		if (!g->tx_open ||
+		    (!writes && PQtransactionStatus(g->conn) != PQTRANS_INERROR))
 			return 0;
 		g->tx_open = false;
-		return keel_pg_exec_prepared(g, KEEL_PG_ROLLBACK, NULL, "rolling the batch back",
-					     NULL);
+		return keel_pg_exec_prepared(g, KEEL_PG_ROLLBACK, NULL,
+					     "rolling the batch back", NULL);
 	}
 	g->savepoint_sent = false;
-	return keel_pg_command(g, "ROLLBACK TO SAVEPOINT keel_batch; RELEASE SAVEPOINT keel_batch",
-			       "rolling the batch back");
+	return keel_pg_command(
+	    g, "ROLLBACK TO SAVEPOINT keel_batch; RELEASE SAVEPOINT keel_batch",
+	    "rolling the batch back");
 }
 
 /* The latest recorded_at of the log: the last logged event's, one dive on
@@ -148,7 +152,8 @@ static int keel_pg_last_recorded_at(struct keel_store *s, int64_t *out)
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	*out = 0;
 	PGresult *r;
-	int rc = keel_pg_exec_prepared(g, KEEL_PG_CLOCK, NULL, "reading the log's clock", &r);
+	int rc =
+	    keel_pg_exec_prepared(g, KEEL_PG_CLOCK, NULL, "reading the log's clock", &r);
 	if (rc)
 		return rc;
 	if (PQntuples(r) == 1)
@@ -239,7 +244,8 @@ int keel_pg_reserve(struct keel_pg_store *g, size_t n)
 		return rc;
 	if ((size_t)PQntuples(r) != k) {
 		PQclear(r);
-		return keel_store_fail(&g->base, KEEL_ESTORE, "numbering the rows: %d blocks of %zu",
+		return keel_store_fail(&g->base, KEEL_ESTORE,
+				       "numbering the rows: %d blocks of %zu",
 				       PQntuples(r), k);
 	}
 	if (k > g->blocks_cap) {
@@ -287,12 +293,14 @@ int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a)
 		if (rc && !g->broken && !strcmp(g->sqlstate, "23505")) {
 			/* logged between this batch's lookup and its copy:
 			 * another writer delivered the same events at once */
-			char *why = keel_xstrndup(g->base.errmsg.data, g->base.errmsg.len);
-			rc = keel_store_fail(&g->base, KEEL_ESTORE,
-					     "writing events: another connection logged some of "
-					     "the batch's events at the same moment (%s): run the "
-					     "same input again (events already logged are skipped)",
-					     why);
+			char *why =
+			    keel_xstrndup(g->base.errmsg.data, g->base.errmsg.len);
+			rc = keel_store_fail(
+			    &g->base, KEEL_ESTORE,
+			    "writing events: another connection logged some of "
+			    "the batch's events at the same moment (%s): run the "
+			    "same input again (events already logged are skipped)",
+			    why);
 			free(why);
 		}
 	}
@@ -366,7 +374,8 @@ int keel_store_postgres_exec(struct keel_store *s, const char *sql, keel_pg_row_
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
 	if (g->broken || g->streaming)
-		return keel_store_fail(s, KEEL_ESTORE, "exec: the connection is not ready");
+		return keel_store_fail(s, KEEL_ESTORE,
+				       "exec: the connection is not ready");
 	g->stats.round_trips++;
 	PGresult *r = PQexec(g->conn, sql);
 	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;

@@ -96,10 +96,10 @@ int keel_pg_url_parse(const char *url, struct keel_pg_url *u, struct keel_buf *e
 	memset(u, 0, sizeof *u);
 	keel_buf_init(&u->shown);
 	keel_pg_url_shown(url, &u->shown);
-	if (strncmp(url, "postgres://", 11) != 0 && strncmp(url, "postgresql://", 13) != 0)
-		return keel_pg_url_fail(u, err,
-					"expected " KEEL_PG_URL_FORM
-					" (or postgresql://...)");
+	if (strncmp(url, "postgres://", 11) != 0 &&
+	    strncmp(url, "postgresql://", 13) != 0)
+		return keel_pg_url_fail(
+		    u, err, "expected " KEEL_PG_URL_FORM " (or postgresql://...)");
 	char *why = NULL;
 	u->parsed = PQconninfoParse(url, &why);
 	if (!u->parsed) {
@@ -117,7 +117,8 @@ int keel_pg_url_parse(const char *url, struct keel_pg_url *u, struct keel_buf *e
 	for (PQconninfoOption *o = u->parsed; o->keyword; o++)
 		n++;
 	u->keys = keel_xcalloc(n + KEEL_ARRAY_LEN(keel_pg_defaults) + 2, sizeof *u->keys);
-	u->values = keel_xcalloc(n + KEEL_ARRAY_LEN(keel_pg_defaults) + 2, sizeof *u->values);
+	u->values =
+	    keel_xcalloc(n + KEEL_ARRAY_LEN(keel_pg_defaults) + 2, sizeof *u->values);
 	bool given[KEEL_ARRAY_LEN(keel_pg_defaults)] = {false};
 	for (PQconninfoOption *o = u->parsed; o->keyword; o++) {
 		if (!o->val)
@@ -159,10 +160,11 @@ int keel_pg_url_parse(const char *url, struct keel_pg_url *u, struct keel_buf *e
 		for (size_t i = 0; i < KEEL_ARRAY_LEN(keel_pg_sslmodes); i++)
 			known |= !strcmp(u->sslmode, keel_pg_sslmodes[i]);
 		if (!known)
-			return keel_pg_url_fail(u, err,
-						"sslmode \"%.40s\": expected disable, allow, "
-						"prefer, require, verify-ca or verify-full",
-						u->sslmode);
+			return keel_pg_url_fail(
+			    u, err,
+			    "sslmode \"%.40s\": expected disable, allow, "
+			    "prefer, require, verify-ca or verify-full",
+			    u->sslmode);
 	}
 	if (!u->host)
 		u->host = keel_xstrdup("the default socket");
