@@ -834,6 +834,10 @@ struct keel_consume_options {
 	void *stop_userdata;
 	FILE *log_file; /* what happens: partitions taken and given up,
 			   retries, refused commits (borrowed); NULL: none */
+	/* When a fetch round brings nothing (the log is quiet), the open
+	 * transaction is committed once its first message has waited this
+	 * many milliseconds; 0: at once. */
+	uint32_t linger_ms;
 };
 
 /* Runs a consumer until should_stop says so. A log or store that cannot

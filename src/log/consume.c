@@ -15,8 +15,9 @@
  *            it (the previous holder's consumer is deleted)
  *   fetch    each owned partition in turn: up to `batch` messages, without
  *            waiting; each is applied in sequence order (below)
- *   commit   a store's open transaction, once commit_interval_ms old or
- *            when a round fetched nothing: the rows and every partition's
+ *   commit   a store's open transaction, once commit_interval_ms old, or
+ *            linger_ms old when a round fetched nothing: the rows and
+ *            every partition's
  *            position with its token (keel_ingest_log_position), in one
  *            transaction; then each partition's last message is
  *            acknowledged (the consumers acknowledge "all up to")
@@ -768,8 +769,7 @@ static int keel_consume_connect(struct keel_consumer *c)
 			keel_buf_free(&why);
 			return 0;
 		}
-		if (c->n.nc)
-			keel_nats_close(&c->n);
+		keel_nats_close(&c->n);
 		if (rc == KEEL_EINVAL) {
 			keel_buf_add(&c->err, why.data, why.len);
 			keel_buf_free(&why);
@@ -926,8 +926,9 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 		now = keel_log_now_ms();
 		for (size_t i = 0; i < c->nsinks; i++) {
 			struct keel_sink *k = &c->sinks[i];
-			if (k->dirty && (got == 0 || now - k->tx_started >=
-							 (int64_t)c->opt.commit_interval_ms))
+			int64_t age = now - k->tx_started;
+			if (k->dirty && ((got == 0 && age >= (int64_t)c->opt.linger_ms) ||
+					 age >= (int64_t)c->opt.commit_interval_ms))
 				keel_sink_commit(c, k);
 		}
 		for (uint32_t i = 0; i < c->partitions; i++) {
