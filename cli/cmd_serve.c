@@ -27,6 +27,8 @@ enum {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_INSECURE_HTTP,
+	OPT_FORWARD,
+	OPT_STREAM,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -58,6 +60,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
 		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
+		{"forward", required_argument, NULL, OPT_FORWARD},
+		{"stream", required_argument, NULL, OPT_STREAM},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -137,6 +141,12 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_INSECURE_HTTP:
 			o.insecure_http = true;
 			break;
+		case OPT_FORWARD:
+			o.forward = optarg;
+			break;
+		case OPT_STREAM:
+			o.forward_stream = optarg;
+			break;
 		case 'q':
 			o.request_log = NULL;
 			break;
@@ -152,6 +162,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!o.forward != !o.forward_stream)
+		return cli_usage_error(cmd, "--forward SERVERS and --stream NAME go together");
 	/* Options that contradict each other or the listening address
 	 * (TLS half given, tokens in clear off loopback) are the caller's
 	 * mistake: a usage error, before any file is read. */
@@ -223,6 +235,10 @@ const struct keel_cmd keel_cmd_serve = {
 		 "      --request-timeout S  a whole request within S seconds (60)\n"
 		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
 		 "                           requests under way (10)\n"
+		 "      --forward SERVERS    publish POSTed events to the log (nats://HOST:PORT\n"
+		 "                           [,...]) instead of the store, answering once\n"
+		 "                           the log has them; the store serves reads\n"
+		 "      --stream NAME        the log --forward publishes to\n"
 		 "  -q, --quiet              no request log (one JSON line per request on\n"
 		 "                           stderr otherwise)\n"
 		 "  -h, --help               this help\n"

@@ -750,8 +750,13 @@ struct keel_publish_report {
 	uint64_t retries;    /* publishes sent again after a timeout or error */
 };
 
-/* What became of a published event, once the log acknowledged it. */
-typedef void (*keel_published_fn)(void *userdata, uint64_t position, bool duplicate);
+/* What became of a published event, once the log acknowledged it: stored,
+ * or a duplicate (the log had its Nats-Msg-Id already). seq is the order
+ * keel_publisher_add took the events that were not rejected, from 0 after
+ * each keel_publisher_flush (a caller feeding several sources, whose
+ * positions repeat, tells them apart by it, as with keel_outcome_fn). */
+typedef void (*keel_published_fn)(void *userdata, uint64_t position, size_t seq,
+				  bool duplicate);
 
 struct keel_publish_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
@@ -892,6 +897,16 @@ struct keel_server_options {
 	const char *tls_key;	     /* PEM private key file of tls_cert */
 	bool insecure_http;	     /* let tokens travel in clear: plain HTTP
 					with a token file off loopback */
+	/* keel serve --forward (docs/log.md, "Publishing"): POST /v1/events
+	 * publishes each event to the log forward_stream at these servers
+	 * ("nats://host:port[,...]") and answers once the log has
+	 * acknowledged every one: accepted (stored by the log) or duplicate
+	 * (the log had it); nothing goes to the store, which serves the
+	 * reads. A cartridge given runs on each event and rejects what it
+	 * rejects; else the envelope rules alone judge. NULL: events are
+	 * ingested into the store. */
+	const char *forward;
+	const char *forward_stream;
 };
 
 /* The checks keel_server_start makes of o alone, before it reads a file

@@ -699,6 +699,7 @@ static void server_free(struct keel_server *srv)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
 	keel_ingest_free(srv->ing);
+	keel_publisher_free(srv->pub);
 	keel_ptrvec_free(&srv->group.owner);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
@@ -854,11 +855,21 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	    .on_outcome = keel_http_on_outcome,
 	    .outcome_userdata = &srv->group,
 	};
-	rc = keel_ingest_new(srv->writer, &io, &srv->ing);
-	if (rc) {
-		keel_buf_adds(&err, keel_strerror(rc));
-		goto fail;
+	if (so->forward) {
+		/* Events go to the log: the store only serves reads. */
+		srv->forward = (struct keel_log_options){
+		    .size = sizeof srv->forward,
+		    .servers = so->forward,
+		    .stream = so->forward_stream,
+		};
+		rc = keel_http_forward_open(srv, &err);
+	} else {
+		rc = keel_ingest_new(srv->writer, &io, &srv->ing);
+		if (rc)
+			keel_buf_adds(&err, keel_strerror(rc));
 	}
+	if (rc)
+		goto fail;
 	srv->group.ing = srv->ing;
 	srv->group.metrics = &srv->metrics;
 	/* Read handles opened now, while nothing writes: a handle is opened
@@ -948,11 +959,14 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	const union MHD_DaemonInfo *di =
 	    MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di ? di->port : 0;
-	keel_http_log(srv, "listening on %s (port %u), %s, store %s, %u threads%s%s",
+	keel_http_log(srv, "listening on %s (port %u), %s, store %s, %u threads%s%s%s%s%s",
 		      so->listen, (unsigned)srv->port,
 		      srv->tls_cert_pem.data ? "HTTPS" : "plain HTTP", srv->store_url,
 		      so->threads, srv->auth ? "" : ", no tokens (loopback only)",
-		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "");
+		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "",
+		      so->forward ? ", events forwarded to the log " : "",
+		      so->forward ? so->forward_stream : "",
+		      so->forward ? " (reads only from the store)" : "");
 	free(e);
 	keel_buf_free(&err);
 	*out = srv;

@@ -110,6 +110,7 @@ struct ingest_job {
 	size_t nitems;
 	/* The outcome */
 	int rc; /* 0, or the store error that rolled the batch back */
+	bool forwarded; /* to the log (--forward): rc is the log's failure */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
 	struct keel_buf rejects; /* the "rejected" array's members */
 	struct keel_buf conflicts; /* the "conflicts" array's members */
@@ -192,6 +193,10 @@ struct keel_server {
 	bool writer_running;
 	struct keel_ingest *ing; /* the writer thread's */
 	struct group group;	 /* the batch ing is building */
+	/* --forward: the writer thread's publisher instead of ing; made
+	 * again after it failed (NULL until then). */
+	struct keel_publisher *pub;
+	struct keel_log_options forward;
 
 	/* Idle read handles (SQL stores). */
 	pthread_mutex_t readers_lock;
@@ -294,6 +299,10 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o);
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
+void keel_http_on_published(void *ud, uint64_t position, size_t seq, bool duplicate);
+/* --forward: the writer's publisher, made (again); 0, or the error with
+ * err set. */
+int keel_http_forward_open(struct keel_server *srv, struct keel_buf *err);
 
 /* HTTPS (tls.c): reads srv->o.tls_cert and tls_key into
  * srv->tls_cert_pem and tls_key_pem; the error names the file. */

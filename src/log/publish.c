@@ -43,6 +43,7 @@ struct keel_pub_slot {
 	enum keel_slot_state state;
 	natsMsg *msg; /* the library's while pending; ours when failed */
 	uint64_t position;
+	size_t seq; /* among the events added since the last flush */
 	uint32_t partition;
 	int64_t first_ms; /* first sent */
 	int64_t sent_ms;  /* last sent */
@@ -74,8 +75,10 @@ struct keel_publisher {
 	/* acknowledged, for on_published on the caller's thread */
 	struct {
 		uint64_t position;
+		size_t seq;
 		bool duplicate;
 	} *done;
+	size_t nseq; /* events added (not rejected) since the last flush */
 	size_t ndone, done_cap;
 	struct keel_publish_report report;
 	struct keel_publish_report shown; /* keel_publisher_report's copy */
@@ -155,6 +158,7 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 				p->done = keel_xrealloc(p->done, p->done_cap * sizeof *p->done);
 			}
 			p->done[p->ndone].position = s->position;
+			p->done[p->ndone].seq = s->seq;
 			p->done[p->ndone].duplicate = pa->Duplicate;
 			p->ndone++;
 		}
@@ -262,17 +266,19 @@ static void keel_pub_report_done(struct keel_publisher *p)
 			return;
 		}
 		uint64_t pos[64];
+		size_t seq[64];
 		bool dup[64];
 		size_t k = n < 64 ? n : 64;
 		for (size_t i = 0; i < k; i++) {
 			pos[i] = p->done[i].position;
+			seq[i] = p->done[i].seq;
 			dup[i] = p->done[i].duplicate;
 		}
 		memmove(p->done, p->done + k, (n - k) * sizeof *p->done);
 		p->ndone -= k;
 		pthread_mutex_unlock(p->mu);
 		for (size_t i = 0; i < k; i++)
-			p->opt.on_published(p->opt.published_userdata, pos[i], dup[i]);
+			p->opt.on_published(p->opt.published_userdata, pos[i], seq[i], dup[i]);
 	}
 }
 
@@ -520,6 +526,7 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 	s->state = SLOT_FAILED; /* not pending until keel_pub_send */
 	s->msg = m;
 	s->position = position;
+	s->seq = p->nseq++;
 	s->partition = part;
 	s->first_ms = keel_log_now_ms();
 	pthread_mutex_unlock(p->mu);
@@ -550,8 +557,10 @@ int keel_publisher_flush(struct keel_publisher *p)
 				return rc;
 			continue;
 		}
-		if (empty)
+		if (empty) {
+			p->nseq = 0;
 			return 0;
+		}
 	}
 }
 
