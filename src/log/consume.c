@@ -62,6 +62,7 @@
 #define KEEL_CONSUME_MAX_ACK_PENDING 20000
 #define KEEL_CONSUME_IDLE_MS 20
 #define KEEL_CONSUME_FETCH_MS 10
+#define KEEL_CONSUME_FETCH_BATCHES 4
 #define NS_PER_MS 1000000
 
 enum keel_part_state {
@@ -489,7 +490,7 @@ static void keel_part_hold(struct keel_consumer *c, struct keel_part *p, natsMsg
 		natsMsg_Destroy(m); /* held already */
 		return;
 	}
-	if (p->nheld == 4 * c->opt.batch) {
+	if (p->nheld == 2 * KEEL_CONSUME_FETCH_BATCHES * c->opt.batch) {
 		/* full: the furthest goes (it is delivered again later) */
 		if (i == p->nheld) {
 			natsMsg_Destroy(m);
@@ -609,7 +610,8 @@ static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 	memset(&list, 0, sizeof list);
 	jsFetchRequest req;
 	jsFetchRequest_Init(&req);
-	req.Batch = (int)(c->opt.batch ? c->opt.batch : KEEL_DEFAULT_BATCH);
+	/* A few batches a request: each request is a round trip. */
+	req.Batch = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
 	/* Without waiting for a full batch: the server answers "no messages"
 	 * at once only when none is waiting for an acknowledgement either,
 	 * so the request also expires soon (each idle partition costs a
