@@ -29,6 +29,7 @@ enum {
 	OPT_INSECURE_HTTP,
 	OPT_FORWARD,
 	OPT_STREAM,
+	OPT_STORE_MAP,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -62,6 +63,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
 		{"forward", required_argument, NULL, OPT_FORWARD},
 		{"stream", required_argument, NULL, OPT_STREAM},
+		{"store-map", required_argument, NULL, OPT_STORE_MAP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -146,6 +148,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			break;
 		case OPT_STREAM:
 			o.forward_stream = optarg;
+			break;
+		case OPT_STORE_MAP:
+			o.store_map = optarg;
 			break;
 		case 'q':
 			o.request_log = NULL;
@@ -239,6 +244,8 @@ const struct keel_cmd keel_cmd_serve = {
 		 "                           [,...]) instead of the store, answering once\n"
 		 "                           the log has them; the store serves reads\n"
 		 "      --stream NAME        the log --forward publishes to\n"
+		 "      --store-map FILE     read each tenant from its partition's store\n"
+		 "                           (docs/log.md); with --forward, not --store\n"
 		 "  -q, --quiet              no request log (one JSON line per request on\n"
 		 "                           stderr otherwise)\n"
 		 "  -h, --help               this help\n"

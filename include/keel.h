@@ -907,6 +907,12 @@ struct keel_server_options {
 	 * ingested into the store. */
 	const char *forward;
 	const char *forward_stream;
+	/* keel serve --store-map FILE (docs/log.md, "Store maps"): each
+	 * tenant is read from the store of its partition (partitions counted
+	 * from the map: its ranges cover 0 to P-1), GET /v1/tenants from all
+	 * of them. Serves reads only: POSTs need forward, and DELETE (keel
+	 * forget) is refused. Excludes store_url. */
+	const char *store_map;
 };
 
 /* The checks keel_server_start makes of o alone, before it reads a file

@@ -12,7 +12,8 @@
 #    keel ingest of the same events; --status shows the positions;
 #  - a redelivery that overtakes later messages (KEEL_TEST_CONSUME_DROP)
 #    is waited for, not skipped: the dump is the same again;
-#  - a store map over two databases: the union of their dumps is the same;
+#  - a store map over two databases: the union of their dumps is the same,
+#    and keel serve --store-map reads each tenant from its database;
 #  - keel serve --forward answers POSTs once the log has their events (with
 #    ingest's rejections), and a consumer of that log makes the same dump;
 #  - an unreachable log is a clear error (publish) or a retry (consume), a
@@ -130,6 +131,28 @@ consumer_stop c3
 "$KEEL" load "$dir/a.dump" --store "sqlite:$dir/union.db"
 "$KEEL" load "$dir/b.dump" --store "sqlite:$dir/union.db"
 same_dump "sqlite:$dir/union.db" "the store map's union"
+# keel serve reads through the same map: each tenant from its store, the
+# tenants of both listed, as the union answers
+"$KEEL" serve --listen 127.0.0.1:0 --store-map "$dir/map" --forward "$servers" --stream ev \
+	--quiet 2>"$dir/serve-map.log" &
+pid=$!
+wait_port "$dir/serve-map.log"
+curl -s "http://127.0.0.1:$port/v1/tenants" >"$dir/tenants.http"
+"$KEEL" tenants --store "sqlite:$dir/union.db" --json >"$dir/tenants.union"
+cmp "$dir/tenants.union" "$dir/tenants.http" ||
+	fail "tenants through the map: $(cat "$dir/tenants.http") / $(cat "$dir/tenants.union")"
+for t in tenant-00 tenant-01 tenant-02 tenant-03 plain-00 plain-01 plain-02; do
+	curl -s "http://127.0.0.1:$port/v1/tenants/$t/stats" >"$dir/stats.http"
+	"$KEEL" stats --tenant "$t" --store "sqlite:$dir/union.db" --json >"$dir/stats.union"
+	cmp -s "$dir/stats.union" "$dir/stats.http" ||
+		fail "$t's stats through the map: $(cat "$dir/stats.http") / $(cat "$dir/stats.union")"
+done
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE \
+	"http://127.0.0.1:$port/v1/tenants/tenant-00/entities/V-0001")" = 501 ] ||
+	fail "forget through a map"
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
 printf '0 %s\n' "$mapa" >"$dir/short.map"
 set +e
 "$KEEL" consume "$servers" --stream ev --store-map "$dir/short.map" 2>"$dir/err"

@@ -366,7 +366,7 @@ out:
 static enum MHD_Result handle_healthz(struct keel_server *srv, struct MHD_Connection *c)
 {
 	char *e = NULL;
-	struct keel_store *s = keel_http_reader_get(srv, &e);
+	struct keel_store *s = keel_http_reader_get(srv, NULL, &e);
 	int rc = s ? keel_store_check(s) : KEEL_ESTORE;
 	if (rc)
 		keel_http_log(srv, "health check failed: %s",
@@ -698,6 +698,13 @@ static void server_free(struct keel_server *srv)
 	for (size_t i = 0; i < srv->readers.len; i++)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
+	for (size_t i = 0; srv->pools && i < srv->map.n; i++) {
+		for (size_t j = 0; j < srv->pools[i].len; j++)
+			keel_store_close(srv->pools[i].items[j]);
+		keel_ptrvec_free(&srv->pools[i]);
+	}
+	free(srv->pools);
+	keel_store_map_free(&srv->map);
 	keel_ingest_free(srv->ing);
 	keel_publisher_free(srv->pub);
 	keel_ptrvec_free(&srv->group.owner);
@@ -826,8 +833,30 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 			goto fail;
 	}
 
-	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
-								   : keel_store_default_url());
+	if (so->store_map) {
+		/* Reads from each tenant's store; the first of the map also
+		 * answers what is asked of "the" store (health, metrics). */
+		if (so->store_url || !so->forward) {
+			keel_buf_adds(&err, so->store_url
+						? "--store and --store-map exclude each other"
+						: "--store-map serves reads only: POSTs need "
+						  "--forward (events go to the log)");
+			rc = KEEL_EINVAL;
+			goto fail;
+		}
+		if ((rc = keel_store_map_read(so->store_map, &srv->map, &err)) != 0)
+			goto fail;
+		for (size_t i = 0; i < srv->map.nranges; i++)
+			if (srv->map.ranges[i].hi + 1 > srv->map_partitions)
+				srv->map_partitions = srv->map.ranges[i].hi + 1;
+		if ((rc = keel_store_map_check(&srv->map, srv->map_partitions, &err)) != 0)
+			goto fail;
+		srv->mapped = true;
+		srv->pools = keel_xcalloc(srv->map.n, sizeof *srv->pools);
+	}
+	srv->store_url = keel_xstrdup(srv->mapped ? srv->map.urls[0]
+				      : so->store_url && *so->store_url ? so->store_url
+									  : keel_store_default_url());
 	/* None given: each tenant's recorded one (the ingester's choice). */
 	rc = so->cartridge ? keel_cartridge_load(so->cartridge, &srv->cartridge, &e) : 0;
 	if (rc) {
@@ -874,7 +903,7 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	srv->group.metrics = &srv->metrics;
 	/* Read handles opened now, while nothing writes: a handle is opened
 	 * later only if more requests read at once than there are workers. */
-	for (unsigned i = 0; !srv->shared_store && i < so->threads; i++) {
+	for (unsigned i = 0; !srv->mapped && !srv->shared_store && i < so->threads; i++) {
 		struct keel_store *r;
 		rc = keel_store_open(srv->store_url, &r, &e);
 		if (rc) {
@@ -882,6 +911,17 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 			goto fail;
 		}
 		keel_ptrvec_push(&srv->readers, r);
+	}
+	/* With a store map, one handle a store now (each must open), more
+	 * as reads need them. */
+	for (size_t i = 0; srv->mapped && i < srv->map.n; i++) {
+		struct keel_store *r;
+		rc = keel_store_open(srv->map.urls[i], &r, &e);
+		if (rc) {
+			keel_buf_adds(&err, e ? e : keel_strerror(rc));
+			goto fail;
+		}
+		keel_ptrvec_push(&srv->pools[i], r);
 	}
 
 	if (pthread_create(&srv->watchdog, NULL, keel_http_watchdog_main, srv) != 0) {

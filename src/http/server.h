@@ -22,6 +22,7 @@
 #include "server_bench.h"
 
 #include "keel.h"
+#include "log/store_map.h"
 #include "event/batch.h"
 #include "event/envelope.h"
 #include "store/store.h"
@@ -201,6 +202,12 @@ struct keel_server {
 	/* Idle read handles (SQL stores). */
 	pthread_mutex_t readers_lock;
 	struct keel_ptrvec readers;
+	/* --store-map: each tenant read from its partition's store, pools[i]
+	 * the idle read handles of map.urls[i] (under readers_lock). */
+	bool mapped;
+	struct keel_store_map map;
+	uint32_t map_partitions;
+	struct keel_ptrvec *pools;
 
 	/* Connections, for the watchdog thread. */
 	pthread_mutex_t conns_lock;
@@ -309,10 +316,14 @@ int keel_http_forward_open(struct keel_server *srv, struct keel_buf *err);
 int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
 void keel_http_tls_free(struct keel_server *srv);
 
-/* Reads (reads.c). A read handle (on the memory store: the writer,
- * with its mutex held) until put back; NULL with *err (malloc'd) when
- * none can be opened. */
-struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
+/* Reads (reads.c). A read handle for tenant (NULL: any; with a store
+ * map, the tenant's partition's store, else the first of the map) until
+ * put back (on the memory store: the writer, with its mutex held); NULL
+ * with *err (malloc'd) when none can be opened. */
+struct keel_store *keel_http_reader_get(struct keel_server *srv, const char *tenant,
+					char **err);
+/* With a store map: the pool index of a tenant's store (tenant NULL: 0). */
+size_t keel_http_store_of(const struct keel_server *srv, const char *tenant);
 void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
 /* Reads (reads.c). tenant is NULL for READ_TENANTS, which lists
  * the tenants tok (NULL: no token file) may see. */
