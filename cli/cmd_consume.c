@@ -71,6 +71,7 @@ static int consume_run(const struct keel_cmd *cmd, int argc, char **argv)
 	    {"batch", required_argument, NULL, 'b'},
 	    {"commit-interval", required_argument, NULL, 'C'},
 	    {"ack-wait", required_argument, NULL, 'a'},
+	    {"linger", required_argument, NULL, 'l'},
 	    {"rejects", required_argument, NULL, 'r'},
 	    {"status", no_argument, NULL, 't'},
 	    {"prometheus", no_argument, NULL, 'P'},
@@ -84,7 +85,7 @@ static int consume_run(const struct keel_cmd *cmd, int argc, char **argv)
 	uint64_t v;
 	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "S:s:M:n:c:b:C:a:r:tPh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:s:M:n:c:b:C:a:l:r:tPh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			log.stream = optarg;
@@ -116,6 +117,11 @@ static int consume_run(const struct keel_cmd *cmd, int argc, char **argv)
 			if ((rc = consume_number(cmd, "--ack-wait", optarg, 100, 3600000, &v)))
 				return rc;
 			o.ack_wait_ms = (uint32_t)v;
+			break;
+		case 'l':
+			if ((rc = consume_number(cmd, "--linger", optarg, 0, 3600000, &v)))
+				return rc;
+			o.linger_ms = (uint32_t)v;
 			break;
 		case 'r':
 			rejects = optarg;
@@ -199,7 +205,7 @@ const struct keel_cmd keel_cmd_consume = {
 	"consume nats://HOST:PORT[,HOST:PORT...] --stream NAME\n"
 	"                 [--store URL | --store-map FILE] [--name NAME]\n"
 	"                 [--cartridge NAME|PATH] [--batch N] [--commit-interval MS]\n"
-	"                 [--ack-wait MS] [--rejects FILE]\n"
+	"                 [--ack-wait MS] [--linger MS] [--rejects FILE]\n"
 	"       keel consume nats://... --stream NAME [--store URL | --store-map FILE]\n"
 	"                 --status [--prometheus]\n"
 	"\n"
@@ -213,11 +219,14 @@ const struct keel_cmd keel_cmd_consume = {
 	"                             (default: host name and process id)\n"
 	"  -c, --cartridge NAME       the cartridge for tenants without a recorded one\n"
 	"                             (default: each tenant's recorded one only)\n"
-	"  -b, --batch N              messages a fetch and events a batch (default " CLI_STR(KEEL_DEFAULT_BATCH) ")\n"
+	"  -b, --batch N              events a batch (default " CLI_STR(KEEL_DEFAULT_BATCH) "); a fetch asks for\n"
+	"                             four batches' messages\n"
 	"  -C, --commit-interval MS   a commit holds at most MS ms of messages\n"
-	"                             (default " CLI_STR(KEEL_DEFAULT_COMMIT_INTERVAL_MS) "); a quiet log is committed at once\n"
+	"                             (default " CLI_STR(KEEL_DEFAULT_COMMIT_INTERVAL_MS) ")\n"
 	"  -a, --ack-wait MS          before the log delivers an unacknowledged\n"
 	"                             message again (default 30000)\n"
+	"  -l, --linger MS            a quiet log's messages are committed once the\n"
+	"                             first has waited MS ms (default 0: at once)\n"
 	"  -r, --rejects FILE         append each rejected event to FILE as one JSON\n"
 	"                             line (- for standard output)\n"
 	"  -t, --status               print each partition's owner, stored position,\n"

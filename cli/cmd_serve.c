@@ -28,6 +28,9 @@ enum {
 	OPT_TLS_KEY,
 	OPT_INSECURE_HTTP,
 	OPT_METRICS_TENANTS,
+	OPT_FORWARD,
+	OPT_STREAM,
+	OPT_STORE_MAP,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -60,6 +63,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
 		{"metrics-tenants", required_argument, NULL, OPT_METRICS_TENANTS},
+		{"forward", required_argument, NULL, OPT_FORWARD},
+		{"stream", required_argument, NULL, OPT_STREAM},
+		{"store-map", required_argument, NULL, OPT_STORE_MAP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -142,6 +148,15 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_METRICS_TENANTS:
 			o.metrics_tenants = optarg;
 			break;
+		case OPT_FORWARD:
+			o.forward = optarg;
+			break;
+		case OPT_STREAM:
+			o.forward_stream = optarg;
+			break;
+		case OPT_STORE_MAP:
+			o.store_map = optarg;
+			break;
 		case 'q':
 			o.request_log = NULL;
 			break;
@@ -157,6 +172,8 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!o.forward != !o.forward_stream)
+		return cli_usage_error(cmd, "--forward SERVERS and --stream NAME go together");
 	/* Options that contradict each other or the listening address
 	 * (TLS half given, tokens in clear off loopback) are the caller's
 	 * mistake: a usage error, before any file is read. */
@@ -233,6 +250,12 @@ const struct keel_cmd keel_cmd_serve = {
 		 "                           the first N seen (" KEEL_DEFAULT_METRICS_TENANTS
 		 "; 0: none), all, or\n"
 		 "                           those named; the rest are summed\n"
+		 "      --forward SERVERS    publish POSTed events to the log (nats://HOST:PORT\n"
+		 "                           [,...]) instead of the store, answering once\n"
+		 "                           the log has them; the store serves reads\n"
+		 "      --stream NAME        the log --forward publishes to\n"
+		 "      --store-map FILE     read each tenant from its partition's store\n"
+		 "                           (docs/log.md); with --forward, not --store\n"
 		 "  -q, --quiet              no request log (one JSON line per request on\n"
 		 "                           stderr otherwise)\n"
 		 "  -h, --help               this help\n"

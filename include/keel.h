@@ -771,8 +771,13 @@ struct keel_publish_report {
 	uint64_t retries;    /* publishes sent again after a timeout or error */
 };
 
-/* What became of a published event, once the log acknowledged it. */
-typedef void (*keel_published_fn)(void *userdata, uint64_t position, bool duplicate);
+/* What became of a published event, once the log acknowledged it: stored,
+ * or a duplicate (the log had its Nats-Msg-Id already). seq is the order
+ * keel_publisher_add took the events that were not rejected, from 0 after
+ * each keel_publisher_flush (a caller feeding several sources, whose
+ * positions repeat, tells them apart by it, as with keel_outcome_fn). */
+typedef void (*keel_published_fn)(void *userdata, uint64_t position, size_t seq,
+				  bool duplicate);
 
 struct keel_publish_options {
 	size_t size; /* sizeof the struct (see "Options structs" above) */
@@ -855,6 +860,10 @@ struct keel_consume_options {
 	void *stop_userdata;
 	FILE *log_file; /* what happens: partitions taken and given up,
 			   retries, refused commits (borrowed); NULL: none */
+	/* When a fetch round brings nothing (the log is quiet), the open
+	 * transaction is committed once its first message has waited this
+	 * many milliseconds; 0: at once. */
+	uint32_t linger_ms;
 };
 
 /* Runs a consumer until should_stop says so. A log or store that cannot
@@ -915,6 +924,22 @@ struct keel_server_options {
 	 * names. The others are summed in keel_other_tenants_events_total.
 	 * NULL: KEEL_DEFAULT_METRICS_TENANTS (docs/http.md, "Metrics"). */
 	const char *metrics_tenants;
+	/* keel serve --forward (docs/log.md, "Publishing"): POST /v1/events
+	 * publishes each event to the log forward_stream at these servers
+	 * ("nats://host:port[,...]") and answers once the log has
+	 * acknowledged every one: accepted (stored by the log) or duplicate
+	 * (the log had it); nothing goes to the store, which serves the
+	 * reads. A cartridge given runs on each event and rejects what it
+	 * rejects; else the envelope rules alone judge. NULL: events are
+	 * ingested into the store. */
+	const char *forward;
+	const char *forward_stream;
+	/* keel serve --store-map FILE (docs/log.md, "Store maps"): each
+	 * tenant is read from the store of its partition (partitions counted
+	 * from the map: its ranges cover 0 to P-1), GET /v1/tenants from all
+	 * of them. Serves reads only: POSTs need forward, and DELETE (keel
+	 * forget) is refused. Excludes store_url. */
+	const char *store_map;
 };
 #define KEEL_DEFAULT_METRICS_TENANTS "100"
 

@@ -12,7 +12,10 @@
 #    keel ingest of the same events; --status shows the positions;
 #  - a redelivery that overtakes later messages (KEEL_TEST_CONSUME_DROP)
 #    is waited for, not skipped: the dump is the same again;
-#  - a store map over two databases: the union of their dumps is the same;
+#  - a store map over two databases: the union of their dumps is the same,
+#    and keel serve --store-map reads each tenant from its database;
+#  - keel serve --forward answers POSTs once the log has their events (with
+#    ingest's rejections), and a consumer of that log makes the same dump;
 #  - an unreachable log is a clear error (publish) or a retry (consume), a
 #    store that keeps no positions (SQLite) a clear error.
 set -euo pipefail
@@ -128,6 +131,28 @@ consumer_stop c3
 "$KEEL" load "$dir/a.dump" --store "sqlite:$dir/union.db"
 "$KEEL" load "$dir/b.dump" --store "sqlite:$dir/union.db"
 same_dump "sqlite:$dir/union.db" "the store map's union"
+# keel serve reads through the same map: each tenant from its store, the
+# tenants of both listed, as the union answers
+"$KEEL" serve --listen 127.0.0.1:0 --store-map "$dir/map" --forward "$servers" --stream ev \
+	--quiet 2>"$dir/serve-map.log" &
+pid=$!
+wait_port "$dir/serve-map.log"
+curl -s "http://127.0.0.1:$port/v1/tenants" >"$dir/tenants.http"
+"$KEEL" tenants --store "sqlite:$dir/union.db" --json >"$dir/tenants.union"
+cmp "$dir/tenants.union" "$dir/tenants.http" ||
+	fail "tenants through the map: $(cat "$dir/tenants.http") / $(cat "$dir/tenants.union")"
+for t in tenant-00 tenant-01 tenant-02 tenant-03 plain-00 plain-01 plain-02; do
+	curl -s "http://127.0.0.1:$port/v1/tenants/$t/stats" >"$dir/stats.http"
+	"$KEEL" stats --tenant "$t" --store "sqlite:$dir/union.db" --json >"$dir/stats.union"
+	cmp -s "$dir/stats.union" "$dir/stats.http" ||
+		fail "$t's stats through the map: $(cat "$dir/stats.http") / $(cat "$dir/stats.union")"
+done
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE \
+	"http://127.0.0.1:$port/v1/tenants/tenant-00/entities/V-0001")" = 501 ] ||
+	fail "forget through a map"
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
 printf '0 %s\n' "$mapa" >"$dir/short.map"
 set +e
 "$KEEL" consume "$servers" --stream ev --store-map "$dir/short.map" 2>"$dir/err"
@@ -135,6 +160,42 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q 'store map: partition 1 of 3 is in 0 ranges' "$dir/err" ||
 	fail "a map that leaves partitions out: exit $rc: $(cat "$dir/err")"
+
+# --- keel serve --forward: a POST is answered once the log has its
+# events, with ingest's rejections; a consumer makes of them what one
+# ingest makes
+"$KEEL" stream create "$servers" --stream fw --partitions 2 >/dev/null
+"$KEEL" serve --listen 127.0.0.1:0 --store "sqlite:$dir/reads.db" --forward "$servers" \
+	--stream fw --quiet 2>"$dir/serve.log" &
+pid=$!
+wait_port "$dir/serve.log"
+split -l 700 -d "$bad" "$dir/post."
+accepted=0
+duplicates=0
+for f in "$dir"/post.*; do
+	curl -s -H 'Content-Type: application/x-ndjson' --data-binary "@$f" \
+		"http://127.0.0.1:$port/v1/events" >"$dir/answer"
+	a=$(sed -n 's/.*"accepted":\([0-9]*\),"duplicates":\([0-9]*\),.*/\1 \2/p' "$dir/answer")
+	[ -n "$a" ] || fail "forward: $(cat "$dir/answer")"
+	accepted=$((accepted + ${a% *}))
+	duplicates=$((duplicates + ${a#* }))
+	cat "$dir/answer" >>"$dir/answers"
+done
+[ $((accepted + duplicates)) -eq 3000 ] || fail "forwarded $accepted, duplicates $duplicates"
+# the three bad lines of the second POST (indexes 300-302), as ingest words them
+for r in 'index 300: event \"x1\": field \"time\": not an RFC 3339 timestamp' \
+	'index 301: invalid JSON at byte 0: invalid literal' 'index 302: field \"id\": missing'; do
+	grep -qF "$r" "$dir/answers" || fail "forward's rejections: no $r in $(cat "$dir/answers")"
+done
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
+reference "$in"
+urlf=$($KEEL_TEST_MYSQL_FRESH)
+consumer_start c5 "$servers" --stream fw --store "$urlf" --cartridge fleet
+wait_until 60 caught_up fw --store "$urlf" || fail "fw: $(cat "$dir/status")"
+consumer_stop c5
+same_dump "$urlf" "events POSTed to keel serve --forward"
 
 # --- what cannot work says so
 set +e

@@ -107,6 +107,97 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 	}
 }
 
+/* --forward: what the log made of an event, by the order the
+ * publisher took it (seq, as ingest's on_outcome). */
+void keel_http_on_published(void *ud, uint64_t position, size_t seq, bool duplicate)
+{
+	(void)position;
+	struct group *g = ud;
+	struct ingest_job *job = g->published_by.items[seq];
+	if (duplicate)
+		job->duplicates++;
+	else
+		job->accepted++;
+}
+
+int keel_http_forward_open(struct keel_server *srv, struct keel_buf *err)
+{
+	struct keel_publish_options po = {
+	    .size = sizeof po,
+	    .log = &srv->forward,
+	    .cartridge = srv->cartridge,
+	    .max_line = srv->o.max_line,
+	    .position_word = "index",
+	    .on_reject = keel_http_on_reject,
+	    .reject_userdata = &srv->group,
+	    .on_published = keel_http_on_published,
+	    .published_userdata = &srv->group,
+	    .max_pending = GROUP_MAX_EVENTS,
+	    .log_file = srv->o.log,
+	};
+	char *e = NULL;
+	int rc = keel_publisher_new(&po, &srv->pub, &e);
+	if (rc)
+		keel_buf_adds(err, e ? e : keel_strerror(rc));
+	free(e);
+	return rc;
+}
+
+/* --forward: publishes the POSTs of jobs to the log and fills in each
+ * one's outcome once the log has acknowledged every event. A failure
+ * (the log did not acknowledge in time) fails every POST of the group
+ * alike; some of their events may be in the log, and sending them again
+ * stores nothing twice (Nats-Msg-Id). The publisher is made again for
+ * the next group. */
+static void forward_group(struct keel_server *srv, struct group *g,
+			  struct ingest_job *jobs)
+{
+	size_t njobs = 0, nevents = 0;
+	g->published_by.len = 0;
+	int64_t t0 = keel_http_mono_usec();
+	struct keel_buf err;
+	keel_buf_init(&err);
+	int rc = srv->pub ? 0 : keel_http_forward_open(srv, &err);
+	for (struct ingest_job *job = jobs; job && rc == 0; job = job->next) {
+		g->cur = job;
+		njobs++;
+		for (size_t i = 0; rc == 0 && i < job->nitems; i++) {
+			const struct keel_http_item *it = &job->items[i];
+			uint64_t rejected = job->rejected;
+			rc = keel_publisher_add(srv->pub, job->base + it->off, it->len,
+						it->index);
+			if (rc == 0 && job->rejected == rejected)
+				keel_ptrvec_push(&g->published_by, job);
+		}
+		nevents += job->nitems;
+	}
+	if (rc == 0)
+		rc = keel_publisher_flush(srv->pub);
+	if (rc && srv->pub) {
+		keel_buf_adds(&err, keel_publisher_errmsg(srv->pub));
+		keel_publisher_free(srv->pub);
+		srv->pub = NULL;
+	}
+	int64_t t1 = keel_http_mono_usec();
+	struct keel_metrics *m = &srv->metrics;
+	keel_metrics_batch(m, (uint64_t)(t1 - t0), njobs);
+	if (rc) {
+		atomic_fetch_add(&m->store_errors, 1);
+		keel_http_log(srv, "batch of %zu requests (%zu events) not forwarded: %s",
+			      njobs, nevents, err.len ? err.data : keel_strerror(rc));
+	}
+	keel_buf_free(&err);
+	for (struct ingest_job *job = jobs; job; job = job->next) {
+		job->rc = rc;
+		job->forwarded = true;
+		if (rc != 0)
+			continue;
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_ACCEPTED], job->accepted);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_DUPLICATE], job->duplicates);
+		atomic_fetch_add(&m->events[KEEL_OUTCOME_REJECTED], job->rejected);
+	}
+}
+
 /* Ingests the POSTs of jobs as one batch, one transaction, and fills in
  * each one's outcome. A store error rolls the whole batch back and fails
  * every POST of it alike: nothing of any was written (the ingester keeps
@@ -218,8 +309,12 @@ void *keel_http_writer_main(void *arg)
 		last->next = NULL;
 		pthread_mutex_unlock(&srv->queue_lock);
 
-		ingest_group(srv, &srv->group, jobs);
-		fold = true;
+		if (srv->o.forward) {
+			forward_group(srv, &srv->group, jobs);
+		} else {
+			ingest_group(srv, &srv->group, jobs);
+			fold = true;
+		}
 		int64_t njobs = 0;
 		for (struct ingest_job *job = jobs; job; job = job->next)
 			njobs++;
@@ -275,6 +370,12 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	pthread_mutex_unlock(&srv->inflight_lock);
 	keel_http_set_deadline(rq->conn, (int64_t)srv->o.request_timeout * 1000000);
 	rq->route = ROUTE_DONE;
+	if (job->rc != 0 && job->forwarded)
+		return keel_http_answer_error(
+		    srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		    "log error (details in the server log): the log did not acknowledge "
+		    "every event; some may be in it, and sending the batch again stores "
+		    "none twice");
 	/* The cause (paths, SQL errors) went to the log, not to clients of
 	 * every tenant. */
 	if (job->rc == KEEL_EUNCERTAIN)

@@ -32,6 +32,10 @@ enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Conn
 {
 	/* The tenant is in the token's scope (route_get); forgetting needs
 	 * every tenant or the right. */
+	if (srv->mapped)
+		return keel_http_answer_error(srv, c, MHD_HTTP_NOT_IMPLEMENTED,
+					      "this server reads through a store map: run keel "
+					      "forget against the tenant's store");
 	if (tok && !tok->all && !tok->forget)
 		return keel_http_answer_error(srv, c, MHD_HTTP_FORBIDDEN,
 					      "the token may not forget (it needs the "

@@ -4,21 +4,41 @@
  * of read handles they use (docs/http.md).
  */
 #include "server.h"
+#include "event/json_write.h"
 
 /* ------------------------------------------------------------- stores */
 
-struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err)
+size_t keel_http_store_of(const struct keel_server *srv, const char *tenant)
+{
+	if (!srv->mapped || !tenant)
+		return 0;
+	uint32_t p = keel_log_partition(tenant, strlen(tenant), srv->map_partitions);
+	return keel_store_map_find(&srv->map, p);
+}
+
+/* The pool a handle goes back to: its store's (the writer's one without
+ * a map). */
+static struct keel_ptrvec *pool_of(struct keel_server *srv, size_t i)
+{
+	return srv->mapped ? &srv->pools[i] : &srv->readers;
+}
+
+struct keel_store *keel_http_reader_get(struct keel_server *srv, const char *tenant,
+					char **err)
 {
 	if (srv->shared_store) {
 		pthread_mutex_lock(&srv->write_lock);
 		return srv->writer;
 	}
+	size_t i = keel_http_store_of(srv, tenant);
+	struct keel_ptrvec *pool = pool_of(srv, i);
 	struct keel_store *s = NULL;
 	pthread_mutex_lock(&srv->readers_lock);
-	if (srv->readers.len)
-		s = srv->readers.items[--srv->readers.len];
+	if (pool->len)
+		s = pool->items[--pool->len];
 	pthread_mutex_unlock(&srv->readers_lock);
-	if (!s && keel_store_open(srv->store_url, &s, err) != 0)
+	const char *url = srv->mapped ? srv->map.urls[i] : srv->store_url;
+	if (!s && keel_store_open(url, &s, err) != 0)
 		return NULL;
 	return s;
 }
@@ -29,9 +49,82 @@ void keel_http_reader_put(struct keel_server *srv, struct keel_store *s)
 		pthread_mutex_unlock(&srv->write_lock);
 		return;
 	}
+	size_t i = 0;
+	while (srv->mapped && i + 1 < srv->map.n &&
+	       strcmp(srv->map.urls[i], keel_store_url(s)) != 0)
+		i++;
 	pthread_mutex_lock(&srv->readers_lock);
-	keel_ptrvec_push(&srv->readers, s);
+	keel_ptrvec_push(pool_of(srv, i), s);
 	pthread_mutex_unlock(&srv->readers_lock);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* GET /v1/tenants with a store map: each store's list, merged (a
+ * tenant's rows are all in its partition's store). */
+static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const char *),
+			  void *ud, const struct keel_read_options *o, char **json,
+			  char **msg)
+{
+	struct keel_ptrvec names = {0};
+	char *known_at = NULL;
+	int rc = 0;
+	struct keel_json_doc doc;
+	keel_json_doc_init(&doc);
+	for (size_t i = 0; rc == 0 && i < srv->map.n; i++) {
+		char *err = NULL, *one = NULL;
+		struct keel_store *s = NULL;
+		pthread_mutex_lock(&srv->readers_lock);
+		if (srv->pools[i].len)
+			s = srv->pools[i].items[--srv->pools[i].len];
+		pthread_mutex_unlock(&srv->readers_lock);
+		if (!s && keel_store_open(srv->map.urls[i], &s, &err) != 0) {
+			*msg = err;
+			rc = KEEL_ESTORE;
+			break;
+		}
+		rc = keel_tenants(s, visible, ud, o, &one);
+		if (rc)
+			*msg = keel_xstrdup(keel_store_errmsg(s));
+		keel_http_reader_put(srv, s);
+		struct keel_json_error jerr;
+		if (rc == 0 && keel_json_parse(&doc, one, strlen(one), &jerr) == 0) {
+			const struct keel_json *k = keel_json_get(doc.root, "known_at", 8);
+			if (k && !known_at)
+				known_at = keel_xstrndup(one + k->raw_off, k->raw_len);
+			const struct keel_json *t = keel_json_get(doc.root, "tenants", 7);
+			for (const struct keel_json *e = t ? t->child : NULL; e; e = e->next)
+				keel_ptrvec_push(&names, keel_xstrndup(e->str, e->len));
+		}
+		free(one);
+	}
+	keel_json_doc_free(&doc);
+	if (rc == 0) {
+		qsort(names.items, names.len, sizeof *names.items, name_cmp);
+		struct keel_buf b;
+		keel_buf_init(&b);
+		keel_buf_addc(&b, '{');
+		if (known_at)
+			keel_buf_addf(&b, "\"known_at\":%s,", known_at);
+		keel_buf_adds(&b, "\"tenants\":[");
+		for (size_t i = 0; i < names.len; i++) {
+			if (i && strcmp(names.items[i], names.items[i - 1]) == 0)
+				continue;
+			if (i)
+				keel_buf_addc(&b, ',');
+			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));
+		}
+		keel_buf_adds(&b, "]}");
+		*json = b.data;
+	}
+	for (size_t i = 0; i < names.len; i++)
+		free(names.items[i]);
+	keel_ptrvec_free(&names);
+	free(known_at);
+	return rc;
 }
 
 /* --------------------------------------------------------------- reads */
@@ -224,7 +317,30 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 		goto out;
 	}
 	char *err = NULL;
-	struct keel_store *s = keel_http_reader_get(srv, &err);
+	if (kind == READ_TENANTS && srv->mapped) {
+		struct token_scope scope = {tok};
+		char *json = NULL, *msg = NULL;
+		int rc = mapped_tenants(srv, token_sees, &scope, &o, &json, &msg);
+		if (rc == KEEL_EINVAL) {
+			ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
+						     msg ? msg : keel_strerror(rc));
+		} else if (rc) {
+			atomic_fetch_add(&srv->metrics.store_errors, 1);
+			keel_http_log(srv, "read failed: %s", msg ? msg : keel_strerror(rc));
+			ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						     "store error (details in the server log)");
+		} else {
+			size_t len = strlen(json);
+			char *body = keel_xrealloc(json, len + 2);
+			body[len] = '\n';
+			body[len + 1] = 0;
+			ret = keel_http_answer(srv, c, MHD_HTTP_OK, body, len + 1,
+					       "application/json");
+		}
+		free(msg);
+		goto out;
+	}
+	struct keel_store *s = keel_http_reader_get(srv, tenant, &err);
 	if (!s) {
 		atomic_fetch_add(&srv->metrics.store_errors, 1);
 		keel_http_log(srv, "read failed: %s",

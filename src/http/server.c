@@ -363,7 +363,7 @@ out:
 static enum MHD_Result handle_healthz(struct keel_server *srv, struct MHD_Connection *c)
 {
 	char *e = NULL;
-	struct keel_store *s = keel_http_reader_get(srv, &e);
+	struct keel_store *s = keel_http_reader_get(srv, NULL, &e);
 	int rc = s ? keel_store_check(s) : KEEL_ESTORE;
 	if (rc)
 		keel_http_log(srv, "health check failed: %s",
@@ -687,7 +687,16 @@ static void server_free(struct keel_server *srv)
 	for (size_t i = 0; i < srv->readers.len; i++)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
+	for (size_t i = 0; srv->pools && i < srv->map.n; i++) {
+		for (size_t j = 0; j < srv->pools[i].len; j++)
+			keel_store_close(srv->pools[i].items[j]);
+		keel_ptrvec_free(&srv->pools[i]);
+	}
+	free(srv->pools);
+	keel_store_map_free(&srv->map);
 	keel_ingest_free(srv->ing);
+	keel_publisher_free(srv->pub);
+	keel_ptrvec_free(&srv->group.published_by);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
@@ -829,8 +838,30 @@ static int server_start(const struct keel_server_options *o, enum serve_mode mod
 			goto fail;
 	}
 
-	srv->store_url = keel_xstrdup(so->store_url && *so->store_url ? so->store_url
-								   : keel_store_default_url());
+	if (so->store_map) {
+		/* Reads from each tenant's store; the first of the map also
+		 * answers what is asked of "the" store (health, metrics). */
+		if (so->store_url || !so->forward) {
+			keel_buf_adds(&err, so->store_url
+						? "--store and --store-map exclude each other"
+						: "--store-map serves reads only: POSTs need "
+						  "--forward (events go to the log)");
+			rc = KEEL_EINVAL;
+			goto fail;
+		}
+		if ((rc = keel_store_map_read(so->store_map, &srv->map, &err)) != 0)
+			goto fail;
+		for (size_t i = 0; i < srv->map.nranges; i++)
+			if (srv->map.ranges[i].hi + 1 > srv->map_partitions)
+				srv->map_partitions = srv->map.ranges[i].hi + 1;
+		if ((rc = keel_store_map_check(&srv->map, srv->map_partitions, &err)) != 0)
+			goto fail;
+		srv->mapped = true;
+		srv->pools = keel_xcalloc(srv->map.n, sizeof *srv->pools);
+	}
+	srv->store_url = keel_xstrdup(srv->mapped ? srv->map.urls[0]
+				      : so->store_url && *so->store_url ? so->store_url
+									  : keel_store_default_url());
 	/* None given: each tenant's recorded one (the ingester's choice). */
 	rc = so->cartridge ? keel_cartridge_load(so->cartridge, &srv->cartridge, &e) : 0;
 	if (rc) {
@@ -863,16 +894,26 @@ static int server_start(const struct keel_server_options *o, enum serve_mode mod
 	    .on_outcome = keel_http_on_outcome,
 	    .outcome_userdata = &srv->group,
 	};
-	rc = keel_ingest_new(srv->writer, &io, &srv->ing);
-	if (rc) {
-		keel_buf_adds(&err, keel_strerror(rc));
-		goto fail;
+	if (so->forward) {
+		/* Events go to the log: the store only serves reads. */
+		srv->forward = (struct keel_log_options){
+		    .size = sizeof srv->forward,
+		    .servers = so->forward,
+		    .stream = so->forward_stream,
+		};
+		rc = keel_http_forward_open(srv, &err);
+	} else {
+		rc = keel_ingest_new(srv->writer, &io, &srv->ing);
+		if (rc)
+			keel_buf_adds(&err, keel_strerror(rc));
 	}
+	if (rc)
+		goto fail;
 	srv->group.ing = srv->ing;
 	srv->group.metrics = &srv->metrics;
 	/* Read handles opened now, while nothing writes: a handle is opened
 	 * later only if more requests read at once than there are workers. */
-	for (unsigned i = 0; !srv->shared_store && i < so->threads; i++) {
+	for (unsigned i = 0; !srv->mapped && !srv->shared_store && i < so->threads; i++) {
 		struct keel_store *r;
 		rc = keel_store_open(srv->store_url, &r, &e);
 		if (rc) {
@@ -880,6 +921,17 @@ static int server_start(const struct keel_server_options *o, enum serve_mode mod
 			goto fail;
 		}
 		keel_ptrvec_push(&srv->readers, r);
+	}
+	/* With a store map, one handle a store now (each must open), more
+	 * as reads need them. */
+	for (size_t i = 0; srv->mapped && i < srv->map.n; i++) {
+		struct keel_store *r;
+		rc = keel_store_open(srv->map.urls[i], &r, &e);
+		if (rc) {
+			keel_buf_adds(&err, e ? e : keel_strerror(rc));
+			goto fail;
+		}
+		keel_ptrvec_push(&srv->pools[i], r);
 	}
 
 	if (pthread_create(&srv->watchdog, NULL, keel_http_watchdog_main, srv) != 0) {
@@ -960,11 +1012,14 @@ static int server_start(const struct keel_server_options *o, enum serve_mode mod
 	const union MHD_DaemonInfo *di =
 	    MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di ? di->port : 0;
-	keel_http_log(srv, "listening on %s (port %u), %s, store %s, %u threads%s%s",
+	keel_http_log(srv, "listening on %s (port %u), %s, store %s, %u threads%s%s%s%s%s",
 		      so->listen, (unsigned)srv->port,
 		      srv->tls_cert_pem.data ? "HTTPS" : "plain HTTP", srv->store_url,
 		      so->threads, srv->auth ? "" : ", no tokens (loopback only)",
-		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "");
+		      srv->null_mode ? ", NULL MODE (events are not ingested)" : "",
+		      so->forward ? ", events forwarded to the log " : "",
+		      so->forward ? so->forward_stream : "",
+		      so->forward ? " (reads only from the store)" : "");
 	free(e);
 	keel_buf_free(&err);
 	*out = srv;

@@ -22,6 +22,7 @@
 #include "server_bench.h"
 
 #include "keel.h"
+#include "log/store_map.h"
 #include "event/batch.h"
 #include "event/envelope.h"
 #include "store/store.h"
@@ -117,6 +118,7 @@ struct ingest_job {
 	size_t nitems;
 	/* The outcome */
 	int rc; /* 0, or the store error that rolled the batch back */
+	bool forwarded; /* to the log (--forward): rc is the log's failure */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
 	uint64_t conflicts_listed; /* of conflicting, at most ANSWER_MAX_LISTED */
 	struct keel_buf rejects; /* the "rejected" array's members */
@@ -156,6 +158,10 @@ struct request {
  * POST itself: keel_batch_event.owner). */
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
+	/* --forward: per event the publisher took (its seq), the POST it
+	 * came in; the publisher is made anew after a failed group, so no
+	 * seq outlives its group. */
+	struct keel_ptrvec published_by;
 	/* For counting outcomes by tenant: the ingester (whose batch tells
 	 * each event's tenant), the counters, the tenant counted last. */
 	struct keel_ingest *ing;
@@ -200,10 +206,20 @@ struct keel_server {
 	bool writer_running;
 	struct keel_ingest *ing; /* the writer thread's */
 	struct group group;	 /* the batch ing is building */
+	/* --forward: the writer thread's publisher instead of ing; made
+	 * again after it failed (NULL until then). */
+	struct keel_publisher *pub;
+	struct keel_log_options forward;
 
 	/* Idle read handles (SQL stores). */
 	pthread_mutex_t readers_lock;
 	struct keel_ptrvec readers;
+	/* --store-map: each tenant read from its partition's store, pools[i]
+	 * the idle read handles of map.urls[i] (under readers_lock). */
+	bool mapped;
+	struct keel_store_map map;
+	uint32_t map_partitions;
+	struct keel_ptrvec *pools;
 
 	/* Connections, for the watchdog thread. */
 	pthread_mutex_t conns_lock;
@@ -346,16 +362,24 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o);
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
+void keel_http_on_published(void *ud, uint64_t position, size_t seq, bool duplicate);
+/* --forward: the writer's publisher, made (again); 0, or the error with
+ * err set. */
+int keel_http_forward_open(struct keel_server *srv, struct keel_buf *err);
 
 /* HTTPS (tls.c): reads srv->o.tls_cert and tls_key into
  * srv->tls_cert_pem and tls_key_pem; the error names the file. */
 int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
 void keel_http_tls_free(struct keel_server *srv);
 
-/* Reads (reads.c). A read handle (on the memory store: the writer,
- * with its mutex held) until put back; NULL with *err (malloc'd) when
- * none can be opened. */
-struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
+/* Reads (reads.c). A read handle for tenant (NULL: any; with a store
+ * map, the tenant's partition's store, else the first of the map) until
+ * put back (on the memory store: the writer, with its mutex held); NULL
+ * with *err (malloc'd) when none can be opened. */
+struct keel_store *keel_http_reader_get(struct keel_server *srv, const char *tenant,
+					char **err);
+/* With a store map: the pool index of a tenant's store (tenant NULL: 0). */
+size_t keel_http_store_of(const struct keel_server *srv, const char *tenant);
 void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
 /* Reads (reads.c). tenant is NULL for READ_TENANTS, which lists
  * the tenants tok (NULL: no token file) may see. */

@@ -15,8 +15,9 @@
  *            it (the previous holder's consumer is deleted)
  *   fetch    each owned partition in turn: up to `batch` messages, without
  *            waiting; each is applied in sequence order (below)
- *   commit   a store's open transaction, once commit_interval_ms old or
- *            when a round fetched nothing: the rows and every partition's
+ *   commit   a store's open transaction, once commit_interval_ms old, or
+ *            linger_ms old when a round fetched nothing: the rows and
+ *            every partition's
  *            position with its token (keel_ingest_log_position), in one
  *            transaction; then each partition's last message is
  *            acknowledged (the consumers acknowledge "all up to")
@@ -61,6 +62,7 @@
 #define KEEL_CONSUME_MAX_ACK_PENDING 20000
 #define KEEL_CONSUME_IDLE_MS 20
 #define KEEL_CONSUME_FETCH_MS 10
+#define KEEL_CONSUME_FETCH_BATCHES 4
 #define NS_PER_MS 1000000
 
 enum keel_part_state {
@@ -488,7 +490,7 @@ static void keel_part_hold(struct keel_consumer *c, struct keel_part *p, natsMsg
 		natsMsg_Destroy(m); /* held already */
 		return;
 	}
-	if (p->nheld == 4 * c->opt.batch) {
+	if (p->nheld == 2 * KEEL_CONSUME_FETCH_BATCHES * c->opt.batch) {
 		/* full: the furthest goes (it is delivered again later) */
 		if (i == p->nheld) {
 			natsMsg_Destroy(m);
@@ -608,7 +610,8 @@ static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 	memset(&list, 0, sizeof list);
 	jsFetchRequest req;
 	jsFetchRequest_Init(&req);
-	req.Batch = (int)(c->opt.batch ? c->opt.batch : KEEL_DEFAULT_BATCH);
+	/* A few batches a request: each request is a round trip. */
+	req.Batch = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
 	/* Without waiting for a full batch: the server answers "no messages"
 	 * at once only when none is waiting for an acknowledgement either,
 	 * so the request also expires soon (each idle partition costs a
@@ -768,8 +771,7 @@ static int keel_consume_connect(struct keel_consumer *c)
 			keel_buf_free(&why);
 			return 0;
 		}
-		if (c->n.nc)
-			keel_nats_close(&c->n);
+		keel_nats_close(&c->n);
 		if (rc == KEEL_EINVAL) {
 			keel_buf_add(&c->err, why.data, why.len);
 			keel_buf_free(&why);
@@ -926,8 +928,9 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 		now = keel_log_now_ms();
 		for (size_t i = 0; i < c->nsinks; i++) {
 			struct keel_sink *k = &c->sinks[i];
-			if (k->dirty && (got == 0 || now - k->tx_started >=
-							 (int64_t)c->opt.commit_interval_ms))
+			int64_t age = now - k->tx_started;
+			if (k->dirty && ((got == 0 && age >= (int64_t)c->opt.linger_ms) ||
+					 age >= (int64_t)c->opt.commit_interval_ms))
 				keel_sink_commit(c, k);
 		}
 		for (uint32_t i = 0; i < c->partitions; i++) {

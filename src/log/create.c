@@ -191,8 +191,10 @@ int keel_log_create(const struct keel_log_options *given, char **report, char **
 		goto out;
 	}
 	struct keel_nats n;
-	if ((rc = keel_nats_connect(&o, "keel stream create", NULL, &n, &err)) != 0)
+	if ((rc = keel_nats_connect(&o, "keel stream create", NULL, &n, &err)) != 0) {
+		keel_nats_close(&n);
 		goto out;
+	}
 	/* A log with more partitions than asked for has a stream past the
 	 * last: refused rather than silently cut. */
 	struct keel_buf name;

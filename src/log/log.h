@@ -39,12 +39,27 @@ struct keel_nats {
 	char *servers; /* as given, for messages */
 };
 
+/* What a publisher asks of its connection beyond the defaults. */
+struct keel_nats_extra {
+	const jsOptions *js; /* for the JetStream context; NULL: defaults */
+	/* Refuse publishes while reconnecting instead of buffering them
+	 * for after (which could put them before earlier publishes lost
+	 * with the old connection). */
+	bool no_reconnect_buffer;
+	natsConnectionHandler disconnected; /* may be NULL */
+	/* The connection's last callback (may be NULL): set only when the
+	 * connection is made; not called when it is not. */
+	natsConnectionHandler closed;
+	void *closure;
+};
+
 /* Checks o (servers and stream present and well-formed) and connects
- * (client name given, for the servers' monitoring), with js_options for
- * the JetStream context (NULL: the defaults). On failure err holds a
- * message and the connection is closed. */
+ * (client name given, for the servers' monitoring), with extra (NULL:
+ * none). On failure err holds a message; n->nc is set when the connection
+ * was made (the JetStream context failed): keel_nats_close n either way. */
 int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
-		      const jsOptions *js_options, struct keel_nats *n, struct keel_buf *err);
+		      const struct keel_nats_extra *extra, struct keel_nats *n,
+		      struct keel_buf *err);
 /* Only the option checks of keel_nats_connect. */
 int keel_nats_check_options(const struct keel_log_options *o, struct keel_buf *err);
 void keel_nats_close(struct keel_nats *n);

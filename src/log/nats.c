@@ -93,8 +93,10 @@ static int keel_nats_urls(const char *servers, struct keel_ptrvec *urls,
 }
 
 int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
-		      const jsOptions *js_options, struct keel_nats *n, struct keel_buf *err)
+		      const struct keel_nats_extra *extra, struct keel_nats *n,
+		      struct keel_buf *err)
 {
+	const jsOptions *js_options = extra ? extra->js : NULL;
 	memset(n, 0, sizeof *n);
 	int rc = keel_nats_check_options(o, err);
 	if (rc)
@@ -119,7 +121,12 @@ int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
 	if (s == NATS_OK)
 		s = natsOptions_SetReconnectWait(opts, 250);
 	if (s == NATS_OK)
-		s = natsOptions_SetReconnectBufSize(opts, 64 << 20);
+		s = natsOptions_SetReconnectBufSize(
+		    opts, extra && extra->no_reconnect_buffer ? 1 : 64 << 20);
+	if (s == NATS_OK && extra && extra->disconnected)
+		s = natsOptions_SetDisconnectedCB(opts, extra->disconnected, extra->closure);
+	if (s == NATS_OK && extra && extra->closed)
+		s = natsOptions_SetClosedCB(opts, extra->closed, extra->closure);
 	if (s == NATS_OK)
 		s = natsConnection_Connect(&n->nc, opts);
 	if (s != NATS_OK) {
@@ -143,10 +150,9 @@ int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
 		}
 	}
 	natsOptions_Destroy(opts);
-	if (rc)
-		keel_nats_close(n);
-	else
-		n->servers = keel_xstrdup(o->servers);
+	/* A connection made is left to the caller's keel_nats_close, even on
+	 * failure: its closed callback owns what its other callbacks use. */
+	n->servers = keel_xstrdup(o->servers);
 out:
 	for (size_t i = 0; i < urls.len; i++)
 		free(urls.items[i]);

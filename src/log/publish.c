@@ -35,12 +35,18 @@
 
 enum keel_slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FAILED, SLOT_DONE };
 
+/* An acknowledgement later than this stops further sending until every
+ * publish in flight has settled (keel_pub_must_settle). */
+#define KEEL_PUB_STALL_MS 500
+
 struct keel_pub_slot {
 	enum keel_slot_state state;
 	natsMsg *msg; /* the library's while pending; ours when failed */
 	uint64_t position;
+	size_t seq; /* among the events added since the last flush */
 	uint32_t partition;
 	int64_t first_ms; /* first sent */
+	int64_t sent_ms;  /* last sent */
 	natsStatus err;	  /* when failed */
 	jsErrCode jerr;
 	char errtext[160];
@@ -57,7 +63,10 @@ struct keel_publisher {
 	struct keel_arena arena;
 	struct keel_buf msg_id, errmsg;
 
-	pthread_mutex_t mu;
+	/* What the client library's threads reach (see keel_pub_shared);
+	 * mu is its lock. */
+	struct keel_pub_shared *shared;
+	pthread_mutex_t *mu;
 	pthread_cond_t cond;
 	/* the ring: slots[(head + i) % cap] for i < count, oldest first */
 	struct keel_pub_slot *slots;
@@ -66,8 +75,10 @@ struct keel_publisher {
 	/* acknowledged, for on_published on the caller's thread */
 	struct {
 		uint64_t position;
+		size_t seq;
 		bool duplicate;
 	} *done;
+	size_t nseq; /* events added (not rejected) since the last flush */
 	size_t ndone, done_cap;
 	struct keel_publish_report report;
 	struct keel_publish_report shown; /* keel_publisher_report's copy */
@@ -75,6 +86,24 @@ struct keel_publisher {
 	uint64_t *stored_after;
 	int fatal;
 };
+
+/* The state the client library's callbacks reach, which must outlive the
+ * publisher: the connection may call them (an acknowledgement late, the
+ * disconnection its closing causes) after keel_publisher_free. They find
+ * p NULL then; the connection's closed callback, its last, frees this. */
+struct keel_pub_shared {
+	pthread_mutex_t mu;
+	struct keel_publisher *p;
+	bool disconnected; /* since the last settling */
+};
+
+static void keel_pub_on_closed(natsConnection *nc, void *closure)
+{
+	(void)nc;
+	struct keel_pub_shared *sh = closure;
+	pthread_mutex_destroy(&sh->mu);
+	free(sh);
+}
 
 /* ------------------------------------------------------ acknowledgements */
 
@@ -102,11 +131,12 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 			    void *closure)
 {
 	(void)js;
-	struct keel_publisher *p = closure;
-	pthread_mutex_lock(&p->mu);
-	struct keel_pub_slot *s = keel_pub_find(p, msg);
+	struct keel_pub_shared *sh = closure;
+	pthread_mutex_lock(&sh->mu);
+	struct keel_publisher *p = sh->p;
+	struct keel_pub_slot *s = p ? keel_pub_find(p, msg) : NULL;
 	if (!s) {
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&sh->mu);
 		natsMsg_Destroy(msg);
 		return;
 	}
@@ -128,6 +158,7 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 				p->done = keel_xrealloc(p->done, p->done_cap * sizeof *p->done);
 			}
 			p->done[p->ndone].position = s->position;
+			p->done[p->ndone].seq = s->seq;
 			p->done[p->ndone].duplicate = pa->Duplicate;
 			p->ndone++;
 		}
@@ -142,7 +173,41 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 		p->failed++;
 	}
 	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
+}
+
+/* The connection went: whatever was in flight may be lost, and nothing
+ * more may be sent until it is known (see keel_pub_must_settle). */
+static void keel_pub_on_disconnected(natsConnection *nc, void *closure)
+{
+	(void)nc;
+	struct keel_pub_shared *sh = closure;
+	pthread_mutex_lock(&sh->mu);
+	sh->disconnected = true;
+	pthread_mutex_unlock(&sh->mu);
+}
+
+/* Whether sending must wait until every publish in flight is settled
+ * (acknowledged or failed), with the lock held: after a failure; after
+ * the connection went; and when the oldest has waited stall_ms, which
+ * is how a stream that lost its leader looks. Sending on then could let
+ * a later event of a partition be stored before an earlier one that is
+ * lost and will be sent again: JetStream elects a new leader in seconds,
+ * far longer than an acknowledgement takes, so stopping early keeps each
+ * partition in input order (docs/log.md, "Order"). */
+static bool keel_pub_must_settle(struct keel_publisher *p)
+{
+	if (p->failed || p->shared->disconnected)
+		return true;
+	if (!p->pending)
+		return false;
+	int64_t now = keel_log_now_ms();
+	for (size_t i = 0; i < p->count; i++) {
+		const struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
+		if (s->state == SLOT_PENDING)
+			return now - s->sent_ms > KEEL_PUB_STALL_MS;
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------ sending */
@@ -168,13 +233,14 @@ static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
 	jsPubOptions_Init(&po);
 	po.MaxWait = p->opt.ack_timeout_ms;
 	natsMsg *m = s->msg;
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	s->state = SLOT_PENDING;
+	s->sent_ms = keel_log_now_ms();
 	p->pending++;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	natsStatus st = js_PublishMsgAsync(p->n.js, &m, &po);
 	if (st != NATS_OK && m) {
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		if (s->state == SLOT_PENDING) {
 			s->state = SLOT_FAILED;
 			s->err = st;
@@ -183,7 +249,7 @@ static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
 			p->pending--;
 			p->failed++;
 		}
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 	}
 }
 
@@ -193,24 +259,26 @@ static void keel_pub_report_done(struct keel_publisher *p)
 	if (!p->opt.on_published)
 		return;
 	for (;;) {
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		size_t n = p->ndone;
 		if (!n) {
-			pthread_mutex_unlock(&p->mu);
+			pthread_mutex_unlock(p->mu);
 			return;
 		}
 		uint64_t pos[64];
+		size_t seq[64];
 		bool dup[64];
 		size_t k = n < 64 ? n : 64;
 		for (size_t i = 0; i < k; i++) {
 			pos[i] = p->done[i].position;
+			seq[i] = p->done[i].seq;
 			dup[i] = p->done[i].duplicate;
 		}
 		memmove(p->done, p->done + k, (n - k) * sizeof *p->done);
 		p->ndone -= k;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		for (size_t i = 0; i < k; i++)
-			p->opt.on_published(p->opt.published_userdata, pos[i], dup[i]);
+			p->opt.on_published(p->opt.published_userdata, pos[i], seq[i], dup[i]);
 	}
 }
 
@@ -225,7 +293,7 @@ static void keel_pub_wait_idle(struct keel_publisher *p)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+		pthread_cond_timedwait(&p->cond, p->mu, &ts);
 	}
 }
 
@@ -233,7 +301,9 @@ static void keel_pub_wait_idle(struct keel_publisher *p)
  * input order; until none is left or one has failed for give_up_ms. */
 static int keel_pub_retry(struct keel_publisher *p)
 {
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
+	keel_pub_wait_idle(p);
+	p->shared->disconnected = false;
 	while (p->failed && !p->fatal) {
 		keel_pub_wait_idle(p);
 		/* Each partition's events that got through meanwhile: a retried
@@ -270,20 +340,20 @@ static int keel_pub_retry(struct keel_publisher *p)
 		memset(p->stored_after, 0, p->partitions * sizeof *p->stored_after);
 		/* no stream leader, or no server: give the cluster a moment */
 		natsStatus why = retry[0]->err;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		if (why != NATS_TIMEOUT)
 			usleep(250 * 1000);
 		for (size_t i = 0; i < k; i++) {
-			pthread_mutex_lock(&p->mu);
+			pthread_mutex_lock(p->mu);
 			p->failed--;
 			p->report.retries++;
-			pthread_mutex_unlock(&p->mu);
+			pthread_mutex_unlock(p->mu);
 			keel_pub_send(p, retry[i]);
 		}
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 	}
 	int rc = p->fatal;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	return rc;
 }
 
@@ -298,7 +368,10 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	struct keel_buf err;
 	keel_buf_init(&err);
 	struct keel_publisher *p = keel_xcalloc(1, sizeof *p);
-	pthread_mutex_init(&p->mu, NULL);
+	p->shared = keel_xcalloc(1, sizeof *p->shared);
+	pthread_mutex_init(&p->shared->mu, NULL);
+	p->shared->p = p;
+	p->mu = &p->shared->mu;
 	pthread_cond_init(&p->cond, NULL);
 	keel_arena_init(&p->arena);
 	keel_buf_init(&p->msg_id);
@@ -334,8 +407,15 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	jsOptions_Init(&jo);
 	jo.Wait = 5000;
 	jo.PublishAsync.AckHandler = keel_pub_on_ack;
-	jo.PublishAsync.AckHandlerClosure = p;
-	if ((rc = keel_nats_connect(&p->log, "keel publish", &jo, &p->n, &err)) != 0)
+	jo.PublishAsync.AckHandlerClosure = p->shared;
+	struct keel_nats_extra extra = {
+	    .js = &jo,
+	    .no_reconnect_buffer = true,
+	    .disconnected = keel_pub_on_disconnected,
+	    .closed = keel_pub_on_closed,
+	    .closure = p->shared,
+	};
+	if ((rc = keel_nats_connect(&p->log, "keel publish", &extra, &p->n, &err)) != 0)
 		goto out;
 	if ((rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err)) != 0)
 		goto out;
@@ -413,17 +493,21 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 	 * again) while the ring is full. */
 	for (;;) {
 		keel_pub_report_done(p);
-		pthread_mutex_lock(&p->mu);
-		bool full = p->count == p->cap, failed = p->failed > 0;
+		pthread_mutex_lock(p->mu);
+		bool full = p->count == p->cap, failed = keel_pub_must_settle(p);
 		if (full && !failed) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+			ts.tv_nsec += 100 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&p->cond, p->mu, &ts);
 			full = p->count == p->cap;
-			failed = p->failed > 0;
+			failed = keel_pub_must_settle(p);
 		}
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		if (failed) {
 			int rc = keel_pub_retry(p);
 			if (rc) {
@@ -435,16 +519,17 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 		if (!full)
 			break;
 	}
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	struct keel_pub_slot *s = &p->slots[(p->head + p->count) % p->cap];
 	p->count++;
 	memset(s, 0, sizeof *s);
 	s->state = SLOT_FAILED; /* not pending until keel_pub_send */
 	s->msg = m;
 	s->position = position;
+	s->seq = p->nseq++;
 	s->partition = part;
 	s->first_ms = keel_log_now_ms();
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	keel_pub_send(p, s);
 	return 0;
 }
@@ -453,17 +538,17 @@ int keel_publisher_flush(struct keel_publisher *p)
 {
 	for (;;) {
 		keel_pub_report_done(p);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		while (p->pending && !p->failed) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
-			pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+			pthread_cond_timedwait(&p->cond, p->mu, &ts);
 			if (p->ndone > 1024)
 				break;
 		}
 		bool failed = p->failed > 0, empty = p->count == 0 && p->ndone == 0;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		if (p->fatal)
 			return p->fatal;
 		if (failed) {
@@ -472,18 +557,20 @@ int keel_publisher_flush(struct keel_publisher *p)
 				return rc;
 			continue;
 		}
-		if (empty)
+		if (empty) {
+			p->nseq = 0;
 			return 0;
+		}
 	}
 }
 
 const struct keel_publish_report *keel_publisher_report(struct keel_publisher *p)
 {
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	p->shown = p->report;
 	p->shown.read = p->prep_report.read;
 	p->shown.rejected = p->prep_report.rejected;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	return &p->shown;
 }
 
@@ -496,7 +583,11 @@ void keel_publisher_free(struct keel_publisher *p)
 {
 	if (!p)
 		return;
-	/* The connection first: no acknowledgement arrives after it. */
+	/* Callbacks that come later find no publisher. */
+	pthread_mutex_lock(p->mu);
+	p->shared->p = NULL;
+	pthread_mutex_unlock(p->mu);
+	bool connected = p->n.nc != NULL;
 	keel_nats_close(&p->n);
 	for (size_t i = 0; p->slots && i < p->count; i++) {
 		struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
@@ -517,7 +608,11 @@ void keel_publisher_free(struct keel_publisher *p)
 	keel_arena_free(&p->arena);
 	keel_buf_free(&p->msg_id);
 	keel_buf_free(&p->errmsg);
-	pthread_mutex_destroy(&p->mu);
+	/* A connection made frees the shared state in its closed callback. */
+	if (!connected) {
+		pthread_mutex_destroy(&p->shared->mu);
+		free(p->shared);
+	}
 	pthread_cond_destroy(&p->cond);
 	free(p);
 }

@@ -53,10 +53,11 @@ nats_start() {
 }
 
 consumer_start() {
-	local name=$1
+	local name=$1 known
 	shift
-	consumers+=("$name")
-	"$KEEL" consume "$@" --name "$name" 2>>"$dir/$name.log" &
+	for known in "${consumers[@]}"; do [ "$known" = "$name" ] && break; done
+	[ "${known:-}" = "$name" ] || consumers+=("$name")
+	"$KEEL" consume "$@" --name "$name" >>"$dir/$name.log" 2>&1 &
 	echo $! >"$dir/$name.pid"
 }
 

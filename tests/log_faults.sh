@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Every event applied exactly once whatever fails (docs/log.md, "Faults"):
+# a private three-node JetStream cluster with a log of 6 partitions, each
+# message on all three (R3); three keel consume into two MariaDB servers
+# through a store map (partitions 0-2 into a private server this test
+# restarts, 3-5 into the suite's); events published in chunks meanwhile.
+# Then, at random moments, at least 20 faults of four kinds:
+#   - a consumer killed with SIGKILL (and started again),
+#   - a consumer stopped with SIGSTOP past its lease, then SIGCONT,
+#   - a JetStream node killed with SIGKILL, then restarted,
+#   - the private database server killed and restarted.
+# Before them, one consumer is stopped while it holds uncommitted events
+# and continued once the others took its partitions: its late commit is
+# refused (the test shows the refusal). At the end the union of the two
+# stores' dumps is exactly the dump of one keel ingest of the same events.
+# KEEL_LOG_FAULTS (default 20) sets how many random faults.
+set -euo pipefail
+. "$(dirname "$0")/cli/scratch.sh"
+. "$(dirname "$0")/cli/log_lib.sh"
+needs_mysql
+needs_nats
+: "${KEEL_MYSQL_SCRIPT:?the MariaDB test server script}"
+lease=2500
+
+nats_start 3
+dbdir=$dir/mariadb
+db_cleanup() {
+	local rc=$?
+	set +e
+	[ -n "${publisher:-}" ] && kill "$publisher" 2>/dev/null
+	[ -d "$dbdir" ] && "$KEEL_MYSQL_SCRIPT" stop "$dbdir" >"$dir/mariadb.log" 2>&1
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && tail -n 50 "$dir/mariadb.log"
+	(exit "$rc")
+	log_cleanup
+}
+trap db_cleanup EXIT
+publisher=
+urla=$("$KEEL_MYSQL_SCRIPT" start "$dbdir")
+urlb=$($KEEL_TEST_MYSQL_FRESH)
+printf '0-2 %s\n3-5 %s\n' "$urla" "$urlb" >"$dir/map"
+
+"$KEEL" stream create "$servers" --stream ev --partitions 6 --replicas 3 --lease "$lease" \
+	>/dev/null
+in=$dir/in.ndjson
+"$KEEL" generate fleet --events 8000 --tenants 12 --seed 11 --late 0.05 --duplicates 0.03 \
+	--output "$in"
+split -l 500 -d -a 2 "$in" "$dir/chunk."
+reference "$in" &
+referenced=$!
+
+start() { # start NAME [more options]: a consumer of the map
+	local name=$1
+	shift
+	consumer_start "$name" "$servers" --stream ev --store-map "$dir/map" --cartridge fleet \
+		--ack-wait 3000 "$@"
+}
+publish() { # publish CHUNK: retried until the log takes it (a node may be down)
+	local t
+	for t in 1 2 3; do
+		timeout 150 "$KEEL" publish "$1" --to "$servers" --stream ev --quiet \
+			2>>"$dir/publish.log" && return 0
+		echo "publish $1: exit $?" >>"$dir/publish.log"
+	done
+	return 1
+}
+for name in c1 c2 c3; do start "$name" --commit-interval 300; done
+
+# --- the refused late commit: c1 commits what it took 3 s later, so
+# stopped just after a chunk it holds events of its partitions uncommitted
+consumer_stop c1
+start c1 --commit-interval 3000 --linger 3000
+refused=false
+chunks=("$dir"/chunk.*)
+next=0
+for attempt in 1 2 3; do
+	wait_until 30 grep -q 'taken' "$dir/c1.log" || fail "c1 took nothing: $(cat "$dir/c1.log")"
+	publish "${chunks[$next]}" || fail "publish: $(tail -n 5 "$dir/publish.log")"
+	next=$((next + 1))
+	sleep 0.5 # c1 has fetched some of the chunk, and not committed it
+	kill -STOP "$(cat "$dir/c1.pid")"
+	# the others take c1's partitions once its leases run out
+	taken() { [ "$(grep -c 'taken' "$dir/c2.log" "$dir/c3.log" | awk -F: '{ n += $2 } END { print n }')" -gt "$1" ]; }
+	before=$(grep -c 'taken' "$dir/c2.log" "$dir/c3.log" | awk -F: '{ n += $2 } END { print n }')
+	wait_until 30 taken "$before" || fail "nobody took c1's partitions"
+	kill -CONT "$(cat "$dir/c1.pid")"
+	if wait_until 15 grep -q 'fencing token [0-9]* is lower than the stored [0-9]*' "$dir/c1.log"; then
+		refused=true
+		break
+	fi
+done
+$refused || fail "c1's late commit was not refused: $(cat "$dir/c1.log")"
+grep -m 1 'fencing token' "$dir/c1.log"
+echo "refused at ${SECONDS} s"
+consumer_stop c1
+start c1 --commit-interval 300
+
+# --- chunks keep coming while faults happen
+publisher=
+(
+	for ((i = next; i < ${#chunks[@]}; i++)); do
+		publish "${chunks[$i]}" || exit 1
+		sleep 0.3
+	done
+) &
+publisher=$!
+
+faults=${KEEL_LOG_FAULTS:-20}
+kinds=(kill stop node database)
+count=(0 0 0 0)
+for ((f = 0; f < faults; f++)); do
+	sleep "0.$((RANDOM % 8 + 2))"
+	k=$((RANDOM % 4))
+	# each kind at least once in the first four
+	[ "$f" -lt 4 ] && k=$f
+	count[k]=$((count[k] + 1))
+	victim=c$((RANDOM % 3 + 1))
+	case ${kinds[k]} in
+	kill)
+		kill -KILL "$(cat "$dir/$victim.pid")" 2>/dev/null || true
+		wait "$(cat "$dir/$victim.pid")" 2>/dev/null || true
+		sleep "0.$((RANDOM % 9))"
+		start "$victim" --commit-interval 300
+		;;
+	stop)
+		kill -STOP "$(cat "$dir/$victim.pid")"
+		sleep $((lease / 1000 + 2))
+		kill -CONT "$(cat "$dir/$victim.pid")"
+		;;
+	node)
+		node=$((RANDOM % 3 + 1))
+		"$KEEL_NATS_SCRIPT" kill "$nats_dir" "$node"
+		sleep "0.$((RANDOM % 9 + 1))"
+		"$KEEL_NATS_SCRIPT" restart "$nats_dir" "$node"
+		;;
+	database)
+		"$KEEL_MYSQL_SCRIPT" restart "$dbdir" >/dev/null
+		;;
+	esac
+	echo "fault $((f + 1)) at ${SECONDS} s: ${kinds[k]}"
+done
+wait "$publisher" || fail "publishing failed: $(tail -n 20 "$dir/publish.log")"
+echo "faults: kill ${count[0]}, stop ${count[1]}, node ${count[2]}, database ${count[3]}"
+
+wait "$referenced" || fail "the reference ingest failed"
+wait_until 180 caught_up ev --store-map "$dir/map" || fail "not caught up: $(cat "$dir/status")"
+echo "caught up at ${SECONDS} s"
+for name in c1 c2 c3; do consumer_stop "$name"; done
+"$KEEL" dump --store "$urla" >"$dir/a.dump"
+"$KEEL" dump --store "$urlb" >"$dir/b.dump"
+"$KEEL" load "$dir/a.dump" --store "sqlite:$dir/union.db"
+"$KEEL" load "$dir/b.dump" --store "sqlite:$dir/union.db"
+same_dump "sqlite:$dir/union.db" "after $((faults + 1)) faults"
+echo "ok"
