@@ -15,7 +15,8 @@
 #include <string.h>
 
 enum {
-	OPT_MAX_BODY = 256,
+	OPT_THREADS = 256, /* no short option: -j is --json wherever it is */
+	OPT_MAX_BODY,
 	OPT_MAX_LINE,
 	OPT_MAX_BUFFERED,
 	OPT_MAX_CONN,
@@ -41,26 +42,26 @@ static bool parse_uint(const char *s, unsigned max, unsigned *out)
 static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"store", required_argument, NULL, 's'},
-		{"cartridge", required_argument, NULL, 'c'},
-		{"tokens", required_argument, NULL, 't'},
-		{"threads", required_argument, NULL, 'j'},
-		{"max-body", required_argument, NULL, OPT_MAX_BODY},
-		{"max-line", required_argument, NULL, OPT_MAX_LINE},
-		{"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
-		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
-		{"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
-		{"idle-timeout", required_argument, NULL, OPT_IDLE},
-		{"header-timeout", required_argument, NULL, OPT_HEADER},
-		{"request-timeout", required_argument, NULL, OPT_REQUEST},
-		{"grace", required_argument, NULL, OPT_GRACE},
-		{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
-		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
-		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"store", required_argument, NULL, 's'},
+	    {"cartridge", required_argument, NULL, 'c'},
+	    {"tokens", required_argument, NULL, 't'},
+	    {"threads", required_argument, NULL, OPT_THREADS},
+	    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+	    {"max-line", required_argument, NULL, OPT_MAX_LINE},
+	    {"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
+	    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+	    {"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE},
+	    {"header-timeout", required_argument, NULL, OPT_HEADER},
+	    {"request-timeout", required_argument, NULL, OPT_REQUEST},
+	    {"grace", required_argument, NULL, OPT_GRACE},
+	    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+	    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+	    {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct keel_server_options o = {.size = sizeof o};
 	o.log = stderr;
@@ -68,7 +69,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	uint64_t size;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:s:c:t:j:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:c:t:qh", opts, NULL)) != -1) {
 		const char *name = NULL;
 		bool ok = true;
 		switch (c) {
@@ -85,7 +86,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case 't':
 			o.token_file = optarg;
 			break;
-		case 'j':
+		case OPT_THREADS:
 			name = "threads";
 			ok = parse_uint(optarg, 1024, &o.threads);
 			break;
@@ -144,7 +145,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 		if (!ok)
 			return cli_usage_error(cmd, "--%s \"%s\": not a positive number in range",
@@ -192,43 +193,45 @@ _Static_assert(KEEL_DEFAULT_MAX_BODY == 16 << 20 && KEEL_DEFAULT_MAX_LINE == 1 <
 	       "serve's size defaults in the help");
 
 const struct keel_cmd keel_cmd_serve = {
-	.name = "serve",
-	.summary = "Serve the HTTP API: post events, read the graph.",
-	.usage = "serve [--listen HOST:PORT] [--store URL] [--tokens FILE]\n"
-		 "      [--tls-cert FILE --tls-key FILE | --insecure-http] [options]\n"
-		 "\n"
-		 "options:\n"
-		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
-		 "                           IPv6; port 0 picks a free one)\n"
-		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-		 "  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE ") or path\n"
-		 "                           (default: each tenant's recorded cartridge;\n"
-		 "                           an event of a tenant with none is rejected)\n"
-		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
-		 "                           listens on loopback and asks for no token\n"
-		 "      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"
-		 "      --tls-key FILE       ...and its PEM private key; both or neither\n"
-		 "      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
-		 "                           (a proxy in front terminates TLS); refused\n"
-		 "                           otherwise, so that tokens never travel in clear\n"
-		 "  -j, --threads N          worker threads (default 4)\n"
-		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
-		 "      --max-line SIZE      largest single event (1M)\n"
-		 "      --max-buffered SIZE  request bodies in memory, all together (256M)\n"
-		 "      --max-connections N  open connections at once (1000)\n"
-		 "      --max-per-ip N       open connections from one address (64)\n"
-		 "      --idle-timeout S     close a connection silent for S seconds (30)\n"
-		 "      --header-timeout S   headers must arrive within S seconds of\n"
-		 "                           connecting or of the last answer (10)\n"
-		 "      --request-timeout S  a whole request within S seconds (60)\n"
-		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
-		 "                           requests under way (10)\n"
-		 "  -q, --quiet              no request log (one JSON line per request on\n"
-		 "                           stderr otherwise)\n"
-		 "  -h, --help               this help\n"
-		 "\n"
-		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"
-		 "A page for people at /ui/ (find entities, see a timeline): docs/ui.md.\n"
-		 "Create tokens with 'keel token new'.",
-	.run = serve_run,
+    .name = "serve",
+    .summary = "Serve the HTTP API: post events, read the graph.",
+    .usage =
+	"serve [--listen HOST:PORT] [--store URL] [--tokens FILE]\n"
+	"      [--tls-cert FILE --tls-key FILE | --insecure-http] [options]\n"
+	"\n"
+	"options:\n"
+	"  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
+	"                           IPv6; port 0 picks a free one)\n"
+	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+	"  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE
+	") or path\n"
+	"                           (default: each tenant's recorded cartridge;\n"
+	"                           an event of a tenant with none is rejected)\n"
+	"  -t, --tokens FILE        bearer token file; without one the server only\n"
+	"                           listens on loopback and asks for no token\n"
+	"      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"
+	"      --tls-key FILE       ...and its PEM private key; both or neither\n"
+	"      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
+	"                           (a proxy in front terminates TLS); refused\n"
+	"                           otherwise, so that tokens never travel in clear\n"
+	"      --threads N          worker threads (default 4)\n"
+	"      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
+	"      --max-line SIZE      largest single event (1M)\n"
+	"      --max-buffered SIZE  request bodies in memory, all together (256M)\n"
+	"      --max-connections N  open connections at once (1000)\n"
+	"      --max-per-ip N       open connections from one address (64)\n"
+	"      --idle-timeout S     close a connection silent for S seconds (30)\n"
+	"      --header-timeout S   headers must arrive within S seconds of\n"
+	"                           connecting or of the last answer (10)\n"
+	"      --request-timeout S  a whole request within S seconds (60)\n"
+	"      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
+	"                           requests under way (10)\n"
+	"  -q, --quiet              no request log (one JSON line per request on\n"
+	"                           stderr otherwise)\n"
+	"  -h, --help               this help\n"
+	"\n"
+	"Endpoints, bodies, status codes and the token file: docs/http.md.\n"
+	"A page for people at /ui/ (find entities, see a timeline): docs/ui.md.\n"
+	"Create tokens with 'keel token new'.",
+    .run = serve_run,
 };
