@@ -10,13 +10,13 @@
  *     "next", from the first page again at the end), p50 / p99 / max, and
  *     which statement found its candidates (a search at or after its
  *     predicate's horizon reads the current rows, fact_current)
- *   the fold (src/store/sqlite_current.c): the first search at the present
+ *   the fold (src/store/sqlite/current.c): the first search at the present
  *     after the ingest, which folds every fact row into the current rows,
  *     timed apart; then rounds of 1 000 more events ingested by the keel
  *     binary, each followed by a search that folds their rows and one
  *     that has nothing to fold
  *   which index serves each: EXPLAIN QUERY PLAN of the candidate
- *     statements (src/store/sqlite_find.c) and of the reads confirming
+ *     statements (src/store/sqlite/find.c) and of the reads confirming
  *     each candidate (the same ones show uses)
  *   what finding costs ingest: the same input into a new store with
  *     everything this build writes; into one without the two finding
@@ -29,8 +29,9 @@
  *     host is mostly the neighbours') and wall seconds
  *
  * Usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR]
- *                   [--store PATH] [--before-keel PATH]
- * --store reads an existing store of the fleet stream at PATH (a SQLite
+ *                   [--store PATH] [--before-keel PATH] [--tiny]
+ * --tiny: 2000 events, K 20, R 1 (what CI runs to see the benchmark run to
+ * its end, bench/CMakeLists.txt). --store reads an existing store of the fleet stream at PATH (a SQLite
  * file) instead: no ingest, and the store is left as it was but for the
  * current rows its searches fold.
  */
@@ -47,7 +48,7 @@
 #include <unistd.h>
 
 #include "keel.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 #include "util.h"
 
 static double clock_s(clockid_t which)
@@ -355,7 +356,7 @@ static int64_t sql_i64(sqlite3 *db, const char *sql)
 }
 
 /* Which statement finds a search's candidates, as the store chooses it
- * (src/store/sqlite_find.c): the current rows at or after the predicate's
+ * (src/store/sqlite/find.c): the current rows at or after the predicate's
  * horizon, the spans before it while few hold the value, the walks
  * otherwise. */
 static const char *search_index(struct keel_store *s, const struct series *x, int64_t at)
@@ -404,7 +405,7 @@ static void present_search(struct keel_store *s, double *wall_ms, double *cpu_ms
 }
 
 /* The first search at the present on the new store folds every fact row
- * (src/store/sqlite_current.c): its time, apart from the series. */
+ * (src/store/sqlite/current.c): its time, apart from the series. */
 static void first_search(struct keel_store *s, sqlite3 *db)
 {
 	int64_t rows = fact_rows_to_fold(db);
@@ -459,10 +460,13 @@ int main(int argc, char **argv)
 					     {"runs", required_argument, 0, 'r'},
 					     {"dir", required_argument, 0, 'd'},
 					     {"before-keel", required_argument, 0, 'b'},
+					     {"tiny", no_argument, 0, 't'},
 					     {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "n:k:r:d:s:b:", opts, NULL)) != -1) {
-		if (c == 'b')
+	while ((c = getopt_long(argc, argv, "n:k:r:d:s:b:t", opts, NULL)) != -1) {
+		if (c == 't')
+			events = 2000, calls = 20, runs = 1;
+		else if (c == 'b')
 			before_keel = optarg;
 		else if (c == 's')
 			store = optarg;
@@ -476,7 +480,7 @@ int main(int argc, char **argv)
 			dir = optarg;
 		else
 			die("usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR] "
-			    "[--store PATH] [--before-keel PATH]",
+			    "[--store PATH] [--before-keel PATH] [--tiny]",
 			    NULL);
 	}
 	if (!events || !calls || !runs)

@@ -39,7 +39,7 @@ CREATE TABLE int_rows AS SELECT seq, (SELECT id FROM names WHERE s = tenant) AS 
 	recorded_at FROM text_rows ORDER BY seq;
 EOF
 
-# The store's own table and indexes (src/store/sqlite_schema.c), and the
+# The store's own table and indexes (src/store/sqlite/schema.c), and the
 # same over integers.
 text_schema="CREATE TABLE fact_rows (seq INTEGER PRIMARY KEY, tenant TEXT NOT NULL,
 	subject TEXT NOT NULL, predicate TEXT NOT NULL, value TEXT, valid_from INTEGER NOT NULL,

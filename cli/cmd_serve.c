@@ -28,6 +28,7 @@ enum {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_INSECURE_HTTP,
+	OPT_METRICS_TENANTS,
 };
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -42,26 +43,27 @@ static bool parse_uint(const char *s, unsigned max, unsigned *out)
 static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
-	    {"store", required_argument, NULL, 's'},
-	    {"cartridge", required_argument, NULL, 'c'},
-	    {"tokens", required_argument, NULL, 't'},
-	    {"threads", required_argument, NULL, OPT_THREADS},
-	    {"max-body", required_argument, NULL, OPT_MAX_BODY},
-	    {"max-line", required_argument, NULL, OPT_MAX_LINE},
-	    {"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
-	    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
-	    {"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
-	    {"idle-timeout", required_argument, NULL, OPT_IDLE},
-	    {"header-timeout", required_argument, NULL, OPT_HEADER},
-	    {"request-timeout", required_argument, NULL, OPT_REQUEST},
-	    {"grace", required_argument, NULL, OPT_GRACE},
-	    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
-	    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
-	    {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{"listen", required_argument, NULL, 'l'},
+		{"store", required_argument, NULL, 's'},
+		{"cartridge", required_argument, NULL, 'c'},
+		{"tokens", required_argument, NULL, 't'},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"max-body", required_argument, NULL, OPT_MAX_BODY},
+		{"max-line", required_argument, NULL, OPT_MAX_LINE},
+		{"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
+		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
+		{"max-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+		{"idle-timeout", required_argument, NULL, OPT_IDLE},
+		{"header-timeout", required_argument, NULL, OPT_HEADER},
+		{"request-timeout", required_argument, NULL, OPT_REQUEST},
+		{"grace", required_argument, NULL, OPT_GRACE},
+		{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
+		{"metrics-tenants", required_argument, NULL, OPT_METRICS_TENANTS},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct keel_server_options o = {.size = sizeof o};
 	o.log = stderr;
@@ -138,6 +140,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case OPT_INSECURE_HTTP:
 			o.insecure_http = true;
 			break;
+		case OPT_METRICS_TENANTS:
+			o.metrics_tenants = optarg;
+			break;
 		case 'q':
 			o.request_log = NULL;
 			break;
@@ -193,45 +198,48 @@ _Static_assert(KEEL_DEFAULT_MAX_BODY == 16 << 20 && KEEL_DEFAULT_MAX_LINE == 1 <
 	       "serve's size defaults in the help");
 
 const struct keel_cmd keel_cmd_serve = {
-    .name = "serve",
-    .summary = "Serve the HTTP API: post events, read the graph.",
-    .usage =
-	"serve [--listen HOST:PORT] [--store URL] [--tokens FILE]\n"
-	"      [--tls-cert FILE --tls-key FILE | --insecure-http] [options]\n"
-	"\n"
-	"options:\n"
-	"  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
-	"                           IPv6; port 0 picks a free one)\n"
-	"  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
-	"  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE
-	") or path\n"
-	"                           (default: each tenant's recorded cartridge;\n"
-	"                           an event of a tenant with none is rejected)\n"
-	"  -t, --tokens FILE        bearer token file; without one the server only\n"
-	"                           listens on loopback and asks for no token\n"
-	"      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"
-	"      --tls-key FILE       ...and its PEM private key; both or neither\n"
-	"      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
-	"                           (a proxy in front terminates TLS); refused\n"
-	"                           otherwise, so that tokens never travel in clear\n"
-	"      --threads N          worker threads (default 4)\n"
-	"      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
-	"      --max-line SIZE      largest single event (1M)\n"
-	"      --max-buffered SIZE  request bodies in memory, all together (256M)\n"
-	"      --max-connections N  open connections at once (1000)\n"
-	"      --max-per-ip N       open connections from one address (64)\n"
-	"      --idle-timeout S     close a connection silent for S seconds (30)\n"
-	"      --header-timeout S   headers must arrive within S seconds of\n"
-	"                           connecting or of the last answer (10)\n"
-	"      --request-timeout S  a whole request within S seconds (60)\n"
-	"      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
-	"                           requests under way (10)\n"
-	"  -q, --quiet              no request log (one JSON line per request on\n"
-	"                           stderr otherwise)\n"
-	"  -h, --help               this help\n"
-	"\n"
-	"Endpoints, bodies, status codes and the token file: docs/http.md.\n"
-	"A page for people at /ui/ (find entities, see a timeline): docs/ui.md.\n"
-	"Create tokens with 'keel token new'.",
-    .run = serve_run,
+	.name = "serve",
+	.summary = "Serve the HTTP API: post events, read the graph.",
+	.usage = "serve [--listen HOST:PORT] [--store URL] [--tokens FILE]\n"
+		 "      [--tls-cert FILE --tls-key FILE | --insecure-http] [options]\n"
+		 "\n"
+		 "options:\n"
+		 "  -l, --listen HOST:PORT   address (default 127.0.0.1:8080; [::1]:8080 for\n"
+		 "                           IPv6; port 0 picks a free one)\n"
+		 "  -s, --store URL          store (default: $KEEL_STORE, else sqlite:keel.db)\n"
+		 "  -c, --cartridge NAME     built-in cartridge name (" KEEL_BUILTIN_CARTRIDGE ") or path\n"
+		 "                           (default: each tenant's recorded cartridge;\n"
+		 "                           an event of a tenant with none is rejected)\n"
+		 "  -t, --tokens FILE        bearer token file; without one the server only\n"
+		 "                           listens on loopback and asks for no token\n"
+		 "      --tls-cert FILE      HTTPS with this PEM certificate (chain)...\n"
+		 "      --tls-key FILE       ...and its PEM private key; both or neither\n"
+		 "      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
+		 "                           (a proxy in front terminates TLS); refused\n"
+		 "                           otherwise, so that tokens never travel in clear\n"
+		 "      --threads N          worker threads (default 4)\n"
+		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
+		 "      --max-line SIZE      largest single event (1M)\n"
+		 "      --max-buffered SIZE  request bodies in memory, all together (256M)\n"
+		 "      --max-connections N  open connections at once (1000)\n"
+		 "      --max-per-ip N       open connections from one address (64)\n"
+		 "      --idle-timeout S     close a connection silent for S seconds (30)\n"
+		 "      --header-timeout S   headers must arrive within S seconds of\n"
+		 "                           connecting or of the last answer (10)\n"
+		 "      --request-timeout S  a whole request within S seconds (60)\n"
+		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
+		 "                           requests under way (10)\n"
+		 "      --metrics-tenants N|all|T1,T2,...\n"
+		 "                           tenants with series of their own in /metrics:\n"
+		 "                           the first N seen (" KEEL_DEFAULT_METRICS_TENANTS
+		 "; 0: none), all, or\n"
+		 "                           those named; the rest are summed\n"
+		 "  -q, --quiet              no request log (one JSON line per request on\n"
+		 "                           stderr otherwise)\n"
+		 "  -h, --help               this help\n"
+		 "\n"
+		 "Endpoints, bodies, status codes and the token file: docs/http.md.\n"
+		 "A page for people at /ui/ (find entities, see a timeline): docs/ui.md.\n"
+		 "Create tokens with 'keel token new'.",
+	.run = serve_run,
 };

@@ -26,13 +26,16 @@ extern const struct keel_cmd keel_cmd_tenants;
 extern const struct keel_cmd keel_cmd_entities;
 extern const struct keel_cmd keel_cmd_search;
 extern const struct keel_cmd keel_cmd_forget;
+extern const struct keel_cmd keel_cmd_stream;
+extern const struct keel_cmd keel_cmd_publish;
+extern const struct keel_cmd keel_cmd_consume;
 
 const struct keel_cmd *const keel_cmds[] = {
     &keel_cmd_ingest,  &keel_cmd_generate, &keel_cmd_dump,  &keel_cmd_load,
     &keel_cmd_show,    &keel_cmd_history,  &keel_cmd_why,   &keel_cmd_stats,
     &keel_cmd_version, &keel_cmd_serve,	   &keel_cmd_token, &keel_cmd_replay,
     &keel_cmd_export,  &keel_cmd_migrate, &keel_cmd_forget, &keel_cmd_tenants,
-    &keel_cmd_entities, &keel_cmd_search, NULL,
+    &keel_cmd_entities, &keel_cmd_search, &keel_cmd_stream, &keel_cmd_publish, &keel_cmd_consume, NULL,
 };
 
 static const struct keel_cmd *find_cmd(const char *name)
@@ -77,6 +80,7 @@ static void main_help(FILE *f)
 	      "Exit status: 0 ok, 1 fatal error, 2 usage, 3 finished with rejected "
 	      "events.\n",
 	      f);
+	cli_docs_footer(f);
 }
 
 int main(int argc, char **argv)

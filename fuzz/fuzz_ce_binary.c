@@ -1,6 +1,6 @@
 /*
  * fuzz_ce_binary.c - libFuzzer target for the HTTP binary content mode
- * (src/http/binary_mode.c): headers and a body turned into the envelope
+ * (src/event/binary_mode.c): headers and a body turned into the envelope
  * Keel logs.
  *
  * The input is a request in small: its first line the Content-Type ("-"
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http.h"
-#include "json.h"
+#include "event/binary_mode.h"
+#include "event/json.h"
 #include "util.h"
 #include "check.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envelope.h"
+#include "event/envelope.h"
 #include "keel.h"
 #include "check.h"
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "event/json.h"
 #include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

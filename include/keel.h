@@ -63,7 +63,9 @@ KEEL_API const char *keel_version(void);
 	XX(REJECTED, -7, "event rejected")                                \
 	XX(NOTFOUND, -8, "not found")                                     \
 	XX(DUMP, -9, "invalid dump record")                               \
-	XX(FORGOTTEN, -10, "forgotten")
+	XX(FORGOTTEN, -10, "forgotten")                                   \
+	XX(UNCERTAIN, -11, "commit outcome unknown")                      \
+	XX(FENCED, -12, "fenced: another process owns the partition")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -71,6 +73,12 @@ enum keel_error {
 	KEEL_ERRNO_MAP(KEEL_XX)
 #undef KEEL_XX
 };
+
+/* KEEL_EUNCERTAIN: a commit failed in a way that leaves unknown whether
+ * what it held was committed (MySQL: the connection lost while COMMIT was
+ * under way; SQLite: the commit done, but its log could not be synced,
+ * so a power cut may undo it). Sending the same events again is safe:
+ * those already logged are answered as duplicates. */
 
 /* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
 KEEL_API const char *keel_err_name(int code);
@@ -375,7 +383,10 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
  * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
  * for a bulk load refused), that batch alone is rolled back (the batches
  * before it are committed) and keel_ingest_errmsg names its range of
- * positions. In KEEL_INGEST_WORKERS mode a worker's
+ * positions. The same holds when the store fails while an event is
+ * offered (reading its tenant's recorded cartridge): the open batch is
+ * dropped unwritten, so no event offered before the failure is committed
+ * by a later flush. In KEEL_INGEST_WORKERS mode a worker's
  * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position);
@@ -385,7 +396,9 @@ KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position
 /* Commits every event offered so far and returns once it is committed (in
  * KEEL_INGEST_WORKERS mode: once every worker has committed, every
  * rejection reported). KEEL_INGEST_BULK writes nothing before
- * keel_ingest_finish: there it does nothing. */
+ * keel_ingest_finish: there it does nothing. A commit (here, or in
+ * keel_ingest_add) whose outcome the store cannot know returns
+ * KEEL_EUNCERTAIN: offering the same events again is safe. */
 KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
 /* Flushes and ends the ingestion: KEEL_INGEST_BULK writes everything here
  * (on failure nothing was written); workers stop. Nothing may be added
@@ -407,6 +420,19 @@ KEEL_API const char *keel_ingest_method(const struct keel_ingest *ing);
 /* Frees the ingester; what is not committed (an open batch, a bulk load
  * never finished) is discarded. */
 KEEL_API void keel_ingest_free(struct keel_ingest *ing);
+
+/* For a consumer of a partitioned log (keel consume, docs/log.md): records,
+ * in the same transaction as the next commit, that partition `partition`
+ * of log `log` is applied up to sequence `seq` under fencing token
+ * `token`. That commit holds every event offered before this call; a
+ * batch that fails drops the positions given since the last commit. The
+ * commit fails with KEEL_EFENCED (nothing of it written) when the store
+ * holds a greater token for the partition: another process took it over.
+ * A position never goes back: the store keeps the greater sequence.
+ * KEEL_EINVAL outside KEEL_INGEST_STREAMING mode, or on a store that keeps
+ * no log positions (those that take one writer at a time). */
+KEEL_API int keel_ingest_log_position(struct keel_ingest *ing, const char *log,
+				      uint32_t partition, uint64_t seq, uint64_t token);
 
 /* --------------------------------------------------------------- input */
 
@@ -495,6 +521,15 @@ struct keel_find_options {
 KEEL_API int keel_tenants(struct keel_store *s,
 			  bool (*visible)(void *ud, const char *tenant), void *ud,
 			  const struct keel_read_options *o, char **json);
+/* keel_tenants a page at a time, as keel_entities pages (keel tenants,
+ * GET /v1/tenants): f->limit of them (0: KEEL_DEFAULT_PAGE) after
+ * f->cursor, as {"tenants":[...],"next":CURSOR|null} ("known_at" first as
+ * above). f->kind and f->prefix are not taken (KEEL_EINVAL), nor a cursor
+ * keel did not give or a limit above KEEL_MAX_PAGE. f and o may be NULL. */
+KEEL_API int keel_tenants_page(struct keel_store *s,
+			       bool (*visible)(void *ud, const char *tenant), void *ud,
+			       const struct keel_find_options *f,
+			       const struct keel_read_options *o, char **json);
 /* A page of a tenant's entities that existed at o->at (first seen at or
  * before it; default now) as known at o->known_at: with f->kind, those
  * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,
@@ -697,6 +732,168 @@ struct keel_generate_options {
  * output for given options never changes). */
 KEEL_API int keel_generate_fleet(const struct keel_generate_options *o, FILE *out);
 
+/* ------------------------------------------------------------------ log */
+
+/* Keel's log (docs/log.md): NATS JetStream in front of the stores, for
+ * Keel on many machines. A log S of P partitions is P JetStream streams,
+ * "S-0" ... "S-<P-1>", stream S-p holding subject "S.p"; every event of a
+ * tenant goes to partition keel_log_partition(tenant, P), in publish
+ * order. Each stream's description records P. Leases on the partitions
+ * live in the key-value bucket "S-leases". Built with KEEL_WITH_NATS;
+ * without it, every function below but keel_log_partition fails with
+ * KEEL_EINVAL. */
+#define KEEL_LOG_MAX_PARTITIONS 1024
+#define KEEL_LOG_DEFAULT_LEASE_MS 5000
+#define KEEL_LOG_DEFAULT_DUPLICATE_WINDOW_MS 120000
+
+/* The partition of a tenant: the FNV-1a 32-bit hash of its UTF-8 bytes
+ * (offset basis 2166136261, prime 16777619), modulo partitions (> 0).
+ * docs/log.md has test vectors, for producers that are not Keel. */
+KEEL_API uint32_t keel_log_partition(const char *tenant, size_t len, uint32_t partitions);
+
+/* Where a log is: its servers and its name, and how keel_log_create
+ * makes it. Zero fields take the defaults shown. */
+struct keel_log_options {
+	size_t size;	     /* sizeof the struct (see "Options structs" above) */
+	const char *servers; /* "nats://host:port[,host:port...]" (nats:// may
+				be left off); required */
+	const char *stream;  /* the log's name: letters, digits, '-', '_';
+				required */
+	/* keel_log_create only */
+	uint32_t partitions; /* required: 1 to KEEL_LOG_MAX_PARTITIONS */
+	unsigned replicas;   /* copies of each message: 1 (default), 3, 5 */
+	uint32_t duplicate_window_ms; /* KEEL_LOG_DEFAULT_DUPLICATE_WINDOW_MS */
+	uint32_t lease_ms;	      /* KEEL_LOG_DEFAULT_LEASE_MS */
+	uint64_t max_age_ms;	      /* 0: messages are kept until removed */
+	int64_t max_bytes;	      /* of each partition; 0: no limit */
+	uint32_t connect_timeout_ms;  /* 0: 5000; how long to look for a server */
+};
+
+/* Makes the log S (its P streams, file storage, the duplicate window and
+ * limits; the leases bucket), or checks that the existing one matches:
+ * the same number of partitions and replicas. Streams made before are
+ * left as they are. On success *report (if not NULL) is one line a
+ * stream, what was made or found (free()); on failure *errmsg says why
+ * (free()): KEEL_EIO the servers cannot be reached or JetStream refused,
+ * KEEL_EINVAL the options or an existing log that does not match. */
+KEEL_API int keel_log_create(const struct keel_log_options *o, char **report,
+			     char **errmsg);
+
+/* Publishing (keel publish, keel serve --forward): each envelope is
+ * checked exactly as keel_ingest_add checks it (a bad one is rejected
+ * through on_reject with the same message and never published), then
+ * published asynchronously to its tenant's partition as a CloudEvent in
+ * structured content mode (the compacted envelope as the payload), with
+ * the header Nats-Msg-Id made of the event's identity (tenant "/" source
+ * "/" id, each percent-encoded: docs/log.md), so a publish retried within
+ * the duplicate window is stored once. */
+struct keel_publish_report {
+	uint64_t read;	     /* envelopes offered */
+	uint64_t published;  /* stored by the log */
+	uint64_t duplicates; /* the log had them already (its duplicate window) */
+	uint64_t rejected;   /* not published */
+	uint64_t retries;    /* publishes sent again after a timeout or error */
+};
+
+/* What became of a published event, once the log acknowledged it. */
+typedef void (*keel_published_fn)(void *userdata, uint64_t position, bool duplicate);
+
+struct keel_publish_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
+	const struct keel_log_options *log; /* servers and stream (borrowed) */
+	/* Borrowed. When set, it runs on each event as ingest would run it,
+	 * and what it rejects is rejected here; NULL: the envelope rules
+	 * only (a tenant's cartridge is its store's, which a publisher does
+	 * not see). */
+	const struct keel_cartridge *cartridge;
+	size_t max_line;	  /* bytes; 0 = KEEL_DEFAULT_MAX_LINE */
+	const char *position_word; /* "line" (default) or "index" */
+	keel_reject_fn on_reject;  /* may be NULL; called on the caller's thread */
+	void *reject_userdata;
+	/* Called once per published event, from keel_publisher_flush on the
+	 * caller's thread, in the order the acknowledgements came. */
+	keel_published_fn on_published; /* may be NULL */
+	void *published_userdata;
+	unsigned max_pending;	/* publishes in flight; 0 = 4096 */
+	uint32_t ack_timeout_ms; /* an acknowledgement's wait before the
+				    publish is sent again; 0 = 5000 */
+	/* How long a publish keeps being retried (timeouts, a partition
+	 * without a leader, the servers unreachable) before the publisher
+	 * fails; 0 = 60000. */
+	uint32_t give_up_ms;
+	FILE *log_file; /* "retrying ..." lines (borrowed); NULL: none */
+};
+
+struct keel_publisher;
+
+/* Connects and reads the log's partitions (it must exist: keel_log_create).
+ * On failure *out is NULL and *errmsg (free()) says why. */
+KEEL_API int keel_publisher_new(const struct keel_publish_options *o,
+				struct keel_publisher **out, char **errmsg);
+/* Offers one envelope found at position (1-based line or 0-based index):
+ * checked, then published without waiting for the acknowledgement (at
+ * most max_pending in flight: the call waits when they are). Returns 0,
+ * or KEEL_EIO once publishing has failed for good (give_up_ms passed
+ * without an acknowledgement; keel_publisher_errmsg says why). */
+KEEL_API int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
+				uint64_t position);
+/* Rejects an input line longer than max_line (not buffered). */
+KEEL_API int keel_publisher_add_too_long(struct keel_publisher *p, uint64_t position,
+					 const char *head, size_t head_len);
+/* Returns once every event offered is acknowledged by the log (published
+ * or a duplicate), retrying what timed out; KEEL_EIO as for _add. */
+KEEL_API int keel_publisher_flush(struct keel_publisher *p);
+KEEL_API const struct keel_publish_report *keel_publisher_report(struct keel_publisher *p);
+KEEL_API const char *keel_publisher_errmsg(const struct keel_publisher *p);
+/* Frees it; events not yet acknowledged may or may not be in the log. */
+KEEL_API void keel_publisher_free(struct keel_publisher *p);
+
+/* Consuming (keel consume): the log's partitions projected into stores,
+ * each partition owned by one living process at a time through a lease
+ * in the bucket "S-leases", its events ingested through a
+ * KEEL_INGEST_STREAMING handle with the partition's position
+ * (keel_ingest_log_position) in each commit. */
+struct keel_consume_options {
+	size_t size; /* sizeof the struct (see "Options structs" above) */
+	const struct keel_log_options *log; /* servers and stream (borrowed) */
+	const char *store_url;	     /* the one store, or NULL with store_map */
+	/* A store map file: partition ranges to store URLs (docs/log.md,
+	 * "Store maps"). */
+	const char *store_map;
+	/* This process's name among the consumers: letters, digits, '-',
+	 * '_', '.'; unique; NULL: "<host name>-<pid>". */
+	const char *name;
+	const struct keel_cartridge *cartridge; /* borrowed; NULL: each
+						   tenant's recorded one */
+	size_t batch;		     /* messages a fetch; 0 = KEEL_DEFAULT_BATCH */
+	uint32_t commit_interval_ms; /* 0 = KEEL_DEFAULT_COMMIT_INTERVAL_MS */
+	uint32_t ack_wait_ms;	     /* before the log delivers again; 0 = 30000 */
+	size_t max_line;	     /* bytes; 0 = KEEL_DEFAULT_MAX_LINE */
+	/* Called for rejected events: position is the message's sequence
+	 * in its partition; the message starts "partition P seq N: ". */
+	keel_reject_fn on_reject; /* may be NULL */
+	void *reject_userdata;
+	/* Returns true when the consumer should stop (checked at least
+	 * every 100 ms): what was taken is committed, the leases given up. */
+	bool (*should_stop)(void *userdata);
+	void *stop_userdata;
+	FILE *log_file; /* what happens: partitions taken and given up,
+			   retries, refused commits (borrowed); NULL: none */
+};
+
+/* Runs a consumer until should_stop says so. A log or store that cannot
+ * be reached is retried, never fatal, and said in log_file. Returns 0
+ * once stopped, or an error for what retrying cannot mend (the log does
+ * not exist, a bad store map, a store that keeps no log positions), with
+ * *errmsg (free()). */
+KEEL_API int keel_consume(const struct keel_consume_options *o, char **errmsg);
+
+/* keel consume --status: a table a partition (owner, the stored
+ * sequence, the stream's last sequence, lag), or with prometheus the same
+ * in Prometheus text format, written to out. */
+KEEL_API int keel_consume_status(const struct keel_consume_options *o, bool prometheus,
+				 FILE *out, char **errmsg);
+
 /* ------------------------------------------------------------ HTTP server */
 
 struct keel_server;
@@ -736,7 +933,14 @@ struct keel_server_options {
 	const char *tls_key;	     /* PEM private key file of tls_cert */
 	bool insecure_http;	     /* let tokens travel in clear: plain HTTP
 					with a token file off loopback */
+	/* Which tenants get series of their own in GET /metrics (for a
+	 * token for every tenant): "N", the first N tenants seen since the
+	 * start (0: none); "all"; or a comma-separated list of tenant
+	 * names. The others are summed in keel_other_tenants_events_total.
+	 * NULL: KEEL_DEFAULT_METRICS_TENANTS (docs/http.md, "Metrics"). */
+	const char *metrics_tenants;
 };
+#define KEEL_DEFAULT_METRICS_TENANTS "100"
 
 /* The checks keel_server_start makes of o alone, before it reads a file
  * or opens a store or a socket: the listen address parses, tls_cert and

@@ -9,6 +9,7 @@
  * without validation, since envelope rules are not the cartridge's business.
  */
 #include "support.h"
+#include "event/json_write.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cartridge.h"
-#include "json.h"
+#include "cartridge/cartridge.h"
+#include "event/json.h"
 
 /* ------------------------------------------------------------- helpers */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derive.h"
+#include "store/derive.h"
 
 /* One timeline's assertions, in arrival order. */
 struct fixture {

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "append.h"
-#include "store.h"
-#include "store/sqlite_internal.h"
+#include "event/batch.h"
+#include "write/append.h"
+#include "store/store.h"
+#include "store/sqlite/internal.h"
 #include "util.h"
 
 /* ------------------------------------------------------------- builder */

@@ -1,5 +1,5 @@
 /*
- * test_envelope.c - the envelope rules (src/envelope.c).
+ * test_envelope.c - the envelope rules (src/event/envelope.c).
  *
  * Most rules are golden cases in tests/data/envelope/cases.txt (input line,
  * expected outcome); the cases here cover what a text file states badly:
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envelope.h"
+#include "event/envelope.h"
 
 struct outcome {
 	int rc;

@@ -8,11 +8,12 @@
  * with XML and graph tools.
  */
 #include "support.h"
+#include "event/json_write.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "event/json.h"
 #include "util.h"
 
 /* Events whose strings need CSV quoting, plus a generated stream. */

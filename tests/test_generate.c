@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cartridge.h"
-#include "envelope.h"
+#include "cartridge/cartridge.h"
+#include "event/envelope.h"
 
 /* ------------------------------------------------------------- helpers */
 

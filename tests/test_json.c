@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
+#include "event/json.h"
 
 /* Parses text (of n bytes) and expects success. */
 static const struct keel_json *parse_ok(struct keel_json_doc *doc, const char *text,

@@ -1,5 +1,5 @@
 /*
- * test_reader.c - the NDJSON line reader (src/reader.c): plain, gzip and
+ * test_reader.c - the NDJSON line reader (src/event/reader.c): plain, gzip and
  * zstd files, stdin through a pipe, line endings, blank lines, too-long
  * lines, corrupt input and progress.
  *

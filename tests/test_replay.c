@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
-#include "store/sqlite_internal.h"
+#include "store/store.h"
+#include "store/sqlite/internal.h"
 #include "util.h"
 
 #define EVENTS 4000

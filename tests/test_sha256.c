@@ -1,7 +1,7 @@
 /*
  * test_sha256.c - SHA-256 against the FIPS 180-4 example vectors (and
  * lengths around the padding boundary), the constant-time comparison, the
- * token file format and token generation (src/http/sha256.c, auth.c).
+ * token file format and token generation (src/sha256.c, auth.c).
  */
 #include "support.h"
 

@@ -38,12 +38,12 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "util.h"
-#include "workers.h"
+#include "write/workers.h"
 
 #ifdef KEEL_WITH_MYSQL
-#include "store/mysql_internal.h"
+#include "store/mysql/internal.h"
 
 /* ------------------------------------------------------------- helpers */
 

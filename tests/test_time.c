@@ -1,5 +1,5 @@
 /*
- * test_time.c - RFC 3339 parsing and canonical formatting (src/timestamp.c).
+ * test_time.c - RFC 3339 parsing and canonical formatting (src/event/timestamp.c).
  *
  * Expected instants are either worked out by hand (epoch seconds quoted in
  * the cases) or taken from glibc's timegm, an independent implementation of
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "timestamp.h"
+#include "event/timestamp.h"
 
 #define SEC INT64_C(1000000)
 #define DAY (86400 * SEC)

@@ -10,12 +10,13 @@
  * built on it, from a table holding every class of RFC 3629 input.
  */
 #include "support.h"
+#include "event/json_write.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "event/utf8.h"
 #include "util.h"
 
 static const char text[] = "{\"specversion\":\"1.0\",\"id\":\"ev-000000001\","

@@ -1,6 +1,6 @@
 /*
  * http.h - internals of the HTTP server (docs/http.md) shared by the
- * files in src/http/: SHA-256 (sha256.c), bearer tokens and their tenant
+ * files in src/http/: bearer tokens and their tenant
  * scopes (auth.c), Prometheus counters (metrics.c). server.c holds the
  * libmicrohttpd daemon and the routes; docs/http.md is the user's view.
  */
@@ -13,28 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
-
-/* ------------------------------------------------------------- SHA-256 */
-
-#define KEEL_SHA256_LEN 32
-
-/* FIPS 180-4 SHA-256, streaming. */
-struct keel_sha256 {
-	uint32_t h[8];
-	uint64_t bytes; /* message length so far */
-	uint8_t block[64];
-	size_t fill; /* bytes waiting in block */
-};
-
-void keel_sha256_init(struct keel_sha256 *c);
-void keel_sha256_update(struct keel_sha256 *c, const void *p, size_t n);
-void keel_sha256_final(struct keel_sha256 *c, uint8_t out[KEEL_SHA256_LEN]);
-/* One-shot digest of p[0..n). */
-void keel_sha256(const void *p, size_t n, uint8_t out[KEEL_SHA256_LEN]);
-
-/* Equality of two n-byte strings in time that depends on n only. */
-bool keel_ct_equal(const void *a, const void *b, size_t n);
+#include "sha256.h"
+#include "util.h"
+#include "event/binary_mode.h"
+#include "event/media_type.h"
 
 /* -------------------------------------------------------------- tokens */
 
@@ -82,73 +64,31 @@ struct keel_http_item {
 	uint64_t index;
 };
 
+/* A request's events, as found in its body. The array grows by doubling;
+ * before each growth grow (when not NULL) is asked for the bytes it adds,
+ * so that the server can count them against the memory all requests may
+ * hold (docs/http.md, "Limits"); false refuses. v is keel_xrealloc'd. */
+struct keel_http_items {
+	struct keel_http_item *v;
+	size_t n, cap;
+	bool (*grow)(void *ud, size_t bytes);
+	void *ud;
+};
+
+/* Appends one event; false (nothing appended) when grow refused. */
+bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index);
+
 /* Finds the elements of a top-level JSON array s[0..n) without building a
  * tree: strings (with their escapes) and nesting are followed and nothing
  * else is checked, since the ingester parses and validates every element.
  * So a body that is not an array at all is refused (400) while one bad
  * event in a batch is rejected alone, as in an NDJSON stream. Elements are
- * appended to *items (grown with keel_xrealloc; *cap its capacity), spans
- * trimmed of whitespace. Returns 0, or -1 with the rule broken in *why and
- * its byte offset in *at. Whenever the JSON parser accepts s as an array,
+ * appended to *out, spans trimmed of whitespace. Returns 0; -1 with the
+ * rule broken in *why and its byte offset in *at; or -2 when out's grow
+ * refused more memory. Whenever the JSON parser accepts s as an array,
  * the elements found are exactly its members. */
-int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items,
-			  size_t *nitems, size_t *cap, const char **why, size_t *at);
-
-/* A Content-Type header's media type ("type/subtype", as sent: compare
- * it case-insensitively) and its charset parameter (unquoted; ptr NULL
- * when there is none). Views into the header's text. */
-struct keel_media_type {
-	struct keel_str type;
-	struct keel_str charset;
-};
-
-/* Reads a Content-Type value (media_type.c); false when it is not
- * `type/subtype *( ; name=value )`. */
-bool keel_media_type_parse(const char *s, struct keel_media_type *mt);
-/* Whether the media type is name (lowercase). */
-bool keel_media_type_is(const struct keel_media_type *mt, const char *name);
-/* Whether it declares JSON: subtype "json", or one ending in "+json"
- * (CloudEvents' rule). */
-bool keel_media_type_is_json(const struct keel_media_type *mt);
-/* Whether its text is UTF-8 as far as the charset says: none, utf-8, or
- * its subset us-ascii (any case). */
-bool keel_media_type_utf8(const struct keel_media_type *mt);
-
-/* ------------------------------------------------------ binary content mode */
-
-struct keel_ce_attr {
-	struct keel_str name, value;
-};
-
-/* A binary-mode CloudEvent being read from its headers and body into the
- * structured envelope Keel logs (binary_mode.c, docs/http.md). Use:
- * _init; _header for every header field (all but ce- ones are ignored);
- * _attributes once the headers are in; _data with the body; then json
- * holds the envelope. Each step returns false with the reason in err (a
- * client error: 400). */
-struct keel_ce_binary {
-	struct keel_buf json;	/* the envelope being written */
-	struct keel_buf tenant; /* the ce-tenant value, decoded (after _attributes) */
-	struct keel_buf err;
-	bool any;		/* a ce- header was seen: this is binary mode */
-	/* Decoded names and values, and the attributes pointing into them. */
-	struct keel_buf text;
-	struct keel_ce_attr *attrs;
-	size_t nattrs, cap;
-};
-
-void keel_ce_binary_init(struct keel_ce_binary *b);
-void keel_ce_binary_free(struct keel_ce_binary *b);
-/* One header field, name and value as received (NUL-terminated). */
-bool keel_ce_binary_header(struct keel_ce_binary *b, const char *name, const char *value);
-/* After the last header: adds datacontenttype from content_type (the
- * Content-Type value, or NULL), refuses a header given twice or a
- * required one missing (naming it), and writes the attributes. */
-bool keel_ce_binary_attributes(struct keel_ce_binary *b, const char *content_type);
-/* Closes the envelope with body[0..len) as its data: parsed and written as
- * JSON under "data" when json, else base64 under "data_base64"; an empty
- * body is no data. */
-bool keel_ce_binary_data(struct keel_ce_binary *b, const char *body, size_t len, bool json);
+int keel_http_split_array(const char *s, size_t n, struct keel_http_items *out,
+			  const char **why, size_t *at);
 
 /* ------------------------------------------------------------- metrics */
 
@@ -191,13 +131,26 @@ struct keel_metrics {
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
-	/* Per tenant: the lock guards the set, not the counters. */
+	/* Per tenant: the lock guards the set, not the counters. Every
+	 * tenant is counted (a scoped token sees its own tenants' series);
+	 * the operator's scrape shows those the option names (below). */
 	pthread_mutex_t tenants_lock;
-	struct keel_ptrvec tenants; /* struct keel_tenant_metrics * */
+	struct keel_ptrvec tenants; /* struct keel_tenant_metrics *, first seen first */
 	struct keel_map tenant_index;
+	/* keel_server_options.metrics_tenants: the first series_max tenants
+	 * seen (SIZE_MAX: all), or, when series_list is set, exactly those
+	 * names (sorted; owned). */
+	size_t series_max;
+	bool series_list;
+	struct keel_ptrvec series_names;
 };
 
 void keel_metrics_init(struct keel_metrics *m);
+/* Reads keel_server_options.metrics_tenants (NULL: the default) into m.
+ * KEEL_EINVAL with the rule broken in err for anything else than a number,
+ * "all" or a list of valid tenant names. */
+int keel_metrics_tenants_option(struct keel_metrics *m, const char *spec,
+				struct keel_buf *err);
 void keel_metrics_free(struct keel_metrics *m);
 /* The counters of tenant name[0..len), created on first use. */
 struct keel_tenant_metrics *keel_metrics_tenant(struct keel_metrics *m, const char *name,

@@ -2,7 +2,7 @@
  * server.c - keel serve: the HTTP API of docs/http.md on libmicrohttpd.
  *
  * This file holds the access handler, which routes a request to POST
- * /v1/events (http_events.c), the read endpoints (http_reads.c), the page
+ * /v1/events (events.c), the read endpoints (reads.c), the page
  * at /ui/ (ui.c), /healthz and /metrics, and starting and stopping the daemon; server.h lists the
  * other files (answers, the per-connection watchdog).
  *
@@ -22,9 +22,10 @@
  * the writer holds while it ingests.
  */
 #include "server.h"
-#include "../store.h"
+#include "event/json_write.h"
+#include "store/store.h"
 
-#include "../options.h"
+#include "options.h"
 
 /* ------------------------------------------------------------- routing */
 
@@ -55,14 +56,51 @@ static bool seg_is(const char *s, size_t len, const char *want)
 	return strlen(want) == len && memcmp(s, want, len) == 0;
 }
 
+struct header_count {
+	const char *name;
+	unsigned n;
+};
+
+/* MHD_KeyValueIterator counting the headers of one name (any case). */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	(void)kind;
+	(void)value;
+	struct header_count *hc = cls;
+	if (strcasecmp(key, hc->name) == 0)
+		hc->n++;
+	return MHD_YES;
+}
+
+/* A header that may be given once but came more than once: libmicrohttpd
+ * would hand over the first and the rest would be ignored, so a request
+ * whose meaning depends on which one counts is refused instead (400,
+ * docs/http.md), as a repeated ce- header is. True after queueing it. */
+static bool repeated_header(struct keel_server *srv, struct MHD_Connection *c,
+			    const char *name, enum MHD_Result *ret)
+{
+	struct header_count hc = {name, 0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hc);
+	if (hc.n < 2)
+		return false;
+	*ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+				      "header \"%s\": given %u times; it may be given once",
+				      name, hc.n);
+	return true;
+}
+
 /* Authenticates the request. Returns true with *tok set (NULL when the
- * server has no tokens), or false after queueing a 401. */
+ * server has no tokens), or false after queueing a 401 (or a 400 for a
+ * repeated Authorization: which token would count?). */
 static bool authenticate(struct keel_server *srv, struct MHD_Connection *c,
 			 const struct keel_token_entry **tok, enum MHD_Result *ret)
 {
 	*tok = NULL;
 	if (!srv->auth)
 		return true;
+	if (repeated_header(srv, c, MHD_HTTP_HEADER_AUTHORIZATION, ret))
+		return false;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -140,10 +178,8 @@ static bool keel_http_parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-/* Counts n more bytes of rq's body against the memory all bodies may
- * hold at once, so that many large uploads together cannot exhaust memory
- * where one alone could not. False (nothing counted) when over. */
-static bool claim(struct keel_server *srv, struct request *rq, size_t n)
+/* See server.h. */
+bool keel_http_claim(struct keel_server *srv, struct request *rq, size_t n)
 {
 	size_t before = atomic_fetch_add(&srv->metrics.buffered, n);
 	if (before + n > srv->o.max_buffered) {
@@ -236,6 +272,12 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 	const char *ct =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	enum MHD_Result ret = MHD_YES;
+	/* The Content-Type chooses the mode, and in binary mode it is the
+	 * event's datacontenttype: two of them leave both ambiguous. */
+	if (repeated_header(srv, c, MHD_HTTP_HEADER_CONTENT_TYPE, &ret)) {
+		rq->route = ROUTE_DONE;
+		return ret;
+	}
 	if (content_mode(srv, c, rq, ct, &ret))
 		return ret;
 	if (rq->kind == BODY_BINARY && !keel_http_start_binary(srv, c, rq, ct, &ret))
@@ -251,7 +293,7 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 		    (unsigned long long)n, srv->o.max_body);
 	}
 	if (cl && keel_http_parse_size(cl, &n)) {
-		if (!claim(srv, rq, (size_t)n)) {
+		if (!keel_http_claim(srv, rq, (size_t)n)) {
 			rq->route = ROUTE_DONE;
 			return keel_http_answer_error(
 			    srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -500,7 +542,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		rq->received += n;
 		bool over = rq->received > srv->o.max_body;
 		if (!over && rq->received > rq->claimed &&
-		    !claim(srv, rq, rq->received - rq->claimed))
+		    !keel_http_claim(srv, rq, rq->received - rq->claimed))
 			over = true;
 		if (over) {
 			/* No Content-Length (chunked) and too much, for this
@@ -677,6 +719,12 @@ int keel_server_check_options(const struct keel_server_options *o, char **errmsg
 		struct sockaddr_storage ss;
 		socklen_t sslen = 0;
 		rc = check_listen(&opt, &ss, &sslen, &err);
+		if (rc == 0) {
+			struct keel_metrics m;
+			keel_metrics_init(&m);
+			rc = keel_metrics_tenants_option(&m, opt.metrics_tenants, &err);
+			keel_metrics_free(&m);
+		}
 	}
 	if (rc && errmsg)
 		*errmsg = keel_xstrdup(err.data ? err.data : keel_strerror(rc));
@@ -698,7 +746,6 @@ static void server_free(struct keel_server *srv)
 		keel_store_close(srv->readers.items[i]);
 	keel_ptrvec_free(&srv->readers);
 	keel_ingest_free(srv->ing);
-	keel_ptrvec_free(&srv->group.owner);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
@@ -727,14 +774,39 @@ static void init_cond_monotonic(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
+/* keel serve's way, or one of the benchmark's (server_bench.h). */
+enum serve_mode {
+	SERVE_AS_IS,
+	SERVE_DROPPING_EVENTS,
+	SERVE_UNSYNCED,
+};
+
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
+			struct keel_server **out, char **errmsg);
+
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return keel_server_start_null_mode(o, false, out, errmsg);
+	return server_start(o, SERVE_AS_IS, out, errmsg);
 }
 
-int keel_server_start_null_mode(const struct keel_server_options *o, bool null_mode,
-				struct keel_server **out, char **errmsg)
+int keel_server_start_dropping_events(const struct keel_server_options *o,
+				      struct keel_server **out, char **errmsg)
+{
+	return server_start(o, SERVE_DROPPING_EVENTS, out, errmsg);
+}
+
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg)
+{
+	return server_start(o, SERVE_UNSYNCED, out, errmsg);
+}
+
+/* Starts the daemon, its writer and its watchdog; for the benchmark, in
+ * null mode (POST /v1/events answers without ingesting) or unsynced
+ * (server_bench.h). */
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
+			struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
 	if (errmsg)
@@ -752,7 +824,7 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
 	srv->o = opt;
-	srv->null_mode = null_mode;
+	srv->null_mode = mode == SERVE_DROPPING_EVENTS;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -799,6 +871,8 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
 	rc = check_listen(so, &ss, &sslen, &err);
+	if (rc == 0)
+		rc = keel_metrics_tenants_option(&srv->metrics, so->metrics_tenants, &err);
 	if (rc)
 		goto fail;
 	if (so->token_file) {
@@ -829,6 +903,11 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	/* A store whose state lives in its one handle (memory:) is read
 	 * through the writer's. */
 	srv->shared_store = keel_store_state_in_handle(srv->writer);
+	/* An answer tells what survives the machine (docs/http.md,
+	 * "Durability"): the writer's commits are synced before they are
+	 * answered, at one sync a group of POSTs. */
+	if (mode != SERVE_UNSYNCED)
+		keel_store_durable_commits(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {
@@ -883,6 +962,9 @@ int keel_server_start_null_mode(const struct keel_server_options *o, bool null_m
 	struct MHD_OptionItem tls[] = {
 	    {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert_pem.data},
 	    {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key_pem.data},
+	    /* TLS 1.2 and 1.3 only: GnuTLS's NORMAL set with every other
+	     * version taken out (1.0 and 1.1 are deprecated, RFC 8996). */
+	    {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)KEEL_TLS_PRIORITIES},
 	    {MHD_OPTION_END, 0, NULL},
 	};
 	if (srv->tls_cert_pem.data)

@@ -5,13 +5,13 @@
  * SHA-256, bodies).
  *
  *   server.c         start and stop, the daemon's options, routing
- *   http_answer.c    answers: JSON text, errors, the log, percent-decoding
- *   http_watchdog.c  connections' header and request timeouts
- *   http_events.c    POST /v1/events: checks, the writer thread, group commit
+ *   answer.c    answers: JSON text, errors, the log, percent-decoding
+ *   watchdog.c  connections' header and request timeouts
+ *   events.c    POST /v1/events: checks, the writer thread, group commit
  *                    (the content modes' building blocks are in http.h:
  *                    media_type.c, binary_mode.c, body.c)
- *   http_reads.c     the read endpoints and the pool of read handles
- *   http_tls.c       HTTPS: the certificate and key files
+ *   reads.c     the read endpoints and the pool of read handles
+ *   tls.c       HTTPS: the certificate and key files
  *   ui.c             the page at /ui/ and its assets, compiled in
  *   server_bench.h   the null mode, for bench_http only
  */
@@ -22,10 +22,10 @@
 #include "server_bench.h"
 
 #include "keel.h"
-#include "../batch.h"
-#include "../envelope.h"
-#include "../store.h"
-#include "../json.h"
+#include "event/batch.h"
+#include "event/envelope.h"
+#include "store/store.h"
+#include "event/json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,6 +65,13 @@ _Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
+/* The GnuTLS priority string of keel serve's HTTPS: TLS 1.2 and 1.3 only. */
+#define KEEL_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* A POST's answer lists at most this many rejected events and as many
+ * conflicting duplicates (the first by index); past it, counts say how
+ * many more (docs/http.md, "The answer"), so that an answer stays small
+ * whatever the request. */
+#define ANSWER_MAX_LISTED 1000
 /* How long a stop waits for resumed connections to be answered. */
 #define RESUME_WAIT_S 5
 
@@ -111,6 +118,7 @@ struct ingest_job {
 	/* The outcome */
 	int rc; /* 0, or the store error that rolled the batch back */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
+	uint64_t conflicts_listed; /* of conflicting, at most ANSWER_MAX_LISTED */
 	struct keel_buf rejects; /* the "rejected" array's members */
 	struct keel_buf conflicts; /* the "conflicts" array's members */
 	/* The tenant of the events that went in, for the request log: its
@@ -143,11 +151,10 @@ struct request {
 	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
-/* The batch the writer thread is building: which POST each of its events
- * came from. */
+/* The batch the writer thread is building (each of its events names its
+ * POST itself: keel_batch_event.owner). */
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
-	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
 	/* For counting outcomes by tenant: the ingester (whose batch tells
 	 * each event's tenant), the counters, the tenant counted last. */
 	struct keel_ingest *ing;
@@ -157,13 +164,13 @@ struct group {
 
 struct keel_server {
 	struct keel_server_options o;
-	bool null_mode; /* keel_server_start_null_mode */
+	bool null_mode; /* keel_server_start_dropping_events */
 	char *store_url;
 	bool shared_store; /* keel_store_state_in_handle: reads go through the writer */
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 
-	/* HTTPS: the PEM texts handed to libmicrohttpd (http_tls.c), kept for
+	/* HTTPS: the PEM texts handed to libmicrohttpd (tls.c), kept for
 	 * the daemon's life; data NULL: plain HTTP. */
 	struct keel_buf tls_cert_pem, tls_key_pem;
 	/* While the daemon starts: libmicrohttpd's first message, and
@@ -213,7 +220,7 @@ struct keel_server {
 	atomic_bool stopping;
 };
 
-/* The read endpoints (http_reads.c). */
+/* The read endpoints (reads.c). */
 enum read_kind {
 	READ_SHOW,
 	READ_HISTORY,
@@ -224,7 +231,7 @@ enum read_kind {
 	READ_SEARCH,   /* GET /v1/tenants/T/search */
 };
 
-/* Answers (http_answer.c) */
+/* Answers (answer.c) */
 bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
 /* {"error":"MESSAGE"} and a newline into the empty b: every error
  * answer's body, also those sent with other headers (ui.c). */
@@ -267,7 +274,7 @@ void keel_http_log(struct keel_server *srv, const char *fmt, ...)
 void keel_http_log_request(struct keel_server *srv, struct request *rq);
 int64_t keel_http_mono_usec(void);
 
-/* The watchdog (http_watchdog.c) */
+/* The watchdog (watchdog.c) */
 void keel_http_mhd_logger(void *cls, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 size_t keel_http_no_unescape(void *cls, struct MHD_Connection *c, char *s);
@@ -279,7 +286,13 @@ void keel_http_on_connection(void *cls, struct MHD_Connection *connection,
 void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
 
-/* Events (http_events.c) */
+/* Counts n more bytes of rq's (its body, its events) against the memory
+ * all requests' bodies may hold at once (max_buffered), so that many
+ * large uploads together cannot exhaust memory where one alone could
+ * not. False (nothing counted) when over. Released when rq ends. */
+bool keel_http_claim(struct keel_server *srv, struct request *rq, size_t n);
+
+/* Events (events.c) */
 /* Binary mode, once the headers are in: reads them into rq->binary and
  * checks the tenant against the token. False after queueing the refusal. */
 bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
@@ -295,24 +308,24 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char *message,
 			 const char *input, size_t input_len);
 
-/* HTTPS (http_tls.c): reads srv->o.tls_cert and tls_key into
+/* HTTPS (tls.c): reads srv->o.tls_cert and tls_key into
  * srv->tls_cert_pem and tls_key_pem; the error names the file. */
 int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err);
 void keel_http_tls_free(struct keel_server *srv);
 
-/* Reads (http_reads.c). A read handle (on the memory store: the writer,
+/* Reads (reads.c). A read handle (on the memory store: the writer,
  * with its mutex held) until put back; NULL with *err (malloc'd) when
  * none can be opened. */
 struct keel_store *keel_http_reader_get(struct keel_server *srv, char **err);
 void keel_http_reader_put(struct keel_server *srv, struct keel_store *s);
-/* Reads (http_reads.c). tenant is NULL for READ_TENANTS, which lists
+/* Reads (reads.c). tenant is NULL for READ_TENANTS, which lists
  * the tenants tok (NULL: no token file) may see. */
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
 				      const char *subject,
 				      const struct keel_token_entry *tok);
 /* DELETE /v1/tenants/T/entities/S, the token's rights checked
- * (http_forget.c) */
+ * (forget.c) */
 enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Connection *c,
 					const struct keel_token_entry *tok,
 					const char *tenant, const char *subject);

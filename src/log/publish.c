@@ -1,0 +1,523 @@
+/*
+ * publish.c - keel_publisher_* (keel publish, keel serve --forward;
+ * docs/log.md, "Publishing").
+ *
+ * Each envelope is prepared as ingestion prepares it (prepare.c: the
+ * same parse, rules and messages; the cartridge only when one is given),
+ * so a line ingest would reject is rejected here and never published. A
+ * good one is published asynchronously to its tenant's partition: the
+ * compacted envelope as the payload (CloudEvents' structured content
+ * mode), its identity as Nats-Msg-Id (a publish sent twice within the
+ * duplicate window is stored once), and the stream it must land in as
+ * Nats-Expected-Stream.
+ *
+ * At most max_pending publishes are in flight, in a ring of slots kept in
+ * input order. The client library calls on_ack on its own thread with
+ * each acknowledgement, or with the error (a timeout after
+ * ack_timeout_ms, no stream leader during an election, a lost
+ * connection): the slot is marked, under the lock, and the caller's
+ * thread does the rest. A failed publish is sent again only once nothing
+ * else is in flight, the failed ones in input order, so that a retry
+ * overtakes as few later events as can be: JetStream stores a
+ * partition's messages in the order it receives them, and a retried
+ * event lands after any later event of its partition that got through
+ * meanwhile (the publisher says so when it happens: docs/log.md).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event/batch.h"
+#include "options.h"
+#include "write/prepare.h"
+#include "log.h"
+
+enum keel_slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FAILED, SLOT_DONE };
+
+struct keel_pub_slot {
+	enum keel_slot_state state;
+	natsMsg *msg; /* the library's while pending; ours when failed */
+	uint64_t position;
+	uint32_t partition;
+	int64_t first_ms; /* first sent */
+	natsStatus err;	  /* when failed */
+	jsErrCode jerr;
+	char errtext[160];
+};
+
+struct keel_publisher {
+	struct keel_publish_options opt;
+	struct keel_log_options log;
+	struct keel_nats n;
+	uint32_t partitions;
+	char **subjects, **streams; /* by partition */
+	struct keel_prep prep;
+	struct keel_report prep_report;
+	struct keel_arena arena;
+	struct keel_buf msg_id, errmsg;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	/* the ring: slots[(head + i) % cap] for i < count, oldest first */
+	struct keel_pub_slot *slots;
+	size_t cap, head, count;
+	size_t pending, failed; /* slots in those states */
+	/* acknowledged, for on_published on the caller's thread */
+	struct {
+		uint64_t position;
+		bool duplicate;
+	} *done;
+	size_t ndone, done_cap;
+	struct keel_publish_report report;
+	struct keel_publish_report shown; /* keel_publisher_report's copy */
+	/* the greatest position each partition stored since the last retry */
+	uint64_t *stored_after;
+	int fatal;
+};
+
+/* ------------------------------------------------------ acknowledgements */
+
+static struct keel_pub_slot *keel_pub_find(struct keel_publisher *p, const natsMsg *msg)
+{
+	for (size_t i = 0; i < p->count; i++) {
+		struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
+		if (s->state == SLOT_PENDING && s->msg == msg)
+			return s;
+	}
+	return NULL;
+}
+
+/* Frees the done slots at the ring's head. */
+static void keel_pub_advance(struct keel_publisher *p)
+{
+	while (p->count && p->slots[p->head].state == SLOT_DONE) {
+		p->slots[p->head].state = SLOT_FREE;
+		p->head = (p->head + 1) % p->cap;
+		p->count--;
+	}
+}
+
+static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
+			    void *closure)
+{
+	(void)js;
+	struct keel_publisher *p = closure;
+	pthread_mutex_lock(&p->mu);
+	struct keel_pub_slot *s = keel_pub_find(p, msg);
+	if (!s) {
+		pthread_mutex_unlock(&p->mu);
+		natsMsg_Destroy(msg);
+		return;
+	}
+	p->pending--;
+	if (pa) {
+		s->state = SLOT_DONE;
+		s->msg = NULL;
+		natsMsg_Destroy(msg);
+		if (pa->Duplicate) {
+			p->report.duplicates++;
+		} else {
+			p->report.published++;
+			if (s->position > p->stored_after[s->partition])
+				p->stored_after[s->partition] = s->position;
+		}
+		if (p->opt.on_published) {
+			if (p->ndone == p->done_cap) {
+				p->done_cap = p->done_cap ? 2 * p->done_cap : 256;
+				p->done = keel_xrealloc(p->done, p->done_cap * sizeof *p->done);
+			}
+			p->done[p->ndone].position = s->position;
+			p->done[p->ndone].duplicate = pa->Duplicate;
+			p->ndone++;
+		}
+		keel_pub_advance(p);
+	} else {
+		/* kept: sent again by the caller's thread */
+		s->state = SLOT_FAILED;
+		s->err = pae ? pae->Err : NATS_ERR;
+		s->jerr = pae ? pae->ErrCode : 0;
+		snprintf(s->errtext, sizeof s->errtext, "%s",
+			 pae && pae->ErrText ? pae->ErrText : natsStatus_GetText(s->err));
+		p->failed++;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* ------------------------------------------------------------ sending */
+
+static void keel_pub_fail(struct keel_publisher *p, const struct keel_pub_slot *s,
+			  const char *what)
+{
+	if (p->fatal)
+		return;
+	p->fatal = KEEL_EIO;
+	keel_buf_reset(&p->errmsg);
+	keel_buf_addf(&p->errmsg, "%s %llu: %s", p->prep.position_word,
+		      (unsigned long long)s->position, what);
+	if (s->errtext[0])
+		keel_buf_addf(&p->errmsg, ": %s", s->errtext);
+}
+
+/* Sends the slot's message; called without the lock. A message the
+ * library did not take stays ours: the slot is failed then. */
+static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
+{
+	jsPubOptions po;
+	jsPubOptions_Init(&po);
+	po.MaxWait = p->opt.ack_timeout_ms;
+	natsMsg *m = s->msg;
+	pthread_mutex_lock(&p->mu);
+	s->state = SLOT_PENDING;
+	p->pending++;
+	pthread_mutex_unlock(&p->mu);
+	natsStatus st = js_PublishMsgAsync(p->n.js, &m, &po);
+	if (st != NATS_OK && m) {
+		pthread_mutex_lock(&p->mu);
+		if (s->state == SLOT_PENDING) {
+			s->state = SLOT_FAILED;
+			s->err = st;
+			s->jerr = 0;
+			snprintf(s->errtext, sizeof s->errtext, "%s", natsStatus_GetText(st));
+			p->pending--;
+			p->failed++;
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* Tells on_published what was acknowledged; the caller's thread. */
+static void keel_pub_report_done(struct keel_publisher *p)
+{
+	if (!p->opt.on_published)
+		return;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		size_t n = p->ndone;
+		if (!n) {
+			pthread_mutex_unlock(&p->mu);
+			return;
+		}
+		uint64_t pos[64];
+		bool dup[64];
+		size_t k = n < 64 ? n : 64;
+		for (size_t i = 0; i < k; i++) {
+			pos[i] = p->done[i].position;
+			dup[i] = p->done[i].duplicate;
+		}
+		memmove(p->done, p->done + k, (n - k) * sizeof *p->done);
+		p->ndone -= k;
+		pthread_mutex_unlock(&p->mu);
+		for (size_t i = 0; i < k; i++)
+			p->opt.on_published(p->opt.published_userdata, pos[i], dup[i]);
+	}
+}
+
+/* Waits (with the lock held) until nothing is in flight or the deadline. */
+static void keel_pub_wait_idle(struct keel_publisher *p)
+{
+	while (p->pending) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+	}
+}
+
+/* The failed publishes, sent again once nothing else is in flight, in
+ * input order; until none is left or one has failed for give_up_ms. */
+static int keel_pub_retry(struct keel_publisher *p)
+{
+	pthread_mutex_lock(&p->mu);
+	while (p->failed && !p->fatal) {
+		keel_pub_wait_idle(p);
+		/* Each partition's events that got through meanwhile: a retried
+		 * one lands after them (see the file comment). */
+		struct keel_pub_slot *retry[64];
+		size_t k = 0;
+		for (size_t i = 0; i < p->count && k < 64; i++) {
+			struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
+			if (s->state != SLOT_FAILED)
+				continue;
+			int64_t waited = keel_log_now_ms() - s->first_ms;
+			if (s->jerr) {
+				keel_pub_fail(p, s, "the log refused the event");
+				break;
+			}
+			if (waited > (int64_t)p->opt.give_up_ms) {
+				keel_pub_fail(p, s, "not acknowledged by the log in time");
+				break;
+			}
+			if (p->stored_after[s->partition] > s->position && p->opt.log_file)
+				fprintf(p->opt.log_file,
+					"%s %llu: published again after later events of "
+					"partition %u were stored: its tenant's events may be "
+					"out of input order in the log\n",
+					p->prep.position_word, (unsigned long long)s->position,
+					(unsigned)s->partition);
+			retry[k++] = s;
+		}
+		if (p->fatal || !k)
+			break;
+		if (p->opt.log_file)
+			fprintf(p->opt.log_file, "keel: %zu publish%s failed (%s): sending again\n",
+				k, k == 1 ? "" : "es", retry[0]->errtext);
+		memset(p->stored_after, 0, p->partitions * sizeof *p->stored_after);
+		/* no stream leader, or no server: give the cluster a moment */
+		natsStatus why = retry[0]->err;
+		pthread_mutex_unlock(&p->mu);
+		if (why != NATS_TIMEOUT)
+			usleep(250 * 1000);
+		for (size_t i = 0; i < k; i++) {
+			pthread_mutex_lock(&p->mu);
+			p->failed--;
+			p->report.retries++;
+			pthread_mutex_unlock(&p->mu);
+			keel_pub_send(p, retry[i]);
+		}
+		pthread_mutex_lock(&p->mu);
+	}
+	int rc = p->fatal;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* --------------------------------------------------------------- API */
+
+int keel_publisher_new(const struct keel_publish_options *given, struct keel_publisher **out,
+		       char **errmsg)
+{
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	struct keel_buf err;
+	keel_buf_init(&err);
+	struct keel_publisher *p = keel_xcalloc(1, sizeof *p);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	keel_arena_init(&p->arena);
+	keel_buf_init(&p->msg_id);
+	keel_buf_init(&p->errmsg);
+	int rc = 0;
+	const char *why = keel_options_copy(&p->opt, sizeof p->opt, given);
+	if (!why && !p->opt.log)
+		why = "no log options";
+	if (!why)
+		why = keel_options_copy(&p->log, sizeof p->log, p->opt.log);
+	if (why) {
+		keel_buf_addf(&err, "keel_publish_options: %s", why);
+		rc = KEEL_EINVAL;
+		goto out;
+	}
+	if (!p->opt.max_pending)
+		p->opt.max_pending = 4096;
+	if (!p->opt.ack_timeout_ms)
+		p->opt.ack_timeout_ms = 5000;
+	if (!p->opt.give_up_ms)
+		p->opt.give_up_ms = 60000;
+	if (!p->opt.max_line)
+		p->opt.max_line = KEEL_DEFAULT_MAX_LINE;
+	keel_prep_init(&p->prep, p->opt.cartridge, &p->prep_report);
+	p->prep.envelope_only = p->opt.cartridge == NULL;
+	p->prep.position_word = p->opt.position_word ? p->opt.position_word : "line";
+	p->prep.max_line = p->opt.max_line;
+	p->prep.on_reject = p->opt.on_reject;
+	p->prep.reject_userdata = p->opt.reject_userdata;
+	p->prep.defer_hash = true;
+
+	jsOptions jo;
+	jsOptions_Init(&jo);
+	jo.Wait = 5000;
+	jo.PublishAsync.AckHandler = keel_pub_on_ack;
+	jo.PublishAsync.AckHandlerClosure = p;
+	if ((rc = keel_nats_connect(&p->log, "keel publish", &jo, &p->n, &err)) != 0)
+		goto out;
+	if ((rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err)) != 0)
+		goto out;
+	/* The largest message the servers take, less room for the headers. */
+	int64_t max = natsConnection_GetMaxPayload(p->n.nc);
+	if (max > 2048) {
+		p->prep.max_envelope = (size_t)max - 1024;
+		p->prep.max_envelope_why = "the NATS servers' max_payload, less room for headers";
+		p->prep.max_envelope_holder = "log";
+	}
+	p->subjects = keel_xcalloc(p->partitions, sizeof *p->subjects);
+	p->streams = keel_xcalloc(p->partitions, sizeof *p->streams);
+	struct keel_buf b;
+	keel_buf_init(&b);
+	for (uint32_t i = 0; i < p->partitions; i++) {
+		keel_log_subject(&b, p->log.stream, i);
+		p->subjects[i] = keel_xstrdup(b.data);
+		keel_log_stream_name(&b, p->log.stream, i);
+		p->streams[i] = keel_xstrdup(b.data);
+	}
+	keel_buf_free(&b);
+	p->stored_after = keel_xcalloc(p->partitions, sizeof *p->stored_after);
+	p->cap = p->opt.max_pending;
+	p->slots = keel_xcalloc(p->cap, sizeof *p->slots);
+out:
+	if (rc) {
+		if (errmsg)
+			*errmsg = keel_xstrdup(err.data ? err.data : keel_strerror(rc));
+		keel_publisher_free(p);
+	} else {
+		*out = p;
+	}
+	keel_buf_free(&err);
+	return rc;
+}
+
+int keel_publisher_add_too_long(struct keel_publisher *p, uint64_t position,
+				const char *head, size_t head_len)
+{
+	keel_prep_too_long(&p->prep, position, head, head_len);
+	return p->fatal;
+}
+
+int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
+		       uint64_t position)
+{
+	if (p->fatal)
+		return p->fatal;
+	keel_arena_reset(&p->arena);
+	struct keel_batch_event *ev = keel_prep_event(&p->prep, &p->arena, text, len, position);
+	if (!ev)
+		return p->prep.refused && p->prep.refused != KEEL_ECARTRIDGE ? p->prep.refused
+									 : 0;
+	uint32_t part = keel_log_partition(ev->tenant.ptr, ev->tenant.len, p->partitions);
+	natsMsg *m = NULL;
+	natsStatus st = natsMsg_Create(&m, p->subjects[part], NULL, ev->envelope.ptr,
+				       (int)ev->envelope.len);
+	keel_log_msg_id(&p->msg_id, ev->tenant, ev->source, ev->id);
+	if (st == NATS_OK)
+		st = natsMsgHeader_Set(m, "Nats-Msg-Id", p->msg_id.data);
+	if (st == NATS_OK)
+		st = natsMsgHeader_Set(m, "Nats-Expected-Stream", p->streams[part]);
+	if (st == NATS_OK)
+		st = natsMsgHeader_Set(m, "content-type",
+				       "application/cloudevents+json; charset=utf-8");
+	if (st != NATS_OK) {
+		natsMsg_Destroy(m);
+		keel_buf_reset(&p->errmsg);
+		keel_buf_addf(&p->errmsg, "%s %llu: making the message: %s",
+			      p->prep.position_word, (unsigned long long)position,
+			      natsStatus_GetText(st));
+		return p->fatal = KEEL_EIO;
+	}
+	/* A free slot: wait for acknowledgements (sending failed ones
+	 * again) while the ring is full. */
+	for (;;) {
+		keel_pub_report_done(p);
+		pthread_mutex_lock(&p->mu);
+		bool full = p->count == p->cap, failed = p->failed > 0;
+		if (full && !failed) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+			full = p->count == p->cap;
+			failed = p->failed > 0;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (failed) {
+			int rc = keel_pub_retry(p);
+			if (rc) {
+				natsMsg_Destroy(m);
+				return rc;
+			}
+			continue;
+		}
+		if (!full)
+			break;
+	}
+	pthread_mutex_lock(&p->mu);
+	struct keel_pub_slot *s = &p->slots[(p->head + p->count) % p->cap];
+	p->count++;
+	memset(s, 0, sizeof *s);
+	s->state = SLOT_FAILED; /* not pending until keel_pub_send */
+	s->msg = m;
+	s->position = position;
+	s->partition = part;
+	s->first_ms = keel_log_now_ms();
+	pthread_mutex_unlock(&p->mu);
+	keel_pub_send(p, s);
+	return 0;
+}
+
+int keel_publisher_flush(struct keel_publisher *p)
+{
+	for (;;) {
+		keel_pub_report_done(p);
+		pthread_mutex_lock(&p->mu);
+		while (p->pending && !p->failed) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+			if (p->ndone > 1024)
+				break;
+		}
+		bool failed = p->failed > 0, empty = p->count == 0 && p->ndone == 0;
+		pthread_mutex_unlock(&p->mu);
+		if (p->fatal)
+			return p->fatal;
+		if (failed) {
+			int rc = keel_pub_retry(p);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (empty)
+			return 0;
+	}
+}
+
+const struct keel_publish_report *keel_publisher_report(struct keel_publisher *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->shown = p->report;
+	p->shown.read = p->prep_report.read;
+	p->shown.rejected = p->prep_report.rejected;
+	pthread_mutex_unlock(&p->mu);
+	return &p->shown;
+}
+
+const char *keel_publisher_errmsg(const struct keel_publisher *p)
+{
+	return p->errmsg.len ? p->errmsg.data : "";
+}
+
+void keel_publisher_free(struct keel_publisher *p)
+{
+	if (!p)
+		return;
+	/* The connection first: no acknowledgement arrives after it. */
+	keel_nats_close(&p->n);
+	for (size_t i = 0; p->slots && i < p->count; i++) {
+		struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
+		if (s->state == SLOT_FAILED)
+			natsMsg_Destroy(s->msg);
+	}
+	free(p->slots);
+	for (uint32_t i = 0; p->subjects && i < p->partitions; i++) {
+		free(p->subjects[i]);
+		free(p->streams[i]);
+	}
+	free(p->subjects);
+	free(p->streams);
+	free(p->stored_after);
+	free(p->done);
+	if (p->prep.report)
+		keel_prep_free(&p->prep);
+	keel_arena_free(&p->arena);
+	keel_buf_free(&p->msg_id);
+	keel_buf_free(&p->errmsg);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}

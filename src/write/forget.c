@@ -1,0 +1,433 @@
+/*
+ * forget.c - keel forget (docs/semantics.md, "Forgetting"): a subject
+ * erased from a tenant, by construction the graph a replay would give.
+ *
+ * In one transaction:
+ *  1. The tenant's log is read in arrival order and each event prepared as
+ *     replay prepares it (prepare.c). An event mentions the subject when
+ *     one of its operations names it (as subject or object, or as a fact's
+ *     string value), or when a string of its envelope is the subject.
+ *  2. Each such event is redacted: its attributes other than the
+ *     CloudEvents context ones (id, source, specversion, type, time,
+ *     tenant, datacontenttype, dataschema) and the fields of its data go,
+ *     one by one, as long as the event's other operations - those that do
+ *     not name the subject - stay exactly as they were. What is left is
+ *     what other subjects need. The envelope gets "keelredacted": true,
+ *     which makes a pointer its cartridge finds missing skip its operation
+ *     instead of rejecting the event (src/cartridge/plan.c), so the operations that
+ *     named the subject vanish when the event is replayed. The trials are
+ *     replays of the one event: whatever the cartridge (declarative or C),
+ *     what is kept is what its other operations read.
+ *  3. The redacted envelopes are written over the logged ones (hashes
+ *     kept), the tenant is rebuilt from its log with keel replay's own
+ *     machinery (keel_replay_in_tx), and the tombstone is written.
+ * After the commit the store makes the old bytes unreadable in its files
+ * (keel_store_scrub).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keel.h"
+#include "event/json_write.h"
+#include "event/envelope.h"
+#include "store/tombstone.h"
+#include "sha256.h"
+#include "ingest.h"
+#include "event/json.h"
+#include "options.h"
+#include "prepare.h"
+#include "cartridge/tenant.h"
+#include "store/store.h"
+#include "util.h"
+
+/* ------------------------------------------------------ the walk's state */
+
+struct keel_forgetting {
+	struct keel_str subject;
+	struct keel_buf quoted; /* the subject as a JSON string */
+	struct keel_prep prep;	/* the log's events, as replay prepares them */
+	struct keel_prep trial; /* the redaction's trials */
+	struct keel_report report, trial_report;
+	struct keel_arena scratch, trial_arena;
+	struct keel_json_doc doc;   /* the event being redacted */
+	struct keel_ptrvec removed; /* const struct keel_json *: members gone */
+	struct keel_buf keep, got;  /* the other operations, before and now */
+	struct keel_buf text;	    /* a candidate redaction */
+	uint64_t position;
+	/* the redactions, their texts in out */
+	struct keel_arena out;
+	struct keel_redaction *r;
+	size_t n, cap;
+	int rc; /* a refusal, with why */
+	struct keel_buf why;
+};
+
+static bool op_names(const struct keel_forgetting *f, const struct keel_op *op)
+{
+	if (keel_str_eq(op->subject, f->subject))
+		return true;
+	if ((op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK) &&
+	    keel_str_eq(op->object, f->subject))
+		return true;
+	return op->kind == KEEL_OP_FACT && op->value.ptr &&
+	       keel_str_eq(op->value, keel_str_make(f->quoted.data, f->quoted.len));
+}
+
+static void add_field(struct keel_buf *b, struct keel_str s)
+{
+	uint64_t n = s.ptr ? s.len : UINT64_MAX;
+	keel_buf_add(b, &n, sizeof n);
+	if (s.ptr)
+		keel_buf_add(b, s.ptr, s.len);
+}
+
+/* The operations of ev (NULL: rejected, none) that do not name the
+ * subject, written out for comparison; whether any does. */
+static bool other_ops(const struct keel_forgetting *f, const struct keel_batch_event *ev,
+		      struct keel_buf *out)
+{
+	bool names = false;
+	keel_buf_reset(out);
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		if (op_names(f, op)) {
+			names = true;
+			continue;
+		}
+		keel_buf_addc(out, (char)op->kind);
+		add_field(out, op->subject);
+		add_field(out, op->name);
+		add_field(out, op->object);
+		add_field(out, op->value);
+	}
+	return names;
+}
+
+/* Whether a string or a key anywhere in v is the subject. */
+static bool has_string(const struct keel_forgetting *f, const struct keel_json *v)
+{
+	if (v->type == KEEL_JSON_STRING &&
+	    keel_str_eq(keel_str_make(v->str, v->len), f->subject))
+		return true;
+	for (const struct keel_json *m = v->child; m; m = m->next) {
+		if (m->key && keel_str_eq(keel_str_make(m->key, m->key_len), f->subject))
+			return true;
+		if (has_string(f, m))
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------- redaction */
+
+/* The context attributes an envelope keeps (and data, which keeps what
+ * other subjects need). */
+static bool is_context(const struct keel_json *m)
+{
+	static const char *const keep[] = {
+	    "id",     "source", "specversion",	   "type",	"time",
+	    "tenant", "data",	"datacontenttype", "dataschema"};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(keep); i++)
+		if (m->key_len == strlen(keep[i]) && !memcmp(m->key, keep[i], m->key_len))
+			return true;
+	return false;
+}
+
+static bool is_marker(const struct keel_json *m)
+{
+	return m->key_len == strlen(KEEL_REDACTED_ATTR) &&
+	       !memcmp(m->key, KEEL_REDACTED_ATTR, m->key_len);
+}
+
+static bool is_removed(const struct keel_forgetting *f, const struct keel_json *m)
+{
+	for (size_t i = 0; i < f->removed.len; i++)
+		if (f->removed.items[i] == m)
+			return true;
+	return false;
+}
+
+/* Writes obj without the removed members; the top level gets the marker
+ * last. */
+static void emit(struct keel_forgetting *f, const struct keel_json *obj, bool top)
+{
+	struct keel_buf *b = &f->text;
+	bool first = true;
+	keel_buf_addc(b, '{');
+	for (const struct keel_json *m = obj->child; m; m = m->next) {
+		if (is_removed(f, m) || (top && is_marker(m)))
+			continue;
+		if (!first)
+			keel_buf_addc(b, ',');
+		first = false;
+		keel_buf_add_json_str(b, keel_str_make(m->key, m->key_len));
+		keel_buf_addc(b, ':');
+		if (m->type == KEEL_JSON_OBJECT)
+			emit(f, m, false);
+		else
+			keel_json_compact(&f->doc, m, b);
+	}
+	if (top)
+		keel_buf_adds(b, first ? "\"" KEEL_REDACTED_ATTR "\":true"
+				       : ",\"" KEEL_REDACTED_ATTR "\":true");
+	keel_buf_addc(b, '}');
+}
+
+/* The candidate's event as a replay would prepare it (NULL: rejected). */
+static struct keel_batch_event *trial(struct keel_forgetting *f)
+{
+	keel_buf_reset(&f->text);
+	emit(f, f->doc.root, true);
+	keel_arena_reset(&f->trial_arena);
+	return keel_prep_event(&f->trial, &f->trial_arena, f->text.data, f->text.len,
+			       f->position);
+}
+
+/* Whether the candidate leaves the other operations as they were. */
+static bool trial_keeps(struct keel_forgetting *f)
+{
+	struct keel_batch_event *ev = trial(f);
+	other_ops(f, ev, &f->got);
+	return f->got.len == f->keep.len &&
+	       (!f->keep.len || !memcmp(f->got.data, f->keep.data, f->keep.len));
+}
+
+/* Removes what it can of obj's members, one at a time; an object that
+ * cannot go whole loses what it can of its own members. */
+static void redact_members(struct keel_forgetting *f, const struct keel_json *obj,
+			   bool top)
+{
+	for (const struct keel_json *m = obj->child; m; m = m->next) {
+		if (top && is_marker(m))
+			continue;
+		bool context = top && is_context(m);
+		if (!context) {
+			keel_ptrvec_push(&f->removed, (void *)(uintptr_t)m);
+			if (trial_keeps(f))
+				continue;
+			f->removed.len--;
+		}
+		if (m->type == KEEL_JSON_OBJECT && (!context || !strcmp(m->key, "data")))
+			redact_members(f, m, false);
+	}
+}
+
+static int forget_refuse(struct keel_forgetting *f, const struct keel_record *r,
+			 const char *what)
+{
+	keel_buf_reset(&f->why);
+	keel_buf_addf(&f->why,
+		      "event \"%.*s\" (source \"%.*s\") names subject \"%.*s\" %s",
+		      (int)r->id.len, r->id.ptr, (int)r->source.len,
+		      r->source.ptr ? r->source.ptr : "", (int)f->subject.len,
+		      f->subject.ptr, what);
+	f->rc = KEEL_EINVAL;
+	return 1;
+}
+
+static int forget_event(void *ud, const struct keel_record *r)
+{
+	struct keel_forgetting *f = ud;
+	f->position++;
+	keel_arena_reset(&f->scratch);
+	struct keel_batch_event *ev = keel_prep_event(
+	    &f->prep, &f->scratch, r->envelope.ptr, r->envelope.len, f->position);
+	bool names = other_ops(f, ev, &f->keep);
+	/* Most events neither name the subject nor hold its text: without an
+	 * escape the text would be there verbatim, so they need no parse. */
+	if (!names && !memchr(r->envelope.ptr, '\\', r->envelope.len) &&
+	    !memmem(r->envelope.ptr, r->envelope.len, f->subject.ptr, f->subject.len))
+		return 0;
+	struct keel_json_error err;
+	if (keel_json_parse(&f->doc, r->envelope.ptr, r->envelope.len, &err) != 0 ||
+	    f->doc.root->type != KEEL_JSON_OBJECT)
+		return 0; /* not an envelope: it cannot have been logged */
+	if (!names && !has_string(f, f->doc.root))
+		return 0;
+	f->removed.len = 0;
+	redact_members(f, f->doc.root, true);
+	struct keel_batch_event *now = trial(f);
+	struct keel_buf scratch;
+	keel_buf_init(&scratch);
+	bool still = other_ops(f, now, &scratch);
+	keel_buf_free(&scratch);
+	if (still)
+		return forget_refuse(
+		    f, r,
+		    "through fields that other subjects' operations need "
+		    "(or none at all): it cannot be redacted");
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 64;
+		f->r = keel_xrealloc(f->r, f->cap * sizeof *f->r);
+	}
+	f->r[f->n].seq = r->seq;
+	f->r[f->n].envelope =
+	    keel_arena_str(&f->out, keel_str_make(f->text.data, f->text.len));
+	f->n++;
+	return 0;
+}
+
+static void forgetting_init(struct keel_forgetting *f, const struct keel_cartridge *c,
+			    struct keel_str subject)
+{
+	memset(f, 0, sizeof *f);
+	f->subject = subject;
+	keel_buf_init(&f->quoted);
+	keel_buf_add_json_str(&f->quoted, subject);
+	keel_prep_init(&f->prep, c, &f->report);
+	f->prep.position_word = "event";
+	keel_prep_init(&f->trial, c, &f->trial_report);
+	f->trial.position_word = "event";
+	keel_arena_init(&f->scratch);
+	keel_arena_init(&f->trial_arena);
+	keel_arena_init(&f->out);
+	keel_json_doc_init(&f->doc);
+	keel_buf_init(&f->keep);
+	keel_buf_init(&f->got);
+	keel_buf_init(&f->text);
+	keel_buf_init(&f->why);
+}
+
+static void forgetting_free(struct keel_forgetting *f)
+{
+	keel_buf_free(&f->quoted);
+	keel_prep_free(&f->prep);
+	keel_prep_free(&f->trial);
+	keel_arena_free(&f->scratch);
+	keel_arena_free(&f->trial_arena);
+	keel_arena_free(&f->out);
+	keel_json_doc_free(&f->doc);
+	keel_ptrvec_free(&f->removed);
+	keel_buf_free(&f->keep);
+	keel_buf_free(&f->got);
+	keel_buf_free(&f->text);
+	keel_buf_free(&f->why);
+	free(f->r);
+}
+
+/* ---------------------------------------------------------------- forget */
+
+static uint64_t graph_rows(const uint64_t counts[4])
+{
+	return counts[0] + counts[1] + counts[2];
+}
+
+/* A given cartridge other than the tenant's recorded one would find the
+ * subject in no event: refuse it as ingest and replay do, naming both. */
+static int forget_refuses_another(struct keel_store *s, const char *tenant,
+				  const struct keel_cartridge *c)
+{
+	struct keel_arena hold;
+	keel_arena_init(&hold);
+	struct keel_cartridge_record r;
+	int rc = keel_store_cartridge_get(s, keel_str_cstr(tenant), &r, &hold);
+	if (rc == KEEL_ENOTFOUND)
+		rc = 0; /* none recorded (a migrated store): the given one runs */
+	else if (rc == 0 && !keel_tc_matches(c, &r)) {
+		struct keel_buf why;
+		keel_buf_init(&why);
+		keel_tc_describe_other(&why, keel_str_cstr(tenant), &r, c);
+		rc = keel_store_fail(s, KEEL_ECARTRIDGE, "%s", why.data);
+		keel_buf_free(&why);
+	}
+	keel_arena_free(&hold);
+	return rc;
+}
+
+int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
+		const struct keel_forget_options *given, struct keel_forget_report *out)
+{
+	if (!s || !out)
+		return KEEL_EINVAL;
+	memset(out, 0, sizeof *out);
+	if (!tenant || !subject || !given)
+		return keel_store_fail(s, KEEL_EINVAL,
+				       "keel_forget: tenant, subject and "
+				       "options are required");
+	struct keel_forget_options o;
+	const char *why = keel_options_copy(&o, sizeof o, given);
+	if (why)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: %s", why);
+	if (!o.by || !*o.by)
+		return keel_store_fail(s, KEEL_EINVAL, "keel_forget_options: by is required");
+	/* No cartridge: the tenant's recorded one, as every other path
+	 * (docs/cartridges.md, "The recorded cartridge"); a given one that is
+	 * not the recorded one is refused before the log is read with it. */
+	/* A tenant the store does not know: every command's answer. */
+	int known = keel_store_tenant_known(s, keel_str_cstr(tenant), KEEL_TIME_INF);
+	if (known)
+		return known;
+	struct keel_cartridge *recorded = NULL;
+	if (!o.cartridge) {
+		int rc = keel_cartridge_recorded(s, tenant, &recorded);
+		uint64_t counts[4] = {0};
+		if (rc == KEEL_ENOTFOUND &&
+		    keel_store_counts(s, keel_str_cstr(tenant), KEEL_TIME_INF, counts) == 0 &&
+		    counts[3])
+			rc = keel_store_fail(s, KEEL_ECARTRIDGE,
+					     "tenant \"%s\" has no recorded cartridge: name "
+					     "one with --cartridge",
+					     tenant);
+		if (rc)
+			return rc;
+		o.cartridge = recorded;
+	} else {
+		int rc = forget_refuses_another(s, tenant, o.cartridge);
+		if (rc)
+			return rc;
+	}
+	struct keel_str t = keel_str_cstr(tenant);
+	struct keel_forgetting f;
+	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
+	struct keel_replay_report *rep = NULL;
+	uint64_t before[4] = {0}, after[4] = {0};
+
+	int rc = keel_store_begin(s);
+	if (rc == 0)
+		rc = keel_store_counts(s, t, KEEL_TIME_INF, before);
+	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
+	if (rc == 0)
+		rc = keel_store_scan(s, &q, forget_event, &f);
+	if (rc == 1 || (rc == 0 && f.rc))
+		rc = keel_store_fail(s, f.rc, "%s", f.why.data);
+	if (rc == 0 && f.n == 0) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "nothing in tenant \"%s\" names subject \"%s\"",
+			 tenant, subject);
+		rc = keel_forgotten_or(s, tenant, subject, msg);
+	}
+	if (rc == 0)
+		rc = keel_store_forget(s, t, f.r, f.n, NULL);
+	if (rc == 0)
+		rc = keel_replay_in_tx(s, tenant, o.cartridge, &rep);
+	if (rc == 0)
+		rc = keel_store_counts(s, t, KEEL_TIME_INF, after);
+	struct keel_tombstone tomb = {.tenant = t};
+	if (rc == 0) {
+		keel_subject_sha256(f.subject, tomb.subject_hash);
+		tomb.forgotten_at = keel_store_recorded_at(s);
+		tomb.forgotten_by = keel_str_cstr(o.by);
+		tomb.events = f.n;
+		tomb.rows = graph_rows(before) > graph_rows(after)
+				? graph_rows(before) - graph_rows(after)
+				: 0;
+		rc = keel_store_forget(s, t, NULL, 0, &tomb);
+	}
+	if (rc == 0)
+		rc = keel_store_commit(s);
+	if (rc) {
+		if (s->in_tx)
+			keel_store_rollback(s);
+		goto done;
+	}
+	out->events = tomb.events;
+	out->rows = tomb.rows;
+	out->forgotten_at = tomb.forgotten_at;
+	memcpy(out->subject_sha256, tomb.subject_hash, sizeof out->subject_sha256);
+	rc = keel_store_scrub(s);
+done:
+	keel_replay_report_free(rep);
+	forgetting_free(&f);
+	keel_cartridge_free(recorded);
+	return rc;
+}

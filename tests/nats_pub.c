@@ -1,0 +1,104 @@
+/*
+ * nats_pub.c - a plain NATS JetStream producer for the log's tests: it
+ * knows nothing of Keel (it links libnats alone), so what it publishes is
+ * what any CloudEvents producer with a NATS transport could send.
+ *
+ *   nats_pub SERVERS FILE
+ *
+ * FILE holds records, each a message, prepared by the test (which
+ * computes the partition itself, from the documented hash):
+ *
+ *   H NAME VALUE\n        a header (any number, before its message)
+ *   M SUBJECT LENGTH\n    the message: LENGTH bytes of payload follow,
+ *   PAYLOAD\n             then a newline
+ *
+ * Messages are published one at a time and each acknowledgement awaited,
+ * so each partition's messages are stored in the file's order. Exits 0
+ * once all are stored, 1 with a message otherwise.
+ */
+#include <nats/nats.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: nats_pub SERVERS FILE\n");
+		return 2;
+	}
+	FILE *f = fopen(argv[2], "rb");
+	if (!f) {
+		perror(argv[2]);
+		return 1;
+	}
+	natsOptions *opts = NULL;
+	natsConnection *nc = NULL;
+	jsCtx *js = NULL;
+	natsStatus s = natsOptions_Create(&opts);
+	if (s == NATS_OK)
+		s = natsOptions_SetURL(opts, argv[1]);
+	if (s == NATS_OK)
+		s = natsConnection_Connect(&nc, opts);
+	if (s == NATS_OK)
+		s = natsConnection_JetStream(&js, nc, NULL);
+	if (s != NATS_OK) {
+		fprintf(stderr, "nats_pub: connecting: %s\n", natsStatus_GetText(s));
+		return 1;
+	}
+	char line[8192];
+	char names[64][128], values[64][1024];
+	int nheaders = 0;
+	long published = 0;
+	while (s == NATS_OK && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == 'H' && line[1] == ' ') {
+			char *name = line + 2, *sp = strchr(name, ' ');
+			if (!sp || nheaders == 64) {
+				fprintf(stderr, "nats_pub: bad header line: %s\n", line);
+				return 1;
+			}
+			*sp = '\0';
+			snprintf(names[nheaders], sizeof names[0], "%s", name);
+			snprintf(values[nheaders], sizeof values[0], "%s", sp + 1);
+			nheaders++;
+			continue;
+		}
+		char subject[256];
+		long len;
+		if (sscanf(line, "M %255s %ld", subject, &len) != 2 || len < 0) {
+			fprintf(stderr, "nats_pub: bad line: %s\n", line);
+			return 1;
+		}
+		char *payload = malloc((size_t)len + 1);
+		if (!payload || fread(payload, 1, (size_t)len, f) != (size_t)len ||
+		    fgetc(f) != '\n') {
+			fprintf(stderr, "nats_pub: short payload for %s\n", subject);
+			return 1;
+		}
+		natsMsg *m = NULL;
+		s = natsMsg_Create(&m, subject, NULL, payload, (int)len);
+		for (int i = 0; s == NATS_OK && i < nheaders; i++)
+			s = natsMsgHeader_Add(m, names[i], values[i]);
+		jsPubAck *pa = NULL;
+		jsErrCode jerr = 0;
+		if (s == NATS_OK)
+			s = js_PublishMsg(&pa, js, m, NULL, &jerr);
+		if (s != NATS_OK)
+			fprintf(stderr, "nats_pub: publishing to %s: %s (%d)\n", subject,
+				natsStatus_GetText(s), (int)jerr);
+		jsPubAck_Destroy(pa);
+		natsMsg_Destroy(m);
+		free(payload);
+		nheaders = 0;
+		published++;
+	}
+	fclose(f);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	natsOptions_Destroy(opts);
+	if (s != NATS_OK)
+		return 1;
+	printf("%ld\n", published);
+	return 0;
+}
