@@ -161,7 +161,8 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 
 /* Prints a query's document on stdout and frees it: the JSON on one line
  * when as_json is set or stdout is not a terminal (a pipe, a file), else
- * the aligned text a person reads (keel_query_text), as gh and docker do. */
+ * the aligned text a person reads (keel_query_text_fit, fitted to the
+ * terminal's width and paged when long: cli_show_text). */
 int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *json,
 		  bool as_json);
 /* Flushes stdout; on a write error reports it and returns 1. */
