@@ -29,8 +29,9 @@
  *     host is mostly the neighbours') and wall seconds
  *
  * Usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR]
- *                   [--store PATH] [--before-keel PATH]
- * --store reads an existing store of the fleet stream at PATH (a SQLite
+ *                   [--store PATH] [--before-keel PATH] [--tiny]
+ * --tiny: 2000 events, K 20, R 1 (what CI runs to see the benchmark run to
+ * its end, bench/CMakeLists.txt). --store reads an existing store of the fleet stream at PATH (a SQLite
  * file) instead: no ingest, and the store is left as it was but for the
  * current rows its searches fold.
  */
@@ -459,10 +460,13 @@ int main(int argc, char **argv)
 					     {"runs", required_argument, 0, 'r'},
 					     {"dir", required_argument, 0, 'd'},
 					     {"before-keel", required_argument, 0, 'b'},
+					     {"tiny", no_argument, 0, 't'},
 					     {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "n:k:r:d:s:b:", opts, NULL)) != -1) {
-		if (c == 'b')
+	while ((c = getopt_long(argc, argv, "n:k:r:d:s:b:t", opts, NULL)) != -1) {
+		if (c == 't')
+			events = 2000, calls = 20, runs = 1;
+		else if (c == 'b')
 			before_keel = optarg;
 		else if (c == 's')
 			store = optarg;
@@ -476,7 +480,7 @@ int main(int argc, char **argv)
 			dir = optarg;
 		else
 			die("usage: bench_find [--events N] [--calls K] [--runs R] [--dir DIR] "
-			    "[--store PATH] [--before-keel PATH]",
+			    "[--store PATH] [--before-keel PATH] [--tiny]",
 			    NULL);
 	}
 	if (!events || !calls || !runs)

@@ -11,6 +11,9 @@
  *              latency counts from when a request was due, so a stalled
  *              server cannot hide its queue), SQLite: p50/p99;
  *   single max the same, closed loop: the most requests/s;
+ *   no sync    the SQLite batch and single scenarios again with the
+ *              writer's commits answered unsynced (as before they were
+ *              synced): what the sync before each answer costs, as ratios;
  *   process    the SQLite batch scenario once more against `keel serve` run
  *              as its own process (the keel binary), whose peak RSS is then
  *              the server's own (in-process, the load generator's corpus
@@ -26,6 +29,9 @@
  *
  * Usage: bench_http [--events N] [--rate R] [--seconds S] [--threads T]
  *                   [--connections C] [--dir DIR] [--only TEXT] [--port P]
+ *                   [--tiny]
+ * --tiny: 4000 events, 0.5 s of singles, 2 threads (what CI runs to see
+ * the benchmark run to its end, bench/CMakeLists.txt).
  * --port loads a keel serve already running on 127.0.0.1:P instead (its
  * store is whatever it was started with; the library rows are skipped).
  * Prints one table (markdown) that a note can quote.
@@ -333,7 +339,11 @@ struct opts {
 	unsigned port;	  /* load a running keel serve instead */
 };
 
-static struct keel_server *serve(const struct opts *o, const char *url, bool null_mode)
+/* The server as keel serve runs it, or one of the benchmark's modes
+ * (src/http/server_bench.h). */
+enum serve_mode { SERVE_AS_IS, SERVE_DROPPING, SERVE_UNSYNCED };
+
+static struct keel_server *serve(const struct opts *o, const char *url, enum serve_mode mode)
 {
 	struct keel_server_options so = {
 		.size = sizeof so,
@@ -345,8 +355,10 @@ static struct keel_server *serve(const struct opts *o, const char *url, bool nul
 	};
 	struct keel_server *srv = NULL;
 	char *err = NULL;
-	if ((null_mode ? keel_server_start_dropping_events(&so, &srv, &err)
-		       : keel_server_start(&so, &srv, &err)) != 0) {
+	int rc = mode == SERVE_DROPPING  ? keel_server_start_dropping_events(&so, &srv, &err)
+		 : mode == SERVE_UNSYNCED ? keel_server_start_unsynced(&so, &srv, &err)
+					  : keel_server_start(&so, &srv, &err);
+	if (rc != 0) {
 		fprintf(stderr, "bench_http: %s\n", err);
 		exit(1);
 	}
@@ -519,6 +531,9 @@ struct scenario {
 	const char *name;
 	const char *store; /* "memory", "sqlite", or "null" (--null mode) */
 	bool process;	   /* against the keel binary's own process */
+	/* the writer's commits answered before they are synced (what the
+	 * sync before each answer costs, beside the same row synced) */
+	bool unsynced;
 	const struct reqs *reqs;
 	double rate;
 	struct target target;
@@ -537,9 +552,14 @@ int main(int argc, char **argv)
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--tiny") == 0) {
+			o.events = 4000, o.seconds = 0.5, o.threads = 2;
+			continue;
+		}
 		if (!v) {
 			fprintf(stderr, "usage: bench_http [--events N] [--rate R] [--seconds S] "
-					"[--threads T] [--connections C] [--dir DIR] [--only TEXT] [--port P]\n");
+					"[--threads T] [--connections C] [--dir DIR] [--only TEXT] [--port P] "
+					"[--tiny]\n");
 			return 2;
 		}
 		if (strcmp(a, "--events") == 0)
@@ -588,20 +608,32 @@ int main(int argc, char **argv)
 	struct run r;
 	char name[64];
 	snprintf(name, sizeof name, "single, paced %.0f/s", o.rate);
+	char unsynced_name[64];
+	snprintf(unsynced_name, sizeof unsynced_name, "single, paced %.0f/s, no sync", o.rate);
 	const struct scenario sc[] = {
-		{"batch 1000, limit (--null)", "null", false, &batches, 0, {"limit"}, true},
-		{"batch 1000, limit (library)", "memory", false, &batches, 0, {"limit"}, true},
-		{"batch 1000", "memory", false, &batches, 0, {">= 200000 events/s", 200000, 0}, true},
-		{"batch 1000, limit (library)", "sqlite", false, &batches, 0, {"limit"}, true},
-		{"4000/commit, limit (library)", "sqlite", false, &batches, 0, {"limit"}, true},
-		{"batch 1000", "sqlite", false, &batches, 0, {">= 100000 events/s", 100000, 0}, true},
-		{"batch 1000, serve process", "sqlite", true, &batches, 0,
+		{"batch 1000, limit (--null)", "null", false, false, &batches, 0, {"limit"}, true},
+		{"batch 1000, limit (library)", "memory", false, false, &batches, 0, {"limit"}, true},
+		{"batch 1000", "memory", false, false, &batches, 0,
+		 {">= 200000 events/s", 200000, 0}, true},
+		{"batch 1000, limit (library)", "sqlite", false, false, &batches, 0, {"limit"}, true},
+		{"4000/commit, limit (library)", "sqlite", false, false, &batches, 0, {"limit"}, true},
+		{"batch 1000", "sqlite", false, false, &batches, 0,
 		 {">= 100000 events/s", 100000, 0}, true},
-		{"single, paced, limit (--null)", "null", false, &ones, o.rate, {"limit"}, false},
-		{name, "sqlite", false, &ones, o.rate, {"p99 <= 5 ms", 0, 5}, false},
-		{"single, max, limit (--null)", "null", false, &ones, 0, {"limit"}, false},
-		{"single, max", "sqlite", false, &ones, 0, {""}, false},
+		{"batch 1000, no sync", "sqlite", false, true, &batches, 0, {"before: no sync"}, true},
+		{"batch 1000, serve process", "sqlite", true, false, &batches, 0,
+		 {">= 100000 events/s", 100000, 0}, true},
+		{"single, paced, limit (--null)", "null", false, false, &ones, o.rate, {"limit"},
+		 false},
+		{name, "sqlite", false, false, &ones, o.rate, {"p99 <= 5 ms", 0, 5}, false},
+		{unsynced_name, "sqlite", false, true, &ones, o.rate, {"before: no sync"}, false},
+		{"single, max, limit (--null)", "null", false, false, &ones, 0, {"limit"}, false},
+		{"single, max", "sqlite", false, false, &ones, 0, {""}, false},
+		{"single, max, no sync", "sqlite", false, true, &ones, 0, {"before: no sync"},
+		 false},
 	};
+	/* The rows synced and not, for the ratios after the table: batch
+	 * events/s, paced p99, max req/s. */
+	double synced[3] = {0}, unsynced[3] = {0};
 	long serve_rss_kib = -1;
 	for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
 		const struct scenario *x = &sc[i];
@@ -613,7 +645,7 @@ int main(int argc, char **argv)
 		if (strcmp(x->store, "sqlite") == 0)
 			sqlite_url(&o, "bench_http", url, sizeof url);
 		if (o.port) {
-			if (strstr(x->name, "(library)") || x->process)
+			if (strstr(x->name, "(library)") || x->process || x->unsynced)
 				continue;
 			size_t nconn = x->reqs == &batches ? o.connections : 16;
 			load((uint16_t)o.port, x->reqs, nconn, x->rate, &r);
@@ -626,7 +658,10 @@ int main(int argc, char **argv)
 			load(port, x->reqs, o.connections, x->rate, &r);
 			serve_rss_kib = stop_process(pid);
 		} else {
-			struct keel_server *srv = serve(&o, url, strcmp(x->store, "null") == 0);
+			enum serve_mode mode = strcmp(x->store, "null") == 0 ? SERVE_DROPPING
+					       : x->unsynced		      ? SERVE_UNSYNCED
+									      : SERVE_AS_IS;
+			struct keel_server *srv = serve(&o, url, mode);
 			/* Batches on a few connections (one writer anyway);
 			 * singles on more, as many producers would. */
 			size_t nconn = x->reqs == &batches ? o.connections : 16;
@@ -634,8 +669,29 @@ int main(int argc, char **argv)
 			keel_server_stop(srv);
 		}
 		row(x->name, x->store, &r, &x->target, x->show_events);
+		if (strcmp(x->store, "sqlite") == 0 && !x->process && !strstr(x->name, "limit")) {
+			double *to = x->unsynced ? unsynced : synced;
+			if (x->reqs == &batches)
+				to[0] = (double)r.events / r.seconds;
+			else if (x->rate > 0)
+				to[1] = pct(&r, 0.99);
+			else
+				to[2] = (double)r.done / r.seconds;
+		}
 		free(r.lat);
 	}
+	if (synced[0] > 0 && unsynced[0] > 0)
+		printf("\nthe sync before each answer (SQLite): batch 1000 %.0f events/s, %.0f "
+		       "without (%.2fx)",
+		       synced[0], unsynced[0], synced[0] / unsynced[0]);
+	if (synced[1] > 0 && unsynced[1] > 0)
+		printf("; single paced p99 %.2f ms, %.2f without (%.2fx)", synced[1], unsynced[1],
+		       synced[1] / unsynced[1]);
+	if (synced[2] > 0 && unsynced[2] > 0)
+		printf("; single max %.0f req/s, %.0f without (%.2fx)", synced[2], unsynced[2],
+		       synced[2] / unsynced[2]);
+	if (synced[0] > 0 || synced[1] > 0 || synced[2] > 0)
+		printf("\n");
 
 	if (serve_rss_kib >= 0)
 		printf("\npeak RSS of the keel serve process (batches of 1000 into SQLite): "

@@ -12,6 +12,8 @@
  * inputs Keel must reject and shows which it actually rejects.
  *
  * Usage: bench_json [ENVELOPES] [SECONDS_PER_CONTESTANT]
+ *        bench_json --tiny   (1000 envelopes, 0.05 s each: what CI runs to
+ *                             see the benchmark run to its end)
  *        bench_json --dump [ENVELOPES]   (writes the corpus as NDJSON)
  */
 #include <stdio.h>
@@ -536,6 +538,8 @@ int main(int argc, char **argv)
 	}
 	size_t n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 100000;
 	double budget = argc > 2 ? strtod(argv[2], NULL) : 1.0;
+	if (argc > 1 && strcmp(argv[1], "--tiny") == 0)
+		n = 1000, budget = 0.05;
 	struct corpus c;
 	corpus_build(&c, n ? n : 1);
 	keel_json_doc_init(&keel_doc);

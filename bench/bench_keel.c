@@ -26,7 +26,9 @@
  *     off the ingest's critical path (docs/performance.md, "A writer
  *     thread beside the preparation")
  *
- * Usage: bench_keel [--events N] [--dir DIR]   (N default 1000000)
+ * Usage: bench_keel [--events N] [--small N] [--dir DIR] [--tiny]
+ *   (N default 1000000, --small default 101000; --tiny: 2000 and 1000,
+ *   what CI runs to see the benchmark run to its end, bench/CMakeLists.txt)
  */
 
 #include <errno.h>
@@ -447,6 +449,20 @@ static struct proc_cost bench_build_indexes(const char *path, const char *sql)
 	return cost;
 }
 
+/* n with its digits in groups of three, "101 000", as the tables print it. */
+static void grouped(uint64_t n, char *out, size_t size)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+	size_t o = 0;
+	for (int i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			out[o++] = ' ';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+}
+
 static const char *verdict(int ok)
 {
 	return ok ? "met" : "MISSED";
@@ -454,26 +470,39 @@ static const char *verdict(int ok)
 
 int main(int argc, char **argv)
 {
-	uint64_t big = 1000000;
+	uint64_t big = 1000000, small = 101000;
 	const char *dir = NULL;
-	static const struct option opts[] = {
-		{"events", required_argument, 0, 'n'}, {"dir", required_argument, 0, 'd'}, {0}};
+	static const struct option opts[] = {{"events", required_argument, 0, 'n'},
+					     {"small", required_argument, 0, 's'},
+					     {"dir", required_argument, 0, 'd'},
+					     {"tiny", no_argument, 0, 't'},
+					     {0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "n:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:d:t", opts, NULL)) != -1) {
 		if (c == 'n')
 			big = strtoull(optarg, NULL, 10);
+		else if (c == 's')
+			small = strtoull(optarg, NULL, 10);
 		else if (c == 'd')
 			dir = optarg;
+		else if (c == 't')
+			big = 2000, small = 1000;
 		else
 			return 2;
 	}
+	if (!big || !small)
+		die("--events and --small must be positive");
+	/* The targets are set for the sizes the issues name. */
+	bool small_targets = small == 101000;
+	char small_n[32];
+	grouped(small, small_n, sizeof small_n);
 	char tmpl[] = "/tmp/keel-bench-XXXXXX";
 	bool own_dir = !dir; /* removed at the end: about 2 GB at 1M events */
 	if (!dir && !(dir = mkdtemp(tmpl)))
 		die("mkdtemp");
 	char small_in[4096], big_in[4096], db_small[4096], db_big[4096], db_wide[4096];
 	char url[4200];
-	snprintf(small_in, sizeof small_in, "%s/fleet-101k.ndjson", dir);
+	snprintf(small_in, sizeof small_in, "%s/fleet-small.ndjson", dir);
 	snprintf(big_in, sizeof big_in, "%s/fleet-big.ndjson", dir);
 	snprintf(db_small, sizeof db_small, "%s/small.db", dir);
 	snprintf(db_big, sizeof db_big, "%s/big.db", dir);
@@ -495,7 +524,7 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "generating inputs in %s ...\n", dir);
-	generate(small_in, 101000, 0.0, 0.0);
+	generate(small_in, small, 0.0, 0.0);
 
 	size_t len, lines, parsed;
 	char *buf = read_all(small_in, &len);
@@ -517,7 +546,7 @@ int main(int argc, char **argv)
 	snprintf(store_small, sizeof store_small, "sqlite:%s", db_small);
 	snprintf(store_big, sizeof store_big, "sqlite:%s", db_big);
 	snprintf(store_wide, sizeof store_wide, "sqlite:%s", db_wide);
-	fprintf(stderr, "SQLite: 101 000 events ...\n");
+	fprintf(stderr, "SQLite: %s events ...\n", small_n);
 	char *a1[] = {"keel", "ingest", small_in, "--cartridge", "fleet", "--store", store_small,
 		      "--quiet", NULL};
 	struct proc_cost c_small = run_keel(a1);
@@ -587,8 +616,10 @@ int main(int argc, char **argv)
 	printf("%-48s %13.2fx\n", "  parse / read ratio (time)", t_parse / t_read);
 	printf("%-48s %11.0f /s %10s %14s %12s %s\n", "parse + handlers, memory store, batch 500",
 	       mem_rate, "", "160 000 /s", ">= 1M/s", verdict(mem_rate >= 1e6));
-	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", "SQLite 101 000 events, defaults",
-	       c_small.wall, c_small.cpu, "2.9 s", "<= 0.8 s", verdict(c_small.wall <= 0.8));
+	snprintf(label, sizeof label, "SQLite %s events, defaults", small_n);
+	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", label, c_small.wall, c_small.cpu,
+	       small_targets ? "2.9 s" : "", small_targets ? "<= 0.8 s" : "",
+	       small_targets ? verdict(c_small.wall <= 0.8) : "");
 	snprintf(label, sizeof label, "SQLite %llu events, defaults (batch 500)",
 		 (unsigned long long)big);
 	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", label, c_big.wall, c_big.cpu,
@@ -616,9 +647,10 @@ int main(int argc, char **argv)
 	       c_big.wall / c_limit.wall, c_big.cpu / c_limit.cpu);
 	printf("where the limit is: the rows alone (no index the reads need), then those "
 	       "indexes built after them by SQLite's CREATE INDEX\n");
-	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", "SQLite 101 000 events, rows alone",
-	       c_bare_small.wall, c_bare_small.cpu, "", "(<= 0.8 s)",
-	       verdict(c_bare_small.wall <= 0.8));
+	snprintf(label, sizeof label, "SQLite %s events, rows alone", small_n);
+	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", label, c_bare_small.wall,
+	       c_bare_small.cpu, "", small_targets ? "(<= 0.8 s)" : "",
+	       small_targets ? verdict(c_bare_small.wall <= 0.8) : "");
 	printf("%-48s %12.2f s %8.2f s\n", "  then their indexes, CREATE INDEX",
 	       c_index_small.wall, c_index_small.cpu);
 	printf("%-48s %13.2fx %9.2fx\n", "  (rows alone + CREATE INDEX) / ingest",
@@ -637,8 +669,8 @@ int main(int argc, char **argv)
 		 (unsigned long long)big);
 	printf("%-48s %12.2f s %8.2f s %14s %12s %s\n", label, c_resend.wall, c_resend.cpu, "",
 	       "<= 1.5 s", verdict(c_resend.wall <= 1.5));
-	printf("%-48s %10.1f MiB %10s %14s %12s %s\n", "peak RSS, ingest 101 000 (defaults)",
-	       (double)c_small.maxrss_kib / mib, "", "", "<= 64 MiB",
+	snprintf(label, sizeof label, "peak RSS, ingest %s (defaults)", small_n);
+	printf("%-48s %10.1f MiB %10s %14s %12s %s\n", label, (double)c_small.maxrss_kib / mib, "", "", "<= 64 MiB",
 	       verdict(c_small.maxrss_kib <= 64 * 1024));
 	snprintf(label, sizeof label, "peak RSS, ingest %llu (defaults)", (unsigned long long)big);
 	printf("%-48s %10.1f MiB %10s %14s %12s %s\n", label, (double)c_big.maxrss_kib / mib, "",

@@ -19,7 +19,9 @@
  *     processes (what a user waits for; process start included)
  *
  * Usage: bench_reads [--events N] [--gps G] [--calls K] [--dir DIR]
- *                    [--old-keel PATH]
+ *                    [--old-keel PATH] [--tiny]
+ * (--tiny: 2000 events, G 1000, K 20: what CI runs to see the benchmark
+ * run to its end, bench/CMakeLists.txt)
  */
 
 #include <errno.h>
@@ -378,10 +380,13 @@ int main(int argc, char **argv)
 					     {"calls", required_argument, 0, 'k'},
 					     {"dir", required_argument, 0, 'd'},
 					     {"old-keel", required_argument, 0, 'o'},
+					     {"tiny", no_argument, 0, 't'},
 					     {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "n:g:k:d:o:", opts, NULL)) != -1) {
-		if (c == 'n')
+	while ((c = getopt_long(argc, argv, "n:g:k:d:o:t", opts, NULL)) != -1) {
+		if (c == 't')
+			events = 2000, gps = 1000, calls = 20;
+		else if (c == 'n')
 			events = strtoull(optarg, NULL, 10);
 		else if (c == 'g')
 			gps = strtoull(optarg, NULL, 10);

@@ -20,7 +20,9 @@
  * beside the figures: other work on the machine moves them.
  *
  * Usage: bench_replay [--events N] [--workers-events N] [--dir DIR]
- *                     [--mysql-dir DIR] [--no-mysql]
+ *                     [--mysql-dir DIR] [--no-mysql] [--tiny]
+ * --tiny: 2000 events for both (what CI runs to see the benchmark run to
+ * its end, bench/CMakeLists.txt).
  * Without --mysql-dir a private MariaDB is started with
  * scripts/mariadb-test-server (the suite's script) and stopped at the end.
  */
@@ -371,14 +373,18 @@ int main(int argc, char **argv)
 	    {"dir", required_argument, NULL, 'd'},
 	    {"mysql-dir", required_argument, NULL, 'm'},
 	    {"no-mysql", no_argument, NULL, 'n'},
+	    {"tiny", no_argument, NULL, 't'},
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t events = 1000000, wevents = 400000;
 	const char *dir = NULL;
 	bool no_mysql = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "e:w:d:m:n", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:w:d:m:nt", opts, NULL)) != -1) {
 		switch (c) {
+		case 't':
+			events = wevents = 2000;
+			break;
 		case 'e':
 			events = strtoull(optarg, NULL, 10);
 			break;
@@ -397,7 +403,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: bench_replay [--events N] [--workers-events N] "
-				"[--dir DIR] [--mysql-dir DIR] [--no-mysql]\n");
+				"[--dir DIR] [--mysql-dir DIR] [--no-mysql] [--tiny]\n");
 			return 2;
 		}
 	}

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-# bench_ui.py [--keel PATH] [--runs N] - the /ui/ page's weight and speed
-# (docs/performance.md, "The /ui/ page").
+# bench_ui.py [--keel PATH] [--runs N] [--tiny] - the /ui/ page's weight and
+# speed (docs/performance.md, "The /ui/ page"). --tiny: 100 and 1 000 rows,
+# one run (what CI runs to see the benchmark run to its end,
+# bench/CMakeLists.txt).
 #
 # Builds a SQLite store with two vehicles, one whose timelines hold 1 000
 # stored rows and one with 10 000 (hand-made fleet telematics: a
@@ -155,10 +157,14 @@ def measure(browser, url, rows):
 
 
 def main():
+    global SIZES
     ap = argparse.ArgumentParser()
     ap.add_argument("--keel", default="build/keel")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true")
     args = ap.parse_args()
+    if args.tiny:
+        SIZES, args.runs = (100, 1000), 1
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
     with tempfile.TemporaryDirectory(prefix="keel-bench-ui-") as tmp:

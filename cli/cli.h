@@ -50,8 +50,10 @@ struct keel_cmd {
 /* The table (cli/main.c). */
 extern const struct keel_cmd *const keel_cmds[];
 
-/* Prints "usage: keel <usage>" and the summary to f. */
+/* Prints "usage: keel <usage>", the summary and the docs footer to f. */
 void cli_help(const struct keel_cmd *cmd, FILE *f);
+/* Names the installed man page and documentation directory (cli/docs.c). */
+void cli_docs_footer(FILE *f);
 /* Usage error: "keel NAME: <message>" and a hint on stderr; returns 2. */
 /* An option that may be given once (--cartridge): sets *slot to value and
  * returns true, or says it was given twice (usage) and returns false. */

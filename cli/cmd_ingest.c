@@ -201,9 +201,16 @@ static int store_failed(struct ingest_state *st, int rc)
 	pthread_mutex_lock(&ingest_output_lock);
 	progress_clear(st);
 	pthread_mutex_unlock(&ingest_output_lock);
+	/* Whether the last commit went in is unknown: the way out is the
+	 * same as after any failure, and safe for the same reason. */
+	const char *again = rc == KEEL_EUNCERTAIN
+				? "; run the same input again: what was logged is "
+				  "skipped as duplicates"
+				: "";
 	if (st->multi)
-		return cli_error(st->cmd, "%s: %s", st->input, keel_ingest_errmsg(st->ing));
-	return cli_error(st->cmd, "%s", keel_ingest_errmsg(st->ing));
+		return cli_error(st->cmd, "%s: %s%s", st->input, keel_ingest_errmsg(st->ing),
+				 again);
+	return cli_error(st->cmd, "%s%s", keel_ingest_errmsg(st->ing), again);
 }
 
 static int offer(struct ingest_state *st, const char *line, size_t len, uint64_t lineno,

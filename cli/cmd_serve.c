@@ -27,6 +27,7 @@ enum {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_INSECURE_HTTP,
+	OPT_METRICS_TENANTS,
 	OPT_FORWARD,
 	OPT_STREAM,
 	OPT_STORE_MAP,
@@ -61,6 +62,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
 		{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 		{"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
+		{"metrics-tenants", required_argument, NULL, OPT_METRICS_TENANTS},
 		{"forward", required_argument, NULL, OPT_FORWARD},
 		{"stream", required_argument, NULL, OPT_STREAM},
 		{"store-map", required_argument, NULL, OPT_STORE_MAP},
@@ -142,6 +144,9 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			break;
 		case OPT_INSECURE_HTTP:
 			o.insecure_http = true;
+			break;
+		case OPT_METRICS_TENANTS:
+			o.metrics_tenants = optarg;
 			break;
 		case OPT_FORWARD:
 			o.forward = optarg;
@@ -240,6 +245,11 @@ const struct keel_cmd keel_cmd_serve = {
 		 "      --request-timeout S  a whole request within S seconds (60)\n"
 		 "      --grace S            on SIGTERM/SIGINT, wait at most S seconds for\n"
 		 "                           requests under way (10)\n"
+		 "      --metrics-tenants N|all|T1,T2,...\n"
+		 "                           tenants with series of their own in /metrics:\n"
+		 "                           the first N seen (" KEEL_DEFAULT_METRICS_TENANTS
+		 "; 0: none), all, or\n"
+		 "                           those named; the rest are summed\n"
 		 "      --forward SERVERS    publish POSTed events to the log (nats://HOST:PORT\n"
 		 "                           [,...]) instead of the store, answering once\n"
 		 "                           the log has them; the store serves reads\n"

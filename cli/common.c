@@ -22,6 +22,7 @@ void cli_help(const struct keel_cmd *cmd, FILE *f)
 	int n = rest ? (int)(rest - cmd->usage) : (int)strlen(cmd->usage);
 	fprintf(f, "usage: keel %.*s\n\n%s%s\n", n, cmd->usage, cmd->summary,
 		rest ? rest : "");
+	cli_docs_footer(f);
 }
 
 static void cli_vmsg(const struct keel_cmd *cmd, const char *fmt, va_list ap)

@@ -60,6 +60,7 @@ static void main_help(FILE *f)
 	      "Exit status: 0 ok, 1 fatal error, 2 usage, 3 finished with rejected "
 	      "events.\n",
 	      f);
+	cli_docs_footer(f);
 }
 
 int main(int argc, char **argv)

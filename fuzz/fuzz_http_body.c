@@ -31,10 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = 1;
 	}
 	const char *s = (const char *)data;
-	struct keel_http_item *items = NULL;
-	size_t n = 0, cap = 0, at = 0;
+	struct keel_http_items found = {0};
+	size_t at = 0;
 	const char *why = NULL;
-	int rc = keel_http_split_array(s, size, &items, &n, &cap, &why, &at);
+	int rc = keel_http_split_array(s, size, &found, &why, &at);
+	struct keel_http_item *items = found.v;
+	size_t n = found.n;
 	if (rc != 0) {
 		CHECK(why != NULL);
 		CHECK(at <= size);

@@ -64,7 +64,8 @@ KEEL_API const char *keel_version(void);
 	XX(NOTFOUND, -8, "not found")                                     \
 	XX(DUMP, -9, "invalid dump record")                               \
 	XX(FORGOTTEN, -10, "forgotten")                                   \
-	XX(FENCED, -11, "fenced: another process owns the partition")
+	XX(UNCERTAIN, -11, "commit outcome unknown")                      \
+	XX(FENCED, -12, "fenced: another process owns the partition")
 
 enum keel_error {
 	KEEL_OK = 0,
@@ -72,6 +73,12 @@ enum keel_error {
 	KEEL_ERRNO_MAP(KEEL_XX)
 #undef KEEL_XX
 };
+
+/* KEEL_EUNCERTAIN: a commit failed in a way that leaves unknown whether
+ * what it held was committed (MySQL: the connection lost while COMMIT was
+ * under way; SQLite: the commit done, but its log could not be synced,
+ * so a power cut may undo it). Sending the same events again is safe:
+ * those already logged are answered as duplicates. */
 
 /* Short name ("KEEL_ESTORE") and message ("store error") of a code. */
 KEEL_API const char *keel_err_name(int code);
@@ -374,7 +381,10 @@ KEEL_API int keel_ingest_new(struct keel_store *s, const struct keel_ingest_opti
  * commit_interval_ms old; a store failure returns KEEL_ESTORE (KEEL_EINVAL
  * for a bulk load refused), that batch alone is rolled back (the batches
  * before it are committed) and keel_ingest_errmsg names its range of
- * positions. In KEEL_INGEST_WORKERS mode a worker's
+ * positions. The same holds when the store fails while an event is
+ * offered (reading its tenant's recorded cartridge): the open batch is
+ * dropped unwritten, so no event offered before the failure is committed
+ * by a later flush. In KEEL_INGEST_WORKERS mode a worker's
  * failure is returned by a later call. */
 KEEL_API int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 		    uint64_t position);
@@ -384,7 +394,9 @@ KEEL_API int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position
 /* Commits every event offered so far and returns once it is committed (in
  * KEEL_INGEST_WORKERS mode: once every worker has committed, every
  * rejection reported). KEEL_INGEST_BULK writes nothing before
- * keel_ingest_finish: there it does nothing. */
+ * keel_ingest_finish: there it does nothing. A commit (here, or in
+ * keel_ingest_add) whose outcome the store cannot know returns
+ * KEEL_EUNCERTAIN: offering the same events again is safe. */
 KEEL_API int keel_ingest_flush(struct keel_ingest *ing);
 /* Flushes and ends the ingestion: KEEL_INGEST_BULK writes everything here
  * (on failure nothing was written); workers stop. Nothing may be added
@@ -496,6 +508,15 @@ struct keel_find_options {
 KEEL_API int keel_tenants(struct keel_store *s,
 			  bool (*visible)(void *ud, const char *tenant), void *ud,
 			  const struct keel_read_options *o, char **json);
+/* keel_tenants a page at a time, as keel_entities pages (keel tenants,
+ * GET /v1/tenants): f->limit of them (0: KEEL_DEFAULT_PAGE) after
+ * f->cursor, as {"tenants":[...],"next":CURSOR|null} ("known_at" first as
+ * above). f->kind and f->prefix are not taken (KEEL_EINVAL), nor a cursor
+ * keel did not give or a limit above KEEL_MAX_PAGE. f and o may be NULL. */
+KEEL_API int keel_tenants_page(struct keel_store *s,
+			       bool (*visible)(void *ud, const char *tenant), void *ud,
+			       const struct keel_find_options *f,
+			       const struct keel_read_options *o, char **json);
 /* A page of a tenant's entities that existed at o->at (first seen at or
  * before it; default now) as known at o->known_at: with f->kind, those
  * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,
@@ -897,6 +918,12 @@ struct keel_server_options {
 	const char *tls_key;	     /* PEM private key file of tls_cert */
 	bool insecure_http;	     /* let tokens travel in clear: plain HTTP
 					with a token file off loopback */
+	/* Which tenants get series of their own in GET /metrics (for a
+	 * token for every tenant): "N", the first N tenants seen since the
+	 * start (0: none); "all"; or a comma-separated list of tenant
+	 * names. The others are summed in keel_other_tenants_events_total.
+	 * NULL: KEEL_DEFAULT_METRICS_TENANTS (docs/http.md, "Metrics"). */
+	const char *metrics_tenants;
 	/* keel serve --forward (docs/log.md, "Publishing"): POST /v1/events
 	 * publishes each event to the log forward_stream at these servers
 	 * ("nats://host:port[,...]") and answers once the log has
@@ -914,6 +941,7 @@ struct keel_server_options {
 	 * forget) is refused. Excludes store_url. */
 	const char *store_map;
 };
+#define KEEL_DEFAULT_METRICS_TENANTS "100"
 
 /* The checks keel_server_start makes of o alone, before it reads a file
  * or opens a store or a socket: the listen address parses, tls_cert and

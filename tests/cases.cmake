@@ -11,6 +11,9 @@
 #   KEEL_MYSQL_ENV      the environment those cases get
 #   KEEL_MYSQL_LOCKED   regex of the cases that also take the resource lock
 #                       mariadb_globals (see tests/CMakeLists.txt)
+#   KEEL_PG_CASES       regex of the ctest names that need the PostgreSQL
+#                       fixture
+#   KEEL_PG_ENV         the environment those cases get
 
 foreach(entry IN LISTS KEEL_TEST_BINARIES)
   string(REGEX REPLACE "=.*" "" name "${entry}")
@@ -40,6 +43,10 @@ foreach(entry IN LISTS KEEL_TEST_BINARIES)
       if(test MATCHES "${KEEL_MYSQL_LOCKED}")
         set_tests_properties(${test} PROPERTIES RESOURCE_LOCK mariadb_globals)
       endif()
+    endif()
+    if(KEEL_PG_CASES AND test MATCHES "${KEEL_PG_CASES}")
+      set_tests_properties(${test} PROPERTIES FIXTURES_REQUIRED postgres_server
+        ENVIRONMENT "${KEEL_PG_ENV}")
     endif()
   endforeach()
 endforeach()

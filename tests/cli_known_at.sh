@@ -132,13 +132,13 @@ lacks out '"globex"'
 # The tenants list: as known at R1 that of the store given only run 1,
 # with the moment said; before anything, none; now, both.
 expect 0 "$KEEL" tenants --known-at "$R1" --store "$db"
-is_out '{"known_at":"'$R1'","tenants":["acme"]}'
+is_out '{"known_at":"'$R1'","tenants":["acme"],"next":null}'
 expect 0 "$KEEL" tenants --store "sqlite:$dir/b.db"
-is_out '{"tenants":["acme"]}'
+is_out '{"tenants":["acme"],"next":null}'
 expect 0 "$KEEL" tenants --known-at $old --store "$db"
-is_out '{"known_at":"'$old'","tenants":[]}'
+is_out '{"known_at":"'$old'","tenants":[],"next":null}'
 expect 0 "$KEEL" tenants --store "$db"
-is_out '{"tenants":["acme","globex"]}'
+is_out '{"tenants":["acme","globex"],"next":null}'
 
 # Bad values are usage errors; --changes is history's alone.
 for cmd in "show acme vehicle:V-1" "history acme vehicle:V-1" "why acme vehicle:V-1 status" \

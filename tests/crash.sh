@@ -17,7 +17,9 @@
 #
 # The store under test: fresh SQLite files here; tests/mysql_crash.sh sets
 # KEEL_CRASH_FRESH, a command printing the URL of a fresh MariaDB database,
-# and KEEL_CRASH_EVENTS, a shorter input (a MariaDB run takes longer).
+# and KEEL_CRASH_EVENTS, a shorter input (a MariaDB run takes longer);
+# tests/postgres_crash.sh also KEEL_CRASH_KILLS, fewer kills (30 by default,
+# two thirds of them at the default commit interval).
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 in=$dir/in.ndjson
@@ -121,5 +123,6 @@ crash_rounds() {
 }
 
 # Batch 50 keeps batches short, so kills land between and inside them.
-crash_rounds "default commit interval" 20 --batch 50
-crash_rounds "--commit-interval 0" 10 --batch 50 --commit-interval 0
+kills=${KEEL_CRASH_KILLS:-30}
+crash_rounds "default commit interval" $((kills * 2 / 3)) --batch 50
+crash_rounds "--commit-interval 0" $((kills - kills * 2 / 3)) --batch 50 --commit-interval 0

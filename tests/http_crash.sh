@@ -13,12 +13,13 @@ command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exi
 . "$(dirname "$0")/cli/scratch.sh"
 
 chunk=20
-"$KEEL" generate fleet --events 6000 --tenants 2 --seed 29 --late 0.05 --duplicates 0.02 \
+"$KEEL" generate fleet --events "${KEEL_CRASH_EVENTS:-6000}" --tenants 2 --seed 29 --late 0.05 --duplicates 0.02 \
 	--output "$dir/in.ndjson"
 split -l "$chunk" -d -a 4 "$dir/in.ndjson" "$dir/chunk."
 chunks=("$dir"/chunk.*)
 # The store under test: SQLite here; tests/mysql_http_crash.sh passes a
-# fresh MariaDB database.
+# fresh MariaDB database, tests/postgres_http_crash.sh a fresh PostgreSQL
+# store and a shorter stream (KEEL_CRASH_EVENTS).
 db=${KEEL_CRASH_STORE:-"sqlite:$dir/keel.db"}
 "$KEEL" ingest --cartridge fleet "$dir/in.ndjson" --store "sqlite:$dir/ref.db" --quiet
 "$KEEL" dump --store "sqlite:$dir/ref.db" > "$dir/ref.dump"

@@ -7,6 +7,10 @@
 # (status 2). A client silent at the handshake is cut at the header
 # timeout. Off loopback, tokens in plain HTTP are refused at start
 # (status 2) unless --insecure-http, while HTTPS needs no such flag.
+# Only TLS 1.2 and 1.3 are spoken: openssl s_client with -tls1 or -tls1_1
+# (allowed by the client at security level 0) gets no session. A
+# certificate that has expired, or is not valid yet, stops the start
+# (status 1) with its dates.
 set -euo pipefail
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
 command -v openssl >/dev/null || { echo "openssl is needed (scripts/deps --test)"; exit 1; }
@@ -74,6 +78,30 @@ code=$(curl -s -o "$dir/plain" -w '%{http_code}' -H "Authorization: Bearer $toke
 [ ! -s "$dir/plain" ] || fail "plain HTTP to the TLS port got a body: $(cat "$dir/plain")"
 # and the server still serves TLS after it
 [ "$(tls "$https/healthz")" = '{"status":"ok"}' ] || fail "healthz after a plain request"
+# TLS 1.2 and 1.3 are spoken, 1.0 and 1.1 are not. The client is allowed
+# every version (SECLEVEL=0: OpenSSL 3 would refuse 1.0 and 1.1 itself),
+# so a refusal is the server's.
+for v in tls1 tls1_1 tls1_2 tls1_3; do
+	rc=0
+	echo | timeout 20 openssl s_client -connect "127.0.0.1:$port" -"$v" \
+		-cipher 'DEFAULT@SECLEVEL=0' >"$dir/s_client.$v" 2>&1 || rc=$?
+	case $v in
+	tls1 | tls1_1)
+		[ "$rc" -ne 0 ] || fail "TLS $v was negotiated: $(grep -E 'Protocol|Cipher is' "$dir/s_client.$v")"
+		# (s_client prints "New, (NONE), Cipher is (NONE)" for no session)
+		grep -qE '^New, TLSv' "$dir/s_client.$v" &&
+			fail "TLS $v session: $(cat "$dir/s_client.$v")"
+		;;
+	*)
+		want=TLSv1.2
+		[ "$v" = tls1_3 ] && want=TLSv1.3
+		[ "$rc" -eq 0 ] || fail "TLS $v refused (status $rc): $(tail -n 5 "$dir/s_client.$v")"
+		grep -qE "^New, $want, Cipher is [A-Z]" "$dir/s_client.$v" ||
+			fail "TLS $v: no $want session: $(cat "$dir/s_client.$v")"
+		;;
+	esac
+done
+
 # A second TLS server on this port fails for the port, not for TLS.
 expect_start_error 1 "cannot start the server (Address already in use)" \
 	--listen "127.0.0.1:$port" --tls-cert "$dir/cert.pem" --tls-key "$dir/key.pem"
@@ -118,6 +146,55 @@ LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")"
 	--listen 127.0.0.1:0 --tls-cert "$dir/damaged.pem" "${key[@]}"
 # another certificate's key
 expect_start_error 1 "do not match" --listen 127.0.0.1:0 "${cert[@]}" --tls-key "$dir/other-key.pem"
+
+# certificates out of their validity, made by a throw-away openssl CA
+# configuration (req -x509 cannot date a certificate in the past or the
+# future): refused at start, with the dates, whatever the key
+mkdir -p "$dir/ca/new"
+: >"$dir/ca/index.txt"
+echo 01 >"$dir/ca/serial"
+cat >"$dir/ca.cnf" <<CNF
+[ca]
+default_ca = test
+[test]
+dir = $dir/ca
+database = \$dir/index.txt
+new_certs_dir = \$dir/new
+serial = \$dir/serial
+default_md = sha256
+unique_subject = no
+policy = any
+[any]
+commonName = supplied
+CNF
+openssl req -new -newkey rsa:2048 -nodes -subj "/CN=dated" -keyout "$dir/dated-key.pem" \
+	-out "$dir/dated.csr" 2>/dev/null || fail "openssl req"
+dated() { # OUT START END
+	openssl ca -batch -config "$dir/ca.cnf" -selfsign -keyfile "$dir/dated-key.pem" \
+		-in "$dir/dated.csr" -startdate "$2" -enddate "$3" -out "$1" 2>"$dir/ca.err" ||
+		fail "openssl ca: $(cat "$dir/ca.err")"
+}
+dated "$dir/expired.pem" 20200101000000Z 20210101000000Z
+dated "$dir/future.pem" 20991231000000Z 21001231000000Z
+dated "$dir/current.pem" 20200101000000Z 20991231000000Z
+expect_start_error 1 "--tls-cert \"$dir/expired.pem\": certificate 1 of 1 (CN=dated) has expired: valid from 2020-01-01T00:00:00Z to 2021-01-01T00:00:00Z" \
+	--listen 127.0.0.1:0 --tls-cert "$dir/expired.pem" --tls-key "$dir/dated-key.pem"
+grep -q "renew it" "$dir/err" || fail "expired: $(cat "$dir/err")"
+expect_start_error 1 "--tls-cert \"$dir/future.pem\": certificate 1 of 1 (CN=dated) is not valid yet: valid from 2099-12-31T00:00:00Z" \
+	--listen 127.0.0.1:0 --tls-cert "$dir/future.pem" --tls-key "$dir/dated-key.pem"
+# an expired certificate behind a valid one in a chain file: named as the second
+cat "$dir/current.pem" "$dir/expired.pem" >"$dir/chain.pem"
+expect_start_error 1 "certificate 2 of 2 (CN=dated) has expired" \
+	--listen 127.0.0.1:0 --tls-cert "$dir/chain.pem" --tls-key "$dir/dated-key.pem"
+# the same key with a certificate valid now starts
+"$KEEL" serve --listen 127.0.0.1:0 --store memory: --cartridge fleet --tls-cert "$dir/current.pem" \
+	--tls-key "$dir/dated-key.pem" --quiet 2>"$dir/log5" &
+pid=$!
+wait_port "$dir/log5"
+[ "$(curl -sk "https://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ] || fail "a current certificate"
+kill -TERM "$pid"
+wait "$pid" || fail "server: status $? after SIGTERM"
+pid=
 
 # --- off loopback: tokens in plain HTTP are refused at start
 expect_start_error 2 "tokens would cross the network in clear" \

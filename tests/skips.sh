@@ -9,6 +9,7 @@
 : "${KEEL_BUILD_DIR:?build directory}"
 bin=$KEEL_BUILD_DIR/tests
 no_mysql=(env -u KEEL_TEST_MYSQL_DIR -u KEEL_TEST_MYSQL_URL -u KEEL_TEST_MYSQL_FRESH -u CI)
+no_pg=(env -u KEEL_TEST_PG_DIR -u KEEL_TEST_PG_FRESH -u CI)
 
 # A cmocka case without its server: skipped (77), then failed under CI=true.
 expect 77 "${no_mysql[@]}" "$bin/test_conformance" ingesting_twice_changes_nothing.mysql
@@ -34,12 +35,21 @@ lacks out ".mysql"
 
 # --list: every contract case on every store, the same cases on each.
 expect 0 "$bin/test_conformance" --list
-for store in memory sqlite mysql; do
+for store in memory sqlite mysql postgres; do
 	sed -n "s/\\.$store\$//p" "$dir/out" >"$dir/cases.$store"
 done
 [ "$(wc -l <"$dir/cases.memory")" -ge 8 ] || fail "--list: too few memory cases: $(cat "$dir/out")"
 cmp -s "$dir/cases.memory" "$dir/cases.sqlite" || fail "--list: sqlite's cases differ from memory's"
 cmp -s "$dir/cases.memory" "$dir/cases.mysql" || fail "--list: mysql's cases differ from memory's"
+cmp -s "$dir/cases.memory" "$dir/cases.postgres" || fail "--list: postgres's cases differ from memory's"
+# PostgreSQL's cases and shell tests without their server: skipped, and
+# failed under CI=true.
+expect 77 "${no_pg[@]}" "$bin/test_conformance" ingesting_twice_changes_nothing.postgres
+contains out "skipped: no PostgreSQL server"
+expect 1 "${no_pg[@]}" CI=true "$bin/test_store_postgres" a_failed_batch_rolls_back_alone
+contains err "under CI=true nothing may be skipped"
+expect 77 "${no_pg[@]}" bash "$KEEL_SOURCE_DIR/tests/postgres_cli.sh"
+contains out "skipped: no PostgreSQL server"
 
 # A shell test without its server: skipped (77), then failed under CI=true.
 expect 77 "${no_mysql[@]}" bash "$KEEL_SOURCE_DIR/tests/mysql_cli.sh"

@@ -16,7 +16,7 @@ case "|$schemes|" in *"|sqlite|"*) ;; *) echo "FAIL: schemes read: $schemes"; ex
 # A string comparison with a scheme literal ("sqlite:", "memory", ...).
 scheme_test="\\b(strn?cmp|strn?casecmp|memcmp|strstr|strncasecmp)[[:space:]]*\\([^;]*\"($schemes)[:\"]"
 # The stores' client libraries.
-client_call='\b(sqlite3_[a-z0-9_]+|mysql_[a-z0-9_]+)[[:space:]]*\(|#include[[:space:]]*<(sqlite3|mysql|mariadb)'
+client_call='\b(sqlite3_[a-z0-9_]+|mysql_[a-z0-9_]+|PQ[a-zA-Z]+)[[:space:]]*\(|#include[[:space:]]*<(sqlite3|mysql|mariadb|libpq-fe)'
 # A backend's ops table read directly.
 ops_read='(->|\.)ops(->|\.)'
 # The default store decided again (keel_store_default_url decides it).
@@ -35,6 +35,8 @@ self_check "$scheme_test" 'if (strncmp(u, "sqlite:", 7) == 0 && strcmp(u, "sqlit
 self_check "$scheme_test" 'srv->shared_store = strncmp(srv->store_url, "memory:", 7) == 0;'
 self_check "$client_call" '	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE, NULL) !='
 self_check "$client_call" '#include <sqlite3.h>'
+self_check "$client_call" '	PGresult *res = PQexec(g->conn, sql);'
+self_check "$client_call" '#include <libpq-fe.h>'
 self_check "$ops_read" '		mode = first->ops->concurrent_writers ? KEEL_WORKERS_TENANTS'
 self_check "$default_url" '		url = getenv("KEEL_STORE");'
 

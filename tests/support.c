@@ -29,36 +29,56 @@ void keel_test_skip_at(const char *file, int line, const char *why)
 	_skip(file, line);
 }
 
-/* The size of the MySQL fixture's error log, or -1 when there is none:
- * what a failed case adds to it is shown with the failure, since a
- * server-side cause (a deadlock, a crash) appears nowhere else. */
-static long long fixture_log_size(char *path, size_t size)
+/* The logs of the suite's database fixtures (MySQL's error log,
+ * PostgreSQL's server log), each from the size it had when the case
+ * started: what a failed case adds to them is shown with the failure,
+ * since a server-side cause (a deadlock, a crash) appears nowhere else. */
+struct fixture_log {
+	const char *env, *file, *name;
+	char path[4096];
+	long long from; /* -1: no such log */
+};
+
+static struct fixture_log fixture_logs[] = {
+	{"KEEL_TEST_MYSQL_DIR", "err.log", "the MySQL fixture's error log", "", -1},
+	{"KEEL_TEST_PG_DIR", "cluster/server.log", "the PostgreSQL fixture's log", "", -1},
+};
+
+static void fixture_logs_mark(void)
 {
-	const char *dir = getenv("KEEL_TEST_MYSQL_DIR");
-	struct stat st;
-	if (!dir || !*dir)
-		return -1;
-	snprintf(path, size, "%s/err.log", dir);
-	return stat(path, &st) ? -1 : (long long)st.st_size;
+	for (size_t i = 0; i < sizeof fixture_logs / sizeof fixture_logs[0]; i++) {
+		struct fixture_log *l = &fixture_logs[i];
+		const char *dir = getenv(l->env);
+		struct stat st;
+		l->from = -1;
+		if (!dir || !*dir)
+			continue;
+		snprintf(l->path, sizeof l->path, "%s/%s", dir, l->file);
+		if (stat(l->path, &st) == 0)
+			l->from = (long long)st.st_size;
+	}
 }
 
-static void print_fixture_log_since(const char *path, long long from)
+static void fixture_logs_print(void)
 {
-	struct stat st;
-	if (stat(path, &st) || st.st_size <= from)
-		return; /* it logged nothing meanwhile */
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fseek(f, (long)from, SEEK_SET) == 0) {
-		fprintf(stderr, "--- the MySQL fixture's error log meanwhile (%s):\n", path);
-		char buf[4096];
-		size_t n;
-		while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-			fwrite(buf, 1, n, stderr);
-		fprintf(stderr, "--- end of the fixture's log\n");
+	for (size_t i = 0; i < sizeof fixture_logs / sizeof fixture_logs[0]; i++) {
+		const struct fixture_log *l = &fixture_logs[i];
+		struct stat st;
+		if (l->from < 0 || stat(l->path, &st) || st.st_size <= l->from)
+			continue; /* it logged nothing meanwhile */
+		FILE *f = fopen(l->path, "r");
+		if (!f)
+			continue;
+		if (fseek(f, (long)l->from, SEEK_SET) == 0) {
+			fprintf(stderr, "--- %s meanwhile (%s):\n", l->name, l->path);
+			char buf[4096];
+			size_t n;
+			while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+				fwrite(buf, 1, n, stderr);
+			fprintf(stderr, "--- end of the fixture's log\n");
+		}
+		fclose(f);
 	}
-	fclose(f);
 }
 
 int keel_test_main(const struct CMUnitTest *tests, size_t n, int argc, char **argv)
@@ -83,13 +103,11 @@ int keel_test_main(const struct CMUnitTest *tests, size_t n, int argc, char **ar
 		free(chosen);
 		return 1;
 	}
-	char log[4096];
-	long long log_from = fixture_log_size(log, sizeof log);
+	fixture_logs_mark();
 	int failed = _cmocka_run_group_tests(self, chosen, k, NULL, NULL);
 	free(chosen);
 	if (failed) {
-		if (log_from >= 0)
-			print_fixture_log_since(log, log_from);
+		fixture_logs_print();
 		return 1;
 	}
 	return skipped ? 77 : 0;

@@ -41,7 +41,8 @@ struct store_case {
 
 /* A kind of store the contract runs on. fresh() makes a new, empty store
  * of that kind, or skips the case (keel_test_skip) when this machine has
- * none: MySQL needs the server of ctest's mysql_server fixture. */
+ * none: MySQL and PostgreSQL need the servers of ctest's mysql_server
+ * and postgres_server fixtures. */
 struct store_kind {
 	const char *name;
 	void (*fresh)(struct store_case *c);
@@ -76,12 +77,32 @@ static void mysql_fresh(struct store_case *c)
 }
 #endif
 
+#ifdef KEEL_WITH_POSTGRES
+/* A new database on the fixture's server, from its "fresh" command. */
+static void postgres_fresh(struct store_case *c)
+{
+	c->dir = NULL;
+	const char *fresh = getenv("KEEL_TEST_PG_FRESH");
+	if (!fresh || !*fresh)
+		keel_test_skip("no PostgreSQL server: KEEL_TEST_PG_FRESH is unset "
+			       "(the postgres_server ctest fixture sets it)");
+	FILE *p = popen(fresh, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(c->url, sizeof c->url, p));
+	c->url[strcspn(c->url, "\n")] = 0;
+	assert_int_equal(pclose(p), 0);
+}
+#endif
+
 /* Every store Keel has; each contract case runs on each of them. */
 static const struct store_kind stores[] = {
 	{"memory", memory_fresh},
 	{"sqlite", sqlite_fresh},
 #ifdef KEEL_WITH_MYSQL
 	{"mysql", mysql_fresh},
+#endif
+#ifdef KEEL_WITH_POSTGRES
+	{"postgres", postgres_fresh},
 #endif
 };
 

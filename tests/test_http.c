@@ -1,7 +1,7 @@
 /*
  * test_http.c - keel serve through real HTTP (src/http/): a small client on
  * plain sockets talks to a server started in-process on a free loopback
- * port, against the memory and SQLite stores.
+ * port, against the memory and SQLite stores (and one case on MariaDB).
  *
  * Covered: every endpoint and status code of docs/http.md, the three body
  * types, the tenant isolation matrix (a token of tenant A asking about or
@@ -9,11 +9,16 @@
  * limits (413 before the body, per-IP limit, trickling and idle clients cut
  * while others are served), parallel writers and readers, group commit
  * (concurrent POSTs in one batch, each answered with its own outcome; a
- * store error failing the whole batch), and a graceful stop with a batch
- * under way.
+ * store error failing the whole batch; on MariaDB a commit whose outcome
+ * is unknown answered so), the sync of SQLite's log before each answer,
+ * and a graceful stop with a batch under way.
  */
 #include "support.h"
 #include "event/json.h"
+#include "http/server.h"
+#ifdef KEEL_WITH_MYSQL
+#include "store/mysql/internal.h"
+#endif
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1366,12 +1371,23 @@ static void known_at_reads_sqlite(void **state)
 	char expect[160];
 	snprintf(expect, sizeof expect, "{\"known_at\":\"%s\",\"tenants\":[\"tenant-a\"]}", r1);
 	assert_string_equal(want, expect);
+	free(want);
+	/* GET /v1/tenants answers keel_tenants_page's pages. */
+	assert_int_equal(keel_tenants_page(s, NULL, NULL, NULL, &known, &want), 0);
+	snprintf(expect, sizeof expect,
+		 "{\"known_at\":\"%s\",\"tenants\":[\"tenant-a\"],\"next\":null}", r1);
+	assert_string_equal(want, expect);
 	snprintf(path, sizeof path, "/v1/tenants?known_at=%s", r1);
 	assert_body(f.port, path, want);
 	free(want);
-	assert_body(f.port, "/v1/tenants", "{\"tenants\":[\"tenant-a\",\"tenant-b\"]}");
+	assert_body(f.port, "/v1/tenants",
+		    "{\"tenants\":[\"tenant-a\",\"tenant-b\"],\"next\":null}");
+	assert_body(f.port, "/v1/tenants?limit=1",
+		    "{\"tenants\":[\"tenant-a\"],\"next\":\"dGVuYW50LWE\"}");
+	assert_body(f.port, "/v1/tenants?limit=1&cursor=dGVuYW50LWE",
+		    "{\"tenants\":[\"tenant-b\"],\"next\":null}");
 	assert_body(f.port, "/v1/tenants?known_at=2020-01-01T00:00:00Z",
-		    "{\"known_at\":\"2020-01-01T00:00:00Z\",\"tenants\":[]}");
+		    "{\"known_at\":\"2020-01-01T00:00:00Z\",\"tenants\":[],\"next\":null}");
 	const struct keel_read_options valid = {.size = sizeof valid, .at_set = true, .at = at};
 	assert_int_equal(keel_tenants(s, NULL, NULL, &valid, &want), KEEL_EINVAL);
 
@@ -2177,6 +2193,147 @@ static void store_error_fails_the_whole_group(void **state)
 	fx_stop(&f);
 }
 
+/* An answered POST survives the machine (docs/http.md, "Durability"): the
+ * writer syncs SQLite's log after each group's commit, before it answers
+ * any POST of it; the store counts those syncs (GET /metrics), and each
+ * answer finds its sync counted already, one a group however many POSTs
+ * it holds (here one alone, a duplicate, then five queued behind a lock). */
+static void answers_follow_their_sync(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, "sqlite", false);
+	fx_start(&f);
+	const char *syncs = "keel_sqlite_commit_syncs_total";
+	assert_int_equal(metric_now(f.port, syncs), 0);
+	char *one[3] = {event("tenant-a", "s-1", "V-1", "parked", 1),
+			event("tenant-a", "s-2", "V-2", "parked", 2),
+			event("tenant-a", "s-1", "V-1", "parked", 1)};
+	for (long i = 0; i < 3; i++) {
+		struct resp r;
+		http(f.port, "POST", "/v1/events", NULL, CT_ONE, one[i], &r);
+		assert_status(r, 200);
+		assert_int_equal(json_num(r.body, i == 2 ? "duplicates" : "accepted"), 1);
+		resp_free(&r);
+		assert_int_equal(metric_now(f.port, syncs), i + 1);
+	}
+	free_all(one, 3);
+
+	pthread_t tha;
+	struct post_args a0;
+	sqlite3 *db = writer_held(&f, NULL, &tha, &a0);
+	enum { N = 5 };
+	struct post_args pa[N];
+	pthread_t th[N];
+	for (int i = 0; i < N; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "g-%d", i);
+		pa[i] = (struct post_args){f.port, CT_ONE,
+					   event("tenant-a", id, "V-3", "moving", 10 + i), {0}};
+		pthread_create(&th[i], NULL, post_main, &pa[i]);
+	}
+	assert_true(wait_writer_requests(f.port, 1 + N));
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	pthread_join(tha, NULL);
+	assert_status(a0.r, 200);
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		assert_status(pa[i].r, 200);
+		assert_int_equal(json_num(pa[i].r.body, "accepted"), 1);
+		resp_free(&pa[i].r);
+		free(pa[i].body);
+	}
+	resp_free(&a0.r);
+	free(a0.body);
+	/* a-0 alone, then the five as one group */
+	assert_int_equal(metric_now(f.port, syncs), 5);
+	assert_int_equal(metric_now(f.port, "keel_batch_duration_seconds_count"), 5);
+	fx_stop(&f);
+}
+
+#ifdef KEEL_WITH_MYSQL
+/* The writer's connection, killed from another one just before its
+ * COMMIT is sent (once). */
+static struct keel_store *killer;
+
+static int count_row(void *ud, unsigned ncols, char **row)
+{
+	(void)ncols;
+	(void)row;
+	++*(int *)ud;
+	return 0;
+}
+
+static bool connection_gone(struct keel_store *k, unsigned long id)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = %lu",
+		 id);
+	int rows = 0;
+	assert_int_equal(keel_store_mysql_exec(k, sql, count_row, &rows), 0);
+	return rows == 0;
+}
+
+static void kill_before_commit(struct keel_store *s)
+{
+	keel_mysql_before_commit = NULL;
+	unsigned long id = keel_store_mysql_connection_id(s);
+	char sql[64];
+	snprintf(sql, sizeof sql, "KILL CONNECTION %lu", id);
+	assert_int_equal(keel_store_mysql_exec(killer, sql, NULL, NULL), 0);
+	for (int i = 0; i < 500 && !connection_gone(killer, id); i++)
+		usleep(10000);
+}
+
+/* A COMMIT whose connection is lost may or may not have committed: the
+ * POSTs of its group are answered so (500, "unknown"), not "nothing was
+ * ingested"; sent again they are ingested once (here the kill came before
+ * the COMMIT reached the server: accepted), and again, duplicates. */
+static void uncertain_commit_is_answered_so_mysql(void **state)
+{
+	(void)state;
+	const char *fresh = getenv("KEEL_TEST_MYSQL_FRESH");
+	if (!fresh || !*fresh) /* before anything is allocated */
+		keel_test_skip("no MySQL server: KEEL_TEST_MYSQL_FRESH is unset "
+			       "(the mysql_server ctest fixture sets it)");
+	struct fx f;
+	fx_init(&f, "memory", false);
+	FILE *p = popen(fresh, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(f.url, sizeof f.url, p));
+	f.url[strcspn(f.url, "\n")] = 0;
+	assert_int_equal(pclose(p), 0);
+	fx_start(&f);
+	char *err = NULL;
+	assert_int_equal(keel_store_open(f.url, &killer, &err), 0);
+	char *evs[2] = {event("tenant-a", "u-1", "V-1", "parked", 1),
+			event("tenant-a", "u-2", "V-2", "moving", 2)};
+	char *batch = join(evs, 2, true);
+	keel_mysql_before_commit = kill_before_commit;
+	struct resp r;
+	http(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch, &r);
+	assert_null(keel_mysql_before_commit); /* it ran */
+	assert_status(r, 500);
+	assert_non_null(strstr(r.body, "whether the batch was ingested is unknown"));
+	assert_non_null(strstr(r.body, "sending it again is safe"));
+	assert_null(strstr(r.body, "nothing was ingested"));
+	resp_free(&r);
+	for (int i = 0; i < 2; i++) {
+		http(f.port, "POST", "/v1/events", NULL, CT_BATCH, batch, &r);
+		assert_status(r, 200);
+		assert_int_equal(json_num(r.body, i ? "duplicates" : "accepted"), 2);
+		resp_free(&r);
+	}
+	assert_int_equal(metric_now(f.port, "keel_store_errors_total"), 1);
+	keel_store_close(killer);
+	killer = NULL;
+	free(batch);
+	free_all(evs, 2);
+	fx_stop(&f);
+}
+#endif
+
 /* ---------------------------------------------------------- graceful stop */
 
 static bool two_connections_open(uint16_t port)
@@ -2202,6 +2359,78 @@ static void *stop_main(void *arg)
 
 /* A stop while a batch is being sent: no new connections are taken, the
  * batch under way is finished and answered, and it is all in the store. */
+/* Whether the method (upper case) is one of the tokens of allow. */
+static bool allow_has(const char *allow, const char *method)
+{
+	size_t m = strlen(method);
+	for (const char *p = allow; *p;) {
+		size_t l = strcspn(p, ",");
+		if (l == m && strncmp(p, method, m) == 0)
+			return true;
+		p += l;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return false;
+}
+
+/* The router's table (src/http/routes.c), through which every request
+ * finds its handler, is the OpenAPI document's paths (docs/openapi.json,
+ * the one served at /v1/openapi.json), both ways: every path of the
+ * document is a route taking exactly the methods the document lists, and
+ * every route is in the document. tests/http_openapi.sh checks the
+ * document against what the running server answers. */
+static void routes_are_the_openapi_document(void **state)
+{
+	(void)state;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/docs/openapi.json", KEEL_SOURCE_DIR);
+	size_t len = 0;
+	char *text = keel_test_read_file(path, &len);
+	assert_non_null(text);
+	struct keel_json_doc doc;
+	struct keel_json_error jerr;
+	keel_json_doc_init(&doc);
+	assert_int_equal(keel_json_parse(&doc, text, len, &jerr), 0);
+	const struct keel_json *info = keel_json_get(doc.root, "info", 4);
+	const struct keel_json *version = info ? keel_json_get(info, "version", 7) : NULL;
+	assert_non_null(version);
+	assert_int_equal(version->len, strlen(keel_version()));
+	assert_memory_equal(version->str, keel_version(), version->len);
+	const struct keel_json *paths = keel_json_get(doc.root, "paths", 5);
+	assert_non_null(paths);
+	static const char *const methods[] = {"get",	 "head",  "post",  "put",
+					      "delete", "patch", "options", "trace"};
+	size_t npaths = 0;
+	for (const struct keel_json *p = paths->child; p; p = p->next, npaths++) {
+		const struct keel_http_route *r = NULL;
+		for (size_t i = 0; i < keel_http_nroutes && !r; i++)
+			if (strlen(keel_http_routes[i].path) == p->key_len &&
+			    memcmp(keel_http_routes[i].path, p->key, p->key_len) == 0)
+				r = &keel_http_routes[i];
+		if (!r)
+			fail_msg("the document's path %.*s is no route", (int)p->key_len, p->key);
+		for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+			char upper[16];
+			size_t n = strlen(methods[k]);
+			for (size_t i = 0; i <= n; i++)
+				upper[i] = (char)(methods[k][i] >= 'a' ? methods[k][i] - 32 : methods[k][i]);
+			bool in_doc = keel_json_get(p, methods[k], n) != NULL;
+			if (in_doc != allow_has(r->allow, upper))
+				fail_msg("%s %s: %s the document, %s the route (%s)", upper, r->path,
+					 in_doc ? "in" : "not in", in_doc ? "not taken by" : "taken by",
+					 r->allow);
+		}
+	}
+	/* every route once, so as many routes as paths */
+	for (size_t i = 0; i < keel_http_nroutes; i++)
+		for (size_t j = i + 1; j < keel_http_nroutes; j++)
+			assert_string_not_equal(keel_http_routes[i].path, keel_http_routes[j].path);
+	assert_int_equal(npaths, keel_http_nroutes);
+	keel_json_doc_free(&doc);
+	free(text);
+}
+
 static void graceful_stop_finishes_batch(void **state)
 {
 	(void)state;
@@ -2340,6 +2569,11 @@ const struct CMUnitTest tests[] = {
 	cmocka_unit_test(parallel_writers_and_readers_sqlite),
 	cmocka_unit_test(concurrent_posts_get_their_own_answers),
 	cmocka_unit_test(store_error_fails_the_whole_group),
+	cmocka_unit_test(routes_are_the_openapi_document),
+	cmocka_unit_test(answers_follow_their_sync),
+#ifdef KEEL_WITH_MYSQL
+	cmocka_unit_test(uncertain_commit_is_answered_so_mysql),
+#endif
 	cmocka_unit_test(graceful_stop_finishes_batch),
 	cmocka_unit_test(graceful_stop_answers_queued_posts),
 };

@@ -2052,6 +2052,99 @@ static void file_store_checkpoints_in_the_background(void **state)
 	fx_close(&f);
 }
 
+/* A handle's commits are synced only once it is made durable (keel
+ * serve's writer): then each commit syncs the log once before it returns,
+ * counted in its metrics; keel ingest's handles never sync there. */
+static void durable_commits_sync_the_log(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	struct events e;
+	events_init(&e);
+	for (int i = 0; i < 6; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "e%d", i);
+		add_fact(&e, "t", id, (100 + i) * SEC, "vehicle:1", "status", "\"idle\"");
+	}
+	drive(f.s, &e, 2); /* three commits */
+	assert_int_equal(store_metric(f.s, "keel_sqlite_commit_syncs_total"), 0);
+	keel_store_durable_commits(f.s);
+	struct keel_batch_event **ev = (struct keel_batch_event **)e.ev.items;
+	for (int i = 0; i < 3; i++) {
+		for (size_t k = 0; k < e.ev.len; k++)
+			ev[k]->status = KEEL_EV_PENDING;
+		assert_int_equal(keel_store_begin(f.s), 0);
+		assert_int_equal(keel_store_seen_ids(f.s, ev, e.ev.len), 0);
+		assert_int_equal(store_metric(f.s, "keel_sqlite_commit_syncs_total"), i);
+		assert_int_equal(keel_store_commit(f.s), 0);
+		assert_int_equal(store_metric(f.s, "keel_sqlite_commit_syncs_total"), i + 1);
+	}
+	/* A rollback has nothing to sync. */
+	assert_int_equal(keel_store_begin(f.s), 0);
+	assert_int_equal(keel_store_rollback(f.s), 0);
+	assert_int_equal(store_metric(f.s, "keel_sqlite_commit_syncs_total"), 3);
+	events_free(&e);
+	fx_close(&f);
+}
+
+static int secure_delete_of(struct keel_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_prepare_v2(keel_store_sqlite_db(s), "PRAGMA secure_delete", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	int on = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return on;
+}
+
+/* A forget runs with secure_delete on; whether it commits or fails before
+ * its scrub (here its tombstone refused by a trigger, after the redaction
+ * turned it on), the handle's later transactions run with the
+ * connection's own setting again (off, or FAST; Debian's default is on). */
+static void forget_leaves_secure_delete_off(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_open(&f);
+	struct keel_test_lines *l = keel_test_lines_generate(300, 1, 5, 0.1, 0.05);
+	struct keel_cartridge *c = keel_test_fleet_cartridge(NULL, NULL);
+	struct keel_ingest_options io = {.size = sizeof io, .cartridge = c};
+	struct keel_ingest *ing = NULL;
+	assert_int_equal(keel_ingest_new(f.s, &io, &ing), 0);
+	for (size_t i = 0; i < l->n; i++)
+		assert_int_equal(keel_ingest_add(ing, l->lines[i], strlen(l->lines[i]), i + 1),
+				 0);
+	assert_int_equal(keel_ingest_finish(ing), 0);
+	keel_ingest_free(ing);
+	sqlite3 *db = keel_store_sqlite_db(f.s);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TRIGGER no_tombstone BEFORE INSERT ON tombstones "
+				      "BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA secure_delete = OFF", NULL, NULL, NULL),
+			 SQLITE_OK);
+	struct keel_forget_options o = {.size = sizeof o, .cartridge = c, .by = "test"};
+	struct keel_forget_report rep;
+	assert_int_equal(keel_forget(f.s, "tenant-00", "vehicle:V-0003", &o, &rep),
+			 KEEL_ESTORE);
+	assert_non_null(strstr(keel_store_errmsg(f.s), "injected failure"));
+	assert_int_equal(secure_delete_of(f.s), 0);
+	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER no_tombstone", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA secure_delete = FAST", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(keel_forget(f.s, "tenant-00", "vehicle:V-0003", &o, &rep), 0);
+	assert_true(rep.events > 0);
+	assert_int_equal(secure_delete_of(f.s), 2);
+	keel_cartridge_free(c);
+	keel_test_lines_free(l);
+	fx_close(&f);
+}
+
 /* sqlite::memory: has no log and no file: no checkpointer, no metrics; and
  * its state lives in its handle, like the memory store's. */
 static void in_memory_database_lives_in_its_handle(void **state)
@@ -2426,6 +2519,8 @@ const struct CMUnitTest tests[] = {
     cmocka_unit_test(locked_database_names_the_store),
     cmocka_unit_test(large_events_are_rejected_alone),
     cmocka_unit_test(file_store_checkpoints_in_the_background),
+    cmocka_unit_test(durable_commits_sync_the_log),
+    cmocka_unit_test(forget_leaves_secure_delete_off),
     cmocka_unit_test(in_memory_database_lives_in_its_handle),
     cmocka_unit_test(open_existing_creates_nothing),
 };

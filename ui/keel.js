@@ -251,7 +251,15 @@ function failed(e) {
 /* -------------------------------------------------------------- tenants */
 
 async function tenantsView() {
-	const doc = await api('/v1/tenants');
+	/* /v1/tenants answers a page at a time: every page, the largest. */
+	const tenants = [];
+	let cursor = null;
+	do {
+		const page = await api('/v1/tenants', { limit: 1000, cursor });
+		tenants.push(...page.tenants);
+		cursor = page.next;
+	} while (cursor);
+	const doc = { tenants };
 	const list = $('tenants');
 	clear(list);
 	for (const t of doc.tenants) {

@@ -14,6 +14,11 @@ enum keel_tc_state {
 	KEEL_TC_NEW,	 /* none recorded: the given one is recorded with its events */
 	KEEL_TC_PENDING, /* new, its record due before the open transaction commits */
 	KEEL_TC_REFUSED, /* its events are refused: refusal says why (never kept) */
+	/* was pending when its transaction failed: whether its record was
+	 * committed may be unknown (a connection lost during COMMIT), and
+	 * another writer may have recorded one meanwhile, so the store is
+	 * asked again at its next event */
+	KEEL_TC_RECHECK,
 };
 
 struct keel_tc_entry {
@@ -206,6 +211,19 @@ int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
 		}
 		t->last = e;
 	}
+	if (e->state == KEEL_TC_RECHECK) {
+		int rc = keel_tc_decide(t, e, msg);
+		if (rc == 0 && e->state == KEEL_TC_REFUSED) {
+			keel_buf_adds(msg, e->refusal);
+			free(e->refusal);
+			e->refusal = NULL;
+			rc = KEEL_ECARTRIDGE;
+		}
+		if (rc) { /* asked again at its next event */
+			e->state = KEEL_TC_RECHECK;
+			return rc;
+		}
+	}
 	*out = e->cartridge;
 	return 0;
 }
@@ -242,8 +260,7 @@ void keel_tc_ended(struct keel_tenant_cartridges *t, bool committed)
 {
 	for (size_t i = 0; i < t->pending.len; i++) {
 		struct keel_tc_entry *e = t->pending.items[i];
-		e->state = committed ? KEEL_TC_READY : KEEL_TC_NEW;
-		t->unrecorded += !committed;
+		e->state = committed ? KEEL_TC_READY : KEEL_TC_RECHECK;
 	}
 	t->pending.len = 0;
 }

@@ -11,7 +11,8 @@
  * recorded text. Every other tenant's events are refused, with a message
  * naming the tenant and both cartridges. The store is asked once per
  * tenant per ingester (for a refused tenant, at each of its events, so
- * that a long-running server sees a record made meanwhile); a record
+ * that a long-running server sees a record made meanwhile; for a new one
+ * again after a transaction that was to record it failed); a record
  * changed by a replay while an ingester runs is seen by the next one.
  * Not part of the API.
  */
@@ -49,8 +50,9 @@ void keel_tc_logged(struct keel_tenant_cartridges *t, struct keel_batch_event *c
 		    size_t n);
 /* Records them, inside the open transaction, with recorded_at. */
 int keel_tc_record(struct keel_tenant_cartridges *t, int64_t recorded_at);
-/* The transaction ended: committed (the records hold) or not (the
- * tenants are new again). */
+/* The transaction ended: committed (the records hold) or not (the store
+ * is asked again at each tenant's next event: a commit whose outcome is
+ * unknown may have written the record, another writer may have). */
 void keel_tc_ended(struct keel_tenant_cartridges *t, bool committed);
 
 /* "shop 2 (sha256:0123456789ab)": a cartridge as messages name it. */

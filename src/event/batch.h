@@ -71,6 +71,9 @@ struct keel_batch_event {
 	 * identity (keel_batcher_mark_repeats); NULL otherwise. */
 	const struct keel_batch_event *first;
 	size_t tx_seq; /* its on_outcome seq, once its batch is written */
+	/* Whose it is, as keel_ingest_add_owned was told (keel serve: the
+	 * POST it came in), for on_outcome; NULL otherwise. */
+	void *owner;
 	bool unhandled;	      /* no handler for its type */
 	struct keel_op *ops;
 	size_t nops;
@@ -83,6 +86,12 @@ struct keel_batch_event {
 struct keel_ingest;
 const struct keel_batch_event *keel_ingest_batch_event(const struct keel_ingest *ing,
 						       size_t seq);
+/* keel_ingest_add, the event's owner kept with it: on_outcome finds it
+ * in keel_ingest_batch_event(ing, seq)->owner, so that a caller feeding
+ * several sources into one batch answers each event's own source.
+ * KEEL_INGEST_STREAMING only (other modes keep no owner). */
+int keel_ingest_add_owned(struct keel_ingest *ing, const char *text, size_t len,
+			  uint64_t position, void *owner);
 
 /* Hash of an event's identity (tenant, source, id), for the maps that
  * find logged events (the batch's repeats, the memory store's log). Computed on first

@@ -10,9 +10,22 @@ static bool is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* See http.h. One pass, no recursion, no allocation but *items. */
-int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items,
-			  size_t *nitems, size_t *cap, const char **why, size_t *at)
+bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index)
+{
+	if (it->n == it->cap) {
+		size_t cap = it->cap ? it->cap * 2 : 8; /* one event: 192 bytes */
+		if (it->grow && !it->grow(it->ud, (cap - it->cap) * sizeof *it->v))
+			return false;
+		it->v = keel_xrealloc(it->v, cap * sizeof *it->v);
+		it->cap = cap;
+	}
+	it->v[it->n++] = (struct keel_http_item){off, len, index};
+	return true;
+}
+
+/* See http.h. One pass, no recursion, no allocation but out's. */
+int keel_http_split_array(const char *s, size_t n, struct keel_http_items *out,
+			  const char **why, size_t *at)
 {
 	size_t p = 0;
 	while (p < n && is_ws(s[p]))
@@ -61,12 +74,11 @@ int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items
 			*at = start;
 			return -1;
 		}
-		if (*nitems == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*items = keel_xrealloc(*items, *cap * sizeof **items);
+		if (!keel_http_items_push(out, start, end - start, out->n)) {
+			*why = "out of memory for the request's events";
+			*at = start;
+			return -2;
 		}
-		(*items)[*nitems] = (struct keel_http_item){start, end - start, *nitems};
-		(*nitems)++;
 		if (s[p++] == ']')
 			break;
 		while (p < n && is_ws(s[p]))

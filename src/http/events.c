@@ -18,7 +18,11 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 	struct group *g = ud;
 	struct ingest_job *job = g->cur;
 	struct keel_buf *b = &job->rejects;
-	if (job->rejected++)
+	/* Past the first ANSWER_MAX_LISTED only counted: the answer of a
+	 * request of a million bad events is not a hundred megabytes. */
+	if (job->rejected++ >= ANSWER_MAX_LISTED)
+		return;
+	if (b->len)
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"id\":", (unsigned long long)position);
 	if (id)
@@ -33,10 +37,11 @@ void keel_http_on_reject(void *ud, uint64_t position, const char *id, const char
 /* A conflicting duplicate in the answer: its index, source, id and why,
  * naming the first copy by its index when it came in the same POST, else
  * the logged event by its seq (docs/http.md). */
-static void add_conflict(struct group *g, struct ingest_job *job,
-			 const struct keel_batch_event *ev)
+static void add_conflict(struct ingest_job *job, const struct keel_batch_event *ev)
 {
 	struct keel_buf *b = &job->conflicts;
+	if (job->conflicts_listed++ >= ANSWER_MAX_LISTED)
+		return; /* counted in conflicting all the same */
 	if (b->len)
 		keel_buf_addc(b, ',');
 	keel_buf_addf(b, "{\"index\":%llu,\"source\":", (unsigned long long)ev->position);
@@ -44,7 +49,7 @@ static void add_conflict(struct group *g, struct ingest_job *job,
 	keel_buf_adds(b, ",\"id\":");
 	keel_buf_add_json_str(b, ev->id);
 	keel_buf_adds(b, ",\"error\":\"conflicting duplicate: its envelope differs from ");
-	if (ev->first && g->owner.items[ev->first->tx_seq] == job)
+	if (ev->first && ev->first->owner == job)
 		keel_buf_addf(b, "that of index %llu\"}",
 			      (unsigned long long)ev->first->position);
 	else if (ev->first)
@@ -55,13 +60,16 @@ static void add_conflict(struct group *g, struct ingest_job *job,
 }
 
 /* Outcomes come after the commit, in the order the events were added;
- * seq finds the POST (positions repeat from one POST to the next). */
+ * each event names its POST (its owner, keel_ingest_add_owned): never a
+ * place in a list, which an event left over from another batch would
+ * shift. */
 void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 			  enum keel_ingest_outcome o)
 {
 	(void)position;
 	struct group *g = ud;
-	struct ingest_job *job = g->owner.items[seq];
+	const struct keel_batch_event *ev = keel_ingest_batch_event(g->ing, seq);
+	struct ingest_job *job = ev->owner;
 	enum keel_outcome counted = KEEL_OUTCOME_ACCEPTED;
 	switch (o) {
 	case KEEL_INGEST_UNHANDLED:
@@ -76,7 +84,7 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 		job->conflicting++;
 		job->duplicates++; /* and counted as duplicates */
 		counted = KEEL_OUTCOME_CONFLICTING;
-		add_conflict(g, job, keel_ingest_batch_event(g->ing, seq));
+		add_conflict(job, ev);
 		break;
 	case KEEL_INGEST_DUPLICATE:
 		job->duplicates++;
@@ -85,7 +93,6 @@ void keel_http_on_outcome(void *ud, uint64_t position, size_t seq,
 	}
 	/* Outcomes come only after the commit, so these count what went in.
 	 * Runs of one tenant look its counters up once. */
-	const struct keel_batch_event *ev = keel_ingest_batch_event(g->ing, seq);
 	struct keel_tenant_metrics *t = g->last;
 	if (!t || t->len != ev->tenant.len || memcmp(t->name, ev->tenant.ptr, t->len) != 0)
 		t = g->last = keel_metrics_tenant(g->metrics, ev->tenant.ptr, ev->tenant.len);
@@ -106,7 +113,7 @@ void keel_http_on_published(void *ud, uint64_t position, size_t seq, bool duplic
 {
 	(void)position;
 	struct group *g = ud;
-	struct ingest_job *job = g->owner.items[seq];
+	struct ingest_job *job = g->published_by.items[seq];
 	if (duplicate)
 		job->duplicates++;
 	else
@@ -146,7 +153,7 @@ static void forward_group(struct keel_server *srv, struct group *g,
 			  struct ingest_job *jobs)
 {
 	size_t njobs = 0, nevents = 0;
-	g->owner.len = 0;
+	g->published_by.len = 0;
 	int64_t t0 = keel_http_mono_usec();
 	struct keel_buf err;
 	keel_buf_init(&err);
@@ -160,7 +167,7 @@ static void forward_group(struct keel_server *srv, struct group *g,
 			rc = keel_publisher_add(srv->pub, job->base + it->off, it->len,
 						it->index);
 			if (rc == 0 && job->rejected == rejected)
-				keel_ptrvec_push(&g->owner, job);
+				keel_ptrvec_push(&g->published_by, job);
 		}
 		nevents += job->nitems;
 	}
@@ -193,14 +200,14 @@ static void forward_group(struct keel_server *srv, struct group *g,
 
 /* Ingests the POSTs of jobs as one batch, one transaction, and fills in
  * each one's outcome. A store error rolls the whole batch back and fails
- * every POST of it alike: nothing of any was written, so each may be sent
- * again. */
+ * every POST of it alike: nothing of any was written (the ingester keeps
+ * none of its events for a later batch, keel_ingest_add), so each may be
+ * sent again. */
 static void ingest_group(struct keel_server *srv, struct group *g,
 			 struct ingest_job *jobs)
 {
 	struct keel_ingest *ing = srv->ing;
 	size_t njobs = 0, nevents = 0;
-	g->owner.len = 0;
 	pthread_mutex_lock(&srv->write_lock);
 	int64_t t0 = keel_http_mono_usec();
 	int rc = 0;
@@ -210,15 +217,12 @@ static void ingest_group(struct keel_server *srv, struct group *g,
 		for (size_t i = 0; rc == 0 && i < job->nitems; i++) {
 			/* An event over max_line is rejected by the ingester. */
 			const struct keel_http_item *it = &job->items[i];
-			size_t before = keel_ingest_pending(ing);
 			const char *text = job->base + it->off;
-			rc = keel_ingest_add(ing, text, it->len, it->index);
+			rc = keel_ingest_add_owned(ing, text, it->len, it->index, job);
 			/* A tenant with no cartridge here: that event is
 			 * rejected (on_reject listed it), the rest go on. */
 			if (rc == KEEL_ECARTRIDGE)
 				rc = 0;
-			if (keel_ingest_pending(ing) > before)
-				keel_ptrvec_push(&g->owner, job);
 		}
 		nevents += job->nitems;
 	}
@@ -372,14 +376,19 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 		    "log error (details in the server log): the log did not acknowledge "
 		    "every event; some may be in it, and sending the batch again stores "
 		    "none twice");
-	if (job->rc != 0) {
-		/* The cause (paths, SQL errors) went to the log, not to
-		 * clients of every tenant. */
+	/* The cause (paths, SQL errors) went to the log, not to clients of
+	 * every tenant. */
+	if (job->rc == KEEL_EUNCERTAIN)
+		return keel_http_answer_error(
+		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "store error (details in the server log) during the commit: "
+		    "whether the batch was ingested is unknown; sending it again "
+		    "is safe (events already ingested are answered as duplicates)");
+	if (job->rc != 0)
 		return keel_http_answer_error(
 		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "store error (details in the server log); the batch was "
 		    "rolled back, nothing was ingested, sending it again is safe");
-	}
 	struct keel_buf b;
 	keel_buf_init(&b);
 	keel_buf_addf(
@@ -391,10 +400,18 @@ enum MHD_Result keel_http_answer_events(struct keel_server *srv, struct MHD_Conn
 	    (unsigned long long)job->unhandled);
 	if (job->rejects.len)
 		keel_buf_add(&b, job->rejects.data, job->rejects.len);
-	keel_buf_adds(&b, "],\"conflicts\":[");
+	keel_buf_addc(&b, ']');
+	if (job->rejected > ANSWER_MAX_LISTED)
+		keel_buf_addf(&b, ",\"rejected_unlisted\":%llu",
+			      (unsigned long long)(job->rejected - ANSWER_MAX_LISTED));
+	keel_buf_adds(&b, ",\"conflicts\":[");
 	if (job->conflicts.len)
 		keel_buf_add(&b, job->conflicts.data, job->conflicts.len);
-	keel_buf_adds(&b, "]}");
+	keel_buf_addc(&b, ']');
+	if (job->conflicting > ANSWER_MAX_LISTED)
+		keel_buf_addf(&b, ",\"conflicts_unlisted\":%llu",
+			      (unsigned long long)(job->conflicting - ANSWER_MAX_LISTED));
+	keel_buf_addc(&b, '}');
 	/* One event that did not go in is a failed request; a batch is
 	 * answered 200 and lists what it rejected. */
 	unsigned status = (rq->kind == BODY_SINGLE || rq->kind == BODY_BINARY) && job->rejected
@@ -468,6 +485,27 @@ bool keel_http_start_binary(struct keel_server *srv, struct MHD_Connection *c,
 	return true;
 }
 
+struct claim_ctx {
+	struct keel_server *srv;
+	struct request *rq;
+};
+
+/* keel_http_items' grow: the events' memory counted with the body's. */
+static bool claim_items(void *ud, size_t bytes)
+{
+	struct claim_ctx *cc = ud;
+	return keel_http_claim(cc->srv, cc->rq, bytes);
+}
+
+static enum MHD_Result answer_busy(struct keel_server *srv, struct MHD_Connection *c)
+{
+	return keel_http_answer_error(
+	    srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+	    "server busy: the request's events do not fit beside the request bodies in "
+	    "memory (--max-buffered); nothing was ingested; retry later, or send fewer "
+	    "events a request");
+}
+
 static bool is_blank_line(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -521,8 +559,11 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	struct keel_json_error jerr;
-	struct keel_http_item *items = NULL;
-	size_t nitems = 0, cap = 0;
+	/* The events found, 24 bytes each beside the body: counted against
+	 * max_buffered as they grow, like the body, so that a body of tiny
+	 * events cannot take many times its size (docs/http.md, "Limits"). */
+	struct claim_ctx cc = {srv, rq};
+	struct keel_http_items items = {.grow = claim_items, .ud = &cc};
 	enum MHD_Result ret = MHD_YES;
 	const char *tenant = NULL;
 	size_t tenant_len = 0;
@@ -530,11 +571,10 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 
 #define PUSH_ITEM(o_, l_, i_)                                                            \
 	do {                                                                             \
-		if (nitems == cap) {                                                     \
-			cap = cap ? cap * 2 : 64;                                        \
-			items = keel_xrealloc(items, cap * sizeof *items);               \
+		if (!keel_http_items_push(&items, (o_), (l_), (i_))) {                   \
+			ret = answer_busy(srv, c);                                       \
+			goto out;                                                        \
 		}                                                                        \
-		items[nitems++] = (struct keel_http_item){(o_), (l_), (i_)};             \
 	} while (0)
 
 	switch (rq->kind) {
@@ -564,15 +604,19 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 		 * by the ingester, which rejects a bad one alone. */
 		size_t at = 0;
 		const char *why = NULL;
-		if (keel_http_split_array(body, blen, &items, &nitems, &cap, &why, &at) !=
-		    0) {
+		int src = keel_http_split_array(body, blen, &items, &why, &at);
+		if (src == -2) {
+			ret = answer_busy(srv, c);
+			goto out;
+		}
+		if (src != 0) {
 			ret = keel_http_answer_error(
 			    srv, c, MHD_HTTP_BAD_REQUEST,
 			    "body: not a JSON array of events at byte %zu: %s", at, why);
 			goto out;
 		}
-		for (size_t i = 0; rq->token && !rq->token->all && i < nitems; i++) {
-			const struct keel_http_item *it = &items[i];
+		for (size_t i = 0; rq->token && !rq->token->all && i < items.n; i++) {
+			const struct keel_http_item *it = &items.v[i];
 			if (keel_json_parse(&doc, body + it->off, it->len, &jerr) == 0 &&
 			    !tenant_allowed(rq->token, doc.root, &tenant, &tenant_len)) {
 				ret = forbidden_tenant(srv, c, i, tenant, tenant_len);
@@ -632,9 +676,9 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 	/* Handed to the writer; the body (or binary mode's envelope) stays
 	 * in rq until it is answered. */
 	rq->job.base = body;
-	rq->job.items = items;
-	rq->job.nitems = nitems;
-	items = NULL;
+	rq->job.items = items.v;
+	rq->job.nitems = items.n;
+	items.v = NULL;
 	/* The connection must not be cut while the server works on it. */
 	keel_http_set_deadline(rq->conn, INT64_MAX);
 	rq->route = ROUTE_EVENTS_QUEUED;
@@ -645,7 +689,7 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 		    "server stopping: nothing was ingested; send it again later");
 	}
 out:
-	free(items);
+	free(items.v);
 	keel_json_doc_free(&doc);
 	return ret;
 }

@@ -62,8 +62,13 @@ enum MHD_Result keel_http_handle_forget(struct keel_server *srv, struct MHD_Conn
 		atomic_fetch_add(&srv->metrics.store_errors, 1);
 		keel_http_log(srv, "forget failed: %s",
 			      msg && *msg ? msg : keel_strerror(rc));
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					     "store error (details in the server log)");
+		ret = keel_http_answer_error(
+		    srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
+		    rc == KEEL_EUNCERTAIN
+			? "store error (details in the server log) during the commit: "
+			  "whether the subject was forgotten is unknown; sending the "
+			  "DELETE again is safe (410 when it was)"
+			: "store error (details in the server log)");
 	} else {
 		struct keel_buf b;
 		keel_buf_init(&b);

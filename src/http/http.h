@@ -64,17 +64,31 @@ struct keel_http_item {
 	uint64_t index;
 };
 
+/* A request's events, as found in its body. The array grows by doubling;
+ * before each growth grow (when not NULL) is asked for the bytes it adds,
+ * so that the server can count them against the memory all requests may
+ * hold (docs/http.md, "Limits"); false refuses. v is keel_xrealloc'd. */
+struct keel_http_items {
+	struct keel_http_item *v;
+	size_t n, cap;
+	bool (*grow)(void *ud, size_t bytes);
+	void *ud;
+};
+
+/* Appends one event; false (nothing appended) when grow refused. */
+bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index);
+
 /* Finds the elements of a top-level JSON array s[0..n) without building a
  * tree: strings (with their escapes) and nesting are followed and nothing
  * else is checked, since the ingester parses and validates every element.
  * So a body that is not an array at all is refused (400) while one bad
  * event in a batch is rejected alone, as in an NDJSON stream. Elements are
- * appended to *items (grown with keel_xrealloc; *cap its capacity), spans
- * trimmed of whitespace. Returns 0, or -1 with the rule broken in *why and
- * its byte offset in *at. Whenever the JSON parser accepts s as an array,
+ * appended to *out, spans trimmed of whitespace. Returns 0; -1 with the
+ * rule broken in *why and its byte offset in *at; or -2 when out's grow
+ * refused more memory. Whenever the JSON parser accepts s as an array,
  * the elements found are exactly its members. */
-int keel_http_split_array(const char *s, size_t n, struct keel_http_item **items,
-			  size_t *nitems, size_t *cap, const char **why, size_t *at);
+int keel_http_split_array(const char *s, size_t n, struct keel_http_items *out,
+			  const char **why, size_t *at);
 
 /* ------------------------------------------------------------- metrics */
 
@@ -117,13 +131,26 @@ struct keel_metrics {
 	atomic_uint_fast64_t connections_total;
 	atomic_uint_fast64_t timeouts; /* connections cut by the watchdog */
 	atomic_uint_fast64_t status[KEEL_METRICS_STATUSES];
-	/* Per tenant: the lock guards the set, not the counters. */
+	/* Per tenant: the lock guards the set, not the counters. Every
+	 * tenant is counted (a scoped token sees its own tenants' series);
+	 * the operator's scrape shows those the option names (below). */
 	pthread_mutex_t tenants_lock;
-	struct keel_ptrvec tenants; /* struct keel_tenant_metrics * */
+	struct keel_ptrvec tenants; /* struct keel_tenant_metrics *, first seen first */
 	struct keel_map tenant_index;
+	/* keel_server_options.metrics_tenants: the first series_max tenants
+	 * seen (SIZE_MAX: all), or, when series_list is set, exactly those
+	 * names (sorted; owned). */
+	size_t series_max;
+	bool series_list;
+	struct keel_ptrvec series_names;
 };
 
 void keel_metrics_init(struct keel_metrics *m);
+/* Reads keel_server_options.metrics_tenants (NULL: the default) into m.
+ * KEEL_EINVAL with the rule broken in err for anything else than a number,
+ * "all" or a list of valid tenant names. */
+int keel_metrics_tenants_option(struct keel_metrics *m, const char *spec,
+				struct keel_buf *err);
 void keel_metrics_free(struct keel_metrics *m);
 /* The counters of tenant name[0..len), created on first use. */
 struct keel_tenant_metrics *keel_metrics_tenant(struct keel_metrics *m, const char *name,

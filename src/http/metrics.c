@@ -6,6 +6,8 @@
  */
 #include "http.h"
 
+#include "keel.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,68 @@ void keel_metrics_init(struct keel_metrics *m)
 	pthread_mutex_init(&m->tenants_lock, NULL);
 	m->tenants = (struct keel_ptrvec){0};
 	keel_map_init(&m->tenant_index);
+	m->series_max = 100;
+	m->series_list = false;
+	m->series_names = (struct keel_ptrvec){0};
+}
+
+static int by_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int keel_metrics_tenants_option(struct keel_metrics *m, const char *spec,
+				struct keel_buf *err)
+{
+	if (!spec)
+		spec = KEEL_DEFAULT_METRICS_TENANTS;
+	if (strcmp(spec, "all") == 0) {
+		m->series_max = SIZE_MAX;
+		return 0;
+	}
+	if (*spec >= '0' && *spec <= '9') {
+		uint64_t v = 0;
+		const char *p = spec;
+		for (; *p >= '0' && *p <= '9' && v <= 100000000; p++)
+			v = v * 10 + (uint64_t)(*p - '0');
+		if (*p || v > 100000000) {
+			keel_buf_addf(err,
+				      "--metrics-tenants \"%.64s\": not a number from 0 to "
+				      "100000000, \"all\" or a list of tenants",
+				      spec);
+			return KEEL_EINVAL;
+		}
+		m->series_max = (size_t)v;
+		return 0;
+	}
+	/* A list: each name a valid tenant, none twice. */
+	m->series_list = true;
+	for (const char *p = spec;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!keel_tenant_name_ok(p, len)) {
+			keel_buf_addf(err,
+				      "--metrics-tenants: \"%.*s\": not a tenant name (1-64 "
+				      "bytes of [A-Za-z0-9._-]), a number or \"all\"",
+				      (int)(len > 64 ? 64 : len), p);
+			return KEEL_EINVAL;
+		}
+		char *name = keel_xmalloc(len + 1);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		keel_ptrvec_push(&m->series_names, name);
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	qsort(m->series_names.items, m->series_names.len, sizeof(char *), by_cstr);
+	for (size_t i = 1; i < m->series_names.len; i++)
+		if (strcmp(m->series_names.items[i - 1], m->series_names.items[i]) == 0) {
+			keel_buf_addf(err, "--metrics-tenants: \"%s\" named twice",
+				      (char *)m->series_names.items[i]);
+			return KEEL_EINVAL;
+		}
+	return 0;
 }
 
 void keel_metrics_free(struct keel_metrics *m)
@@ -59,6 +123,9 @@ void keel_metrics_free(struct keel_metrics *m)
 	}
 	keel_ptrvec_free(&m->tenants);
 	keel_map_free(&m->tenant_index);
+	for (size_t i = 0; i < m->series_names.len; i++)
+		free(m->series_names.items[i]);
+	keel_ptrvec_free(&m->series_names);
 	pthread_mutex_destroy(&m->tenants_lock);
 }
 
@@ -166,8 +233,27 @@ static void add_tenant_series(struct keel_buf *out, const char *name,
 	}
 }
 
-/* The per-tenant series: every tenant seen when scope is NULL, else each
- * tenant of the scope (0 for one without events yet). */
+/* Whether name is among the sorted names. */
+static bool listed(const struct keel_ptrvec *names, const char *name)
+{
+	size_t lo = 0, hi = names->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(names->items[mid], name);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* The per-tenant series: for the operator (scope NULL) those the option
+ * names, the rest summed in keel_other_tenants_events_total, so that a
+ * server of 20 000 tenants does not answer 80 000 series nobody asked for;
+ * else each tenant of the scope (0 for one without events yet). */
 static void render_tenants(struct keel_metrics *m, const struct keel_token_entry *scope,
 			   struct keel_buf *out)
 {
@@ -180,11 +266,50 @@ static void render_tenants(struct keel_metrics *m, const struct keel_token_entry
 	if (n)
 		memcpy(v, m->tenants.items, n * sizeof *v);
 	pthread_mutex_unlock(&m->tenants_lock);
-	qsort(v, n, sizeof *v, by_name);
-	if (!scope) {
+	/* v is in first-seen order: the first series_max keep their series
+	 * for the server's life, as Prometheus wants of a series. */
+	uint64_t others[KEEL_OUTCOME_COUNT] = {0};
+	size_t shown = 0;
+	if (!scope && !m->series_list) {
+		shown = n < m->series_max ? n : m->series_max;
+		for (size_t i = shown; i < n; i++)
+			for (size_t k = 0; k < KEEL_OUTCOME_COUNT; k++)
+				others[k] += get(&v[i]->events[k]);
+	}
+	qsort(v, shown, sizeof *v, by_name);
+	if (!scope && m->series_list) {
+		qsort(v, n, sizeof *v, by_name);
+		for (size_t k = 0; k < m->series_names.len; k++) {
+			const char *name = m->series_names.items[k];
+			add_tenant_series(out, name, find_sorted(v, n, name));
+		}
 		for (size_t i = 0; i < n; i++)
+			if (!listed(&m->series_names, v[i]->name))
+				for (size_t k = 0; k < KEEL_OUTCOME_COUNT; k++)
+					others[k] += get(&v[i]->events[k]);
+	} else if (!scope) {
+		for (size_t i = 0; i < shown; i++)
 			add_tenant_series(out, v[i]->name, v[i]);
+	}
+	if (!scope) {
+		keel_buf_adds(out, "# HELP keel_other_tenants_events_total Events committed over "
+				   "HTTP of the tenants without series of their own "
+				   "(--metrics-tenants), by outcome.\n"
+				   "# TYPE keel_other_tenants_events_total counter\n");
+		for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)
+			if (i != KEEL_OUTCOME_REJECTED)
+				keel_buf_addf(out,
+					      "keel_other_tenants_events_total{outcome=\"%s\"} "
+					      "%llu\n",
+					      outcome_name[i], (unsigned long long)others[i]);
+		keel_buf_addf(out,
+			      "# HELP keel_tenants_seen Tenants with events committed over HTTP "
+			      "since the server started.\n"
+			      "# TYPE keel_tenants_seen gauge\n"
+			      "keel_tenants_seen %zu\n",
+			      n);
 	} else {
+		qsort(v, n, sizeof *v, by_name);
 		/* The scope's own names, not the set's: a tenant without events
 		 * shows zeros, and nothing else is even looked at. */
 		for (size_t k = 0; k < scope->ntenants; k++) {
@@ -204,6 +329,13 @@ void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *
 		render_tenants(m, scope, out);
 		return;
 	}
+	/* The version the server runs, as Prometheus's build_info series
+	 * are: a constant 1, the facts in the labels. */
+	keel_buf_addf(out,
+		      "# HELP keel_build_info The Keel this server runs.\n"
+		      "# TYPE keel_build_info gauge\n"
+		      "keel_build_info{version=\"%s\"} 1\n",
+		      keel_version());
 	keel_buf_adds(out, "# HELP keel_events_total Events received over HTTP, by outcome.\n"
 			   "# TYPE keel_events_total counter\n");
 	for (size_t i = 0; i < KEEL_OUTCOME_COUNT; i++)

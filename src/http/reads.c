@@ -366,7 +366,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 		break;
 	case READ_TENANTS: {
 		struct token_scope scope = {tok};
-		rc = keel_tenants(s, token_sees, &scope, &o, &json);
+		rc = keel_tenants_page(s, token_sees, &scope, &f, &o, &json);
 		break;
 	}
 	case READ_ENTITIES:

@@ -29,41 +29,51 @@
 
 /* ------------------------------------------------------------- routing */
 
-/* Splits url into at most max '/'-separated segments after the leading
- * '/'. Returns the count, or max + 1 when there are more. */
-static size_t split_path(const char *url, const char **seg, size_t *seglen, size_t max)
+struct header_count {
+	const char *name;
+	unsigned n;
+};
+
+/* MHD_KeyValueIterator counting the headers of one name (any case). */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
 {
-	if (*url != '/')
-		return max + 1;
-	size_t n = 0;
-	const char *p = url + 1;
-	for (;;) {
-		const char *slash = strchr(p, '/');
-		size_t len = slash ? (size_t)(slash - p) : strlen(p);
-		if (n == max)
-			return max + 1;
-		seg[n] = p;
-		seglen[n] = len;
-		n++;
-		if (!slash)
-			return n;
-		p = slash + 1;
-	}
+	(void)kind;
+	(void)value;
+	struct header_count *hc = cls;
+	if (strcasecmp(key, hc->name) == 0)
+		hc->n++;
+	return MHD_YES;
 }
 
-static bool seg_is(const char *s, size_t len, const char *want)
+/* A header that may be given once but came more than once: libmicrohttpd
+ * would hand over the first and the rest would be ignored, so a request
+ * whose meaning depends on which one counts is refused instead (400,
+ * docs/http.md), as a repeated ce- header is. True after queueing it. */
+static bool repeated_header(struct keel_server *srv, struct MHD_Connection *c,
+			    const char *name, enum MHD_Result *ret)
 {
-	return strlen(want) == len && memcmp(s, want, len) == 0;
+	struct header_count hc = {name, 0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hc);
+	if (hc.n < 2)
+		return false;
+	*ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST,
+				      "header \"%s\": given %u times; it may be given once",
+				      name, hc.n);
+	return true;
 }
 
 /* Authenticates the request. Returns true with *tok set (NULL when the
- * server has no tokens), or false after queueing a 401. */
+ * server has no tokens), or false after queueing a 401 (or a 400 for a
+ * repeated Authorization: which token would count?). */
 static bool authenticate(struct keel_server *srv, struct MHD_Connection *c,
 			 const struct keel_token_entry **tok, enum MHD_Result *ret)
 {
 	*tok = NULL;
 	if (!srv->auth)
 		return true;
+	if (repeated_header(srv, c, MHD_HTTP_HEADER_AUTHORIZATION, ret))
+		return false;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -141,10 +151,8 @@ static bool keel_http_parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-/* Counts n more bytes of rq's body against the memory all bodies may
- * hold at once, so that many large uploads together cannot exhaust memory
- * where one alone could not. False (nothing counted) when over. */
-static bool claim(struct keel_server *srv, struct request *rq, size_t n)
+/* See server.h. */
+bool keel_http_claim(struct keel_server *srv, struct request *rq, size_t n)
 {
 	size_t before = atomic_fetch_add(&srv->metrics.buffered, n);
 	if (before + n > srv->o.max_buffered) {
@@ -237,6 +245,12 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 	const char *ct =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	enum MHD_Result ret = MHD_YES;
+	/* The Content-Type chooses the mode, and in binary mode it is the
+	 * event's datacontenttype: two of them leave both ambiguous. */
+	if (repeated_header(srv, c, MHD_HTTP_HEADER_CONTENT_TYPE, &ret)) {
+		rq->route = ROUTE_DONE;
+		return ret;
+	}
 	if (content_mode(srv, c, rq, ct, &ret))
 		return ret;
 	if (rq->kind == BODY_BINARY && !keel_http_start_binary(srv, c, rq, ct, &ret))
@@ -252,7 +266,7 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 		    (unsigned long long)n, srv->o.max_body);
 	}
 	if (cl && keel_http_parse_size(cl, &n)) {
-		if (!claim(srv, rq, (size_t)n)) {
+		if (!keel_http_claim(srv, rq, (size_t)n)) {
 			rq->route = ROUTE_DONE;
 			return keel_http_answer_error(
 			    srv, c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -264,42 +278,25 @@ static enum MHD_Result start_events(struct keel_server *srv, struct MHD_Connecti
 	return MHD_YES;
 }
 
-/* Whether url is one of the read endpoints (its segments in seg, len,
- * *n, still percent-encoded), and which. */
-static bool read_route(const char *url, const char **seg, size_t *len, size_t *n,
-		       enum read_kind *kind)
+/* The read a read endpoint makes. */
+static enum read_kind read_kind_of(enum endpoint ep)
 {
-	*n = split_path(url, seg, len, 6);
-	if (*n < 2 || *n == 3 || *n > 6 || !seg_is(seg[0], len[0], "v1") ||
-	    !seg_is(seg[1], len[1], "tenants"))
-		return false;
-	if (*n == 2) {
-		*kind = READ_TENANTS;
-		return true;
+	switch (ep) {
+	case EP_TENANTS:
+		return READ_TENANTS;
+	case EP_STATS:
+		return READ_STATS;
+	case EP_ENTITIES:
+		return READ_ENTITIES;
+	case EP_SEARCH:
+		return READ_SEARCH;
+	case EP_HISTORY:
+		return READ_HISTORY;
+	case EP_WHY:
+		return READ_WHY;
+	default:
+		return READ_SHOW;
 	}
-	if (*n == 4 && seg_is(seg[3], len[3], "stats")) {
-		*kind = READ_STATS;
-		return true;
-	}
-	if (*n == 4 && seg_is(seg[3], len[3], "entities")) {
-		*kind = READ_ENTITIES;
-		return true;
-	}
-	if (*n == 4 && seg_is(seg[3], len[3], "search")) {
-		*kind = READ_SEARCH;
-		return true;
-	}
-	if (*n < 5 || !seg_is(seg[3], len[3], "entities") || len[4] == 0)
-		return false;
-	if (*n == 5)
-		*kind = READ_SHOW;
-	else if (seg_is(seg[5], len[5], "history"))
-		*kind = READ_HISTORY;
-	else if (seg_is(seg[5], len[5], "why"))
-		*kind = READ_WHY;
-	else
-		return false;
-	return true;
 }
 
 /* GET (a read) or DELETE (forget) of a read endpoint's path. */
@@ -307,12 +304,12 @@ static enum MHD_Result route_get(struct keel_server *srv, struct MHD_Connection 
 				 const char *url, struct request *rq, bool forget)
 {
 	const struct keel_token_entry *tok = rq->token;
-	const char *seg[7];
-	size_t len[7], n;
-	enum read_kind kind;
-	if (!read_route(url, seg, len, &n, &kind))
-		return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
-					      "no such endpoint");
+	const char *seg[KEEL_HTTP_MAX_SEGMENTS];
+	size_t len[KEEL_HTTP_MAX_SEGMENTS], n;
+	/* the route the first call found: segments 2 and 4 are the tenant
+	 * and the subject */
+	keel_http_route_find(url, seg, len, &n);
+	enum read_kind kind = read_kind_of(rq->endpoint->endpoint);
 	if (kind == READ_TENANTS) /* scoped by the token inside */
 		return keel_http_handle_read(srv, c, kind, NULL, NULL, tok);
 	struct keel_buf tenant, subject;
@@ -438,57 +435,41 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 			rq->route = ROUTE_DONE;
 			return ret;
 		}
-		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-			   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-		bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-		/* /healthz and the page ask for no token: they carry no data
-		 * (ui.c). Like every GET they are answered when the request is
-		 * done: libmicrohttpd closes a connection whose answer was
-		 * queued on this first call, and a browser or a health checker
-		 * would open a new one for each request. */
-		bool healthz = strcmp(url, "/healthz") == 0;
-		if (healthz || keel_http_ui_path(url)) {
-			rq->route = get ? ROUTE_PUBLIC : ROUTE_DONE;
-			if (get)
+		const char *seg[KEEL_HTTP_MAX_SEGMENTS];
+		size_t len[KEEL_HTTP_MAX_SEGMENTS], nseg;
+		const struct keel_http_route *r = keel_http_route_find(url, seg, len, &nseg);
+		rq->endpoint = r;
+		bool allowed = r && keel_http_route_allows(r, method);
+		/* /healthz, the page and the API's description ask for no
+		 * token: they carry no data. Like every GET they are answered
+		 * when the request is done: libmicrohttpd closes a connection
+		 * whose answer was queued on this first call, and a browser or
+		 * a health checker would open a new one for each request. */
+		if (r && r->public) {
+			rq->route = allowed ? ROUTE_PUBLIC : ROUTE_DONE;
+			if (allowed)
 				return MHD_YES;
-			return healthz ? keel_http_answer_not_allowed(srv, c, method, "GET, HEAD")
-				       : keel_http_ui_not_allowed(srv, c, method);
+			bool ui = r->endpoint == EP_UI || r->endpoint == EP_UI_MOVED ||
+				  r->endpoint == EP_UI_ASSET;
+			return ui ? keel_http_ui_not_allowed(srv, c, method)
+				  : keel_http_answer_not_allowed(srv, c, method, r->allow);
 		}
 		if (!authenticate(srv, c, &rq->token, &ret)) {
 			rq->route = ROUTE_DONE;
 			return ret;
 		}
-		if (strcmp(url, "/v1/events") == 0) {
-			if (!post) {
-				rq->route = ROUTE_DONE;
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "POST");
-			}
+		rq->route = ROUTE_DONE;
+		if (!r)
+			return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
+						      "no such endpoint");
+		if (!allowed)
+			return keel_http_answer_not_allowed(srv, c, method, r->allow);
+		if (r->endpoint == EP_EVENTS) {
 			rq->route = srv->null_mode ? ROUTE_NULL_EVENTS : ROUTE_EVENTS;
 			return start_events(srv, c, rq);
 		}
-		if (!get) {
-			rq->route = ROUTE_DONE;
-			const char *seg[7];
-			size_t len[7], n;
-			enum read_kind kind;
-			bool read = read_route(url, seg, len, &n, &kind);
-			/* An entity's path takes DELETE too: keel forget. */
-			if (read && kind == READ_SHOW) {
-				if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
-					rq->route = ROUTE_FORGET;
-					return MHD_YES;
-				}
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "GET, HEAD, DELETE");
-			}
-			if (strcmp(url, "/metrics") == 0 || read)
-				return keel_http_answer_not_allowed(srv, c, method,
-								    "GET, HEAD");
-			return keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND,
-						      "no such endpoint");
-		}
-		rq->route = ROUTE_READ;
+		/* An entity's path takes DELETE too: keel forget. */
+		rq->route = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0 ? ROUTE_FORGET : ROUTE_READ;
 		return MHD_YES;
 	}
 
@@ -501,7 +482,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		rq->received += n;
 		bool over = rq->received > srv->o.max_body;
 		if (!over && rq->received > rq->claimed &&
-		    !claim(srv, rq, rq->received - rq->claimed))
+		    !keel_http_claim(srv, rq, rq->received - rq->claimed))
 			over = true;
 		if (over) {
 			/* No Content-Length (chunked) and too much, for this
@@ -532,7 +513,7 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		    "\"conflicting\":0,\"unhandled\":0,\"rejected\":[]}\n");
 	case ROUTE_READ:
 		rq->route = ROUTE_DONE;
-		if (strcmp(url, "/metrics") == 0)
+		if (rq->endpoint->endpoint == EP_METRICS)
 			return handle_metrics(srv, c, rq->token);
 		return route_get(srv, c, url, rq, false);
 	case ROUTE_FORGET:
@@ -540,8 +521,10 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 		return route_get(srv, c, url, rq, true);
 	case ROUTE_PUBLIC:
 		rq->route = ROUTE_DONE;
-		if (strcmp(url, "/healthz") == 0)
+		if (rq->endpoint->endpoint == EP_HEALTHZ)
 			return handle_healthz(srv, c);
+		if (rq->endpoint->endpoint == EP_OPENAPI)
+			return keel_http_openapi(srv, c);
 		return keel_http_ui(srv, c, url);
 	case ROUTE_DONE:
 		return MHD_YES;
@@ -678,6 +661,12 @@ int keel_server_check_options(const struct keel_server_options *o, char **errmsg
 		struct sockaddr_storage ss;
 		socklen_t sslen = 0;
 		rc = check_listen(&opt, &ss, &sslen, &err);
+		if (rc == 0) {
+			struct keel_metrics m;
+			keel_metrics_init(&m);
+			rc = keel_metrics_tenants_option(&m, opt.metrics_tenants, &err);
+			keel_metrics_free(&m);
+		}
 	}
 	if (rc && errmsg)
 		*errmsg = keel_xstrdup(err.data ? err.data : keel_strerror(rc));
@@ -707,7 +696,7 @@ static void server_free(struct keel_server *srv)
 	keel_store_map_free(&srv->map);
 	keel_ingest_free(srv->ing);
 	keel_publisher_free(srv->pub);
-	keel_ptrvec_free(&srv->group.owner);
+	keel_ptrvec_free(&srv->group.published_by);
 	keel_store_close(srv->writer);
 	keel_cartridge_free(srv->cartridge);
 	keel_tokens_free(&srv->tokens);
@@ -736,24 +725,38 @@ static void init_cond_monotonic(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
-static int server_start(const struct keel_server_options *o, bool null_mode,
+/* keel serve's way, or one of the benchmark's (server_bench.h). */
+enum serve_mode {
+	SERVE_AS_IS,
+	SERVE_DROPPING_EVENTS,
+	SERVE_UNSYNCED,
+};
+
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
 			struct keel_server **out, char **errmsg);
 
 int keel_server_start(const struct keel_server_options *o, struct keel_server **out,
 		      char **errmsg)
 {
-	return server_start(o, false, out, errmsg);
+	return server_start(o, SERVE_AS_IS, out, errmsg);
 }
 
 int keel_server_start_dropping_events(const struct keel_server_options *o,
 				      struct keel_server **out, char **errmsg)
 {
-	return server_start(o, true, out, errmsg);
+	return server_start(o, SERVE_DROPPING_EVENTS, out, errmsg);
 }
 
-/* Starts the daemon, its writer and its watchdog; in null mode POST
- * /v1/events answers without ingesting (server_bench.h). */
-static int server_start(const struct keel_server_options *o, bool null_mode,
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg)
+{
+	return server_start(o, SERVE_UNSYNCED, out, errmsg);
+}
+
+/* Starts the daemon, its writer and its watchdog; for the benchmark, in
+ * null mode (POST /v1/events answers without ingesting) or unsynced
+ * (server_bench.h). */
+static int server_start(const struct keel_server_options *o, enum serve_mode mode,
 			struct keel_server **out, char **errmsg)
 {
 	*out = NULL;
@@ -772,7 +775,7 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	}
 	struct keel_server *srv = keel_xcalloc(1, sizeof *srv);
 	srv->o = opt;
-	srv->null_mode = null_mode;
+	srv->null_mode = mode == SERVE_DROPPING_EVENTS;
 	struct keel_server_options *so = &srv->o;
 	if (!so->listen)
 		so->listen = DEFAULT_LISTEN;
@@ -819,6 +822,8 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
 	rc = check_listen(so, &ss, &sslen, &err);
+	if (rc == 0)
+		rc = keel_metrics_tenants_option(&srv->metrics, so->metrics_tenants, &err);
 	if (rc)
 		goto fail;
 	if (so->token_file) {
@@ -871,6 +876,11 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	/* A store whose state lives in its one handle (memory:) is read
 	 * through the writer's. */
 	srv->shared_store = keel_store_state_in_handle(srv->writer);
+	/* An answer tells what survives the machine (docs/http.md,
+	 * "Durability"): the writer's commits are synced before they are
+	 * answered, at one sync a group of POSTs. */
+	if (mode != SERVE_UNSYNCED)
+		keel_store_durable_commits(srv->writer);
 	/* One ingester for the server's life: its batch is whatever the
 	 * writer gathers, flushed by the writer only. */
 	struct keel_ingest_options io = {
@@ -946,6 +956,9 @@ static int server_start(const struct keel_server_options *o, bool null_mode,
 	struct MHD_OptionItem tls[] = {
 	    {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert_pem.data},
 	    {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key_pem.data},
+	    /* TLS 1.2 and 1.3 only: GnuTLS's NORMAL set with every other
+	     * version taken out (1.0 and 1.1 are deprecated, RFC 8996). */
+	    {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)KEEL_TLS_PRIORITIES},
 	    {MHD_OPTION_END, 0, NULL},
 	};
 	if (srv->tls_cert_pem.data)

@@ -66,6 +66,13 @@ _Static_assert(MAX_REQUEST_TARGET + MAX_HEADER_BYTES <= CONNECTION_MEMORY / 2,
 /* The writer stops adding POSTs to a batch once it holds this many
  * events (one POST is never split). */
 #define GROUP_MAX_EVENTS 4096
+/* The GnuTLS priority string of keel serve's HTTPS: TLS 1.2 and 1.3 only. */
+#define KEEL_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* A POST's answer lists at most this many rejected events and as many
+ * conflicting duplicates (the first by index); past it, counts say how
+ * many more (docs/http.md, "The answer"), so that an answer stays small
+ * whatever the request. */
+#define ANSWER_MAX_LISTED 1000
 /* How long a stop waits for resumed connections to be answered. */
 #define RESUME_WAIT_S 5
 
@@ -113,6 +120,7 @@ struct ingest_job {
 	int rc; /* 0, or the store error that rolled the batch back */
 	bool forwarded; /* to the log (--forward): rc is the log's failure */
 	uint64_t accepted, duplicates, conflicting, unhandled, rejected;
+	uint64_t conflicts_listed; /* of conflicting, at most ANSWER_MAX_LISTED */
 	struct keel_buf rejects; /* the "rejected" array's members */
 	struct keel_buf conflicts; /* the "conflicts" array's members */
 	/* The tenant of the events that went in, for the request log: its
@@ -124,6 +132,7 @@ struct ingest_job {
 /* One HTTP request (MHD's con_cls). */
 struct request {
 	enum route route;
+	const struct keel_http_route *endpoint; /* NULL: no such path */
 	enum body_kind kind;
 	struct conn *conn;
 	const struct keel_token_entry *token; /* NULL when no token file */
@@ -145,11 +154,14 @@ struct request {
 	struct keel_buf tenant; /* a read's tenant, as decoded; data NULL: none */
 };
 
-/* The batch the writer thread is building: which POST each of its events
- * came from. */
+/* The batch the writer thread is building (each of its events names its
+ * POST itself: keel_batch_event.owner). */
 struct group {
 	struct ingest_job *cur;	  /* the POST whose events are being added */
-	struct keel_ptrvec owner; /* per event the batch took (seq): its POST */
+	/* --forward: per event the publisher took (its seq), the POST it
+	 * came in; the publisher is made anew after a failed group, so no
+	 * seq outlives its group. */
+	struct keel_ptrvec published_by;
 	/* For counting outcomes by tenant: the ingester (whose batch tells
 	 * each event's tenant), the counters, the tenant counted last. */
 	struct keel_ingest *ing;
@@ -236,6 +248,43 @@ enum read_kind {
 	READ_SEARCH,   /* GET /v1/tenants/T/search */
 };
 
+/* Routes (routes.c): every path the server answers. */
+enum endpoint {
+	EP_EVENTS,
+	EP_TENANTS,
+	EP_STATS,
+	EP_ENTITIES,
+	EP_SEARCH,
+	EP_ENTITY,
+	EP_HISTORY,
+	EP_WHY,
+	EP_OPENAPI,
+	EP_HEALTHZ,
+	EP_METRICS,
+	EP_UI_MOVED, /* /ui: 301 to /ui/ */
+	EP_UI,	     /* the page, at each of its views' addresses */
+	EP_UI_ASSET,
+};
+
+struct keel_http_route {
+	const char *path;  /* as the OpenAPI document writes it: "/v1/tenants/{tenant}/stats" */
+	enum endpoint endpoint;
+	const char *allow; /* the methods it takes, as the Allow header lists them */
+	bool public;	   /* needs no token: it holds no data */
+	bool rest;	   /* its last parameter takes the rest of the path, '/' and all */
+};
+
+#define KEEL_HTTP_MAX_SEGMENTS 8
+extern const struct keel_http_route keel_http_routes[];
+extern const size_t keel_http_nroutes;
+/* The route whose path url's is (the query string already cut off by
+ * libmicrohttpd), or NULL; its segments, still percent-escaped, in
+ * seg[0..*n) and len (KEEL_HTTP_MAX_SEGMENTS at most). */
+const struct keel_http_route *keel_http_route_find(const char *url, const char **seg,
+						   size_t *len, size_t *n);
+/* Whether r takes method (as sent: methods are case-sensitive). */
+bool keel_http_route_allows(const struct keel_http_route *r, const char *method);
+
 /* Answers (answer.c) */
 bool keel_http_percent_decode(const char *s, size_t len, struct keel_buf *out);
 /* {"error":"MESSAGE"} and a newline into the empty b: every error
@@ -265,12 +314,13 @@ enum MHD_Result keel_http_answer(struct keel_server *srv, struct MHD_Connection 
 enum MHD_Result keel_http_answer_headers(struct keel_server *srv, struct MHD_Connection *c,
 					 unsigned status, const char *body, size_t len,
 					 bool persistent, const char *const *headers);
-/* The page at /ui/ (ui.c): its paths are /ui and those under /ui/. They
- * need no token: the page and its assets hold no data (docs/ui.md).
- * keel_http_ui answers a GET or HEAD of one; other methods get
- * keel_http_ui_not_allowed. */
-bool keel_http_ui_path(const char *url);
+/* The page at /ui/ (ui.c): its paths are /ui and those under /ui/ (the
+ * routes EP_UI_MOVED, EP_UI, EP_UI_ASSET). They need no token: the page
+ * and its assets hold no data (docs/ui.md). keel_http_ui answers a GET or
+ * HEAD of one; other methods get keel_http_ui_not_allowed. */
 enum MHD_Result keel_http_ui(struct keel_server *srv, struct MHD_Connection *c, const char *url);
+/* GET /v1/openapi.json (openapi.c): docs/openapi.json, compiled in. */
+enum MHD_Result keel_http_openapi(struct keel_server *srv, struct MHD_Connection *c);
 enum MHD_Result keel_http_ui_not_allowed(struct keel_server *srv, struct MHD_Connection *c,
 					 const char *method);
 void keel_http_log(struct keel_server *srv, const char *fmt, ...)
@@ -290,6 +340,12 @@ void keel_http_on_connection(void *cls, struct MHD_Connection *connection,
 			     enum MHD_ConnectionNotificationCode toe);
 void keel_http_set_deadline(struct conn *c, int64_t usec_from_now);
 void *keel_http_watchdog_main(void *arg);
+
+/* Counts n more bytes of rq's (its body, its events) against the memory
+ * all requests' bodies may hold at once (max_buffered), so that many
+ * large uploads together cannot exhaust memory where one alone could
+ * not. False (nothing counted) when over. Released when rq ends. */
+bool keel_http_claim(struct keel_server *srv, struct request *rq, size_t n);
 
 /* Events (events.c) */
 /* Binary mode, once the headers are in: reads them into rq->binary and

@@ -16,4 +16,11 @@
 int keel_server_start_dropping_events(const struct keel_server_options *o,
 				      struct keel_server **out, char **errmsg);
 
+/* keel_server_start with the writer's commits answered before they are
+ * durable (keel_store_durable_commits left out): what the sync before
+ * each answer costs (bench_http's "no sync" rows; docs/http.md,
+ * "Durability"). */
+int keel_server_start_unsynced(const struct keel_server_options *o, struct keel_server **out,
+			       char **errmsg);
+
 #endif

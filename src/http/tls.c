@@ -4,12 +4,20 @@
  * speaks TLS through GnuTLS. libmicrohttpd takes both as text in memory;
  * reading them here lets every message name the file at fault, where
  * libmicrohttpd could only say that "the certificate/key" failed.
+ *
+ * Every certificate of the file must be valid now: one that has expired
+ * or is not valid yet is refused at start, naming it and its dates,
+ * rather than served to clients that will all refuse it (GnuTLS, which
+ * libmicrohttpd already loads, reads the dates).
  */
 #include "server.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include <gnutls/x509.h>
 
 /* A certificate chain or a key is a few KiB; anything this large is not
  * one. */
@@ -74,6 +82,59 @@ static bool has_pem_block(const char *text, const char *suffix)
 	return false;
 }
 
+/* t as an RFC 3339 UTC time, for messages. */
+static void format_time(time_t t, char out[32])
+{
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, 32, "(unknown time)");
+}
+
+/* The certificate's subject, for messages (e.g. "CN=keel.example"). */
+static void subject_of(gnutls_x509_crt_t crt, char *out, size_t size)
+{
+	size_t n = size;
+	if (gnutls_x509_crt_get_dn(crt, out, &n) != GNUTLS_E_SUCCESS || !n)
+		snprintf(out, size, "(no subject)");
+}
+
+/* Every certificate of the PEM text valid at now: false with the reason
+ * in err (which certificate, its dates) when one has expired or is not
+ * valid yet. Text GnuTLS cannot read is left to libmicrohttpd, whose
+ * start then names both files (keel_server_start). */
+static bool certs_valid_now(const char *path, const char *pem, time_t now, struct keel_buf *err)
+{
+	gnutls_datum_t data = {(unsigned char *)(uintptr_t)pem, (unsigned int)strlen(pem)};
+	gnutls_x509_crt_t *crts = NULL;
+	unsigned int n = 0;
+	if (gnutls_x509_crt_list_import2(&crts, &n, &data, GNUTLS_X509_FMT_PEM, 0) < 0)
+		return true;
+	bool ok = true;
+	for (unsigned int i = 0; ok && i < n; i++) {
+		time_t from = gnutls_x509_crt_get_activation_time(crts[i]);
+		time_t to = gnutls_x509_crt_get_expiration_time(crts[i]);
+		bool early = from != (time_t)-1 && now < from;
+		bool late = to != (time_t)-1 && now > to;
+		if (!early && !late)
+			continue;
+		char who[512], f[32], t[32], at[32];
+		subject_of(crts[i], who, sizeof who);
+		format_time(from, f);
+		format_time(to, t);
+		format_time(now, at);
+		keel_buf_addf(err,
+			      "--tls-cert \"%s\": certificate %u of %u (%s) %s: valid from %s "
+			      "to %s, and it is %s; clients would refuse it (%s)",
+			      path, i + 1, n, who, late ? "has expired" : "is not valid yet", f,
+			      t, at, late ? "renew it" : "check this machine's clock");
+		ok = false;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	gnutls_free(crts);
+	return ok;
+}
+
 int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err)
 {
 	const char *cert = srv->o.tls_cert, *key = srv->o.tls_key;
@@ -90,6 +151,8 @@ int keel_http_tls_load(struct keel_server *srv, struct keel_buf *err)
 			      cert);
 		rc = KEEL_EIO;
 	}
+	if (!rc && !certs_valid_now(cert, srv->tls_cert_pem.data, time(NULL), err))
+		rc = KEEL_EIO;
 	if (!rc)
 		rc = read_pem("--tls-key", key, &srv->tls_key_pem, err);
 	if (!rc && !has_pem_block(srv->tls_key_pem.data, "PRIVATE KEY")) {

@@ -66,11 +66,6 @@ static enum MHD_Result ui_file(struct keel_server *srv, struct MHD_Connection *c
 	return keel_http_answer_headers(srv, c, MHD_HTTP_OK, body, len, true, headers);
 }
 
-bool keel_http_ui_path(const char *url)
-{
-	return strcmp(url, "/ui") == 0 || starts_with(url, "/ui/");
-}
-
 enum MHD_Result keel_http_ui_not_allowed(struct keel_server *srv, struct MHD_Connection *c,
 					 const char *method)
 {

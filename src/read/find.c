@@ -236,13 +236,18 @@ static int page_finish(struct find_page *p, int rc, char **json)
 
 /* ----------------------------------------------------------------- tenants */
 
-int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *tenant),
-		 void *ud, const struct keel_read_options *ro, char **json)
+/* The tenants list, whole (p NULL) or a page of it. The store hands over
+ * every tenant's name, sorted (one index scan: tens of thousands of
+ * names are a few hundred kilobytes, read once a page); the page starts
+ * after the cursor's name, so tenants added meanwhile never shift it. */
+static int tenants_doc(struct keel_store *s, bool (*visible)(void *ud, const char *tenant),
+		       void *ud, struct find_page *p, const struct keel_read_options *ro,
+		       char **json)
 {
-	if (!s || !json)
-		return KEEL_EINVAL;
 	struct keel_read_options o;
-	int rc = keel_read_options_take(s, ro, &o);
+	int rc = p ? 0 : keel_read_options_take(s, ro, &o);
+	if (p)
+		o = p->o;
 	if (rc)
 		return rc;
 	if (o.at_set)
@@ -261,22 +266,76 @@ int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *ten
 	}
 	keel_buf_adds(&b, "\"tenants\":[");
 	size_t n = 0;
+	bool more = false;
+	const char *last = NULL;
 	for (size_t i = 0; i < names.len; i++) {
-		if (rc == 0 && (!visible || visible(ud, names.items[i]))) {
-			if (n++)
-				keel_buf_addc(&b, ',');
-			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));
+		const char *name = names.items[i];
+		if (rc || more || (visible && !visible(ud, name)))
+			continue;
+		size_t len = strlen(name);
+		if (p && p->has_after &&
+		    keel_str_cmp(keel_str_make(name, len),
+				 keel_str_make(p->after.data ? p->after.data : "",
+					       p->after.len)) <= 0)
+			continue;
+		if (p && n == p->limit) {
+			more = true; /* one past the page: there is a next one */
+			continue;
 		}
-		free(names.items[i]);
+		if (n++)
+			keel_buf_addc(&b, ',');
+		keel_buf_add_json_str(&b, keel_str_make(name, len));
+		last = name;
 	}
+	keel_buf_addc(&b, ']');
+	if (p) {
+		keel_buf_adds(&b, ",\"next\":");
+		if (more) {
+			keel_buf_addc(&b, '"');
+			cursor_encode(&b, keel_str_cstr(last));
+			keel_buf_addc(&b, '"');
+		} else {
+			keel_buf_adds(&b, "null");
+		}
+	}
+	keel_buf_addc(&b, '}');
+	for (size_t i = 0; i < names.len; i++)
+		free(names.items[i]);
 	keel_ptrvec_free(&names);
-	keel_buf_adds(&b, "]}");
 	if (rc) {
 		keel_buf_free(&b);
 		return rc;
 	}
 	*json = b.data;
 	return 0;
+}
+
+int keel_tenants(struct keel_store *s, bool (*visible)(void *ud, const char *tenant),
+		 void *ud, const struct keel_read_options *ro, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	return tenants_doc(s, visible, ud, NULL, ro, json);
+}
+
+int keel_tenants_page(struct keel_store *s, bool (*visible)(void *ud, const char *tenant),
+		      void *ud, const struct keel_find_options *given,
+		      const struct keel_read_options *o, char **json)
+{
+	if (!s || !json)
+		return KEEL_EINVAL;
+	struct find_page p;
+	struct keel_find_options f;
+	int rc = page_take(s, &p, given, &f, o);
+	if (rc == 0 && (f.kind || f.prefix))
+		rc = keel_store_fail(s, KEEL_EINVAL,
+				     "the tenants list takes no %s: only a limit and a cursor",
+				     f.kind ? "kind" : "prefix");
+	if (rc == 0)
+		rc = tenants_doc(s, visible, ud, &p, NULL, json);
+	page_free(&p);
+	keel_buf_free(&p.doc);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- entities */

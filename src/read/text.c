@@ -428,6 +428,16 @@ static void stats_text(struct text_ctx *t, const struct keel_json *doc)
 
 /* --------------------------------------------------- tenants, entities, search */
 
+/* The page's last line: the cursor of the next page, when there is one. */
+static void next_line(struct text_ctx *t, const struct keel_json *doc)
+{
+	const struct keel_json *next = member(t, doc, "next");
+	if (next && next->type != KEEL_JSON_NULL) {
+		keel_buf_addc(&t->out, '\n');
+		line_cell(t, "next", next);
+	}
+}
+
 static void tenants_text(struct text_ctx *t, const struct keel_json *doc)
 {
 	line_if_present(t, "known at", doc, "known_at");
@@ -439,16 +449,10 @@ static void tenants_text(struct text_ctx *t, const struct keel_json *doc)
 		add_cell(t, table_cell(&tb), r);
 	table_print(t, "tenants", &tb);
 	table_free(&tb);
-}
-
-/* The page's last line: the cursor of the next page, when there is one. */
-static void next_line(struct text_ctx *t, const struct keel_json *doc)
-{
-	const struct keel_json *next = member(t, doc, "next");
-	if (next && next->type != KEEL_JSON_NULL) {
-		keel_buf_addc(&t->out, '\n');
-		line_cell(t, "next", next);
-	}
+	/* A page (keel_tenants_page) ends with its cursor; the whole list
+	 * (keel_tenants) has none. */
+	if (keel_json_get(doc, "next", 4))
+		next_line(t, doc);
 }
 
 static void entities_text(struct text_ctx *t, const struct keel_json *doc)

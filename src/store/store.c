@@ -25,6 +25,9 @@ static const struct keel_store_ops *const keel_backends[] = {
 #ifdef KEEL_WITH_MYSQL
 	&keel_store_mysql_ops,
 #endif
+#ifdef KEEL_WITH_POSTGRES
+	&keel_store_postgres_ops,
+#endif
 };
 
 static const char *const keel_errnames[] = {
@@ -106,6 +109,12 @@ static char *keel_store_unknown_scheme(const char *url)
 	return err.data;
 }
 
+/* Whether the URL's scheme (its first len bytes) is name. */
+static bool keel_store_scheme_is(const char *name, const char *url, size_t len)
+{
+	return name && strlen(name) == len && !memcmp(name, url, len);
+}
+
 static int keel_store_open_as(const char *url, bool existing, struct keel_store **out,
 			      char **errmsg)
 {
@@ -118,7 +127,8 @@ static int keel_store_open_as(const char *url, bool existing, struct keel_store 
 	size_t scheme_len = colon ? (size_t)(colon - url) : 0;
 	for (size_t i = 0; colon && i < KEEL_ARRAY_LEN(keel_backends); i++) {
 		const struct keel_store_ops *ops = keel_backends[i];
-		if (strlen(ops->scheme) != scheme_len || memcmp(ops->scheme, url, scheme_len))
+		if (!keel_store_scheme_is(ops->scheme, url, scheme_len) &&
+		    !keel_store_scheme_is(ops->scheme_alias, url, scheme_len))
 			continue;
 		struct keel_buf err;
 		keel_buf_init(&err);
@@ -198,10 +208,17 @@ int keel_store_commit(struct keel_store *s)
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "no transaction open");
 	int rc = s->ops->commit(s);
-	/* A failed commit leaves the transaction to be rolled back. */
-	if (rc == 0)
+	/* A failed commit leaves the transaction to be rolled back; one
+	 * whose outcome is unknown has ended, one way or the other. */
+	if (rc == 0 || rc == KEEL_EUNCERTAIN)
 		s->in_tx = false;
 	return rc;
+}
+
+void keel_store_durable_commits(struct keel_store *s)
+{
+	if (s->ops->durable_commits)
+		s->ops->durable_commits(s);
 }
 
 int keel_store_rollback(struct keel_store *s)

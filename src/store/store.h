@@ -245,7 +245,8 @@ typedef int (*keel_scan_fn)(void *ud, const struct keel_record *r);
 struct keel_store;
 
 struct keel_store_ops {
-	const char *scheme;   /* "memory", "sqlite", "mysql" */
+	const char *scheme;   /* "memory", "sqlite", "mysql", "postgres" */
+	const char *scheme_alias; /* optional: another name ("postgresql") */
 	const char *url_form; /* for messages: "sqlite:PATH" */
 	/* url is the whole URL; on failure returns an error and writes a one-
 	 * line message into err (the store is not created). existing: the
@@ -258,8 +259,17 @@ struct keel_store_ops {
 	void (*close)(struct keel_store *s);
 
 	int (*begin)(struct keel_store *s);
+	/* 0 once committed; KEEL_EUNCERTAIN when it failed without telling
+	 * whether it committed (the transaction is over either way); another
+	 * error leaves the transaction to be rolled back. */
 	int (*commit)(struct keel_store *s);
 	int (*rollback)(struct keel_store *s);
+	/* Optional. From now on each commit of this handle returns only once
+	 * what it committed survives a power cut (keel serve's writer, which
+	 * answers after the commit). NULL: the store's commits already do as
+	 * much as they can (MySQL: the server's innodb_flush_log_at_trx_commit
+	 * decides), or nothing survives anyway (memory). */
+	void (*durable_commits)(struct keel_store *s);
 
 	/* Batches within a transaction (docs/semantics.md, "Batches, commits
 	 * and failures"): savepoint before each batch's writes, release after
@@ -433,6 +443,8 @@ const char *keel_store_url(const struct keel_store *s);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);
+/* See the ops' durable_commits. */
+void keel_store_durable_commits(struct keel_store *s);
 int keel_store_savepoint(struct keel_store *s);
 int keel_store_release(struct keel_store *s);
 int keel_store_rollback_to_savepoint(struct keel_store *s);
@@ -505,6 +517,9 @@ extern const struct keel_store_ops keel_store_memory_ops;
 extern const struct keel_store_ops keel_store_sqlite_ops;
 #ifdef KEEL_WITH_MYSQL
 extern const struct keel_store_ops keel_store_mysql_ops;
+#endif
+#ifdef KEEL_WITH_POSTGRES
+extern const struct keel_store_ops keel_store_postgres_ops;
 #endif
 
 #endif

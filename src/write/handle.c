@@ -79,8 +79,16 @@ int keel_ingest_add(struct keel_ingest *ing, const char *text, size_t len,
 	case KEEL_INGEST_WORKERS:
 		return keel_workers_add(ing->workers, text, len, position);
 	default:
-		return keel_batcher_add(ing->batcher, text, len, position);
+		return keel_batcher_add(ing->batcher, text, len, position, NULL);
 	}
+}
+
+int keel_ingest_add_owned(struct keel_ingest *ing, const char *text, size_t len,
+			  uint64_t position, void *owner)
+{
+	if (ing->mode != KEEL_INGEST_STREAMING)
+		return keel_ingest_add(ing, text, len, position);
+	return keel_batcher_add(ing->batcher, text, len, position, owner);
 }
 
 int keel_ingest_add_too_long(struct keel_ingest *ing, uint64_t position,

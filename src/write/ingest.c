@@ -250,8 +250,10 @@ int keel_batcher_add_too_long(struct keel_batcher *ing, uint64_t position, const
 	return 0;
 }
 
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc);
+
 int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
-		    uint64_t position)
+		     uint64_t position, void *owner)
 {
 	struct keel_batch_event *ev = keel_prep_event(&ing->prep, &ing->arena, text, len,
 						      position);
@@ -262,10 +264,13 @@ int keel_batcher_add(struct keel_batcher *ing, const char *text, size_t len,
 		keel_buf_addf(&ing->errmsg, "%s %llu: ", ing->opt.position_word,
 			      (unsigned long long)position);
 		keel_buf_add(&ing->errmsg, ing->prep.msg.data, ing->prep.msg.len);
+		if (ing->prep.refused != KEEL_ECARTRIDGE)
+			return keel_batcher_fail_unwritten(ing, ing->prep.refused);
 		return ing->prep.refused;
 	}
 	if (!ev)
 		return 0; /* rejected and reported */
+	ev->owner = owner;
 	if (!ing->events.len)
 		ing->first_position = position;
 	ing->last_position = position;
@@ -403,15 +408,38 @@ static void keel_batcher_forget(struct keel_batcher *ing, size_t nrun)
 	ing->nrun = nrun;
 }
 
+/* "batch of lines 1-500" (what, the position word's plural, the range). */
+static void keel_batcher_range(const struct keel_batcher *ing, struct keel_buf *b,
+			       const char *what, uint64_t first, uint64_t last)
+{
+	const char *word = ing->opt.position_word;
+	size_t n = strlen(word);
+	keel_buf_addf(b, "%s of %s%s %llu-%llu", what, word,
+		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
+		      (unsigned long long)last);
+}
+
 static void keel_batcher_message(struct keel_batcher *ing, const char *what,
 				 uint64_t first, uint64_t last)
 {
 	keel_buf_reset(&ing->errmsg);
+	keel_batcher_range(ing, &ing->errmsg, what, first, last);
+	keel_buf_addf(&ing->errmsg, ": %s", keel_store_errmsg(ing->store));
+}
+
+/* Ends the message with what was lost: nothing of the events first..last
+ * is in the store, and running the same input again puts them there (what
+ * was committed before comes back as duplicates). */
+static void keel_batcher_lost(struct keel_batcher *ing, const char *how, uint64_t first,
+			      uint64_t last)
+{
 	const char *word = ing->opt.position_word;
 	size_t n = strlen(word);
-	keel_buf_addf(&ing->errmsg, "%s of %s%s %llu-%llu: %s", what, word,
-		      n && word[n - 1] == 'x' ? "es" : "s", (unsigned long long)first,
-		      (unsigned long long)last, keel_store_errmsg(ing->store));
+	keel_buf_addf(&ing->errmsg,
+		      "; %snothing of %s%s %llu-%llu was written: the same input again "
+		      "ingests them",
+		      how, word, n && word[n - 1] == 'x' ? "es" : "s",
+		      (unsigned long long)first, (unsigned long long)last);
 }
 
 const struct keel_batch_event *keel_batcher_batch_event(const struct keel_batcher *ing,
@@ -461,6 +489,7 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	if (rc) {
 		keel_batcher_message(ing, "commit", ing->tx_first_position,
 				     ing->tx_last_position);
+		keel_batcher_lost(ing, "", ing->tx_first_position, ing->tx_last_position);
 		keel_store_rollback(ing->store);
 		keel_batcher_forget(ing, ing->tx_nrun);
 		keel_batcher_reset_tx(ing);
@@ -476,27 +505,18 @@ static int keel_batcher_commit(struct keel_batcher *ing)
 	return 0;
 }
 
-/* A batch failed: it alone is rolled back (to its savepoint) and the
- * batches before it are committed; if even that fails, the transaction
- * goes. The message names the failed batch's range. */
-static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+/* After a failed batch (rc, its message set): the batches of the open
+ * transaction before it are committed, and a failure of that commit is
+ * told after the batch's own (and returned when it leaves what was
+ * committed unknown). */
+static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
 {
-	/* the positions given cover the failed batch: not written */
-	keel_batcher_drop_positions(ing);
-	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
-	keel_batcher_reset_batch(ing);
-	keel_batcher_forget(ing, ing->batch_nrun);
-	/* rollback_to_savepoint ends the savepoint too (store.h): no
-	 * release after it. */
-	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
-		keel_store_rollback(ing->store);
-		keel_batcher_forget(ing, ing->tx_nrun);
-		keel_batcher_reset_tx(ing);
+	if (!ing->in_tx)
 		return rc;
-	}
 	struct keel_buf keep = ing->errmsg;
 	keel_buf_init(&ing->errmsg);
-	keel_batcher_commit(ing); /* its own failure is reported below ours */
+	if (keel_batcher_commit(ing) == KEEL_EUNCERTAIN)
+		rc = KEEL_EUNCERTAIN;
 	if (ing->errmsg.len) {
 		keel_buf_adds(&keep, "; then ");
 		keel_buf_addstr(&keep, keel_str_make(ing->errmsg.data, ing->errmsg.len));
@@ -506,6 +526,58 @@ static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 	return rc;
 }
 
+/* A batch failed: it alone is rolled back (to its savepoint) and the
+ * batches before it are committed; if even that fails (the store has
+ * rolled the whole transaction back already: a full disk, an I/O error),
+ * the transaction goes. The message names the failed batch's range, then
+ * every line lost with it: with grouped commits that is every batch since
+ * the last commit, not the failed one only (docs/cli.md, "Failures"). */
+static int keel_batcher_fail(struct keel_batcher *ing, int rc)
+{
+	/* the positions given cover the failed batch: not written */
+	keel_batcher_drop_positions(ing);
+	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+	uint64_t first = ing->first_position, last = ing->last_position;
+	keel_batcher_reset_batch(ing);
+	keel_batcher_forget(ing, ing->batch_nrun);
+	/* rollback_to_savepoint ends the savepoint too (store.h): no
+	 * release after it. */
+	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
+		keel_batcher_lost(ing, "the store rolled back the whole transaction: ",
+				  ing->tx_first_position, last);
+		keel_store_rollback(ing->store);
+		keel_batcher_forget(ing, ing->tx_nrun);
+		keel_batcher_reset_tx(ing);
+		return rc;
+	}
+	keel_batcher_lost(ing, "", first, last);
+	return keel_batcher_commit_before(ing, rc);
+}
+
+/* The store failed while an event was being added, before the open batch
+ * was written (reading a new tenant's recorded cartridge): the batch
+ * fails as a write of it would, so that nothing of it waits to be
+ * committed with later events (keel serve would answer its POSTs failed,
+ * then commit them with the next group's). It is dropped, nothing of it
+ * written, and the transaction's earlier batches are committed; the
+ * message, naming the event, names the batch first. */
+static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc)
+{
+	if (ing->events.len) {
+		struct keel_buf m;
+		keel_buf_init(&m);
+		keel_batcher_range(ing, &m, "batch", ing->first_position,
+				   ing->last_position);
+		keel_buf_adds(&m, " not written: ");
+		keel_buf_add(&m, ing->errmsg.data, ing->errmsg.len);
+		keel_buf_free(&ing->errmsg);
+		ing->errmsg = m;
+	}
+	keel_batcher_drop_positions(ing);
+	keel_batcher_reset_batch(ing);
+	return keel_batcher_commit_before(ing, rc);
+}
+
 /* Opens the transaction the next batches (and positions) go into. */
 static int keel_batcher_begin(struct keel_batcher *ing)
 {
@@ -513,6 +585,7 @@ static int keel_batcher_begin(struct keel_batcher *ing)
 	int rc = keel_store_begin(s);
 	if (rc) {
 		keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
+		keel_batcher_lost(ing, "", ing->first_position, ing->last_position);
 		keel_store_rollback(s);
 		keel_batcher_drop_positions(ing);
 		keel_batcher_reset_batch(ing);

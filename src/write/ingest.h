@@ -28,8 +28,9 @@ void keel_report_add(struct keel_report *to, const struct keel_report *from);
 struct keel_batcher;
 int keel_batcher_new(struct keel_store *s, const struct keel_ingest_options *o,
 		     struct keel_batcher **out);
+/* owner: kept in the event (keel_batch_event.owner) for on_outcome. */
 int keel_batcher_add(struct keel_batcher *b, const char *text, size_t len,
-		     uint64_t position);
+		     uint64_t position, void *owner);
 int keel_batcher_add_too_long(struct keel_batcher *b, uint64_t position,
 			      const char *head, size_t head_len);
 int keel_batcher_flush(struct keel_batcher *b);

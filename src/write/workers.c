@@ -143,7 +143,7 @@ static int keel_wblock_feed(struct keel_wblock *b, struct keel_batcher *bt)
 		const char *p = b->text.data + l->off;
 		int rc = l->too_long
 			     ? keel_batcher_add_too_long(bt, l->position, p, l->len)
-			     : keel_batcher_add(bt, p, l->len, l->position);
+			     : keel_batcher_add(bt, p, l->len, l->position, NULL);
 		if (rc)
 			return rc;
 	}

@@ -93,7 +93,7 @@ def pages(what, tenant, args=(), **params):
 
 
 status, doc = call("tenants")
-if status or doc != {"tenants": ["tenant-00", "tenant-01"]}:
+if status or doc != {"tenants": ["tenant-00", "tenant-01"], "next": None}:
     fail("tenants: %s %s" % (status, doc))
 transcript.append(doc)
 

@@ -3,7 +3,7 @@
 # left running in $pid, killed first), fail(), which stops the test,
 # skip_test, for a test that cannot run here, wait_until, the one way a
 # test waits for something, and wait_port, for a keel serve started in the
-# background. On a failure, what the MySQL fixture's server logged
+# background. On a failure, what the database fixture's server logged
 # meanwhile is printed (its cause may be there and nowhere else).
 # lib.sh builds on it for the tests that count failures instead.
 : "${KEEL:?path of the keel binary}"
@@ -28,9 +28,18 @@ needs_mysql() {
 	fi
 }
 
+# needs_postgres: skips the test unless the postgres_server ctest fixture
+# gave it a server.
+needs_postgres() {
+	if [ -z "${KEEL_TEST_PG_FRESH:-}" ] || [ -z "${KEEL_TEST_PG_DIR:-}" ]; then
+		skip_test "no PostgreSQL server: KEEL_TEST_PG_FRESH/KEEL_TEST_PG_DIR unset (the postgres_server ctest fixture sets them)"
+	fi
+}
+
 dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-test-XXXXXX")
 pid=
 fixture_log=${KEEL_TEST_MYSQL_DIR:+$KEEL_TEST_MYSQL_DIR/err.log}
+[ -n "${KEEL_TEST_PG_DIR:-}" ] && fixture_log=$KEEL_TEST_PG_DIR/cluster/server.log
 fixture_log_from=$(stat -c %s "$fixture_log" 2>/dev/null || echo 0)
 scratch_cleanup() {
 	local rc=$?
@@ -40,7 +49,7 @@ scratch_cleanup() {
 	rm -rf "$dir"
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] &&
 		[ "$(stat -c %s "$fixture_log" 2>/dev/null || echo 0)" -gt "$fixture_log_from" ]; then
-		echo "--- the MySQL fixture's error log meanwhile ($fixture_log):"
+		echo "--- the database fixture's log meanwhile ($fixture_log):"
 		tail -c +"$((fixture_log_from + 1))" "$fixture_log"
 		echo "--- end of the fixture's log"
 	fi

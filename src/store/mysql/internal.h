@@ -2,9 +2,9 @@
  * internal.h - what the MySQL store shows its own tests and
  * benchmarks: counters that prove the batch path's promises (IN lists of at
  * most a thousand tuples, no warnings after reads, statements that do not
- * grow with the batch, nothing read but the ids and nothing updated) and a
- * way to run SQL on the store's own connection. Not part of the library's
- * API.
+ * grow with the batch, nothing read but the ids and nothing updated), a
+ * way to run SQL on the store's own connection, and a hook before COMMIT.
+ * Not part of the library's API.
  */
 #ifndef KEEL_STORE_MYSQL_INTERNAL_H
 #define KEEL_STORE_MYSQL_INTERNAL_H
@@ -67,5 +67,14 @@ void keel_store_mysql_set_packet_limit(struct keel_store *s, size_t bytes);
 typedef int (*keel_mysql_row_fn)(void *ud, unsigned ncols, char **row);
 int keel_store_mysql_exec(struct keel_store *s, const char *sql, keel_mysql_row_fn fn,
 			  void *ud);
+
+/* The server's id of the store's connection (KILL CONNECTION takes it). */
+unsigned long keel_store_mysql_connection_id(struct keel_store *s);
+
+/* For the tests that lose the connection at the worst moment: when set,
+ * called on the committing thread just before any MySQL store of the
+ * process sends COMMIT, with that store. NULL (nothing) unless a test
+ * sets it. */
+extern void (*keel_mysql_before_commit)(struct keel_store *s);
 
 #endif

@@ -97,23 +97,28 @@ int keel_mysql_tx(struct keel_mysql_store *m)
 	return rc;
 }
 
+void (*keel_mysql_before_commit)(struct keel_store *s);
+
 static int keel_mysql_commit(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	if (!m->tx_open)
 		return 0;
+	if (keel_mysql_before_commit)
+		keel_mysql_before_commit(s);
 	int rc = keel_mysql_runs(m, "COMMIT", "commit");
-	if (rc == 0) {
+	if (rc == 0 || m->broken) {
 		m->tx_open = false;
 		m->tx_writes = false;
 	}
 	if (rc && m->broken) {
+		/* The server may have committed before the connection went:
+		 * the transaction is over, its outcome unknown here. */
 		unsigned e = m->db ? mysql_errno(m->db) : 0;
 		return keel_store_fail(
-		    s, rc,
+		    s, KEEL_EUNCERTAIN,
 		    "commit: lost the connection to the mysql server (error "
-		    "%u); the transaction may or may not have been committed: run "
-		    "the same input again (events already logged are skipped)",
+		    "%u); the transaction may or may not have been committed",
 		    e);
 	}
 	return rc;
@@ -653,6 +658,12 @@ static int keel_mysql_exec_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW r
 	(void)len;
 	struct keel_mysql_exec_ctx *c = ud;
 	return c->fn ? c->fn(c->ud, ncols, row) : 0;
+}
+
+unsigned long keel_store_mysql_connection_id(struct keel_store *s)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	return m->db ? mysql_thread_id(m->db) : 0;
 }
 
 int keel_store_mysql_exec(struct keel_store *s, const char *sql, keel_mysql_row_fn fn,

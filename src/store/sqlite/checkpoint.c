@@ -1,6 +1,7 @@
 /*
  * checkpoint.c - the SQLite store's background work: PASSIVE WAL
- * checkpoints on a thread and connection of their own.
+ * checkpoints on a thread and connection of their own; and the store's
+ * counters for GET /metrics (theirs, and the durable commits' syncs).
  *
  * In WAL mode a commit that finds the log past wal_autocheckpoint pages
  * copies the log back into the database and syncs it, inside the commit:
@@ -157,7 +158,12 @@ void keel_sqlite_metrics(struct keel_store *bs, struct keel_buf *out)
 		      "# HELP keel_sqlite_checkpoint_pages_total WAL pages copied back "
 		      "by background checkpoints.\n"
 		      "# TYPE keel_sqlite_checkpoint_pages_total counter\n"
-		      "keel_sqlite_checkpoint_pages_total %llu\n",
+		      "keel_sqlite_checkpoint_pages_total %llu\n"
+		      "# HELP keel_sqlite_commit_syncs_total Syncs of the WAL right "
+		      "after a commit, before it is answered (keel serve's writer).\n"
+		      "# TYPE keel_sqlite_commit_syncs_total counter\n"
+		      "keel_sqlite_commit_syncs_total %llu\n",
 		      (unsigned long long)atomic_load(&s->ckpt.runs),
-		      (unsigned long long)atomic_load(&s->ckpt.frames));
+		      (unsigned long long)atomic_load(&s->ckpt.frames),
+		      (unsigned long long)atomic_load(&s->commit_syncs));
 }

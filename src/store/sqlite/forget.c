@@ -3,7 +3,9 @@
  * "Forgetting"): redacted envelopes written over the logged ones, the
  * tombstone, and no copy of the old bytes left in the files.
  *
- * The forget transaction runs with secure_delete on, so every cell it
+ * The forget transaction runs with secure_delete on (the connection's own
+ * setting back when it ends, committed or rolled back: store.c), so every
+ * cell it
  * deletes or rewrites (the envelopes, the rebuilt rows, their index
  * entries) is overwritten with zeros in its page; after the commit a
  * TRUNCATE checkpoint copies the WAL into the database file and empties
@@ -16,9 +18,21 @@ int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
 		       const struct keel_tombstone *t)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	int rc = keel_sqlite_exec(s, "PRAGMA secure_delete = ON");
-	if (rc)
-		return rc;
+	if (!s->secure_delete) {
+		/* the connection's own setting (Debian's SQLite has it on by
+		 * default), restored when the transaction ends (store.c) */
+		sqlite3_stmt *st;
+		int rc = keel_sqlite_prepare(s, "PRAGMA secure_delete", 20, &st);
+		if (rc)
+			return rc;
+		s->secure_delete_was =
+		    sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		sqlite3_finalize(st);
+		if ((rc = keel_sqlite_exec(s, "PRAGMA secure_delete = ON")))
+			return rc;
+		s->secure_delete = true;
+	}
+	int rc;
 	/* The hash columns (events, event_ids) keep the received envelope's
 	 * hash: a redelivery is a plain duplicate. */
 	static const char upd[] =
@@ -122,6 +136,5 @@ int keel_sqlite_scrub(struct keel_store *bs)
 				     "was blocked by a reader; run keel forget again or "
 				     "close the readers",
 				     s->path);
-	int off = keel_sqlite_exec(s, "PRAGMA secure_delete = OFF");
-	return rc ? rc : off;
+	return rc;
 }

@@ -184,6 +184,15 @@ struct keel_sqlite_store {
 	const struct keel_assertion **rows; /* one kind's rows of a batch */
 	size_t rows_cap;
 	struct keel_sqlite_checkpointer ckpt;
+	/* keel_store_durable_commits: each commit syncs the log (store.c),
+	 * counted in commit_syncs (read by any thread: GET /metrics). */
+	bool durable;
+	atomic_uint_fast64_t commit_syncs;
+	/* The open transaction turned secure_delete on (a forget): it is set
+	 * back to secure_delete_was, the connection's own, when the
+	 * transaction ends. */
+	bool secure_delete;
+	int secure_delete_was;
 };
 
 static inline struct keel_sqlite_store *keel_sqlite_downcast(struct keel_store *s)
@@ -358,7 +367,8 @@ int keel_sqlite_scrub(struct keel_store *bs);
 void keel_sqlite_checkpoint_init(struct keel_sqlite_store *s);
 int keel_sqlite_checkpoint_start(struct keel_sqlite_store *s);
 void keel_sqlite_checkpoint_stop(struct keel_sqlite_store *s);
-/* The checkpoints' counters for GET /metrics (the ops' metrics). */
+/* The checkpoints' and the durable commits' counters for GET /metrics (the
+ * ops' metrics). */
 void keel_sqlite_metrics(struct keel_store *bs, struct keel_buf *out);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Organisation (parts.h lists the files):
  *  - store.c: open (URL, pragmas: WAL, synchronous=NORMAL, busy timeout),
- *    transactions and savepoints, and the batch path: seen_ids and append;
+ *    transactions (a durable handle's commits synced) and savepoints, and
+ *    the batch path: seen_ids and append;
  *  - schema.c: the versioned schema kept in the meta table, created
  *    or migrated by a list of steps (keel_sqlite_migrations), and the views
  *    that show the derived rows;
@@ -129,6 +130,7 @@ static int keel_sqlite_open(const char *url, bool existing, struct keel_store **
 		goto fail;
 	}
 	keel_sqlite_checkpoint_init(s);
+	atomic_init(&s->commit_syncs, 0);
 	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
 	keel_sqlite_set_max_envelope(s);
 	/* A file that is not a store this Keel may write is refused before
@@ -193,19 +195,77 @@ static int keel_sqlite_begin(struct keel_store *bs)
 	return rc;
 }
 
+/* A forget's transaction ran with secure_delete on (sqlite_forget.c):
+ * once it ends, committed or not, the handle's later transactions run
+ * with the connection's own setting again (on, it overwrites every
+ * deleted cell, a cost they need not pay where it was off). */
+static void keel_sqlite_secure_delete_back(struct keel_sqlite_store *s)
+{
+	if (!s->secure_delete)
+		return;
+	/* by name: SQLite reads a number as a boolean (2 would be ON) */
+	static const char *const sql[] = {"PRAGMA secure_delete = OFF",
+					  "PRAGMA secure_delete = ON",
+					  "PRAGMA secure_delete = FAST"};
+	int was = s->secure_delete_was;
+	if (sqlite3_exec(s->db, sql[was >= 0 && was <= 2 ? was : 0], NULL, NULL, NULL) ==
+	    SQLITE_OK)
+		s->secure_delete = false;
+}
+
+/*
+ * Durable commits (keel serve's writer, keel_store_durable_commits). At
+ * synchronous=NORMAL a WAL commit is written to the log but not synced:
+ * the first sync comes with the next checkpoint, and a power cut before
+ * it undoes the commit (the database stays whole). A durable handle syncs
+ * the log itself right after each COMMIT, through SQLite's own file
+ * object for it, before the commit is reported done: exactly what
+ * synchronous=FULL does inside COMMIT, one sync a commit, here counted
+ * (keel_sqlite_commit_syncs_total in GET /metrics) so that a test can
+ * see it happen before the answer. Without a log (an in-memory database)
+ * there is nothing to sync.
+ */
+static int keel_sqlite_sync_log(struct keel_sqlite_store *s)
+{
+	sqlite3_file *log = NULL;
+	if (!s->ckpt.file) /* in memory */
+		return 0;
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) !=
+		SQLITE_OK ||
+	    !log || !log->pMethods)
+		return 0;
+	int rc = log->pMethods->xSync(log, SQLITE_SYNC_NORMAL);
+	if (rc != SQLITE_OK)
+		return keel_store_fail(&s->base, KEEL_EUNCERTAIN,
+				       "sqlite \"%s\": committed, but syncing its log "
+				       "failed (%s): a power cut may undo the commit",
+				       s->path, sqlite3_errstr(rc));
+	atomic_fetch_add(&s->commit_syncs, 1);
+	return 0;
+}
+
 static int keel_sqlite_commit(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
-	return keel_sqlite_run(s, s->commit);
+	int rc = keel_sqlite_run(s, s->commit);
+	if (rc)
+		return rc;
+	keel_sqlite_secure_delete_back(s);
+	return s->durable ? keel_sqlite_sync_log(s) : 0;
 }
 
 static int keel_sqlite_rollback(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	/* After some errors SQLite has already rolled back; that is fine. */
-	if (sqlite3_get_autocommit(s->db))
-		return 0;
-	return keel_sqlite_run(s, s->rollback);
+	int rc = sqlite3_get_autocommit(s->db) ? 0 : keel_sqlite_run(s, s->rollback);
+	keel_sqlite_secure_delete_back(s);
+	return rc;
+}
+
+static void keel_sqlite_durable_commits(struct keel_store *bs)
+{
+	keel_sqlite_downcast(bs)->durable = true;
 }
 
 /*
@@ -552,6 +612,7 @@ const struct keel_store_ops keel_store_sqlite_ops = {
     .cartridge_get = keel_sqlite_cartridge_get,
     .cartridge_put = keel_sqlite_cartridge_put,
     .metrics = keel_sqlite_metrics,
+    .durable_commits = keel_sqlite_durable_commits,
     .check = keel_sqlite_check,
     .schema_versions = keel_sqlite_schema_versions,
 };

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# http_hardening.sh - what a hostile or careless client cannot do to
+# keel serve (docs/http.md, "The answer" and "Limits"):
+#  - a POST of half a million bad events (`{}` lines) is answered with the first
+#    1000 rejections listed and the rest counted, not one entry a line (an
+#    answer many times its request);
+#  - a request's events are counted against --max-buffered beside its body,
+#    so a body of tiny events cannot take many times its size: past the
+#    limit 503, nothing ingested, and the memory is given back;
+#  - a repeated Content-Type, or a repeated Authorization, is 400.
+set -euo pipefail
+command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is needed (scripts/deps --test)"; exit 1; }
+. "$(dirname "$0")/cli/scratch.sh"
+
+start() { # log, then keel serve's options
+	local log=$1
+	shift
+	"$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store memory: --threads 2 --quiet \
+		"$@" 2>"$log" &
+	pid=$!
+	wait_port "$log"
+	url=http://127.0.0.1:$port
+}
+stop() {
+	kill -TERM "$pid"
+	wait "$pid" || fail "keel serve exited $? on SIGTERM: $(cat "$dir/log")"
+	pid=
+}
+post() { # file [curl options...] -> the status; the body in $dir/out
+	local f=$1
+	shift
+	curl -s -o "$dir/out" -w '%{http_code}' -H 'Content-Type: application/x-ndjson' "$@" \
+		--data-binary "@$f" "$url/v1/events"
+}
+
+# Half a million events of `{}`: 1.5 MB of request.
+python3 -c 'import sys; sys.stdout.write("{}\n" * 500000)' >"$dir/bad.ndjson"
+start "$dir/log"
+status=$(post "$dir/bad.ndjson")
+[ "$status" = 200 ] || fail "half a million bad events: $status $(head -c 300 "$dir/out")"
+size=$(stat -c %s "$dir/out")
+[ "$size" -lt 200000 ] || fail "the answer to half a million bad events is $size bytes"
+python3 - "$dir/out" <<'PY' || fail "answer: $(head -c 600 "$dir/out")"
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["events"] == 500000 and a["accepted"] == 0 and a["duplicates"] == 0, a
+r = a["rejected"]
+assert len(r) == 1000, len(r)
+assert [e["index"] for e in r] == list(range(1000)), "listed: the first 1000 by index"
+assert all(e["id"] is None and "id" in e["error"] for e in r), r[0]
+assert a["rejected_unlisted"] == 499000, a.get("rejected_unlisted")
+assert a["conflicts"] == [] and "conflicts_unlisted" not in a, a
+PY
+# A request within the limit says nothing of unlisted ones.
+head -n 3 "$dir/bad.ndjson" >"$dir/three.ndjson"
+[ "$(post "$dir/three.ndjson")" = 200 ] || fail "three bad events: $(cat "$dir/out")"
+grep -q '"rejected_unlisted"' "$dir/out" && fail "three rejected, yet unlisted: $(cat "$dir/out")"
+grep -q '"index":2,' "$dir/out" || fail "three rejected: $(cat "$dir/out")"
+
+# Repeated headers: 400 before anything is read.
+ev='{"specversion":"1.0","id":"e-1","source":"/s","tenant":"acme","type":"fleet.depot.opened","time":"2026-01-05T08:00:00Z","data":{"depot_id":"D-1","city":"Oslo"}}'
+for ct in 'application/x-ndjson' 'application/json'; do
+	st=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'Content-Type: application/cloudevents+json' \
+		-H "Content-Type: $ct" --data-binary "$ev" "$url/v1/events")
+	[ "$st" = 400 ] || fail "two Content-Types ($ct): $st $(cat "$dir/out")"
+	grep -q 'header \\"Content-Type\\": given 2 times' "$dir/out" || fail "message: $(cat "$dir/out")"
+done
+# In binary mode too (the Content-Type is the event's datacontenttype).
+st=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'ce-specversion: 1.0' -H 'ce-id: b-1' \
+	-H 'ce-source: /s' -H 'ce-type: fleet.depot.opened' -H 'ce-time: 2026-01-05T08:00:00Z' \
+	-H 'ce-tenant: acme' -H 'Content-Type: application/json' -H 'content-type: text/plain' \
+	--data-binary '{"depot_id":"D-2","city":"Bergen"}' "$url/v1/events")
+[ "$st" = 400 ] || fail "binary mode, two Content-Types: $st $(cat "$dir/out")"
+[ "$(curl -s -o "$dir/out" -w '%{http_code}' "$url/v1/tenants/acme/stats")" = 404 ] ||
+	fail "a refused request wrote: $(cat "$dir/out")"
+stop
+
+# The events' memory counts against --max-buffered: 4 MiB of bodies and
+# events at once, so the half million `{}` (1.5 MB of body, 12 MB of events) is
+# refused with 503 and nothing of it kept; 50 000 of them (150 KB and
+# 1.2 MB) go in as before.
+"$KEEL" token new --all >"$dir/all" 2>/dev/null
+sed -n 2p "$dir/all" >"$dir/tokens"
+tok=$(sed -n 1p "$dir/all")
+start "$dir/log" --max-body 4194304 --max-buffered 4194304 --tokens "$dir/tokens"
+auth=(-H "Authorization: Bearer $tok")
+status=$(post "$dir/bad.ndjson" "${auth[@]}")
+[ "$status" = 503 ] || fail "half a million events in 4 MiB: $status $(head -c 300 "$dir/out")"
+grep -q 'do not fit beside the request bodies in memory (--max-buffered)' "$dir/out" ||
+	fail "503 message: $(cat "$dir/out")"
+buffered() {
+	curl -s "${auth[@]}" "$url/metrics" | sed -n 's/^keel_buffered_body_bytes \([0-9]*\)$/\1/p'
+}
+back_to_zero() { [ "$(buffered)" = 0 ]; }
+wait_until 10 back_to_zero || fail "after the 503, $(buffered) bytes still counted"
+head -n 50000 "$dir/bad.ndjson" >"$dir/some.ndjson"
+[ "$(post "$dir/some.ndjson" "${auth[@]}")" = 200 ] || fail "50 000 events in 4 MiB: $(head -c 300 "$dir/out")"
+grep -q '"events":50000,' "$dir/out" || fail "answer: $(head -c 300 "$dir/out")"
+wait_until 10 back_to_zero || fail "after the 200, $(buffered) bytes still counted"
+# Two Authorization headers: which token would count? 400.
+st=$(curl -s -o "$dir/out" -w '%{http_code}' "${auth[@]}" -H "Authorization: Bearer keel_$(printf '0%.0s' {1..64})" \
+	"$url/v1/tenants")
+[ "$st" = 400 ] || fail "two Authorization headers: $st $(cat "$dir/out")"
+grep -q 'header \\"Authorization\\": given 2 times' "$dir/out" || fail "message: $(cat "$dir/out")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "$url/v1/tenants")" = 200 ] ||
+	fail "one Authorization header is not 200"
+stop
+echo "ok: answers bounded, events' memory counted, repeated headers refused"
