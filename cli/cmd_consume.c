@@ -213,7 +213,7 @@ const struct keel_cmd keel_cmd_consume = {
 	"  -S, --stream NAME          the log (made by keel stream create)\n"
 	"  -s, --store URL            the store (default: $KEEL_STORE, else\n"
 	"                             sqlite:keel.db); it must take concurrent\n"
-	"                             writers (mysql)\n"
+	"                             writers (mysql, postgres)\n"
 	"  -M, --store-map FILE       partition ranges to stores (docs/log.md)\n"
 	"  -n, --name NAME            this consumer's name among the others\n"
 	"                             (default: host name and process id)\n"

@@ -478,6 +478,23 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	s = open_url(url);
 	assert_int_equal(s->ops->schema_versions(s, &was, &now), 0);
 	assert_int_equal(was, keel_store_postgres_schema_version());
+	/* A version 1 store (before keel consume's log positions) gains
+	 * keel_log_positions when it opens. */
+	assert_int_equal(keel_store_postgres_exec(s,
+						  "DROP TABLE keel_log_positions; UPDATE "
+						  "keel_meta SET value = 1 WHERE name = "
+						  "'schema_version'",
+						  NULL, NULL),
+			 0);
+	keel_store_close(s);
+	s = open_url(url);
+	assert_int_equal(s->ops->schema_versions(s, &was, &now), 0);
+	assert_int_equal(was, 1);
+	assert_int_equal(now, keel_store_postgres_schema_version());
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM pg_catalog.pg_tables WHERE "
+				      "schemaname = current_schema() AND tablename = "
+				      "'keel_log_positions'"),
+			 1);
 	assert_int_equal(keel_store_postgres_exec(s,
 						  "UPDATE keel_meta SET value = 99 WHERE "
 						  "name = 'schema_version'",
@@ -486,7 +503,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	keel_store_close(s);
 	char *err = NULL;
 	assert_int_equal(keel_store_open(url, &s, &err), KEEL_ESCHEMA);
-	assert_non_null(strstr(err, "schema version 99 is newer than this keel supports (1): "
+	assert_non_null(strstr(err, "schema version 99 is newer than this keel supports (2): "
 				    "upgrade keel"));
 	free(err);
 	free(url);

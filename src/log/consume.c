@@ -205,7 +205,7 @@ static int keel_sink_open(struct keel_consumer *c, struct keel_sink *k)
 	    !keel_store_concurrent_writers(k->store)) {
 		keel_buf_addf(&c->err,
 			      "store \"%s\" keeps no log positions: consuming a log needs a "
-			      "store that takes concurrent writers (mysql)",
+			      "store that takes concurrent writers (mysql, postgres)",
 			      keel_store_url(k->store));
 		keel_sink_close(k);
 		return KEEL_EINVAL;

@@ -462,7 +462,7 @@ static int keel_store_no_log_positions(struct keel_store *s)
 {
 	return keel_store_fail(s, KEEL_EINVAL,
 			       "store \"%s\" keeps no log positions: consuming a log needs "
-			       "a store that takes concurrent writers (mysql)",
+			       "a store that takes concurrent writers (mysql, postgres)",
 			       keel_store_url(s));
 }
 

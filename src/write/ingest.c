@@ -163,7 +163,7 @@ int keel_batcher_log_position(struct keel_batcher *ing, const char *log,
 		keel_buf_reset(&ing->errmsg);
 		keel_buf_addf(&ing->errmsg,
 			      "store \"%s\" keeps no log positions: consuming a log needs a "
-			      "store that takes concurrent writers (mysql)",
+			      "store that takes concurrent writers (mysql, postgres)",
 			      keel_store_url(ing->store));
 		return KEEL_EINVAL;
 	}

@@ -33,6 +33,18 @@
  * row tables have no primary key: nothing looks a row up by seq, and
  * every index is a cost each COPY pays.
  */
+/* Version 2: keel consume's log positions (docs/log.md, "Fencing"), one
+ * row a partition of a log projected into this store: the sequence
+ * applied up to and the fencing token that wrote it. */
+#define KEEL_PG_LOG_POSITIONS                                                            \
+	"CREATE TABLE IF NOT EXISTS keel_log_positions ("                                \
+	"log " KEEL_PG_STR ","                                                           \
+	"part bigint NOT NULL,"                                                          \
+	"seq bigint NOT NULL,"                                                           \
+	"token bigint NOT NULL,"                                                         \
+	"recorded_at bigint NOT NULL,"                                                   \
+	"PRIMARY KEY (log, part))"
+
 static const char *const keel_pg_tables[] = {
     "CREATE SEQUENCE keel_seq AS bigint INCREMENT BY 65536 START WITH 1",
 
@@ -116,6 +128,8 @@ static const char *const keel_pg_tables[] = {
     "hash " KEEL_PG_STR ","
     "text " KEEL_PG_STR_NULL ","
     "recorded_at bigint NOT NULL)",
+
+    KEEL_PG_LOG_POSITIONS,
 };
 
 /*
@@ -264,7 +278,32 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 			      g->url.shown.data);
 		return KEEL_ESCHEMA;
 	}
-	/* Steps from older versions go here when there are any. */
+	/* Steps from older versions, each one transaction (DDL is
+	 * transactional here). 1 -> 2: keel_log_positions. */
+	if (version == 1) {
+		rc = keel_pg_command(g, "BEGIN", "migrating the schema");
+		/* one migrator at a time, as one creator */
+		if (rc == 0)
+			rc = keel_pg_command(
+			    g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK ")",
+			    "migrating the schema");
+		if (rc == 0)
+			rc = keel_pg_command(g, KEEL_PG_LOG_POSITIONS, "migrating the schema");
+		if (rc == 0)
+			rc = keel_pg_command(g,
+					     "UPDATE keel_meta SET value = 2 WHERE name = "
+					     "'schema_version'",
+					     "migrating the schema");
+		if (rc == 0)
+			rc = keel_pg_command(g, "COMMIT", "migrating the schema");
+		else if (!g->broken)
+			keel_pg_command(g, "ROLLBACK", "migrating the schema");
+		if (rc) {
+			keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data,
+				      g->base.errmsg.data);
+			return rc;
+		}
+	}
 	return 0;
 }
 

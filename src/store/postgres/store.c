@@ -353,6 +353,8 @@ const struct keel_store_ops keel_store_postgres_ops = {
     .cartridge_get = keel_pg_cartridge_get,
     .cartridge_put = keel_pg_cartridge_put,
     .worker_init = keel_pg_worker_init,
+    .log_position = keel_pg_log_position,
+    .log_positions = keel_pg_log_positions,
     .schema_versions = keel_pg_schema_versions,
     .concurrent_writers = true,
 };
