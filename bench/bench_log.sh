@@ -101,7 +101,13 @@ consume() { # consume LOG N: N consumers into a fresh database; prints events/s
 	done
 	until caught_up "$1" "$url"; do sleep 0.2; done
 	t1=$(now)
-	for i in "${cp[@]}"; do kill "$i"; wait "$i" 2>/dev/null || true; done
+	for i in "${cp[@]}"; do
+		if ! kill "$i" 2>/dev/null; then
+			echo "bench_log: a consumer ended by itself; its log:" >&2
+			tail -n 20 "$dir/consume.log" >&2
+		fi
+		wait "$i" 2>/dev/null || true
+	done
 	rate "$events" "$t0" "$t1"
 }
 one=$(consume c1 1)

@@ -34,7 +34,9 @@ enum {
 	"  -k, --known-at TIME\n"                                                      \
 	"                     as the store knew it at TIME: only what it had\n"        \
 	"                     recorded by then (default: everything)\n"
-#define CLI_HELP_JSON "  -j, --json         print the JSON document even on a terminal\n"
+#define CLI_HELP_JSON                                                                    \
+	"  -j, --json         print the JSON document even on a terminal\n"              \
+	"      --no-pager     on a terminal, print the text without a pager\n"
 #define CLI_HELP_STORE                                                                 \
 	"  -s, --store URL    store (default: $KEEL_STORE, else sqlite:keel.db)\n"
 
@@ -63,6 +65,25 @@ int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* For getopt's '?' (getopt has printed the message); returns 2. */
 int cli_bad_option(const struct keel_cmd *cmd);
+/* The same, after the nearest option when the one refused is a long
+ * option the command does not know (opts is getopt's table). */
+struct option;
+int cli_unknown_option(const struct keel_cmd *cmd, char **argv,
+		       const struct option *opts);
+
+/* The one of names[0..n) nearest to a mistyped word, or NULL when none is
+ * near enough to suggest (cli/suggest.c). */
+const char *cli_nearest(const char *word, const char *const *names, size_t n);
+
+/* Text for a person on a terminal (cli/pager.c). The terminal's columns
+ * and rows (stdout's, else $COLUMNS and $LINES; else 80 columns and rows
+ * unknown: 0). */
+void cli_term_size(size_t *cols, size_t *rows);
+/* Prints text on stdout, through the pager when it has more lines than
+ * the screen rows (docs/cli.md, "On a terminal"), unless cli_no_pager. */
+void cli_show_text(const char *text, size_t rows);
+/* --no-pager, given before the command or to it. */
+extern bool cli_no_pager;
 /* Fatal error: "keel NAME: <message>" on stderr; returns 1. */
 int cli_error(const struct keel_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -131,13 +152,17 @@ struct cli_read {
 	/* keel stats: --tenant T, handed to query as its one argument (the
 	 * command takes no positional ones); without it, none. */
 	bool takes_tenant;
+	/* keel history: --from T, --to T and --limit N (rows of each
+	 * timeline); a range the library refuses is a usage error. */
+	bool takes_range;
 };
 int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv);
 
 /* Prints a query's document on stdout and frees it: the JSON on one line
  * when as_json is set or stdout is not a terminal (a pipe, a file), else
- * the aligned text a person reads (keel_query_text), as gh and docker do. */
+ * the aligned text a person reads (keel_query_text_fit, fitted to the
+ * terminal's width and paged when long: cli_show_text). */
 int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *json,
 		  bool as_json);
 /* Flushes stdout; on a write error reports it and returns 1. */

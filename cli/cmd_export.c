@@ -52,7 +52,7 @@ static int export_run(const struct keel_cmd *cmd, int argc, char **argv)
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 	}
 	if (optind != argc)

@@ -444,7 +444,7 @@ static int parse_args(const struct keel_cmd *cmd, int argc, char **argv,
 			cli_help(cmd, stdout);
 			return -1;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 	}
 	if (st->quiet && st->verbose)

@@ -244,7 +244,7 @@ static int publish_run(const struct keel_cmd *cmd, int argc, char **argv)
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 	}
 	if (!log.servers)

@@ -15,7 +15,8 @@
 #include <string.h>
 
 enum {
-	OPT_MAX_BODY = 256,
+	OPT_THREADS = 256, /* no short option: -j is --json wherever it is */
+	OPT_MAX_BODY,
 	OPT_MAX_LINE,
 	OPT_MAX_BUFFERED,
 	OPT_MAX_CONN,
@@ -49,7 +50,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		{"store", required_argument, NULL, 's'},
 		{"cartridge", required_argument, NULL, 'c'},
 		{"tokens", required_argument, NULL, 't'},
-		{"threads", required_argument, NULL, 'j'},
+		{"threads", required_argument, NULL, OPT_THREADS},
 		{"max-body", required_argument, NULL, OPT_MAX_BODY},
 		{"max-line", required_argument, NULL, OPT_MAX_LINE},
 		{"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
@@ -76,7 +77,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 	uint64_t size;
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:s:c:t:j:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:c:t:qh", opts, NULL)) != -1) {
 		const char *name = NULL;
 		bool ok = true;
 		switch (c) {
@@ -93,7 +94,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 		case 't':
 			o.token_file = optarg;
 			break;
-		case 'j':
+		case OPT_THREADS:
 			name = "threads";
 			ok = parse_uint(optarg, 1024, &o.threads);
 			break;
@@ -164,7 +165,7 @@ static int serve_run(const struct keel_cmd *cmd, int argc, char **argv)
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 		if (!ok)
 			return cli_usage_error(cmd, "--%s \"%s\": not a positive number in range",
@@ -233,7 +234,7 @@ const struct keel_cmd keel_cmd_serve = {
 		 "      --insecure-http      with --tokens, listen off loopback in plain HTTP\n"
 		 "                           (a proxy in front terminates TLS); refused\n"
 		 "                           otherwise, so that tokens never travel in clear\n"
-		 "  -j, --threads N          worker threads (default 4)\n"
+		 "      --threads N          worker threads (default 4)\n"
 		 "      --max-body SIZE      largest request body, K/M/G suffixes (16M)\n"
 		 "      --max-line SIZE      largest single event (1M)\n"
 		 "      --max-buffered SIZE  request bodies in memory, all together (256M)\n"

@@ -78,7 +78,7 @@ static int token_run(const struct keel_cmd *cmd, int argc, char **argv)
 			cli_help(cmd, stdout);
 			goto out;
 		default:
-			rc = cli_bad_option(cmd);
+			rc = cli_unknown_option(cmd, argv, opts);
 			goto out;
 		}
 	}

@@ -15,7 +15,7 @@ static int version_run(const struct keel_cmd *cmd, int argc, char **argv)
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c != 'h')
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		cli_help(cmd, stdout);
 		return CLI_OK;
 	}

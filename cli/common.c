@@ -43,6 +43,30 @@ int cli_usage_error(const struct keel_cmd *cmd, const char *fmt, ...)
 	return cli_bad_option(cmd);
 }
 
+int cli_unknown_option(const struct keel_cmd *cmd, char **argv, const struct option *opts)
+{
+	/* getopt has said what was wrong. A long option it does not know
+	 * (optopt 0, and no option begins with the name, which would make it
+	 * ambiguous rather than unknown) gets the nearest one it knows. */
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+	if (optopt == 0 && arg && strncmp(arg, "--", 2) == 0 && arg[2]) {
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+		const char *names[64];
+		size_t n = 0;
+		bool begins = false;
+		for (; opts[n].name && n < 64; n++) {
+			names[n] = opts[n].name;
+			begins |= strncmp(opts[n].name, name, strlen(name)) == 0;
+		}
+		const char *near = begins ? NULL : cli_nearest(name, names, n);
+		if (near)
+			fprintf(stderr, "keel %s: did you mean \"--%s\"?\n", cmd->name,
+				near);
+	}
+	return cli_bad_option(cmd);
+}
+
 int cli_bad_option(const struct keel_cmd *cmd)
 {
 	/* Only the synopsis (up to the first blank line) and a hint. */
@@ -236,7 +260,7 @@ int cli_store_options(const struct keel_cmd *cmd, int argc, char **argv, const c
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 	}
 	return CLI_GO_ON;
@@ -255,8 +279,11 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		 char **argv)
 {
 	/* The options a read command takes, those it does not left out. */
+	enum { OPT_FROM = 256, OPT_TO, OPT_NO_PAGER };
 	static const struct option all[] = {
 	    {"at", required_argument, NULL, 'a'},
+	    {"from", required_argument, NULL, OPT_FROM},
+	    {"to", required_argument, NULL, OPT_TO},
 	    {"known-at", required_argument, NULL, 'k'},
 	    {"changes", no_argument, NULL, 'c'},
 	    {"kind", required_argument, NULL, 'K'},
@@ -265,6 +292,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	    {"after", required_argument, NULL, 'A'},
 	    {"tenant", required_argument, NULL, 't'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"no-pager", no_argument, NULL, OPT_NO_PAGER},
 	    {"store", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	};
@@ -274,11 +302,15 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		int v = all[i].val;
 		if ((v == 'a' && !r->takes_at) || (v == 'c' && !r->takes_changes) ||
-		    ((v == 'l' || v == 'A') && !r->takes_page) ||
+		    (v == 'l' && !r->takes_page && !r->takes_range) ||
+		    (v == 'A' && !r->takes_page) ||
+		    ((v == OPT_FROM || v == OPT_TO) && !r->takes_range) ||
 		    ((v == 'K' || v == 'p') && !r->takes_filters) ||
 		    (v == 't' && !r->takes_tenant))
 			continue;
 		opts[n_opts++] = all[i];
+		if (v >= 256)
+			continue; /* long only */
 		shorts[n_shorts++] = (char)all[i].val;
 		if (all[i].has_arg == required_argument)
 			shorts[n_shorts++] = ':';
@@ -297,6 +329,19 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		switch (c) {
 		case 'j':
 			as_json = true;
+			break;
+		case OPT_NO_PAGER:
+			cli_no_pager = true;
+			break;
+		case OPT_FROM:
+			if ((rc = cli_time_option(cmd, "--from", optarg, &o.from)))
+				return rc;
+			o.from_set = true;
+			break;
+		case OPT_TO:
+			if ((rc = cli_time_option(cmd, "--to", optarg, &o.to)))
+				return rc;
+			o.to_set = true;
 			break;
 		case 'a':
 			if ((rc = cli_time_option(cmd, "--at", optarg, &o.at)))
@@ -319,6 +364,16 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 			break;
 		case 'l': {
 			uint64_t v;
+			if (r->takes_range) { /* history: rows of each timeline */
+				if (!cli_parse_u64(optarg, &v) || v == 0 || v > SIZE_MAX)
+					return cli_usage_error(
+					    cmd,
+					    "--limit \"%s\": not a number "
+					    "from 1",
+					    optarg);
+				o.limit = (size_t)v;
+				break;
+			}
 			if (!cli_parse_u64(optarg, &v) || v == 0 || v > KEEL_MAX_PAGE)
 				return cli_usage_error(cmd,
 						       "--limit \"%s\": not a number from 1 "
@@ -340,7 +395,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 			cli_help(cmd, stdout);
 			return CLI_OK;
 		default:
-			return cli_bad_option(cmd);
+			return cli_unknown_option(cmd, argv, opts);
 		}
 	}
 	int n = argc - optind;
@@ -359,7 +414,7 @@ int cli_run_read(const struct keel_cmd *cmd, const struct cli_read *r, int argc,
 		return CLI_FATAL;
 	char *json = NULL;
 	rc = r->find ? r->find(s, args, n, &f, &o, &json) : r->query(s, args, n, &o, &json);
-	if (rc == KEEL_EINVAL && r->find)
+	if (rc == KEEL_EINVAL && (r->find || r->takes_range))
 		rc = cli_usage_error(cmd, "%s", keel_store_errmsg(s));
 	else if (rc)
 		rc = cli_error(cmd, "%s", keel_store_errmsg(s));
@@ -373,9 +428,11 @@ int cli_print_doc(const struct keel_cmd *cmd, enum keel_query_kind kind, char *j
 		  bool as_json)
 {
 	char *text = NULL;
-	if (!as_json && isatty(STDOUT_FILENO) &&
-	    keel_query_text(kind, json, strlen(json), &text) == 0) {
-		fputs(text, stdout);
+	size_t cols = 0, rows = 0;
+	if (!as_json && isatty(STDOUT_FILENO))
+		cli_term_size(&cols, &rows);
+	if (cols && keel_query_text_fit(kind, json, strlen(json), cols, &text) == 0) {
+		cli_show_text(text, rows);
 	} else {
 		fputs(json, stdout);
 		fputc('\n', stdout);

@@ -46,9 +46,26 @@ static const struct keel_cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/* "unknown command", and the nearest one when a command is near. */
+static int unknown_command(const char *name)
+{
+	const char *names[sizeof keel_cmds / sizeof keel_cmds[0]];
+	size_t n = 0;
+	for (; keel_cmds[n]; n++)
+		names[n] = keel_cmds[n]->name;
+	const char *near = cli_nearest(name, names, n);
+	if (near)
+		fprintf(stderr, "keel: unknown command \"%s\" (did you mean \"%s\"?)\n",
+			name, near);
+	else
+		fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n",
+			name);
+	return CLI_USAGE;
+}
+
 static void main_help(FILE *f)
 {
-	fputs("usage: keel [-h|--help] [-V|--version] COMMAND [ARGS]\n\n"
+	fputs("usage: keel [-h|--help] [-V|--version] [--no-pager] COMMAND [ARGS]\n\n"
 	      "Keel turns streams of domain events into a temporal graph.\n\n"
 	      "commands:\n",
 	      f);
@@ -56,6 +73,9 @@ static void main_help(FILE *f)
 		fprintf(f, "  %-10s %s\n", keel_cmds[i]->name, keel_cmds[i]->summary);
 	fputs("\nStore-using commands take --store URL (memory:, sqlite:PATH, "
 	      "mysql://...);\nthe default is $KEEL_STORE, else sqlite:keel.db.\n"
+	      "On a terminal the reads print text that fits its width, through\n"
+	      "$KEEL_PAGER, else $PAGER, else 'less -FRX' when it is longer than the\n"
+	      "screen (--no-pager: never); piped, or with -j/--json, one line of JSON.\n"
 	      "'keel help COMMAND' (or 'keel COMMAND --help') describes a command.\n"
 	      "Exit status: 0 ok, 1 fatal error, 2 usage, 3 finished with rejected "
 	      "events.\n",
@@ -65,6 +85,13 @@ static void main_help(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* keel --no-pager COMMAND, as git --no-pager COMMAND */
+	if (argc >= 2 && strcmp(argv[1], "--no-pager") == 0) {
+		cli_no_pager = true;
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (argc < 2) {
 		main_help(stderr);
 		return CLI_USAGE;
@@ -82,21 +109,14 @@ int main(int argc, char **argv)
 			return CLI_OK;
 		}
 		const struct keel_cmd *cmd = find_cmd(argv[2]);
-		if (!cmd) {
-			fprintf(stderr,
-				"keel: unknown command \"%s\" (see 'keel --help')\n",
-				argv[2]);
-			return CLI_USAGE;
-		}
+		if (!cmd)
+			return unknown_command(argv[2]);
 		cli_help(cmd, stdout);
 		return CLI_OK;
 	}
 	const struct keel_cmd *cmd = find_cmd(name);
-	if (!cmd) {
-		fprintf(stderr, "keel: unknown command \"%s\" (see 'keel --help')\n",
-			name);
-		return CLI_USAGE;
-	}
+	if (!cmd)
+		return unknown_command(name);
 
 	/* argv[0] becomes "keel NAME" so getopt's messages name the command. */
 	char prog[64];

@@ -91,7 +91,9 @@ KEEL_API const char *keel_strerror(int code);
 /* Parses an RFC 3339 timestamp with a zone offset. Fractional digits past
  * the sixth are truncated; years outside 0001-9999, impossible dates and
  * leap seconds are rejected. On failure returns KEEL_EINVAL and, if why is
- * not NULL, points it at a static description of the rule broken. */
+ * not NULL, points it at a description of the first thing wrong, reading
+ * left to right (a value out of range is named: "month 13 out of range
+ * 01-12"); it stays valid until the calling thread's next parse. */
 KEEL_API int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why);
 
 /* Writes the canonical form (YYYY-MM-DDTHH:MM:SSZ, or with .ffffff when the
@@ -466,6 +468,17 @@ struct keel_read_options {
 	/* keel_history: how the belief about each timeline changed and when
 	 * each change was recorded, instead of its rows */
 	bool changes;
+	/* keel_history: only the rows valid at some moment of [from, to) (an
+	 * end not set: open; a row emptied at a moment counts at it; with
+	 * changes, the rows as created), and of each timeline only its
+	 * latest `limit` rows (0: all; with changes, the latest recorded).
+	 * The document then says "from", "to", "limit", and "omitted": what
+	 * the limit left out. from not before to is KEEL_EINVAL. */
+	bool from_set;
+	int64_t from;
+	bool to_set;
+	int64_t to;
+	size_t limit;
 };
 
 /* Each returns 0 and a malloc'd JSON document in *json (caller frees), or
@@ -473,9 +486,9 @@ struct keel_read_options {
  * also at a time before the entity was first seen), KEEL_EFORGOTTEN when
  * the entity does not exist because keel_forget erased it (the message
  * says when and by whom), or another error
- * with keel_store_errmsg(s) set. keel_stats of a tenant with nothing
- * stored is KEEL_ENOTFOUND, as its keel_dump is. o may be NULL (the
- * defaults). */
+ * with keel_store_errmsg(s) set. A tenant with nothing stored (by
+ * o->known_at) is KEEL_ENOTFOUND with the message "tenant "T" not found"
+ * from each of them, as from keel_dump. o may be NULL (the defaults). */
 KEEL_API int keel_show(struct keel_store *s, const char *tenant, const char *subject,
 		       const struct keel_read_options *o, char **json);
 KEEL_API int keel_history(struct keel_store *s, const char *tenant, const char *subject,
@@ -520,9 +533,11 @@ KEEL_API int keel_tenants_page(struct keel_store *s,
 /* A page of a tenant's entities that existed at o->at (first seen at or
  * before it; default now) as known at o->known_at: with f->kind, those
  * whose kind is that (docs/semantics.md, "Entities"); with f->prefix,
- * those whose subject begins with it. A tenant with none gives an empty
- * page. KEEL_EINVAL for a cursor keel did not give or a limit above
- * KEEL_MAX_PAGE. f and o may be NULL (the defaults). */
+ * those whose subject begins with it. A tenant with none that match gives
+ * an empty page; a tenant with nothing recorded (by o->known_at) is
+ * KEEL_ENOTFOUND, "tenant "T" not found", as for every read. KEEL_EINVAL
+ * for a cursor keel did not give or a limit above KEEL_MAX_PAGE. f and o
+ * may be NULL (the defaults). */
 KEEL_API int keel_entities(struct keel_store *s, const char *tenant,
 			   const struct keel_find_options *f,
 			   const struct keel_read_options *o, char **json);
@@ -531,7 +546,8 @@ KEEL_API int keel_entities(struct keel_store *s, const char *tenant,
  * holds it. value is JSON text (compared after removing the blanks
  * outside strings: numbers and escapes as written), or, when it does not
  * parse as JSON, a string: "active" and "\"active\"" both mean the
- * string. f->kind and f->prefix are not taken. */
+ * string. f->kind and f->prefix are not taken. An unknown tenant is
+ * KEEL_ENOTFOUND, as for keel_entities. */
 KEEL_API int keel_search(struct keel_store *s, const char *tenant, const char *predicate,
 			 const char *value, const struct keel_find_options *f,
 			 const struct keel_read_options *o, char **json);
@@ -556,6 +572,14 @@ enum keel_query_kind {
  * (caller frees), or KEEL_EINVAL when json is not such a document. */
 KEEL_API int keel_query_text(enum keel_query_kind kind, const char *json, size_t len,
 		    char **text);
+/* keel_query_text for a terminal `width` columns wide (0: no limit, as
+ * keel_query_text): no line is wider, so none wraps. A table too wide
+ * narrows its event references first, then values and names, then its
+ * times (down to the second), and a cell or line cut ends in "…"
+ * (U+2026); every row of the document is still a line (docs/cli.md,
+ * "On a terminal"). Widths are terminal columns of UTF-8 text. */
+KEEL_API int keel_query_text_fit(enum keel_query_kind kind, const char *json, size_t len,
+				 size_t width, char **text);
 
 /* Writes the canonical dump (docs/dump.md) of one tenant or all. A
  * tenant with nothing stored is KEEL_ENOTFOUND (nothing written), as for

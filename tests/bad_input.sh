@@ -45,7 +45,7 @@ want=(
 	'"id":"y1","error":"line %d: event \"y1\": field \"type\": missing"'
 	'"id":"k1","error":"line %d: event \"k1\": field \"time\": not an RFC 3339 timestamp"'
 	'"id":"k2","error":"line %d: event \"k2\": field \"time\": leap seconds are not supported"'
-	'"id":"k3","error":"line %d: event \"k3\": field \"time\": day out of range for the month"'
+	'"id":"k3","error":"line %d: event \"k3\": field \"time\": day 30 out of range for 2026-02 (01-28)"'
 	'"id":"k4","error":"line %d: event \"k4\": field \"time\": missing zone offset"'
 	'"id":"a1","error":"line %d: event \"a1\": field \"data\": must be a JSON object"'
 	'"id":"s1","error":"line %d: event \"s1\": field \"specversion\": must be \"1.0\""'

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/cli/lib.sh"
 
 expect 0 "$KEEL" --help
-contains out "usage: keel [-h|--help] [-V|--version] COMMAND [ARGS]"
+contains out "usage: keel [-h|--help] [-V|--version] [--no-pager] COMMAND [ARGS]"
 empty err
 cp "$dir/out" "$dir/main-help"
 # keel help and keel -h print the same text as keel --help.
@@ -42,6 +42,45 @@ expect 2 "$KEEL" frobnicate
 contains err 'keel: unknown command "frobnicate"'
 expect 2 "$KEEL" help frobnicate
 contains err 'unknown command "frobnicate"'
+lacks err 'did you mean'
+
+# A mistyped command or long option: the nearest one (a transposition, a
+# letter missing or extra, the start of the name), and still status 2.
+for typo in shwo:show histroy:history stat:stats entites:entities serach:search \
+	ingset:ingest dupm:dump; do
+	expect 2 "$KEEL" "${typo%%:*}"
+	is_err "keel: unknown command \"${typo%%:*}\" (did you mean \"${typo##*:}\"?)"
+	expect 2 "$KEEL" help "${typo%%:*}"
+	contains err "(did you mean \"${typo##*:}\"?)"
+done
+expect 2 "$KEEL" show acme v --knwon-at now
+contains err "keel show: unrecognized option '--knwon-at'"
+contains err 'keel show: did you mean "--known-at"?'
+expect 2 "$KEEL" history acme v --chagnes
+contains err 'keel history: did you mean "--changes"?'
+expect 2 "$KEEL" ingest --cartrige fleet
+contains err 'keel ingest: did you mean "--cartridge"?'
+expect 2 "$KEEL" serve --treads 2
+contains err 'keel serve: did you mean "--threads"?'
+expect 2 "$KEEL" entities acme --limt=5
+contains err 'keel entities: did you mean "--limit"?'
+# nothing near: no guess; a prefix of two options: getopt's "ambiguous"
+expect 2 "$KEEL" show acme v --frobnicate
+lacks err 'did you mean'
+expect 2 "$KEEL" entities acme --k x
+contains err "is ambiguous"
+lacks err 'did you mean'
+
+# -j is --json wherever it is taken, and nothing else anywhere: each
+# command's help that names -j names it as --json.
+for c in $cmds; do
+	"$KEEL" "$c" --help >"$dir/help.$c"
+	if grep -q -- '-j,' "$dir/help.$c"; then
+		grep -q -- '-j, --json ' "$dir/help.$c" || fail "keel $c: -j is not --json: $(grep -- '-j,' "$dir/help.$c")"
+	fi
+done
+expect 2 "$KEEL" serve -j 4
+contains err "invalid option -- 'j'"
 
 expect 0 "$KEEL" version
 grep -qE '^keel [0-9]+\.[0-9]+\.[0-9]+$' "$dir/out" || fail "version: $(cat "$dir/out")"
@@ -74,7 +113,16 @@ expect 2 "$KEEL" load a b
 expect 2 "$KEEL" show acme s --at yesterday
 contains err 'keel show: --at "yesterday": '
 expect 2 "$KEEL" why acme s p --at 2026-02-30T00:00:00Z
-contains err 'keel why: --at "2026-02-30T00:00:00Z": '
+contains err 'keel why: --at "2026-02-30T00:00:00Z": day 30 out of range for 2026-02 (01-28)'
+# A bad date names what is wrong with it, before the missing time of day.
+expect 2 "$KEEL" show acme s --at 2026-13-01
+contains err 'keel show: --at "2026-13-01": month 13 out of range 01-12'
+expect 2 "$KEEL" history acme s --known-at 2026-02-29
+contains err 'keel history: --known-at "2026-02-29": day 29 out of range for 2026-02 (01-28)'
+expect 2 "$KEEL" show acme s --at 2026-01-05
+contains err '--at "2026-01-05": missing time of day and zone (midnight UTC: 2026-01-05T00:00:00Z)'
+expect 2 "$KEEL" history acme s --from 2026-01-05T25:00:00Z
+contains err 'keel history: --from "2026-01-05T25:00:00Z": hour 25 out of range 00-23'
 expect 2 "$KEEL" show acme s --at
 contains err "requires an argument"
 expect 2 "$KEEL" generate fleet

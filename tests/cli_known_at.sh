@@ -105,11 +105,11 @@ is_err 'keel show: entity "vehicle:V-1" did not exist in tenant "acme" at '$T'06
 # Before anything was recorded: nothing known.
 old=2020-01-01T00:00:00Z
 expect 1 "$KEEL" show acme vehicle:V-1 --known-at $old --store "$db"
-is_err 'keel show: entity "vehicle:V-1" not found in tenant "acme" as known at '$old
+is_err 'keel show: tenant "acme" not found as known at '$old
 expect 1 "$KEEL" history acme vehicle:V-1 --changes --known-at $old --store "$db"
 contains err 'as known at '$old
 expect 1 "$KEEL" dump --tenant acme --known-at $old --store "$db"
-is_err 'keel dump: tenant "acme" not found'
+is_err 'keel dump: tenant "acme" not found as known at '$old
 expect 0 "$KEEL" dump --known-at $old --store "$db"
 empty out
 expect 0 "$KEEL" stats --known-at $old --store "$db"

@@ -43,6 +43,40 @@ contains out '{"relation":"drives","object":"vehicle:V-1","linked":false,"valid_
 expect 1 "$KEEL" history acme nobody --store "$db"
 contains err 'keel history: entity "nobody" not found in tenant "acme"'
 
+# history --from, --to, --limit: the rows valid at some moment between
+# from and to, the latest --limit of each timeline, and the document says
+# what was asked and what the limit left out.
+row_available='{"predicate":"status","value":"available","valid_from":"'$T'06:10:00Z","valid_to":"'$T'08:00:00.250000Z","asserted_by":{"source":"","id":"e2"},"closed_by":{"source":"","id":"e5"}}'
+row_in_service='{"predicate":"status","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"}}'
+row_unset='{"predicate":"status","value":null,"valid_from":"'$T'10:00:00Z","valid_to":null,"asserted_by":{"source":"","id":"e7"},"closed_by":null}'
+head='{"tenant":"acme","subject":"vehicle:V-1","predicate":"status"'
+expect 0 "$KEEL" history acme vehicle:V-1 status --from ${T}09:00:00Z --store "$db"
+is_out "$head"',"from":"'$T'09:00:00Z","facts":['"$row_in_service,$row_unset"'],"relations":[]}'
+expect 0 "$KEEL" history acme vehicle:V-1 status --to ${T}08:00:00.250000Z --store "$db"
+is_out "$head"',"to":"'$T'08:00:00.250000Z","facts":['"$row_available"'],"relations":[]}'
+expect 0 "$KEEL" history acme vehicle:V-1 status --from ${T}08:30:00Z --to ${T}09:30:00Z --store "$db"
+is_out "$head"',"from":"'$T'08:30:00Z","to":"'$T'09:30:00Z","facts":['"$row_in_service"'],"relations":[]}'
+# a row ends where the next begins: --from at its end leaves it out
+expect 0 "$KEEL" history acme vehicle:V-1 status --from ${T}10:00:00Z --store "$db"
+contains out '"facts":['"$row_unset"']'
+expect 0 "$KEEL" history acme vehicle:V-1 status --limit 2 --store "$db"
+is_out "$head"',"limit":2,"facts":['"$row_in_service,$row_unset"'],"relations":[],"omitted":{"facts":1,"relations":0}}'
+# each timeline keeps its own latest: V-1's based_at has two rows, each
+# other predicate one or three
+expect 0 "$KEEL" history acme vehicle:V-1 --limit 1 --store "$db"
+[ "$(grep -o '"predicate":"status"' "$dir/out" | wc -l)" = 1 ] || fail "--limit 1: $(cat "$dir/out")"
+contains out "$row_unset"
+contains out '"relations":[{"relation":"based_at","object":"depot:D-1","linked":false,'
+contains out '"omitted":{"facts":2,"relations":1}}'
+# --changes: the latest recorded changes of each timeline
+expect 0 "$KEEL" history acme vehicle:V-1 status --changes --limit 1 --store "$db"
+[ "$(grep -o '"recorded_at"' "$dir/out" | wc -l)" = 1 ] || fail "--changes --limit 1: $(cat "$dir/out")"
+contains out '"omitted":{"facts":2,"relations":0}}'
+expect 2 "$KEEL" history acme vehicle:V-1 --from ${T}10:00:00Z --to ${T}09:00:00Z --store "$db"
+contains err 'keel history: from '$T'10:00:00Z is not before to '$T'09:00:00Z: no row can be in between'
+expect 2 "$KEEL" history acme vehicle:V-1 --limit 0 --store "$db"
+contains err 'keel history: --limit "0": not a number from 1'
+
 expect 0 "$KEEL" why acme vehicle:V-1 status --at ${T}09:00:00Z --store "$db"
 is_out '{"tenant":"acme","subject":"vehicle:V-1","predicate":"status","at":"'$T'09:00:00Z","value":"in_service","valid_from":"'$T'08:00:00.250000Z","valid_to":"'$T'10:00:00Z","asserted_by":{"source":"","id":"e5"},"closed_by":{"source":"","id":"e7"},"event":{"source":"","id":"e5","event_type":"fleet.vehicle.status_changed","time":"'$T'08:00:00.250000Z","envelope":'"$(sed -n 5p "$story")"'}}'
 expect 1 "$KEEL" why acme vehicle:V-1 status --at ${T}06:00:00Z --store "$db"

@@ -23,7 +23,9 @@ expect 0 "$KEEL" ingest --cartridge fleet "$dir/event.ndjson" --store "$db"
 contains err "accepted 1, duplicates 0 (conflicting 0), unhandled 0, rejected 0"
 
 # On a terminal: the README's text, the "at:" line (now) aside.
-script -qec "$(printf '%q ' "$KEEL" show acme vehicle:V-1 --store "$db")" /dev/null \
+# (200 columns: the README shows the table whole, as a terminal that wide
+# does; script's terminal has no size of its own and keel takes $COLUMNS.)
+COLUMNS=200 script -qec "$(printf '%q ' "$KEEL" show acme vehicle:V-1 --store "$db")" /dev/null \
 	</dev/null | tr -d '\r' >"$dir/tty"
 grep -q '^at:           20' "$dir/tty" || fail "no at: line on the terminal: $(cat "$dir/tty")"
 grep -v '^at:' "$dir/tty" >"$dir/got.txt"
@@ -91,6 +93,6 @@ contains err 'did not exist in tenant "acme" at 2026-01-05T07:00:00Z (first seen
 grep -qF 'keel show acme vehicle:V-1 --known-at 2026-01-01T00:00:00Z --store sqlite:first.db   # exit 1' "$readme" ||
 	fail "README.md lacks the --known-at line this test checks"
 expect 1 "$KEEL" show acme vehicle:V-1 --known-at 2026-01-01T00:00:00Z --store "$db"
-contains err 'not found in tenant "acme" as known at 2026-01-01T00:00:00Z'
+contains err 'tenant "acme" not found as known at 2026-01-01T00:00:00Z'
 
 finish

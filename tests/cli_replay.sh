@@ -90,7 +90,7 @@ expect 0 "$KEEL" dump "${db[@]}" --tenant tenant-00 --output "$dir/strict.ndjson
 
 # 4. Unknown tenant, missing --tenant.
 expect 1 "$KEEL" replay --tenant nobody "${db[@]}"
-contains err 'tenant "nobody" has no events to replay'
+is_err 'keel replay: tenant "nobody" not found'
 expect 2 "$KEEL" replay "${db[@]}"
 contains err "--tenant is required"
 

@@ -13,7 +13,9 @@ command -v script >/dev/null || fail "script(1) not found (bsdutils)"
 on_tty() {
 	local cmd
 	printf -v cmd '%q ' "$@"
-	script -qec "$cmd" /dev/null </dev/null >"$dir/tty" 2>"$dir/err"
+	# A terminal 200 columns wide (script's has no size of its own; keel
+	# then takes $COLUMNS): the tables here are shown whole.
+	COLUMNS=200 script -qec "$cmd" /dev/null </dev/null >"$dir/tty" 2>"$dir/err"
 	status=$?
 	tr -d '\r' <"$dir/tty" >"$dir/out"
 }

@@ -154,12 +154,81 @@ static void what_is_not_a_document_is_refused(void **state)
 			 KEEL_EINVAL);
 }
 
+/* Terminal columns of a line: a wide character counts two, a combining
+ * mark none (the same ranges keel uses; the test's text has only these). */
+static size_t columns(const char *s, size_t len)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		if (n == 3 && c == 0xe6) /* U+6000-U+6FFF, the CJK below */
+			w += 2;
+		else if (!(n == 2 && c == 0xcc)) /* U+0300-U+033F combining */
+			w += 1;
+		i += n;
+	}
+	return w;
+}
+
+/* Fitted to a width, no line is wider, wide characters counted twice;
+ * a cut cell ends in U+2026 at a character boundary; what fits is whole. */
+static void fitted_lines_are_no_wider(void **state)
+{
+	(void)state;
+	const char *doc =
+	    "{\"tenant\":\"t\",\"subject\":\"s\",\"at\":\"2026-01-01T00:00:00Z\","
+	    "\"kind\":null,\"first_seen\":\"2026-01-01T00:00:00.123456Z\","
+	    "\"last_seen\":\"2026-01-01T00:00:00Z\","
+	    "\"facts\":{\"name\":{\"value\":"
+	    "\"\u6f22\u6f22\u6f22\u6f22\u6f22\u6f22\u6f22\u6f22\u6f22\u6f22\","
+	    "\"valid_from\":\"2026-01-01T00:00:00.123456Z\",\"valid_to\":null,"
+	    "\"asserted_by\":{\"source\":\"/a/long/source/of/events\",\"id\":\"ev-17\"}},"
+	    "\"note\":{\"value\":\"e\u0301te\u0301\",\"valid_from\":\"2026-01-01T00:00:"
+	    "00Z\","
+	    "\"valid_to\":null,\"asserted_by\":{\"source\":\"\",\"id\":\"e2\"}}},"
+	    "\"outgoing\":[],\"incoming\":[]}";
+	for (size_t width = 30; width <= 120; width += 5) {
+		char *text = NULL;
+		assert_int_equal(
+		    keel_query_text_fit(KEEL_QUERY_SHOW, doc, strlen(doc), width, &text),
+		    0);
+		for (const char *line = text; *line;) {
+			const char *nl = strchr(line, '\n');
+			assert_non_null(nl);
+			if (columns(line, (size_t)(nl - line)) > width)
+				fail_msg("width %zu: %.*s", width, (int)(nl - line),
+					 line);
+			line = nl + 1;
+		}
+		/* the value whole, or cut between two characters */
+		const char *v = strstr(text, "\"\xe6\xbc\xa2");
+		assert_non_null(v);
+		size_t n = strspn(v + 1, "\xe6\xbc\xa2");
+		assert_int_equal(n % 3, 0);
+		assert_true(strncmp(v + 1 + n, "\"", 1) == 0 ||
+			    strncmp(v + 1 + n, "\xe2\x80\xa6", 3) == 0);
+		free(text);
+	}
+	/* Wide enough, the fitted text is the unfitted one. */
+	char *wide = NULL, *plain = render(KEEL_QUERY_SHOW, doc);
+	assert_int_equal(
+	    keel_query_text_fit(KEEL_QUERY_SHOW, doc, strlen(doc), 500, &wide), 0);
+	assert_string_equal(wide, plain);
+	/* The combining accents take no column: "été" is 3 columns, 5 code
+	 * points, and is not cut where it fits. */
+	assert_non_null(strstr(plain, "\"e\xcc\x81te\xcc\x81\""));
+	free(wide);
+	free(plain);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(names_keep_their_escapes),
     cmocka_unit_test(why_without_its_event_says_so),
     cmocka_unit_test(stats_of_an_empty_store),
     cmocka_unit_test(changes_and_known_at),
     cmocka_unit_test(what_is_not_a_document_is_refused),
+    cmocka_unit_test(fitted_lines_are_no_wider),
 };
 
 KEEL_TEST_MAIN(tests)

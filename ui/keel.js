@@ -9,7 +9,9 @@
  *
  * The timeline is built once per answer: bars positioned in percent of a
  * wide inner element, so zooming is one CSS variable and a scroll, and no
- * bar is ever measured.
+ * bar is ever measured. A fact whose values are all numbers is drawn as a
+ * step line over its bars, with its scale; one with few distinct values
+ * gives each value its own colour, named in a legend.
  */
 'use strict';
 
@@ -18,6 +20,11 @@ const PAGE = 100; /* entities or subjects a page */
 const TICK_SPACING_PX = 120;
 const MAX_ZOOM = 20000;
 const MIN_TEXT_PX = 36; /* a bar narrower than this gets no text (yet) */
+const PALETTE = 12; /* colours for a fact's values: keel.css .v0 to .v11 */
+const MIN_ROW_PX = 24; /* the first view: the rows of a busy lane at least this wide */
+/* SVG's namespace, as the HTML parser gave it to the page's one <svg>
+ * (so that the script names no URI: it reaches nothing but the API). */
+const SVGNS = document.getElementById('svg-ns').namespaceURI;
 
 const $ = (id) => document.getElementById(id);
 
@@ -318,14 +325,18 @@ async function findPage(what, params, fresh) {
 	const frag = document.createDocumentFragment();
 	for (const it of items) {
 		const li = el('li');
+		/* A subject is never broken across lines (one too long for its
+		 * column is cut, whole in its tooltip), nor is a time. */
 		const a = el('a', 'entity', it.subject);
 		a.href = uiEntity(find.tenant, it.subject);
+		a.title = it.subject;
 		a.setAttribute('data-subject', it.subject);
 		li.appendChild(a);
-		const meta = it.kind !== undefined
-			? it.kind + ' · last seen ' + it.last_seen
-			: 'since ' + it.valid_from;
-		li.appendChild(el('span', 'meta', meta));
+		const meta = el('span', 'meta', it.kind !== undefined
+			? (it.kind === null ? '' : it.kind + ' · ') + 'last seen '
+			: 'since ');
+		meta.appendChild(el('time', 't', it.kind !== undefined ? it.last_seen : it.valid_from));
+		li.appendChild(meta);
 		frag.appendChild(li);
 	}
 	list.appendChild(frag);
@@ -413,6 +424,51 @@ function rowsOf(doc) {
 	return rows;
 }
 
+/* What each fact lane's values are, worked out from the full history so
+ * that moving "known at" keeps each value's colour and each line's scale:
+ * {kind: 'numeric', min, max} when every value is a number and there are
+ * two at least (a measurement: odometer, fuel, speed; a number that never
+ * changes, a vehicle's year, is better named than drawn); {kind:
+ * 'categorical', colours} when it has at most PALETTE distinct values (as
+ * JSON text, sorted, each its colour's index); else {kind: 'plain'}:
+ * identifiers and places, too many to colour apart, keep the alternating
+ * shades and their text. */
+const kindsCache = new WeakMap();
+function laneKinds(doc) {
+	let kinds = kindsCache.get(doc);
+	if (kinds)
+		return kinds;
+	const values = new Map();
+	for (const r of rowsOf(doc)) {
+		if (!r.fact)
+			continue;
+		if (!values.has(r.lane))
+			values.set(r.lane, []);
+		if (r.value !== null)
+			values.get(r.lane).push(r.value);
+	}
+	kinds = new Map();
+	for (const [lane, vs] of values) {
+		if (vs.length && vs.every((x) => typeof x === 'number')) {
+			let min = Infinity, max = -Infinity;
+			for (const x of vs) {
+				min = Math.min(min, x);
+				max = Math.max(max, x);
+			}
+			if (min < max) {
+				kinds.set(lane, { kind: 'numeric', min, max });
+				continue;
+			}
+		}
+		const distinct = Array.from(new Set(vs.map((x) => JSON.stringify(x)))).sort();
+		kinds.set(lane, distinct.length && distinct.length <= PALETTE
+			? { kind: 'categorical', colours: new Map(distinct.map((t, i) => [t, i])) }
+			: { kind: 'plain' });
+	}
+	kindsCache.set(doc, kinds);
+	return kinds;
+}
+
 async function entityView(tenant, subject) {
 	const q = new URLSearchParams(location.search);
 	const same = ent.tenant === tenant && ent.subject === subject;
@@ -423,6 +479,7 @@ async function entityView(tenant, subject) {
 	if (!same) {
 		ent.zoom = 1;
 		ent.full = null;
+		ent.firstView = true;
 	}
 	$('entity-title').textContent = subject;
 	$('at').value = ent.at;
@@ -622,29 +679,39 @@ function drawTimeline() {
 	const bars = [];
 	const rowsOfBars = []; /* each row's bars, in time order */
 	const textPct = MIN_TEXT_PX / ((ent.trackPx * ent.zoom) / 100); /* in percent */
+	const kinds = laneKinds(ent.full || ent.hist);
+	const plain = { kind: 'plain' };
 	for (const lane of order) {
-		const laneEl = el('div', 'lane ' + (lane.fact ? 'lane-fact' : 'lane-relation'));
+		const kind = (lane.fact && kinds.get(lane.name)) || plain;
+		const laneEl = el('div', 'lane ' + (lane.fact ? 'lane-fact' : 'lane-relation') +
+			(kind.kind === 'plain' ? '' : ' lane-' + kind.kind));
 		laneEl.setAttribute('data-lane', lane.name);
 		const title = lane.name.slice(lane.name.indexOf(':') + 1);
 		const subs = Array.from(lane.subs.keys()).sort();
 		subs.forEach((subName, i) => {
 			const row = el('div', 'row');
-			row.appendChild(rowLabel(i === 0 ? title : null, subName || null));
+			const label = rowLabel(i === 0 ? title : null, subName || null);
+			if (kind.kind === 'numeric')
+				label.appendChild(yAxis(kind));
+			row.appendChild(label);
 			const track = el('div', 'track');
 			const subRows = lane.subs.get(subName);
 			const rowBars = [];
 			for (let j = 0; j < subRows.length; j++) {
-				const b = makeBar(subRows[j], j, textPct);
+				const b = makeBar(subRows[j], j, textPct, kind);
 				bars.push(b);
 				rowBars.push(b);
 				track.appendChild(b);
 			}
+			if (kind.kind === 'numeric')
+				track.appendChild(stepLine(subRows, kind));
 			rowsOfBars.push(rowBars);
 			row.appendChild(track);
 			laneEl.appendChild(row);
 		});
 		inner.appendChild(laneEl);
 	}
+	drawValueLegend(kinds, order);
 	const overlay = el('div', 'overlay');
 	const cursor = el('div', 'at-cursor');
 	cursor.id = 'at-cursor';
@@ -661,20 +728,34 @@ function drawTimeline() {
 	ent.shifted = [];
 	tl.setAttribute('data-rows', String(bars.length));
 	tl.setAttribute('data-render-ms', (performance.now() - started).toFixed(1));
+	tl.setAttribute('data-t0', String(ent.t0));
+	tl.setAttribute('data-t1', String(ent.t1));
 	tl.scrollLeft = keepScroll;
+	if (ent.firstView) {
+		ent.firstView = false;
+		firstView();
+	}
 	drawTicks();
 	placeCursor();
 	markChanged();
 	reselect();
 }
 
-/* One row's bar; its text only when it is at least textPct wide. */
-function makeBar(r, j, textPct) {
+/* One row's bar; its text only when it is at least textPct wide. In a
+ * categorical lane its value's colour (class vN), in a numeric one a
+ * light band under the line, without text (the line and its scale say
+ * the value; the tooltip too). */
+function makeBar(r, j, textPct, kind) {
 	const b = document.createElement('div');
 	const unset = r.fact ? r.value === null : !r.linked;
 	const open = r.valid_to === null;
+	let look = j % 2 ? ' alt' : '';
+	if (kind.kind === 'categorical' && !unset)
+		look = ' v' + kind.colours.get(JSON.stringify(r.value));
+	else if (kind.kind === 'numeric')
+		look = ' numeric' + look;
 	b.className = 'bar ' + (r.fact ? 'fact' : 'relation') + (unset ? ' unset' : '') +
-		(open ? ' open' : '') + (j % 2 ? ' alt' : '');
+		(open ? ' open' : '') + look;
 	b.setAttribute('data-asserted-by', eventKey(r.asserted_by));
 	b.setAttribute('data-closed-by', eventKey(r.closed_by));
 	b.setAttribute('data-valid-from', r.valid_from);
@@ -683,6 +764,11 @@ function makeBar(r, j, textPct) {
 	if (r.fact) {
 		b.setAttribute('data-value', JSON.stringify(r.value));
 		text = unset ? '' : barText(r.value);
+		if (kind.kind === 'numeric') {
+			b.title = r.predicate + ': ' + (unset ? 'unset' : text) + '\n' +
+				r.valid_from + ' → ' + (r.valid_to || 'open');
+			text = '';
+		}
 	} else {
 		b.setAttribute('data-object', r.object);
 		b.setAttribute('data-linked', String(r.linked));
@@ -692,9 +778,10 @@ function makeBar(r, j, textPct) {
 	 * along the row (a roving tabindex), so Tab never walks 10 000 bars. */
 	b.tabIndex = j === 0 ? 0 : -1;
 	b.setAttribute('role', 'button');
-	b.title = (r.fact ? r.predicate : r.relation) + ': ' +
-		(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
-		r.valid_from + ' → ' + (r.valid_to || 'open');
+	if (!b.title)
+		b.title = (r.fact ? r.predicate : r.relation) + ': ' +
+			(unset ? (r.fact ? 'unset' : 'unlinked from ' + r.object) : text) + '\n' +
+			r.valid_from + ' → ' + (r.valid_to || 'open');
 	const from = pct(r.from);
 	const width = Math.max(0, (open ? 100 : pct(r.to)) - from);
 	b.style.left = from + '%';
@@ -705,6 +792,147 @@ function makeBar(r, j, textPct) {
 	b.keelText = text;
 	b.keelWidth = width;
 	return b;
+}
+
+/* A number's height in a numeric lane's 0..100 box (SVG y, down): the
+ * lane's largest value at 10, its smallest at 90, one value alone in the
+ * middle. */
+function yOf(v, kind) {
+	const span = kind.max - kind.min;
+	return span > 0 ? 90 - ((v - kind.min) / span) * 80 : 50;
+}
+
+/* Three decimals are a thousandth of a percent: plenty, and short. */
+function coord(x) {
+	return String(Math.round(x * 1000) / 1000);
+}
+
+/* A numeric lane's values as a step line over valid time: each row a
+ * level from its valid_from to its valid_to (an open row to the right
+ * edge), each change a vertical step; an unset row or a gap breaks the
+ * line (one polyline a stretch). In the track's percent, so it zooms with
+ * the bars; pointer events go to the bars beneath. */
+function stepLine(rows, kind) {
+	const svg = document.createElementNS(SVGNS, 'svg');
+	svg.setAttribute('class', 'step-line');
+	svg.setAttribute('viewBox', '0 0 100 100');
+	svg.setAttribute('preserveAspectRatio', 'none');
+	svg.setAttribute('aria-hidden', 'true');
+	svg.setAttribute('data-min', String(kind.min));
+	svg.setAttribute('data-max', String(kind.max));
+	for (const y of [10, 90]) {
+		const g = document.createElementNS(SVGNS, 'line');
+		g.setAttribute('class', 'y-grid');
+		g.setAttribute('x1', '0');
+		g.setAttribute('x2', '100');
+		g.setAttribute('y1', String(y));
+		g.setAttribute('y2', String(y));
+		svg.appendChild(g);
+	}
+	let points = [], end = null;
+	const flush = () => {
+		if (points.length) {
+			const line = document.createElementNS(SVGNS, 'polyline');
+			line.setAttribute('points', points.join(' '));
+			svg.appendChild(line);
+		}
+		points = [];
+		end = null;
+	};
+	for (const r of rows) {
+		if (r.value === null) {
+			flush();
+			continue;
+		}
+		if (r.to === r.from)
+			continue; /* emptied: holds at no moment */
+		const x0 = pct(r.from), x1 = r.to === Infinity ? 100 : pct(r.to);
+		if (end !== null && end !== r.from)
+			flush();
+		const y = coord(yOf(r.value, kind));
+		points.push(coord(x0) + ',' + y, coord(x1) + ',' + y);
+		end = r.to;
+	}
+	flush();
+	return svg;
+}
+
+/* A numeric lane's scale beside its name: its largest and smallest value
+ * at the heights the line draws them. */
+function yAxis(kind) {
+	const a = el('span', 'y-axis');
+	a.appendChild(el('span', 'y-max', String(kind.max)));
+	if (kind.max !== kind.min)
+		a.appendChild(el('span', 'y-min', String(kind.min)));
+	return a;
+}
+
+/* #value-legend: each categorical lane's values with their colours. */
+function drawValueLegend(kinds, order) {
+	const box = $('value-legend');
+	clear(box);
+	for (const lane of order) {
+		const kind = lane.fact && kinds.get(lane.name);
+		if (!kind || kind.kind !== 'categorical')
+			continue;
+		const li = el('li', 'value-lane');
+		li.setAttribute('data-lane', lane.name);
+		li.appendChild(el('span', 'lane-name', lane.name.slice(lane.name.indexOf(':') + 1)));
+		for (const [text, i] of kind.colours) {
+			const item = el('span', 'value-item');
+			item.setAttribute('data-value', text);
+			item.appendChild(el('span', 'swatch v' + i));
+			item.appendChild(el('span', 'value-name', barText(JSON.parse(text))));
+			li.appendChild(item);
+		}
+		box.appendChild(li);
+	}
+	box.hidden = !box.firstChild;
+}
+
+/* The first view of an entity: all of it when its rows are wide enough
+ * to read there; else zoomed so that the rows of its busiest lane are
+ * MIN_ROW_PX wide (their spacing near the moment looked at), on the
+ * stretch around "as of" when it is in the range, else on the latest (the
+ * present state is what is looked at first); all of it again when that
+ * stretch would be half of it or more. Fit shows all of it. A dense hour
+ * of telemetry is then read a few minutes at a time, not as a smear. */
+function firstView() {
+	const tl = $('timeline');
+	const axis = $('axis');
+	if (!axis)
+		return;
+	const viewW = Math.max(1, tl.clientWidth - axis.offsetLeft);
+	const cap = Math.max(4, Math.floor(viewW / MIN_ROW_PX));
+	const range = ent.t1 - ent.t0;
+	const a = ent.at ? ms(ent.at) : NaN;
+	const around = a >= ent.t0 && a <= ent.t1;
+	let zoom = 1;
+	for (const bars of ent.rowsOfBars) {
+		const n = bars.length;
+		if (n <= cap)
+			continue;
+		const from = (i) => bars[i].keelRow.from;
+		let lo = n - cap; /* the cap rows around "as of", or the last */
+		if (around) {
+			let k = 0;
+			while (k + 1 < n && from(k + 1) <= a)
+				k++;
+			lo = Math.min(Math.max(0, k - (cap >> 1)), n - cap);
+		}
+		const spacing = (from(lo + cap - 1) - from(lo)) / (cap - 1);
+		if (spacing > 0)
+			zoom = Math.max(zoom, (MIN_ROW_PX * range) / (spacing * viewW));
+	}
+	zoom = Math.min(zoom, Math.max(1, Math.min(MAX_ZOOM, range / 1000)));
+	if (zoom < 2)
+		return; /* most of it would be shown anyway: show all */
+	const shown = range / zoom;
+	const start = Math.min(Math.max(around ? a - shown / 2 : ent.t1 - shown, ent.t0), ent.t1 - shown);
+	ent.zoom = zoom;
+	tl.querySelector('.tl-inner').style.setProperty('--zoom', String(zoom));
+	tl.scrollLeft = ((start - ent.t0) / range) * viewW * zoom;
+	labelBars();
 }
 
 /* ------------------------------------------------------- axis and zoom */
@@ -755,6 +983,10 @@ function drawTicks() {
 	clear(grid);
 	grid.appendChild(lines);
 	shiftTexts(ent.t0 + tl.scrollLeft * perPx, perPx);
+	/* What is in view, for the tests and whoever reads the page's state. */
+	tl.setAttribute('data-zoom', String(ent.zoom));
+	tl.setAttribute('data-view-from', iso(Math.round(ent.t0 + tl.scrollLeft * perPx)));
+	tl.setAttribute('data-view-to', iso(Math.round(ent.t0 + (tl.scrollLeft + viewW) * perPx)));
 }
 
 /* In each row, the bar that runs under the labels from the left starts

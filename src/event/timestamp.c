@@ -4,10 +4,11 @@
  *
  * The parser is a straight-line scan over the fixed layout
  * YYYY-MM-DDTHH:MM:SS[.f+](Z|+HH:MM|-HH:MM): it runs once per event, so it
- * does no allocation, no locale lookups and no libc time calls. The shape is
- * checked first (each malformation has its own message), then the ranges in
- * the order they are written, so the message for a given input never
- * depends on anything but the input.
+ * does no allocation, no locale lookups and no libc time calls. It reads
+ * left to right, each part's shape and then its values (each malformation
+ * has its own message, a value out of range is named), and stops at the
+ * first thing wrong, so the message for a given input never depends on
+ * anything but the input.
  *
  * Calendar arithmetic is done here on the proleptic Gregorian calendar with
  * Howard Hinnant's days-from-civil algorithms, valid for any int64 day
@@ -26,6 +27,8 @@
 #include "keel.h"
 #include "util.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -194,6 +197,24 @@ static bool time_parse_usual(const char *s, size_t len, int64_t *out)
 	return true;
 }
 
+/* The message of a value out of its range, naming the value: formatted
+ * into a per-thread buffer (keel.h: valid until the thread's next parse). */
+static _Thread_local char why_buf[96];
+
+static int fail_value(const char **why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int fail_value(const char **why, const char *fmt, ...)
+{
+	if (why) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why_buf, sizeof why_buf, fmt, ap);
+		va_end(ap);
+		*why = why_buf;
+	}
+	return KEEL_EINVAL;
+}
+
 int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 {
 	static const char bad[] = "not an RFC 3339 timestamp";
@@ -201,7 +222,9 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 		return 0;
 	int64_t year, mon, day, hour, min, sec, usec = 0, off = 0;
 
-	/* Date: YYYY-MM-DD. */
+	/* Date: YYYY-MM-DD, its shape and then its values, so that a date
+	 * alone (a --at of 2026-13-01) is told what is wrong with the date
+	 * before being told the time of day is missing. */
 	if (!s || len < 10 || s[4] != '-' || s[7] != '-')
 		return fail(why, bad);
 	year = read_digits(s, 4);
@@ -209,14 +232,24 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 	day = read_digits(s + 8, 2);
 	if (year < 0 || mon < 0 || day < 0)
 		return fail(why, bad);
+	if (year < 1)
+		return fail_value(why, "year %04d out of range 0001-9999", (int)year);
+	if (mon < 1 || mon > 12)
+		return fail_value(why, "month %02d out of range 01-12", (int)mon);
+	if (day < 1 || day > days_in_month(year, mon))
+		return fail_value(why, "day %02d out of range for %04d-%02d (01-%02d)",
+				  (int)day, (int)year, (int)mon,
+				  (int)days_in_month(year, mon));
 	if (len == 10)
-		return fail(why, "missing time of day");
+		return fail_value(
+		    why, "missing time of day and zone (midnight UTC: %.10sT00:00:00Z)",
+		    s);
 	if (s[10] == ' ')
 		return fail(why, "date and time must be separated by 'T'");
 	if (s[10] != 'T' && s[10] != 't')
 		return fail(why, bad);
 
-	/* Time: HH:MM:SS, then an optional fraction. */
+	/* Time: HH:MM:SS, its values, then an optional fraction. */
 	if (len < 19 || s[13] != ':' || s[16] != ':')
 		return fail(why, bad);
 	hour = read_digits(s + 11, 2);
@@ -224,6 +257,14 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 	sec = read_digits(s + 17, 2);
 	if (hour < 0 || min < 0 || sec < 0)
 		return fail(why, bad);
+	if (hour > 23)
+		return fail_value(why, "hour %02d out of range 00-23", (int)hour);
+	if (min > 59)
+		return fail_value(why, "minute %02d out of range 00-59", (int)min);
+	if (sec == 60)
+		return fail(why, "leap seconds are not supported");
+	if (sec > 59)
+		return fail_value(why, "second %02d out of range 00-59", (int)sec);
 	size_t i = 19;
 	if (i < len && s[i] == '.') {
 		i++;
@@ -251,7 +292,7 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 		if (oh < 0 || om < 0)
 			return fail(why, "zone offset must be Z, +HH:MM or -HH:MM");
 		if (oh > 23 || om > 59)
-			return fail(why, "zone offset out of range");
+			return fail_value(why, "zone offset %.6s out of range", s + i);
 		off = (oh * 60 + om) * (s[i] == '-' ? -1 : 1);
 		i += 6;
 	} else {
@@ -259,22 +300,6 @@ int keel_time_parse(const char *s, size_t len, int64_t *out, const char **why)
 	}
 	if (i != len)
 		return fail(why, "unexpected characters after the zone offset");
-
-	/* Ranges, in the order they are written. */
-	if (year < 1)
-		return fail(why, "year out of range 0001-9999");
-	if (mon < 1 || mon > 12)
-		return fail(why, "month out of range 01-12");
-	if (day < 1 || day > days_in_month(year, mon))
-		return fail(why, "day out of range for the month");
-	if (hour > 23)
-		return fail(why, "hour out of range 00-23");
-	if (min > 59)
-		return fail(why, "minute out of range 00-59");
-	if (sec == 60)
-		return fail(why, "leap seconds are not supported");
-	if (sec > 59)
-		return fail(why, "second out of range 00-59");
 
 	int64_t t = keel_days_from_civil(year, mon, day) * USEC_PER_DAY +
 		    ((hour * 60 + min) * 60 + sec) * USEC_PER_SEC + usec -

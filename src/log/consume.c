@@ -618,6 +618,9 @@ static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 	 * round this long). */
 	req.NoWait = true;
 	req.Expires = (int64_t)KEEL_CONSUME_FETCH_MS * NS_PER_MS;
+	/* The list holds at most what was asked for: the client allocates
+	 * that many and lowers req.Batch as it goes, so keep the number. */
+	int asked = req.Batch;
 	natsStatus s = natsSubscription_FetchRequest(&list, p->sub, &req);
 	if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
 		return 0;
@@ -633,8 +636,12 @@ static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 			keel_part_reclaim(c, p, 500);
 		return -1;
 	}
-	int n = list.Count;
-	for (int i = 0; i < list.Count; i++) {
+	/* Never past what was asked for (an ASan run once read one entry
+	 * past the client's array; what is not taken here is not
+	 * acknowledged, so the log delivers it again). */
+	int n = list.Count < asked ? list.Count : asked;
+	list.Count = n;
+	for (int i = 0; i < n; i++) {
 		natsMsg *m = list.Msgs[i];
 		list.Msgs[i] = NULL;
 		keel_part_handle(c, p, m);

@@ -35,13 +35,18 @@ struct assertion {
 
 struct changes_ctx {
 	enum keel_record_type type;
+	const struct keel_read_options *o; /* from, to, limit */
 	struct keel_buf *b;
 	size_t written; /* changes in the current list */
+	uint64_t omitted; /* changes the limit left out of the current list */
 	struct keel_arena arena;
 	struct assertion *rows; /* the timeline, in the scan's order */
 	size_t nrows, cap;
 	struct assertion **arrival; /* by seq */
 	struct assertion **known;   /* by (valid_from, seq), growing */
+	/* each arrival's neighbours when it arrived: the row it shortened
+	 * and the one that closes the row it created */
+	struct assertion **prev, **next;
 };
 
 static int by_seq(const void *a, const void *b)
@@ -116,7 +121,9 @@ static void add_change(struct changes_ctx *c, const struct assertion *a,
 	keel_buf_adds(b, "}}");
 }
 
-/* Writes the changes of the collected timeline and forgets it. */
+/* Writes the changes of the collected timeline and forgets it: those
+ * whose row, as created, history --from/--to keeps, the latest --limit of
+ * them (in recording order). */
 static void flush_timeline(struct changes_ctx *c)
 {
 	size_t n = c->nrows;
@@ -124,16 +131,36 @@ static void flush_timeline(struct changes_ctx *c)
 		return;
 	c->arrival = keel_xrealloc(c->arrival, n * sizeof *c->arrival);
 	c->known = keel_xrealloc(c->known, n * sizeof *c->known);
+	c->prev = keel_xrealloc(c->prev, n * sizeof *c->prev);
+	c->next = keel_xrealloc(c->next, n * sizeof *c->next);
 	for (size_t i = 0; i < n; i++)
 		c->arrival[i] = &c->rows[i];
 	qsort(c->arrival, n, sizeof *c->arrival, by_seq);
+	size_t kept = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct assertion *a = c->arrival[k];
 		size_t pos = insert_position(c->known, k, a->valid_from);
-		add_change(c, a, pos ? c->known[pos - 1] : NULL,
-			   pos < k ? c->known[pos] : NULL);
+		c->prev[k] = pos ? c->known[pos - 1] : NULL;
+		c->next[k] = pos < k ? c->known[pos] : NULL;
 		memmove(c->known + pos + 1, c->known + pos, (k - pos) * sizeof *c->known);
 		c->known[pos] = a;
+		/* kept or not: the next one's neighbours depend on it */
+		int64_t end = c->next[k] ? c->next[k]->valid_from : KEEL_TIME_INF;
+		if (!keel_history_keeps(c->o, a->valid_from, end))
+			c->arrival[k] = NULL;
+		else
+			kept++;
+	}
+	size_t skip = c->o->limit && kept > c->o->limit ? kept - c->o->limit : 0;
+	c->omitted += skip;
+	for (size_t k = 0; k < n; k++) {
+		if (!c->arrival[k])
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		add_change(c, c->arrival[k], c->prev[k], c->next[k]);
 	}
 	c->nrows = 0;
 	keel_arena_reset(&c->arena);
@@ -166,9 +193,9 @@ static int changes_cb(void *ud, const struct keel_record *r)
 
 int keel_query_changes(struct keel_store *s, const char *tenant, const char *subject,
 		       const char *predicate, const struct keel_read_options *o,
-		       struct keel_buf *b)
+		       struct keel_buf *b, uint64_t omitted[2])
 {
-	struct changes_ctx c = {.b = b};
+	struct changes_ctx c = {.b = b, .o = o};
 	keel_arena_init(&c.arena);
 	struct keel_scan sc = {.type = KEEL_REC_FACT,
 			       .tenant = keel_str_cstr(tenant),
@@ -182,14 +209,18 @@ int keel_query_changes(struct keel_store *s, const char *tenant, const char *sub
 		keel_buf_adds(b, i == 0 ? ",\"facts\":[" : ",\"relations\":[");
 		c.type = sc.type = types[i];
 		c.written = 0;
+		c.omitted = 0;
 		rc = keel_store_scan(s, &sc, changes_cb, &c);
 		if (rc == 0)
 			flush_timeline(&c);
+		omitted[i] = c.omitted;
 		keel_buf_addc(b, ']');
 	}
 	free(c.rows);
 	free(c.arrival);
 	free(c.known);
+	free(c.prev);
+	free(c.next);
 	keel_arena_free(&c.arena);
 	return rc;
 }

@@ -148,9 +148,13 @@ int keel_dump(struct keel_store *s, const char *tenant,
 
 	if (tenant) {
 		rc = dump_tenant(&d, tenant);
-		if (rc == 0 && d.records == 0)
-			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
-					     tenant);
+		if (rc == 0 && d.records == 0) {
+			rc = keel_store_tenant_known(
+			    s, keel_str_cstr(tenant), o.known_at_set ? o.known_at : KEEL_TIME_INF);
+			if (rc == 0) /* recorded since the dump read it */
+				rc = keel_store_fail(s, KEEL_ENOTFOUND,
+						     "tenant \"%s\" not found", tenant);
+		}
 	} else {
 		struct keel_ptrvec names = {0};
 		rc = keel_store_tenants(s, &names);

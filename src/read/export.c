@@ -739,12 +739,9 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 		/* A tenant with no rows at all is not found, as for keel_dump
 		 * and keel_stats (docs/cli.md); one with nothing at --at is an
 		 * empty export. Checked before any file is created. */
-		uint64_t c[4];
-		rc = keel_store_counts(s, keel_str_cstr(opt->tenant),
-				       opt->known_at_set ? opt->known_at : KEEL_TIME_INF, c);
-		if (rc == 0 && !(c[0] || c[1] || c[2] || c[3]))
-			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
-					     opt->tenant);
+		rc = keel_store_tenant_known(s, keel_str_cstr(opt->tenant),
+					     opt->known_at_set ? opt->known_at
+							       : KEEL_TIME_INF);
 		keel_ptrvec_push(&tenants, keel_xstrdup(opt->tenant));
 	} else {
 		/* As known at a moment, a tenant that had recorded nothing yet

@@ -227,6 +227,15 @@ static int page_fill(struct keel_store *s, struct find_page *p, struct keel_cand
 	return rc;
 }
 
+/* An empty page of a tenant the store does not know: not found, as every
+ * other read answers it, rather than a page that looks like "none". */
+static int page_tenant_known(struct keel_store *s, const struct find_page *p,
+			     const char *tenant)
+{
+	return keel_store_tenant_known(s, keel_str_cstr(tenant),
+				       p->o.known_at_set ? p->o.known_at : KEEL_TIME_INF);
+}
+
 static int page_finish(struct find_page *p, int rc, char **json)
 {
 	if (rc == 0)
@@ -455,6 +464,8 @@ int keel_entities(struct keel_store *s, const char *tenant,
 							       : KEEL_STR_NULL};
 		rc = page_fill(s, &p, &q, false, confirm_entity, &w);
 		want_free(&w);
+		if (rc == 0 && p.shown == 0)
+			rc = page_tenant_known(s, &p, tenant);
 	}
 	return page_finish(&p, rc, json);
 }
@@ -566,6 +577,8 @@ int keel_search(struct keel_store *s, const char *tenant, const char *predicate,
 					    .known_at = p.o.known_at};
 		rc = page_fill(s, &p, &q, true, confirm_fact, &w);
 		want_free(&w);
+		if (rc == 0 && p.shown == 0)
+			rc = page_tenant_known(s, &p, tenant);
 	}
 	keel_buf_free(&v);
 	return page_finish(&p, rc, json);

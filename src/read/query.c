@@ -95,6 +95,12 @@ static int find_entity(struct keel_store *s, struct query_ctx *q, const char *te
 		return rc;
 	if (q->found)
 		return 0;
+	/* A tenant the store does not know is not found as a tenant, the
+	 * same answer every command gives it (a mistyped tenant name). */
+	rc = keel_store_tenant_known(s, keel_str_cstr(tenant),
+				     o->known_at_set ? o->known_at : KEEL_TIME_INF);
+	if (rc)
+		return rc;
 	/* An entity that is not there may have been forgotten: the answer
 	 * then says so, when and by whom (src/write/forget.c). */
 	char msg[512];
@@ -263,36 +269,138 @@ int keel_show(struct keel_store *s, const char *tenant, const char *subject,
 
 /* --------------------------------------------------------------- history */
 
+bool keel_history_keeps(const struct keel_read_options *o, int64_t valid_from,
+			int64_t valid_to)
+{
+	if (o->to_set && valid_from >= o->to)
+		return false;
+	/* a row emptied at a moment ([t, t)) counts at that moment */
+	return !o->from_set || valid_to > o->from || valid_from >= o->from;
+}
+
+void keel_history_window_init(struct keel_history_window *w, size_t limit)
+{
+	memset(w, 0, sizeof *w);
+	w->limit = limit;
+	keel_buf_init(&w->rows);
+	keel_buf_init(&w->key);
+}
+
+void keel_history_window_free(struct keel_history_window *w)
+{
+	keel_buf_free(&w->rows);
+	keel_buf_free(&w->key);
+	free(w->offs);
+}
+
+/* Starts the next row of the timeline key[0..len): returns the buffer to
+ * write it into (without a separator). Without a limit that is the
+ * document itself; with one, the window, whose earlier timeline is first
+ * handed to the document. */
+struct keel_buf *keel_history_window_row(struct keel_history_window *w,
+					 struct keel_buf *doc, size_t *written,
+					 const char *key, size_t len)
+{
+	if (!w->limit) {
+		if ((*written)++)
+			keel_buf_addc(doc, ',');
+		return doc;
+	}
+	if (w->n && (w->key.len != len || (len && memcmp(w->key.data, key, len) != 0)))
+		keel_history_window_flush(w, doc, written);
+	if (!w->n) {
+		keel_buf_reset(&w->key);
+		keel_buf_add(&w->key, key, len);
+	}
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		w->offs = keel_xrealloc(w->offs, w->cap * sizeof *w->offs);
+	}
+	w->offs[w->n++] = w->rows.len;
+	return &w->rows;
+}
+
+void keel_history_window_flush(struct keel_history_window *w, struct keel_buf *doc,
+			       size_t *written)
+{
+	if (!w->n)
+		return;
+	size_t first = w->n > w->limit ? w->n - w->limit : 0;
+	w->omitted += first;
+	for (size_t i = first; i < w->n; i++) {
+		size_t end = i + 1 < w->n ? w->offs[i + 1] : w->rows.len;
+		if ((*written)++)
+			keel_buf_addc(doc, ',');
+		keel_buf_add(doc, w->rows.data + w->offs[i], end - w->offs[i]);
+	}
+	w->n = 0;
+	keel_buf_reset(&w->rows);
+}
+
+struct history_ctx {
+	struct query_ctx *q;
+	const struct keel_read_options *o;
+	struct keel_history_window w;
+};
+
 static int history_fact_cb(void *ud, const struct keel_record *r)
 {
-	struct query_ctx *q = ud;
-	add_sep(q);
-	keel_buf_adds(&q->b, "{\"predicate\":");
-	keel_buf_add_json_str(&q->b, r->name);
-	keel_buf_adds(&q->b, ",\"value\":");
-	keel_buf_add_json_raw(&q->b, r->value);
-	keel_buf_addc(&q->b, ',');
-	add_interval(&q->b, r);
-	keel_buf_adds(&q->b, ",\"closed_by\":");
-	keel_buf_add_json_ref(&q->b, r->closed_by);
-	keel_buf_addc(&q->b, '}');
+	struct history_ctx *h = ud;
+	if (!keel_history_keeps(h->o, r->valid_from, r->valid_to))
+		return 0;
+	struct keel_buf *b =
+	    keel_history_window_row(&h->w, &h->q->b, &h->q->n, r->name.ptr, r->name.len);
+	keel_buf_adds(b, "{\"predicate\":");
+	keel_buf_add_json_str(b, r->name);
+	keel_buf_adds(b, ",\"value\":");
+	keel_buf_add_json_raw(b, r->value);
+	keel_buf_addc(b, ',');
+	add_interval(b, r);
+	keel_buf_adds(b, ",\"closed_by\":");
+	keel_buf_add_json_ref(b, r->closed_by);
+	keel_buf_addc(b, '}');
 	return 0;
 }
 
 static int history_rel_cb(void *ud, const struct keel_record *r)
 {
-	struct query_ctx *q = ud;
-	add_sep(q);
-	keel_buf_adds(&q->b, "{\"relation\":");
-	keel_buf_add_json_str(&q->b, r->name);
-	keel_buf_adds(&q->b, ",\"object\":");
-	keel_buf_add_json_str(&q->b, r->object);
-	keel_buf_adds(&q->b, r->linked ? ",\"linked\":true," : ",\"linked\":false,");
-	add_interval(&q->b, r);
-	keel_buf_adds(&q->b, ",\"closed_by\":");
-	keel_buf_add_json_ref(&q->b, r->closed_by);
-	keel_buf_addc(&q->b, '}');
+	struct history_ctx *h = ud;
+	if (!keel_history_keeps(h->o, r->valid_from, r->valid_to))
+		return 0;
+	/* a relation's timeline is its name and object */
+	struct keel_buf key;
+	keel_buf_init(&key);
+	keel_buf_add(&key, r->name.ptr, r->name.len);
+	keel_buf_addc(&key, '\0');
+	keel_buf_add(&key, r->object.ptr, r->object.len);
+	struct keel_buf *b =
+	    keel_history_window_row(&h->w, &h->q->b, &h->q->n, key.data, key.len);
+	keel_buf_free(&key);
+	keel_buf_adds(b, "{\"relation\":");
+	keel_buf_add_json_str(b, r->name);
+	keel_buf_adds(b, ",\"object\":");
+	keel_buf_add_json_str(b, r->object);
+	keel_buf_adds(b, r->linked ? ",\"linked\":true," : ",\"linked\":false,");
+	add_interval(b, r);
+	keel_buf_adds(b, ",\"closed_by\":");
+	keel_buf_add_json_ref(b, r->closed_by);
+	keel_buf_addc(b, '}');
 	return 0;
+}
+
+/* ,"from":..,"to":..,"limit":.. as far as asked for. */
+static void add_history_range(struct keel_buf *b, const struct keel_read_options *o)
+{
+	if (o->from_set) {
+		keel_buf_adds(b, ",\"from\":");
+		keel_buf_add_json_time(b, o->from);
+	}
+	if (o->to_set) {
+		keel_buf_adds(b, ",\"to\":");
+		keel_buf_add_json_time(b, o->to);
+	}
+	if (o->limit)
+		keel_buf_addf(b, ",\"limit\":%zu", o->limit);
 }
 
 int keel_history(struct keel_store *s, const char *tenant, const char *subject,
@@ -306,40 +414,61 @@ int keel_history(struct keel_store *s, const char *tenant, const char *subject,
 	int rc = keel_read_options_take(s, given, &o);
 	if (rc)
 		return rc;
+	if (o.from_set && o.to_set && o.from >= o.to) {
+		char fb[KEEL_TIME_BUFSZ], tb[KEEL_TIME_BUFSZ];
+		keel_time_format(o.from, fb);
+		keel_time_format(o.to, tb);
+		return keel_store_fail(
+		    s, KEEL_EINVAL,
+		    "from %s is not before to %s: no row can be in between", fb, tb);
+	}
 	struct query_ctx q;
 	query_init(&q);
 	rc = find_entity(s, &q, tenant, subject, &o);
-	if (rc == 0 && o.changes) {
-		begin_doc(&q, tenant, subject);
-		keel_buf_adds(&q.b, ",\"predicate\":");
-		keel_buf_add_json_str(&q.b, predicate ? keel_str_cstr(predicate)
-						      : KEEL_STR_NULL);
-		add_known_at(&q.b, &o);
-		rc = keel_query_changes(s, tenant, subject, predicate, &o, &q.b);
-		keel_buf_addc(&q.b, '}');
-	} else if (rc == 0) {
+	uint64_t omitted[2] = {0, 0};
+	if (rc == 0) {
 		struct keel_buf *b = &q.b;
 		begin_doc(&q, tenant, subject);
 		keel_buf_adds(b, ",\"predicate\":");
 		keel_buf_add_json_str(b, predicate ? keel_str_cstr(predicate)
 						   : KEEL_STR_NULL);
 		add_known_at(b, &o);
+		add_history_range(b, &o);
+	}
+	if (rc == 0 && o.changes) {
+		rc = keel_query_changes(s, tenant, subject, predicate, &o, &q.b, omitted);
+	} else if (rc == 0) {
+		struct keel_buf *b = &q.b;
 		struct keel_scan sc = {.type = KEEL_REC_FACT,
 				       .tenant = keel_str_cstr(tenant),
 				       .subject = keel_str_cstr(subject),
 				       .name = predicate ? keel_str_cstr(predicate)
 							 : KEEL_STR_NULL};
 		keel_scan_known_at(&sc, &o);
-		keel_buf_adds(b, ",\"facts\":[");
-		q.n = 0;
-		rc = keel_store_scan(s, &sc, history_fact_cb, &q);
-		if (rc == 0) {
-			keel_buf_adds(b, "],\"relations\":[");
-			sc.type = KEEL_REC_RELATION;
+		struct history_ctx h = {.q = &q, .o = &o};
+		static const enum keel_record_type types[] = {KEEL_REC_FACT,
+							      KEEL_REC_RELATION};
+		for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(types); i++) {
+			keel_buf_adds(b, i == 0 ? ",\"facts\":[" : ",\"relations\":[");
+			keel_history_window_init(&h.w, o.limit);
+			sc.type = types[i];
 			q.n = 0;
-			rc = keel_store_scan(s, &sc, history_rel_cb, &q);
+			rc = keel_store_scan(
+			    s, &sc, i == 0 ? history_fact_cb : history_rel_cb, &h);
+			keel_history_window_flush(&h.w, b, &q.n);
+			omitted[i] = h.w.omitted;
+			keel_history_window_free(&h.w);
+			keel_buf_addc(b, ']');
 		}
-		keel_buf_adds(b, "]}");
+	}
+	if (rc == 0) {
+		/* what --limit left out, so that a reader knows there is more */
+		if (o.limit)
+			keel_buf_addf(&q.b,
+				      ",\"omitted\":{\"facts\":%llu,\"relations\":%llu}",
+				      (unsigned long long)omitted[0],
+				      (unsigned long long)omitted[1]);
+		keel_buf_addc(&q.b, '}');
 	}
 	return query_finish(&q, rc, json);
 }
@@ -493,8 +622,10 @@ int keel_stats(struct keel_store *s, const char *tenant,
 		if (!tenant && !(c[0] || c[1] || c[2] || c[3]))
 			continue;
 		if (tenant && !(c[0] || c[1] || c[2] || c[3])) {
-			rc = keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%s\" not found",
-					     tenant);
+			rc = keel_store_tenant_known(s, keel_str_cstr(tenant), known_at);
+			if (rc == 0) /* recorded in between: still none then */
+				rc = keel_store_fail(s, KEEL_ENOTFOUND,
+						     "tenant \"%s\" not found", tenant);
 			break;
 		}
 		for (int k = 0; k < 4; k++)

@@ -292,6 +292,36 @@ int keel_store_tenants_known(struct keel_store *s, int64_t known_at, struct keel
 	return rc;
 }
 
+int keel_store_tenant_known(struct keel_store *s, struct keel_str tenant,
+			    int64_t known_at)
+{
+	/* The usual case first, one index probe: a tenant with an entity. */
+	if (known_at == KEEL_TIME_INF) {
+		struct keel_candidates q = {.tenant = tenant, .limit = 1};
+		struct keel_ptrvec one = {0};
+		int rc = keel_store_entity_subjects(s, &q, &one);
+		bool some = one.len > 0;
+		for (size_t i = 0; i < one.len; i++)
+			free(one.items[i]);
+		keel_ptrvec_free(&one);
+		if (rc || some)
+			return rc;
+	}
+	/* Otherwise what keel stats counts: events, entities, rows. */
+	uint64_t c[4] = {0};
+	int rc = keel_store_counts(s, tenant, known_at, c);
+	if (rc || c[0] || c[1] || c[2] || c[3])
+		return rc;
+	if (known_at == KEEL_TIME_INF)
+		return keel_store_fail(s, KEEL_ENOTFOUND, "tenant \"%.*s\" not found",
+				       (int)tenant.len, tenant.ptr);
+	char kb[KEEL_TIME_BUFSZ];
+	keel_time_format(known_at, kb);
+	return keel_store_fail(s, KEEL_ENOTFOUND,
+			       "tenant \"%.*s\" not found as known at %s",
+			       (int)tenant.len, tenant.ptr, kb);
+}
+
 static int derive_fn(void *ud, const struct keel_record *r)
 {
 	return keel_deriver_push(ud, r);

@@ -458,6 +458,12 @@ int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 /* The tenants as known at known_at: those with something recorded by
  * then (the counts keel stats gives), every one at KEEL_TIME_INF. */
 int keel_store_tenants_known(struct keel_store *s, int64_t known_at, struct keel_ptrvec *out);
+/* 0 when tenant has something recorded by known_at (KEEL_TIME_INF: at
+ * all), else KEEL_ENOTFOUND with the one answer every read and command
+ * gives a tenant unknown to the store: tenant "T" not found (as known at
+ * known_at). */
+int keel_store_tenant_known(struct keel_store *s, struct keel_str tenant,
+			    int64_t known_at);
 int keel_store_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn fn,
 		    void *ud);
 int keel_store_counts(struct keel_store *s, struct keel_str tenant, int64_t known_at,

@@ -353,6 +353,10 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	/* No cartridge: the tenant's recorded one, as every other path
 	 * (docs/cartridges.md, "The recorded cartridge"); a given one that is
 	 * not the recorded one is refused before the log is read with it. */
+	/* A tenant the store does not know: every command's answer. */
+	int known = keel_store_tenant_known(s, keel_str_cstr(tenant), KEEL_TIME_INF);
+	if (known)
+		return known;
 	struct keel_cartridge *recorded = NULL;
 	if (!o.cartridge) {
 		int rc = keel_cartridge_recorded(s, tenant, &recorded);

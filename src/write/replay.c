@@ -656,6 +656,9 @@ static int keel_replay_cartridge(struct keel_store *s, struct keel_str t,
 	if (rc == KEEL_ENOTFOUND) {
 		uint64_t counts[4] = {0};
 		rc = keel_store_counts(s, t, KEEL_TIME_INF, counts);
+		/* A tenant the store does not know: every command's answer. */
+		if (rc == 0 && !(counts[0] || counts[1] || counts[2] || counts[3]))
+			rc = keel_store_tenant_known(s, t, KEEL_TIME_INF);
 		if (rc == 0 && !counts[3])
 			rc = keel_store_fail(s, KEEL_ENOTFOUND,
 					     "tenant \"%.*s\" has no events to replay",
