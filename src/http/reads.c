@@ -5,6 +5,7 @@
  */
 #include "server.h"
 #include "event/json_write.h"
+#include "read/find.h"
 
 /* ------------------------------------------------------------- stores */
 
@@ -63,15 +64,20 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* GET /v1/tenants with a store map: each store's list, merged (a
- * tenant's rows are all in its partition's store), in one page. */
+/* GET /v1/tenants with a store map: a page of the tenants of every
+ * store, merged (a tenant's rows are all in its partition's store). Each
+ * store gives its first `limit` tenants after the cursor, so the first
+ * `limit` of them all are among those; there is a next page when more
+ * than a page came, or a store had more than it gave. */
 static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const char *),
-			  void *ud, const struct keel_read_options *o, char **json,
-			  char **msg)
+			  void *ud, const struct keel_find_options *f,
+			  const struct keel_read_options *o, char **json, char **msg)
 {
 	struct keel_ptrvec names = {0};
 	char *known_at = NULL;
+	bool more = false;
 	int rc = 0;
+	size_t limit = f->limit ? f->limit : KEEL_DEFAULT_PAGE;
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
 	for (size_t i = 0; rc == 0 && i < srv->map.n; i++) {
@@ -86,7 +92,7 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 			rc = KEEL_ESTORE;
 			break;
 		}
-		rc = keel_tenants(s, visible, ud, o, &one);
+		rc = keel_tenants_page(s, visible, ud, f, o, &one);
 		if (rc)
 			*msg = keel_xstrdup(keel_store_errmsg(s));
 		keel_http_reader_put(srv, s);
@@ -98,6 +104,8 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 			const struct keel_json *t = keel_json_get(doc.root, "tenants", 7);
 			for (const struct keel_json *e = t ? t->child : NULL; e; e = e->next)
 				keel_ptrvec_push(&names, keel_xstrndup(e->str, e->len));
+			const struct keel_json *n = keel_json_get(doc.root, "next", 4);
+			more |= n && n->type != KEEL_JSON_NULL;
 		}
 		free(one);
 	}
@@ -110,16 +118,29 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 		if (known_at)
 			keel_buf_addf(&b, "\"known_at\":%s,", known_at);
 		keel_buf_adds(&b, "\"tenants\":[");
+		size_t shown = 0;
+		const char *last = NULL;
 		for (size_t i = 0; i < names.len; i++) {
-			if (i && strcmp(names.items[i], names.items[i - 1]) == 0)
-				continue;
-			if (i)
+			if (last && strcmp(names.items[i], last) == 0)
+				continue; /* a tenant in two stores (a map changed) */
+			if (shown == limit) {
+				more = true;
+				break;
+			}
+			if (shown++)
 				keel_buf_addc(&b, ',');
 			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));
+			last = names.items[i];
 		}
-		/* One page holding every tenant: a store map is not paged
-		 * (the document keeps the single store's shape). */
-		keel_buf_adds(&b, "],\"next\":null}");
+		keel_buf_adds(&b, "],\"next\":");
+		if (more && last) {
+			keel_buf_addc(&b, '"');
+			keel_find_cursor(&b, last, strlen(last));
+			keel_buf_addc(&b, '"');
+		} else {
+			keel_buf_adds(&b, "null");
+		}
+		keel_buf_addc(&b, '}');
 		*json = b.data;
 	}
 	for (size_t i = 0; i < names.len; i++)
@@ -322,7 +343,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	if (kind == READ_TENANTS && srv->mapped) {
 		struct token_scope scope = {tok};
 		char *json = NULL, *msg = NULL;
-		int rc = mapped_tenants(srv, token_sees, &scope, &o, &json, &msg);
+		int rc = mapped_tenants(srv, token_sees, &scope, &f, &o, &json, &msg);
 		if (rc == KEEL_EINVAL) {
 			ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
 						     msg ? msg : keel_strerror(rc));

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "event/json.h"
+#include "find.h"
 #include "options.h"
 #include "moment.h"
 #include "store/store.h"
@@ -51,6 +52,11 @@ static void cursor_encode(struct keel_buf *b, struct keel_str s)
 		keel_buf_addc(b, b64url[(v >> 12) & 63]);
 		keel_buf_addc(b, b64url[(v >> 6) & 63]);
 	}
+}
+
+void keel_find_cursor(struct keel_buf *b, const char *name, size_t len)
+{
+	cursor_encode(b, keel_str_make(name, len));
 }
 
 static int b64url_digit(char c)
