@@ -107,6 +107,13 @@ publisher=$!
 faults=${KEEL_LOG_FAULTS:-20}
 kinds=(kill stop node database)
 count=(0 0 0 0)
+# A fault that lasts (a consumer stopped past its lease, a node or the
+# database down) runs on in the background while the next ones come: at
+# most one node and one database fault at a time, so that the cluster keeps
+# a quorum more often than not.
+jobs_=()
+node_job=
+db_job=
 for ((f = 0; f < faults; f++)); do
 	sleep "0.$((RANDOM % 8 + 2))"
 	k=$((RANDOM % 4))
@@ -122,22 +129,37 @@ for ((f = 0; f < faults; f++)); do
 		start "$victim" --commit-interval 300
 		;;
 	stop)
-		kill -STOP "$(cat "$dir/$victim.pid")"
-		sleep $((lease / 1000 + 2))
-		kill -CONT "$(cat "$dir/$victim.pid")"
+		p=$(cat "$dir/$victim.pid")
+		( # the consumer may be killed meanwhile: then nothing to continue
+			kill -STOP "$p" 2>/dev/null || exit 0
+			sleep $((lease / 1000 + 1)).5
+			kill -CONT "$p" 2>/dev/null || true
+		) &
+		jobs_+=($!)
 		;;
 	node)
+		if [ -n "$node_job" ]; then wait "$node_job" || fail "a node did not restart"; fi
 		node=$((RANDOM % 3 + 1))
-		"$KEEL_NATS_SCRIPT" kill "$nats_dir" "$node"
-		sleep "0.$((RANDOM % 9 + 1))"
-		"$KEEL_NATS_SCRIPT" restart "$nats_dir" "$node"
+		(
+			"$KEEL_NATS_SCRIPT" kill "$nats_dir" "$node"
+			sleep "0.$((RANDOM % 9 + 1))"
+			"$KEEL_NATS_SCRIPT" restart "$nats_dir" "$node"
+		) &
+		node_job=$!
+		jobs_+=($!)
 		;;
 	database)
-		"$KEEL_MYSQL_SCRIPT" restart "$dbdir" >/dev/null
+		if [ -n "$db_job" ]; then wait "$db_job" || fail "the database did not restart"; fi
+		"$KEEL_MYSQL_SCRIPT" restart "$dbdir" >/dev/null &
+		db_job=$!
+		jobs_+=($!)
 		;;
 	esac
 	echo "fault $((f + 1)) at ${SECONDS} s: ${kinds[k]}"
 done
+for j in "${jobs_[@]}"; do wait "$j" || fail "a fault's job failed"; done
+# every consumer running again (a stopped one was continued)
+for name in c1 c2 c3; do kill -0 "$(cat "$dir/$name.pid")" || fail "$name ended: $(tail -n 5 "$dir/$name.log")"; done
 wait "$publisher" || fail "publishing failed: $(tail -n 20 "$dir/publish.log")"
 echo "faults: kill ${count[0]}, stop ${count[1]}, node ${count[2]}, database ${count[3]}"
 
