@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "event/binary_mode.h"
+#include "event/media_type.h"
 #include "event/json.h"
 #include "util.h"
 #include "check.h"

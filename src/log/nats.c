@@ -106,8 +106,15 @@ int keel_nats_connect(const struct keel_log_options *o, const char *client_name,
 		goto out;
 	natsOptions *opts = NULL;
 	natsStatus s = natsOptions_Create(&opts);
-	if (s == NATS_OK)
-		s = natsOptions_SetServers(opts, (const char **)urls.items, (int)urls.len);
+	if (s == NATS_OK) {
+		/* The client takes const char **: the pointers copied, not
+		 * cast, since a cast would drop const two levels down. */
+		const char **list = keel_xcalloc(urls.len ? urls.len : 1, sizeof *list);
+		for (size_t i = 0; i < urls.len; i++)
+			list[i] = urls.items[i];
+		s = natsOptions_SetServers(opts, list, (int)urls.len);
+		free(list);
+	}
 	if (s == NATS_OK && client_name)
 		s = natsOptions_SetName(opts, client_name);
 	if (s == NATS_OK)
