@@ -16,12 +16,21 @@
  * each acknowledgement, or with the error (a timeout after
  * ack_timeout_ms, no stream leader during an election, a lost
  * connection): the slot is marked, under the lock, and the caller's
- * thread does the rest. A failed publish is sent again only once nothing
- * else is in flight, the failed ones in input order, so that a retry
- * overtakes as few later events as can be: JetStream stores a
- * partition's messages in the order it receives them, and a retried
- * event lands after any later event of its partition that got through
- * meanwhile (the publisher says so when it happens: docs/log.md).
+ * thread does the rest. JetStream stores a partition's messages in the
+ * order it receives them, so the order to keep is that of sending: after
+ * a failure, a lost connection, or an acknowledgement slower than
+ * KEEL_PUB_STALL_MS (a stream whose leader died), nothing more is sent
+ * until every publish in flight has settled, and then the failed ones go
+ * again in input order (keel_pub_must_settle, keel_pub_retry). A new
+ * leader takes seconds to elect, so no later event is stored before an
+ * earlier one is sent again; if one was anyway, the publisher says so
+ * (docs/log.md, "Order"). The connection buffers nothing while it
+ * reconnects (a buffered publish could overtake one lost with the old
+ * connection): such a publish fails at once and goes again in order.
+ *
+ * The client library's callbacks reach a small shared state that outlives
+ * the publisher (keel_pub_shared), freed by the connection's last
+ * callback.
  */
 #include <pthread.h>
 #include <stdlib.h>
