@@ -5,6 +5,7 @@
  */
 #include "server.h"
 #include "event/json_write.h"
+#include "read/find.h"
 
 /* ------------------------------------------------------------- stores */
 
@@ -63,14 +64,18 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* GET /v1/tenants with a store map: each store's list, merged (a
- * tenant's rows are all in its partition's store). */
+/* GET /v1/tenants with a store map: a page of each store's list (after
+ * the same cursor, as long as the whole page), merged, and the page's
+ * first limit names; there is a next page when any store had more, or
+ * the stores had more than a page together (a tenant's rows are all in
+ * its partition's store). */
 static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const char *),
-			  void *ud, const struct keel_read_options *o, char **json,
-			  char **msg)
+			  void *ud, const struct keel_find_options *f,
+			  const struct keel_read_options *o, char **json, char **msg)
 {
 	struct keel_ptrvec names = {0};
 	char *known_at = NULL;
+	bool more = false;
 	int rc = 0;
 	struct keel_json_doc doc;
 	keel_json_doc_init(&doc);
@@ -86,7 +91,7 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 			rc = KEEL_ESTORE;
 			break;
 		}
-		rc = keel_tenants(s, visible, ud, o, &one);
+		rc = keel_tenants_page(s, visible, ud, f, o, &one);
 		if (rc)
 			*msg = keel_xstrdup(keel_store_errmsg(s));
 		keel_http_reader_put(srv, s);
@@ -98,26 +103,44 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 			const struct keel_json *t = keel_json_get(doc.root, "tenants", 7);
 			for (const struct keel_json *e = t ? t->child : NULL; e; e = e->next)
 				keel_ptrvec_push(&names, keel_xstrndup(e->str, e->len));
+			const struct keel_json *nx = keel_json_get(doc.root, "next", 4);
+			more |= nx && nx->type == KEEL_JSON_STRING;
 		}
 		free(one);
 	}
 	keel_json_doc_free(&doc);
 	if (rc == 0) {
 		qsort(names.items, names.len, sizeof *names.items, name_cmp);
+		size_t limit = f && f->limit ? f->limit : KEEL_DEFAULT_PAGE;
 		struct keel_buf b;
 		keel_buf_init(&b);
 		keel_buf_addc(&b, '{');
 		if (known_at)
 			keel_buf_addf(&b, "\"known_at\":%s,", known_at);
 		keel_buf_adds(&b, "\"tenants\":[");
+		size_t n = 0;
+		const char *last = NULL;
 		for (size_t i = 0; i < names.len; i++) {
-			if (i && strcmp(names.items[i], names.items[i - 1]) == 0)
+			if (last && strcmp(names.items[i], last) == 0)
 				continue;
-			if (i)
+			if (n == limit) {
+				more = true;
+				break;
+			}
+			if (n++)
 				keel_buf_addc(&b, ',');
 			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));
+			last = names.items[i];
 		}
-		keel_buf_adds(&b, "]}");
+		keel_buf_adds(&b, "],\"next\":");
+		if (more && last) {
+			keel_buf_addc(&b, '"');
+			keel_find_cursor(&b, keel_str_cstr(last));
+			keel_buf_addc(&b, '"');
+		} else {
+			keel_buf_adds(&b, "null");
+		}
+		keel_buf_addc(&b, '}');
 		*json = b.data;
 	}
 	for (size_t i = 0; i < names.len; i++)
@@ -320,7 +343,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	if (kind == READ_TENANTS && srv->mapped) {
 		struct token_scope scope = {tok};
 		char *json = NULL, *msg = NULL;
-		int rc = mapped_tenants(srv, token_sees, &scope, &o, &json, &msg);
+		int rc = mapped_tenants(srv, token_sees, &scope, &f, &o, &json, &msg);
 		if (rc == KEEL_EINVAL) {
 			ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
 						     msg ? msg : keel_strerror(rc));

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "event/json.h"
+#include "find.h"
 #include "options.h"
 #include "moment.h"
 #include "store/store.h"
@@ -32,7 +33,7 @@
 static const char b64url[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-static void cursor_encode(struct keel_buf *b, struct keel_str s)
+void keel_find_cursor(struct keel_buf *b, struct keel_str s)
 {
 	const unsigned char *p = (const unsigned char *)s.ptr;
 	size_t i = 0;
@@ -160,7 +161,7 @@ static void page_end(struct find_page *p)
 	keel_buf_adds(&p->doc, "],\"next\":");
 	if (p->more) {
 		keel_buf_addc(&p->doc, '"');
-		cursor_encode(&p->doc, keel_str_make(p->last.data, p->last.len));
+		keel_find_cursor(&p->doc, keel_str_make(p->last.data, p->last.len));
 		keel_buf_addc(&p->doc, '"');
 	} else {
 		keel_buf_adds(&p->doc, "null");
@@ -292,7 +293,7 @@ static int tenants_doc(struct keel_store *s, bool (*visible)(void *ud, const cha
 		keel_buf_adds(&b, ",\"next\":");
 		if (more) {
 			keel_buf_addc(&b, '"');
-			cursor_encode(&b, keel_str_cstr(last));
+			keel_find_cursor(&b, keel_str_cstr(last));
 			keel_buf_addc(&b, '"');
 		} else {
 			keel_buf_adds(&b, "null");
