@@ -64,6 +64,7 @@ publish() { # publish CHUNK: retried until the log takes it (a node may be down)
 		timeout 150 "$KEEL" publish "$1" --to "$servers" --stream ev --quiet \
 			2>>"$dir/publish.log" && return 0
 		echo "publish $1: exit $?" >>"$dir/publish.log"
+		sleep 2
 	done
 	return 1
 }

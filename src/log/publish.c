@@ -426,7 +426,19 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	};
 	if ((rc = keel_nats_connect(&p->log, "keel publish", &extra, &p->n, &err)) != 0)
 		goto out;
-	if ((rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err)) != 0)
+	/* A stream without a leader (a node just lost) times out: asked
+	 * again until give_up_ms, as a publish would be. */
+	int64_t since = keel_log_now_ms();
+	for (;;) {
+		keel_buf_reset(&err);
+		rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err);
+		if (rc != KEEL_EIO || keel_log_now_ms() - since > (int64_t)p->opt.give_up_ms)
+			break;
+		if (p->opt.log_file)
+			fprintf(p->opt.log_file, "keel: %s; asking again\n", err.data);
+		sleep(1);
+	}
+	if (rc)
 		goto out;
 	/* The largest message the servers take, less room for the headers. */
 	int64_t max = natsConnection_GetMaxPayload(p->n.nc);
