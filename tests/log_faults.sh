@@ -29,7 +29,11 @@ db_cleanup() {
 	set +e
 	[ -n "${publisher:-}" ] && kill "$publisher" 2>/dev/null
 	[ -d "$dbdir" ] && "$KEEL_MYSQL_SCRIPT" stop "$dbdir" >"$dir/mariadb.log" 2>&1
-	[ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && tail -n 50 "$dir/mariadb.log"
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		tail -n 50 "$dir/mariadb.log"
+		echo "--- the publishers' messages:"
+		cat "$dir/publish.log" 2>/dev/null
+	fi
 	(exit "$rc")
 	log_cleanup
 }
@@ -60,6 +64,7 @@ publish() { # publish CHUNK: retried until the log takes it (a node may be down)
 		timeout 150 "$KEEL" publish "$1" --to "$servers" --stream ev --quiet \
 			2>>"$dir/publish.log" && return 0
 		echo "publish $1: exit $?" >>"$dir/publish.log"
+		sleep 2
 	done
 	return 1
 }

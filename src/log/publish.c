@@ -16,12 +16,21 @@
  * each acknowledgement, or with the error (a timeout after
  * ack_timeout_ms, no stream leader during an election, a lost
  * connection): the slot is marked, under the lock, and the caller's
- * thread does the rest. A failed publish is sent again only once nothing
- * else is in flight, the failed ones in input order, so that a retry
- * overtakes as few later events as can be: JetStream stores a
- * partition's messages in the order it receives them, and a retried
- * event lands after any later event of its partition that got through
- * meanwhile (the publisher says so when it happens: docs/log.md).
+ * thread does the rest. JetStream stores a partition's messages in the
+ * order it receives them, so the order to keep is that of sending: after
+ * a failure, a lost connection, or an acknowledgement slower than
+ * KEEL_PUB_STALL_MS (a stream whose leader died), nothing more is sent
+ * until every publish in flight has settled, and then the failed ones go
+ * again in input order (keel_pub_must_settle, keel_pub_retry). A new
+ * leader takes seconds to elect, so no later event is stored before an
+ * earlier one is sent again; if one was anyway, the publisher says so
+ * (docs/log.md, "Order"). The connection buffers nothing while it
+ * reconnects (a buffered publish could overtake one lost with the old
+ * connection): such a publish fails at once and goes again in order.
+ *
+ * The client library's callbacks reach a small shared state that outlives
+ * the publisher (keel_pub_shared), freed by the connection's last
+ * callback.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -417,7 +426,19 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	};
 	if ((rc = keel_nats_connect(&p->log, "keel publish", &extra, &p->n, &err)) != 0)
 		goto out;
-	if ((rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err)) != 0)
+	/* A stream without a leader (a node just lost) times out: asked
+	 * again until give_up_ms, as a publish would be. */
+	int64_t since = keel_log_now_ms();
+	for (;;) {
+		keel_buf_reset(&err);
+		rc = keel_nats_partitions(&p->n, p->log.stream, &p->partitions, &err);
+		if (rc != KEEL_EIO || keel_log_now_ms() - since > (int64_t)p->opt.give_up_ms)
+			break;
+		if (p->opt.log_file)
+			fprintf(p->opt.log_file, "keel: %s; asking again\n", err.data);
+		sleep(1);
+	}
+	if (rc)
 		goto out;
 	/* The largest message the servers take, less room for the headers. */
 	int64_t max = natsConnection_GetMaxPayload(p->n.nc);

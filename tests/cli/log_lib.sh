@@ -91,6 +91,8 @@ reference() {
 # same_dump STORE WHAT: the store's dump is the reference's
 same_dump() {
 	"$KEEL" dump --store "$1" >"$dir/got.dump"
-	cmp -s "$dir/reference.dump" "$dir/got.dump" ||
-		fail "$2: the dump differs from one keel ingest's ($(wc -l <"$dir/got.dump") lines, reference $(wc -l <"$dir/reference.dump"); first difference: $(cmp "$dir/reference.dump" "$dir/got.dump" 2>&1 | head -n 1))"
+	if ! cmp -s "$dir/reference.dump" "$dir/got.dump"; then
+		diff "$dir/reference.dump" "$dir/got.dump" | head -n 40 | cut -c1-400
+		fail "$2: the dump differs from one keel ingest's ($(wc -l <"$dir/got.dump") lines, reference $(wc -l <"$dir/reference.dump"); the first differences above)"
+	fi
 }
