@@ -161,8 +161,9 @@ static enum cpu_kind cpu_kind_of(long pid)
 	buf[n] = 0;
 	if (strstr(buf, "autovacuum"))
 		return CPU_AUTOVACUUM;
-	static const char *const aux[] = {"checkpointer", "background writer", "walwriter",
-					  "logical replication", "stats", "archiver"};
+	static const char *const aux[] = {"checkpointer", "background writer",
+					  "walwriter",	  "logical replication",
+					  "stats",	  "archiver"};
 	for (size_t i = 0; i < sizeof aux / sizeof aux[0]; i++)
 		if (strstr(buf, aux[i]))
 			return CPU_OTHER;
@@ -591,7 +592,8 @@ int main(int argc, char **argv)
 	 * whenever a table has grown enough, on any store, and lands in
 	 * whichever measurement is running. */
 	printf("the server's CPU, whatever the load does to wall time:\n");
-	printf("%-40s %12s %10s %10s %10s\n", "", "all", "sessions", "autovacuum", "other");
+	printf("%-40s %12s %10s %10s %10s\n", "", "all", "sessions", "autovacuum",
+	       "other");
 	const struct {
 		const char *what;
 		double all;

@@ -760,7 +760,8 @@ static void waiting_rows_follow_their_batch(void **state)
 						     "batches went with it"));
 	assert_int_equal(keel_store_rollback(s), 0);
 	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows"), facts);
-	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 's1'"), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 's1'"),
+			 0);
 
 	/* the same, then a failing batch (an id logged already): it alone
 	 * is rolled back */
@@ -787,7 +788,8 @@ static void waiting_rows_follow_their_batch(void **state)
 	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows WHERE "
 				      "predicate = 'note' AND length(value) = 66000"),
 			 64);
-	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 'b1'"), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 'b1'"),
+			 0);
 	q.subject = keel_str_cstr("v:2");
 	got = raw_scan(s, &q);
 	assert_string_equal(got, "v:2 fuel - 5 50 s1 3\n"

@@ -110,18 +110,18 @@ struct keel_pg_store {
 	char sqlstate[6];    /* of the last failed statement, "" if none */
 	unsigned prepared;   /* enum keel_pg_stmt's prepared on this connection */
 	int schema_was;
-	struct keel_buf sql;	   /* statements built from parts */
-	struct keel_buf arrays[3]; /* the lookup's array parameters */
-	struct keel_buf copy;	   /* COPY data being built */
+	struct keel_buf sql;		   /* statements built from parts */
+	struct keel_buf arrays[3];	   /* the lookup's array parameters */
+	struct keel_buf copy;		   /* COPY data being built */
 	struct keel_pg_pending pending[2]; /* facts, relations */
 	/* A COPY of waiting rows failed: the transaction cannot commit. */
 	bool pending_lost;
 	/* Rows of earlier batches were written within the open batch's
 	 * savepoint: rolling it back takes the transaction. */
 	bool pending_tied;
-	struct keel_ptrvec rows;   /* scratch: the batch's distinct identities */
-	struct keel_map ids;	   /* seen_ids: batch events by identity */
-	int64_t *blocks;	   /* the batch's reserved seq blocks */
+	struct keel_ptrvec rows; /* scratch: the batch's distinct identities */
+	struct keel_map ids;	 /* seen_ids: batch events by identity */
+	int64_t *blocks;	 /* the batch's reserved seq blocks */
 	size_t nblocks, blocks_cap;
 	size_t seq_next; /* numbers of the blocks given out */
 	struct keel_pg_stats stats;
@@ -197,7 +197,8 @@ int keel_pg_schema_versions(struct keel_store *s, int *was, int *now);
 int keel_pg_tx(struct keel_pg_store *g);
 /* A batch's appends; defer: its facts and relations wait for the commit
  * (the batch path) rather than go now (replay). */
-int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a, bool defer);
+int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a,
+			 bool defer);
 /* The next seq of the open batch's reserved blocks. */
 int64_t keel_pg_next_seq(struct keel_pg_store *g);
 int keel_pg_reserve(struct keel_pg_store *g, size_t n);

@@ -161,11 +161,13 @@ static int keel_pg_rollback_to_savepoint(struct keel_store *s)
 		g->pending_lost = false;
 		g->pending_tied = false;
 		if (open)
-			keel_pg_exec_prepared(g, KEEL_PG_ROLLBACK, NULL, "rollback", NULL);
-		return keel_store_fail(s, KEEL_ESTORE,
-				       "rolling the batch back: rows of the transaction's "
-				       "earlier batches went with it: nothing of the "
-				       "transaction was committed");
+			keel_pg_exec_prepared(g, KEEL_PG_ROLLBACK, NULL, "rollback",
+					      NULL);
+		return keel_store_fail(
+		    s, KEEL_ESTORE,
+		    "rolling the batch back: rows of the transaction's "
+		    "earlier batches went with it: nothing of the "
+		    "transaction was committed");
 	}
 	if (g->broken)
 		return 0; /* the server has rolled the whole transaction back */
