@@ -563,8 +563,9 @@ static void round_trips_do_not_grow_with_the_batch(void **state)
 		batch_round_trips(s, t, sizes[k], &max, &batches);
 		most[k] = max;
 		const struct keel_pg_stats *st = keel_store_postgres_stats(s);
-		/* savepoint, lookup, BEGIN, the clock, the seq block, events,
-		 * facts, relations (2 each), mentions (2), COMMIT: 14; and in
+		/* savepoint, lookup, BEGIN, the clock, the seq block, events
+		 * (2); at the commit the mentions' seq block, mentions, the
+		 * transaction's facts, its relations (2 each), COMMIT: 14; and in
 		 * the first batch, for each of the 3 new tenants, the read
 		 * and the record of its cartridge */
 		if (max > 14 + 2 * 3)
@@ -662,6 +663,148 @@ static void a_failed_batch_rolls_back_alone(void **state)
 	hb_free(&b3);
 	hb_free(&bad_first);
 	hb_free(&b5);
+	keel_store_close(s);
+	free(url);
+}
+
+/* A transaction's facts and relations wait for one COPY a table before
+ * its commit: a batch rolled back to its savepoint drops its own waiting
+ * rows and keeps the earlier batches'; a statement of the same connection
+ * sees them (they are written before it); past the store's limit they are
+ * written at the end of the batch that passed it, and a batch rolled back
+ * after that takes its transaction with it, saying so. */
+static void waiting_rows_follow_their_batch(void **state)
+{
+	(void)state;
+	char *url = fresh_url();
+	if (!url)
+		keel_test_skip(NO_SERVER);
+	struct keel_store *s = open_url(url);
+	const struct keel_pg_stats *st = keel_store_postgres_stats(s);
+	struct hbatch b1, b2, b3;
+	hb_init(&b1, 1);
+	hb_fact(&b1, "x1", 10, "v:1", "fuel", "1");
+	hb_link(&b1, "x1", 10, "v:1", "tows", "v:9", true);
+	hb_init(&b2, 1);
+	hb_fact(&b2, "x2", 20, "v:1", "fuel", "2");
+	hb_link(&b2, "x2", 20, "v:1", "tows", "v:8", true);
+	hb_init(&b3, 1);
+	hb_fact(&b3, "x3", 30, "v:1", "fuel", "3");
+
+	keel_store_postgres_reset_stats(s);
+	assert_int_equal(keel_store_begin(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &b1), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &b2), 0);
+	assert_int_equal(keel_store_rollback_to_savepoint(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &b3), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	/* three batches, three COPYs: their events */
+	assert_int_equal(st->copies, 3);
+	assert_int_equal(keel_store_commit(s), 0);
+	/* and one a table at the commit */
+	assert_int_equal(st->copies, 5);
+	struct keel_scan q = {.type = KEEL_REC_FACT, .tenant = keel_str_cstr("t")};
+	char *got = raw_scan(s, &q);
+	assert_string_equal(got, "v:1 fuel - 1 10 x1 1\n"
+				 "v:1 fuel - 3 30 x3 1\n");
+	free(got);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_relation_rows WHERE "
+				      "object = 'v:9'"),
+			 1);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_relation_rows"), 1);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events"), 2);
+
+	/* a statement in the transaction reads the rows waiting before it */
+	struct hbatch b4;
+	hb_init(&b4, 2);
+	hb_fact(&b4, "x4", 40, "v:1", "fuel", "4");
+	assert_int_equal(keel_store_begin(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &b4), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows"), 3);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_commit(s), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows"), 3);
+
+	/* Past the limit: 64 facts of 66 000 bytes are more than 4 MiB. A
+	 * small batch waits, the big one after it writes both. */
+	char *big = keel_xmalloc(66001);
+	memset(big, 'a', 66000);
+	big[66000] = 0;
+	struct hbatch small, large, bad, after;
+	hb_init(&small, 3);
+	hb_fact(&small, "s1", 50, "v:2", "fuel", "5");
+	hb_init(&large, 3);
+	char id[16];
+	for (int i = 0; i < 64; i++) {
+		snprintf(id, sizeof id, "L%d", i);
+		hb_fact(&large, id, 60 + i, "v:3", "note", big);
+	}
+	uint64_t facts = query_u64(s, "SELECT count(*) FROM keel_fact_rows");
+	keel_store_postgres_reset_stats(s);
+	assert_int_equal(keel_store_begin(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &small), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &large), 0);
+	assert_int_equal(st->copies, 3); /* two of events, one of facts */
+	/* rolling the big batch back would take the small one's rows: the
+	 * transaction goes, and the message says so */
+	assert_int_not_equal(keel_store_rollback_to_savepoint(s), 0);
+	assert_non_null(strstr(keel_store_errmsg(s), "rows of the transaction's earlier "
+						     "batches went with it"));
+	assert_int_equal(keel_store_rollback(s), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows"), facts);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 's1'"),
+			 0);
+
+	/* the same, then a failing batch (an id logged already): it alone
+	 * is rolled back */
+	hb_init(&bad, 3);
+	hb_fact(&bad, "b1", 200, "v:2", "fuel", "6");
+	hb_fact(&bad, "x1", 210, "v:2", "fuel", "7");
+	hb_init(&after, 3);
+	hb_fact(&after, "a1", 220, "v:2", "fuel", "8");
+	assert_int_equal(keel_store_begin(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &small), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &large), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_not_equal(hb_append(s, &bad), 0);
+	assert_int_equal(keel_store_rollback_to_savepoint(s), 0);
+	assert_int_equal(keel_store_savepoint(s), 0);
+	assert_int_equal(hb_append(s, &after), 0);
+	assert_int_equal(keel_store_release(s), 0);
+	assert_int_equal(keel_store_commit(s), 0);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows"), facts + 66);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_fact_rows WHERE "
+				      "predicate = 'note' AND length(value) = 66000"),
+			 64);
+	assert_int_equal(query_u64(s, "SELECT count(*) FROM keel_events WHERE id = 'b1'"),
+			 0);
+	q.subject = keel_str_cstr("v:2");
+	got = raw_scan(s, &q);
+	assert_string_equal(got, "v:2 fuel - 5 50 s1 3\n"
+				 "v:2 fuel - 8 220 a1 3\n");
+	free(got);
+
+	free(big);
+	hb_free(&b1);
+	hb_free(&b2);
+	hb_free(&b3);
+	hb_free(&b4);
+	hb_free(&small);
+	hb_free(&large);
+	hb_free(&bad);
+	hb_free(&after);
 	keel_store_close(s);
 	free(url);
 }
@@ -991,6 +1134,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(schema_is_created_versioned_and_newer_refused),
     cmocka_unit_test(round_trips_do_not_grow_with_the_batch),
     cmocka_unit_test(a_failed_batch_rolls_back_alone),
+    cmocka_unit_test(waiting_rows_follow_their_batch),
     cmocka_unit_test(seq_follows_insertion_order),
     cmocka_unit_test(scans_at_a_time_read_two_rows_a_timeline),
     cmocka_unit_test(workers_equal_one_writer),

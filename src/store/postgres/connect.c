@@ -145,6 +145,8 @@ static void keel_pg_free(struct keel_pg_store *g)
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(g->arrays); i++)
 		keel_buf_free(&g->arrays[i]);
 	keel_buf_free(&g->copy);
+	for (int k = 0; k < 2; k++)
+		keel_buf_free(&g->pending[k].rows);
 	keel_ptrvec_free(&g->rows);
 	keel_map_free(&g->ids);
 	free(g->blocks);
@@ -165,6 +167,8 @@ int keel_pg_open(const char *url, bool existing, struct keel_store **out,
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(g->arrays); i++)
 		keel_buf_init(&g->arrays[i]);
 	keel_buf_init(&g->copy);
+	for (int k = 0; k < 2; k++)
+		keel_buf_init(&g->pending[k].rows);
 	keel_map_init(&g->ids);
 	/* The largest value a text field takes is 1 GB; a row must also
 	 * fit a COPY's 1 GB line: half of it, less room for the rest. */

@@ -166,7 +166,43 @@ int keel_pg_copy_mentions(struct keel_pg_store *g, const struct keel_mention *v,
 	return keel_pg_copy_end(g, rc, what);
 }
 
-/* The assertions of one kind among v, in the order given. */
+static const char *const keel_pg_copy_rows_sql[2] = {
+    "COPY keel_fact_rows (seq, tenant, subject, predicate, value, valid_from, "
+    "asserted_by_source, asserted_by, recorded_at) FROM STDIN (FORMAT binary)",
+    "COPY keel_relation_rows (seq, tenant, subject, relation, object, linked, "
+    "valid_from, asserted_by_source, asserted_by, recorded_at) FROM STDIN (FORMAT "
+    "binary)",
+};
+
+static const char *keel_pg_rows_what(bool fact)
+{
+	return fact ? "writing facts" : "writing relations";
+}
+
+/* One fact or relation row, numbered seq. */
+static void keel_pg_put_row(struct keel_buf *b, const struct keel_assertion *r, bool fact,
+			    int64_t seq)
+{
+	keel_pg_put16(b, fact ? 9 : 10);
+	keel_pg_field_i64(b, seq);
+	keel_pg_field_str(b, r->tenant);
+	keel_pg_field_str(b, r->subject);
+	keel_pg_field_str(b, r->name);
+	if (fact) {
+		keel_pg_field_str(b, r->value);
+	} else {
+		keel_pg_field_str(b, r->object);
+		keel_pg_put32(b, 1);
+		keel_buf_addc(b, r->linked ? 1 : 0);
+	}
+	keel_pg_field_i64(b, r->valid_from);
+	keel_pg_field_str(b, r->asserted_by.source);
+	keel_pg_field_str(b, r->asserted_by.id);
+	keel_pg_field_i64(b, r->recorded_at);
+}
+
+/* The assertions of one kind among v, in the order given, as one COPY
+ * now (replay: streamed a MiB at a time). */
 int keel_pg_copy_rows(struct keel_pg_store *g, const struct keel_assertion *v, size_t n,
 		      enum keel_row_kind kind)
 {
@@ -176,43 +212,97 @@ int keel_pg_copy_rows(struct keel_pg_store *g, const struct keel_assertion *v, s
 	if (!count)
 		return 0;
 	bool fact = kind == KEEL_ROW_FACT;
-	const char *what = fact ? "writing facts" : "writing relations";
-	int rc = keel_pg_copy_begin(
-	    g,
-	    fact ? "COPY keel_fact_rows (seq, tenant, subject, predicate, value, "
-		   "valid_from, "
-		   "asserted_by_source, asserted_by, recorded_at) FROM STDIN (FORMAT "
-		   "binary)"
-		 : "COPY keel_relation_rows (seq, tenant, subject, relation, object, "
-		   "linked, "
-		   "valid_from, asserted_by_source, asserted_by, recorded_at) FROM STDIN "
-		   "(FORMAT binary)",
-	    what);
+	const char *what = keel_pg_rows_what(fact);
+	int rc = keel_pg_copy_begin(g, keel_pg_copy_rows_sql[!fact], what);
 	if (rc)
 		return rc;
 	g->stats.rows_appended += count;
-	struct keel_buf *b = &g->copy;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const struct keel_assertion *r = &v[i];
-		if (r->kind != kind)
+		if (v[i].kind != kind)
 			continue;
-		keel_pg_put16(b, fact ? 9 : 10);
-		keel_pg_field_i64(b, keel_pg_next_seq(g));
-		keel_pg_field_str(b, r->tenant);
-		keel_pg_field_str(b, r->subject);
-		keel_pg_field_str(b, r->name);
-		if (fact) {
-			keel_pg_field_str(b, r->value);
-		} else {
-			keel_pg_field_str(b, r->object);
-			keel_pg_put32(b, 1);
-			keel_buf_addc(b, r->linked ? 1 : 0);
-		}
-		keel_pg_field_i64(b, r->valid_from);
-		keel_pg_field_str(b, r->asserted_by.source);
-		keel_pg_field_str(b, r->asserted_by.id);
-		keel_pg_field_i64(b, r->recorded_at);
+		keel_pg_put_row(&g->copy, &v[i], fact, keel_pg_next_seq(g));
 		rc = keel_pg_copy_row_end(g, what);
 	}
 	return keel_pg_copy_end(g, rc, what);
+}
+
+/* ------------------------------------------------ rows waiting for COPY */
+
+/*
+ * The batch path's facts and relations are the bulk of its rows, and a
+ * COPY has a cost of its own whatever its rows (the server sets up a
+ * slot for each row it buffers, up to a thousand, and opens the table's
+ * indexes): at batch 500 one COPY a table a batch was about a tenth of
+ * the server's work. So a transaction's rows of each table wait here,
+ * encoded, and go in one COPY just before the commit. Nothing reads them
+ * in between but this connection, and every other statement it sends
+ * writes them first (keel_pg_exec, the scans). A batch rolled back to its
+ * savepoint drops its own (g->pending[].mark_*, set by the savepoint).
+ */
+void keel_pg_defer_rows(struct keel_pg_store *g, const struct keel_assertion *v, size_t n,
+			enum keel_row_kind kind)
+{
+	bool fact = kind == KEEL_ROW_FACT;
+	struct keel_pg_pending *p = &g->pending[!fact];
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind != kind)
+			continue;
+		keel_pg_put_row(&p->rows, &v[i], fact, keel_pg_next_seq(g));
+		p->n++;
+		g->stats.rows_appended++;
+	}
+}
+
+size_t keel_pg_pending_bytes(const struct keel_pg_store *g)
+{
+	return g->pending[0].rows.len + g->pending[1].rows.len;
+}
+
+void keel_pg_drop_rows(struct keel_pg_store *g)
+{
+	for (int k = 0; k < 2; k++) {
+		keel_buf_reset(&g->pending[k].rows);
+		g->pending[k].n = 0;
+		g->pending[k].mark_len = 0;
+		g->pending[k].mark_n = 0;
+	}
+}
+
+/* One table's waiting rows as one COPY, handed to libpq a MiB at a time. */
+static int keel_pg_flush_table(struct keel_pg_store *g, int k)
+{
+	struct keel_pg_pending *p = &g->pending[k];
+	const char *what = keel_pg_rows_what(k == 0);
+	int rc = keel_pg_copy_begin(g, keel_pg_copy_rows_sql[k], what);
+	if (rc)
+		return rc;
+	rc = keel_pg_copy_send(g, what); /* the header */
+	for (size_t at = 0; rc == 0 && at < p->rows.len; at += KEEL_PG_COPY_CHUNK) {
+		size_t len = p->rows.len - at;
+		if (len > KEEL_PG_COPY_CHUNK)
+			len = KEEL_PG_COPY_CHUNK;
+		g->stats.copied_bytes += len;
+		if (PQputCopyData(g->conn, p->rows.data + at, (int)len) != 1)
+			rc = keel_pg_lost(g, what);
+	}
+	if (rc == 0)
+		g->stats.copied_rows += p->n;
+	return keel_pg_copy_end(g, rc, what);
+}
+
+int keel_pg_flush_rows(struct keel_pg_store *g)
+{
+	int rc = 0;
+	for (int k = 0; rc == 0 && k < 2; k++)
+		if (g->pending[k].n)
+			rc = keel_pg_flush_table(g, k);
+	/* On failure the transaction's batches lost theirs, and it cannot
+	 * commit. Written, those of the batches before the open one are
+	 * within its savepoint now. */
+	if (rc)
+		g->pending_lost = true;
+	else if (g->pending[0].mark_n || g->pending[1].mark_n)
+		g->pending_tied = true;
+	keel_pg_drop_rows(g);
+	return rc;
 }

@@ -40,6 +40,13 @@
  * instead of one a row (docs/store-postgres.md, "Schema"). */
 #define KEEL_PG_SEQ_BLOCK 65536
 
+/* A transaction's fact and relation rows wait, encoded, to be written in
+ * one COPY a table just before its commit (or before any other statement
+ * of the connection), instead of one COPY a table a batch; past this many
+ * bytes they are written at the end of the batch that passed it
+ * (docs/store-postgres.md, "Round trips per batch"). */
+#define KEEL_PG_PENDING_MAX ((size_t)4 << 20)
+
 /* A parsed URL: libpq's connection keywords and values, as given (the
  * scheme checked, nothing of the environment added), and the URL with its
  * password masked for messages. */
@@ -80,6 +87,16 @@ enum keel_pg_stmt {
 	KEEL_PG_STMTS
 };
 
+/* Rows of one table waiting for their COPY: binary COPY rows without the
+ * header and trailer, and where the open batch's began (what rolling it
+ * back to its savepoint drops). */
+struct keel_pg_pending {
+	struct keel_buf rows;
+	uint64_t n;
+	size_t mark_len;
+	uint64_t mark_n;
+};
+
 struct keel_pg_store {
 	struct keel_store base;
 	PGconn *conn;
@@ -93,12 +110,18 @@ struct keel_pg_store {
 	char sqlstate[6];    /* of the last failed statement, "" if none */
 	unsigned prepared;   /* enum keel_pg_stmt's prepared on this connection */
 	int schema_was;
-	struct keel_buf sql;	   /* statements built from parts */
-	struct keel_buf arrays[3]; /* the lookup's array parameters */
-	struct keel_buf copy;	   /* COPY data being built */
-	struct keel_ptrvec rows;   /* scratch: the batch's distinct identities */
-	struct keel_map ids;	   /* seen_ids: batch events by identity */
-	int64_t *blocks;	   /* the batch's reserved seq blocks */
+	struct keel_buf sql;		   /* statements built from parts */
+	struct keel_buf arrays[3];	   /* the lookup's array parameters */
+	struct keel_buf copy;		   /* COPY data being built */
+	struct keel_pg_pending pending[2]; /* facts, relations */
+	/* A COPY of waiting rows failed: the transaction cannot commit. */
+	bool pending_lost;
+	/* Rows of earlier batches were written within the open batch's
+	 * savepoint: rolling it back takes the transaction. */
+	bool pending_tied;
+	struct keel_ptrvec rows; /* scratch: the batch's distinct identities */
+	struct keel_map ids;	 /* seen_ids: batch events by identity */
+	int64_t *blocks;	 /* the batch's reserved seq blocks */
 	size_t nblocks, blocks_cap;
 	size_t seq_next; /* numbers of the blocks given out */
 	struct keel_pg_stats stats;
@@ -172,7 +195,10 @@ int keel_pg_schema_versions(struct keel_store *s, int *was, int *now);
 
 /* Batches (store.c) */
 int keel_pg_tx(struct keel_pg_store *g);
-int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a);
+/* A batch's appends; defer: its facts and relations wait for the commit
+ * (the batch path) rather than go now (replay). */
+int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a,
+			 bool defer);
 /* The next seq of the open batch's reserved blocks. */
 int64_t keel_pg_next_seq(struct keel_pg_store *g);
 int keel_pg_reserve(struct keel_pg_store *g, size_t n);
@@ -184,6 +210,16 @@ int keel_pg_copy_mentions(struct keel_pg_store *g, const struct keel_mention *v,
 			  size_t n);
 int keel_pg_copy_rows(struct keel_pg_store *g, const struct keel_assertion *v, size_t n,
 		      enum keel_row_kind kind);
+/* The batch path's facts and relations: encoded into g->pending (each
+ * row numbered now, as keel_pg_copy_rows numbers them), then written by
+ * keel_pg_flush_rows, one COPY a table; a failure there marks the
+ * transaction's rows lost (g->pending_lost). keel_pg_drop_rows forgets
+ * what waits. */
+void keel_pg_defer_rows(struct keel_pg_store *g, const struct keel_assertion *v, size_t n,
+			enum keel_row_kind kind);
+size_t keel_pg_pending_bytes(const struct keel_pg_store *g);
+int keel_pg_flush_rows(struct keel_pg_store *g);
+void keel_pg_drop_rows(struct keel_pg_store *g);
 
 /* Reading (read.c) */
 int keel_pg_tenants(struct keel_store *s, struct keel_ptrvec *out);

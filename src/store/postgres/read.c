@@ -343,6 +343,9 @@ static int keel_pg_scan_stream(struct keel_pg_store *g, struct keel_pg_query *qq
 	if (g->broken || g->streaming)
 		return keel_store_fail(&g->base, KEEL_ESTORE,
 				       "%s: the connection is not ready", what);
+	int flushed = keel_pg_flush_rows(g); /* rows waiting for COPY first */
+	if (flushed)
+		return flushed;
 	g->stats.round_trips++;
 	g->base.statements++;
 	if (!PQsendQueryParams(g->conn, qq->b->data, qq->p.n, qq->p.types, qq->p.values,

@@ -76,7 +76,7 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		if (rc)
 			return rc;
 	}
-	rc = keel_pg_write_append(g, a);
+	rc = keel_pg_write_append(g, a, false);
 	if (rc == 0)
 		keel_buf_adds(note, "postgres: binary COPY in one transaction");
 	return rc;

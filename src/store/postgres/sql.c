@@ -273,6 +273,10 @@ int keel_pg_exec(struct keel_pg_store *g, const char *sql, const struct keel_pg_
 	int rc = keel_pg_ready(g, what);
 	if (rc)
 		return rc;
+	/* whatever the statement reads or writes, the rows waiting for COPY
+	 * are written before it (copy.c) */
+	if ((rc = keel_pg_flush_rows(g)) != 0)
+		return rc;
 	PGresult *res = PQexecParams(g->conn, sql, p ? p->n : 0, p ? p->types : NULL,
 				     p ? p->values : NULL, p ? p->lengths : NULL,
 				     p ? p->formats : NULL, 1);

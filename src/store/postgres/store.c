@@ -12,8 +12,13 @@
  *                 stored state the write path reads
  *   BEGIN         with the first batch of a commit
  *   seq           one block of KEEL_PG_SEQ_BLOCK numbers from keel_seq
- *   events, facts, relations: one binary COPY each (two round trips)
- *   mentions      one binary COPY just before the commit
+ *   events        one binary COPY (two round trips): their key claims the
+ *                 identities
+ *   facts, relations: encoded and kept (copy.c, "rows waiting for COPY")
+ *   before the commit: the mentions, the transaction's facts, its
+ *                 relations, one binary COPY each (a table's waiting rows
+ *                 also go at the end of a batch once they pass
+ *                 KEEL_PG_PENDING_MAX, and before any other statement)
  *   COMMIT        once per commit interval (the core decides)
  *
  * Every statement but the COPYs and the savepoints' pair is prepared once
@@ -35,6 +40,9 @@ static int keel_pg_begin(struct keel_store *s)
 	g->tx_open = false;
 	g->tx_writes = false;
 	g->savepoint_sent = false;
+	g->pending_lost = false;
+	g->pending_tied = false;
+	keel_pg_drop_rows(g);
 	return g->broken ? keel_pg_reconnect(g) : 0;
 }
 
@@ -59,11 +67,17 @@ static int keel_pg_commit(struct keel_store *s)
 		return 0;
 	/* COMMIT of a failed transaction answers "ROLLBACK" without an
 	 * error: never let a batch be reported committed that way. */
-	if (!g->broken && PQtransactionStatus(g->conn) == PQTRANS_INERROR)
+	if (g->pending_lost ||
+	    (!g->broken && PQtransactionStatus(g->conn) == PQTRANS_INERROR))
 		return keel_store_fail(s, KEEL_ESTORE,
 				       "commit: a statement of the transaction failed "
 				       "before it: nothing of it was committed");
-	int rc = keel_pg_exec_prepared(g, KEEL_PG_COMMIT, NULL, "commit", NULL);
+	/* the transaction's facts and relations first; a failure leaves the
+	 * transaction to the caller's rollback */
+	int rc = keel_pg_flush_rows(g);
+	if (rc)
+		return rc;
+	rc = keel_pg_exec_prepared(g, KEEL_PG_COMMIT, NULL, "commit", NULL);
 	if (rc == 0 || g->broken) {
 		g->tx_open = false;
 		g->tx_writes = false;
@@ -86,6 +100,9 @@ static int keel_pg_rollback(struct keel_store *s)
 	g->tx_open = false;
 	g->tx_writes = false;
 	g->savepoint_sent = false;
+	g->pending_lost = false;
+	g->pending_tied = false;
+	keel_pg_drop_rows(g);
 	/* Without a connection the server has rolled back already. */
 	if (g->broken || !open)
 		return 0;
@@ -103,6 +120,13 @@ static int keel_pg_rollback(struct keel_store *s)
 static int keel_pg_savepoint(struct keel_store *s)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
+	/* what waits for COPY now is the earlier batches': rolling this one
+	 * back keeps it */
+	for (int k = 0; k < 2; k++) {
+		g->pending[k].mark_len = g->pending[k].rows.len;
+		g->pending[k].mark_n = g->pending[k].n;
+	}
+	g->pending_tied = false;
 	if (!g->tx_open || !g->tx_writes)
 		return 0;
 	int rc =
@@ -125,8 +149,37 @@ static int keel_pg_release(struct keel_store *s)
 static int keel_pg_rollback_to_savepoint(struct keel_store *s)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
+	if (g->pending_lost || g->pending_tied) {
+		/* rows of the batches before this one were not written, or
+		 * went within this batch's savepoint: they cannot stay without
+		 * them */
+		keel_pg_drop_rows(g);
+		bool open = g->tx_open && !g->broken;
+		g->tx_open = false;
+		g->tx_writes = false;
+		g->savepoint_sent = false;
+		g->pending_lost = false;
+		g->pending_tied = false;
+		if (open)
+			keel_pg_exec_prepared(g, KEEL_PG_ROLLBACK, NULL, "rollback",
+					      NULL);
+		return keel_store_fail(
+		    s, KEEL_ESTORE,
+		    "rolling the batch back: rows of the transaction's "
+		    "earlier batches went with it: nothing of the "
+		    "transaction was committed");
+	}
 	if (g->broken)
 		return 0; /* the server has rolled the whole transaction back */
+	for (int k = 0; k < 2; k++) {
+		/* the batch's own waiting rows go with it */
+		struct keel_pg_pending *p = &g->pending[k];
+		if (p->mark_len < p->rows.len) {
+			p->rows.len = p->mark_len;
+			p->rows.data[p->rows.len] = 0;
+		}
+		p->n = p->mark_n;
+	}
 	if (!g->savepoint_sent) {
 		/* the batch was the transaction's first write: nothing before
 		 * it to keep */
@@ -277,8 +330,10 @@ int64_t keel_pg_next_seq(struct keel_pg_store *g)
 }
 
 /* A batch's appends: events first (their key claims the identities), then
- * the mentions and the rows, each one COPY, in the order given. */
-int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a)
+ * the mentions and the rows, each one COPY, in the order given; with
+ * defer, the facts and relations are numbered now and wait for the
+ * commit. */
+int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a, bool defer)
 {
 	size_t total = a->nevents + a->nmentions + a->nrows;
 	if (!total)
@@ -306,6 +361,15 @@ int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a)
 	}
 	if (rc == 0)
 		rc = keel_pg_copy_mentions(g, a->mentions, a->nmentions);
+	if (rc == 0 && defer) {
+		keel_pg_defer_rows(g, a->rows, a->nrows, KEEL_ROW_FACT);
+		keel_pg_defer_rows(g, a->rows, a->nrows, KEEL_ROW_RELATION);
+		/* bounded memory: past the limit they go now, within this
+		 * batch's savepoint (a failure takes the transaction) */
+		if (keel_pg_pending_bytes(g) >= KEEL_PG_PENDING_MAX)
+			rc = keel_pg_flush_rows(g);
+		return rc;
+	}
 	if (rc == 0)
 		rc = keel_pg_copy_rows(g, a->rows, a->nrows, KEEL_ROW_FACT);
 	if (rc == 0)
@@ -315,7 +379,7 @@ int keel_pg_write_append(struct keel_pg_store *g, const struct keel_append *a)
 
 static int keel_pg_append(struct keel_store *s, const struct keel_append *a)
 {
-	return keel_pg_write_append(keel_pg_downcast(s), a);
+	return keel_pg_write_append(keel_pg_downcast(s), a, true);
 }
 
 /* keel ingest --workers: nothing to set up (READ COMMITTED, PostgreSQL's
@@ -378,6 +442,9 @@ int keel_store_postgres_exec(struct keel_store *s, const char *sql, keel_pg_row_
 	if (g->broken || g->streaming)
 		return keel_store_fail(s, KEEL_ESTORE,
 				       "exec: the connection is not ready");
+	int flushed = keel_pg_flush_rows(g); /* rows waiting for COPY first */
+	if (flushed)
+		return flushed;
 	g->stats.round_trips++;
 	PGresult *r = PQexec(g->conn, sql);
 	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
