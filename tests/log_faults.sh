@@ -13,7 +13,8 @@
 # and continued once the others took its partitions: its late commit is
 # refused (the test shows the refusal). At the end the union of the two
 # stores' dumps is exactly the dump of one keel ingest of the same events.
-# KEEL_LOG_FAULTS (default 20) sets how many random faults.
+# KEEL_LOG_FAULTS (default 20) sets how many random faults;
+# KEEL_LOG_FAULT_KINDS (say "node") draws them from these kinds only.
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 . "$(dirname "$0")/cli/log_lib.sh"
@@ -111,6 +112,8 @@ publisher=$!
 
 faults=${KEEL_LOG_FAULTS:-20}
 kinds=(kill stop node database)
+# KEEL_LOG_FAULT_KINDS (a diagnosis, e.g. "node"): only these kinds
+read -r -a only <<<"${KEEL_LOG_FAULT_KINDS:-}"
 count=(0 0 0 0)
 # A fault that lasts (a consumer stopped past its lease, a node or the
 # database down) runs on in the background while the next ones come: at
@@ -124,6 +127,11 @@ for ((f = 0; f < faults; f++)); do
 	k=$((RANDOM % 4))
 	# each kind at least once in the first four
 	[ "$f" -lt 4 ] && k=$f
+	if [ "${#only[@]}" -gt 0 ]; then
+		case ${only[$((RANDOM % ${#only[@]}))]} in
+		kill) k=0 ;; stop) k=1 ;; node) k=2 ;; database) k=3 ;;
+		esac
+	fi
 	count[k]=$((count[k] + 1))
 	victim=c$((RANDOM % 3 + 1))
 	case ${kinds[k]} in
