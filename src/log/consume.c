@@ -984,11 +984,13 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 		if (now >= c->next_tick) {
 			keel_consume_tick(c, now);
 			/* and every partition's stream still holds what was
-			 * applied of it (no answer: next time) */
+			 * applied of it (the log not answering: next time, so
+			 * that a log in trouble stalls the loop once a tick) */
 			for (uint32_t i = 0; i < c->partitions && !c->err.len; i++) {
 				struct keel_part *p = &c->parts[i];
-				if (p->state == PART_OWNED && p->applied)
-					keel_part_check_log(c, p, p->applied);
+				if (p->state == PART_OWNED && p->applied &&
+				    keel_part_check_log(c, p, p->applied) == KEEL_EIO)
+					break;
 			}
 			c->next_tick = now + lease_step;
 		}
