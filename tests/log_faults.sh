@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every event applied exactly once whatever fails (docs/log.md, "Faults"):
+# Every event applied exactly once whatever fails (docs/log.md, "Exactly
+# once" and "Testing"):
 # a private three-node JetStream cluster with a log of 6 partitions, each
 # message on all three (R3); three keel consume into two MariaDB servers
 # through a store map (partitions 0-2 into a private server this test
@@ -11,8 +12,11 @@
 #   - the private database server killed and restarted.
 # Before them, one consumer is stopped while it holds uncommitted events
 # and continued once the others took its partitions: its late commit is
-# refused (the test shows the refusal). At the end the union of the two
-# stores' dumps is exactly the dump of one keel ingest of the same events.
+# refused (the test shows the refusal). At the end a plain client reads
+# the log: it holds exactly the events published, and the union of the two
+# stores' dumps is exactly the dump of one keel ingest of the log's events
+# in the log's order (a publish sent again during a leader election may
+# land after later ones of its partition: docs/log.md, "Order").
 # KEEL_LOG_FAULTS (default 20) sets how many random faults;
 # KEEL_LOG_FAULT_KINDS (say "node") draws them from these kinds only.
 set -euo pipefail
