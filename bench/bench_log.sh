@@ -8,7 +8,12 @@
 #      three-node cluster;
 #   3. one keel consume into MariaDB against keel ingest of the same file
 #      into the same server;
-#   4. two consumers against one (the same log, fresh databases).
+#   4. two consumers against one (the same log, fresh databases);
+#   5. two consumers writing through a store map to two MariaDB servers
+#      against two consumers into one;
+#   6. where it stops: the same number of events, all of one tenant, two
+#      consumers against one (a tenant is in one partition, so the second
+#      consumer has nothing of it to do).
 # Usage: bench/bench_log.sh BUILD_DIR [EVENTS]   (default 200000)
 set -euo pipefail
 build=${1:?usage: bench_log.sh BUILD_DIR [EVENTS]}
@@ -25,6 +30,7 @@ cleanup() {
 	[ -d "$dir/r1" ] && "$nats" stop "$dir/r1" >/dev/null
 	[ -d "$dir/r3" ] && "$nats" stop "$dir/r3" >/dev/null
 	[ -d "$dir/db" ] && "$maria" stop "$dir/db" >/dev/null
+	[ -d "$dir/db2" ] && "$maria" stop "$dir/db2" >/dev/null
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -34,9 +40,11 @@ rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }
 r1=$("$nats" start "$dir/r1" 1)
 r3=$("$nats" start "$dir/r3" 3)
 "$maria" start "$dir/db" >/dev/null
+"$maria" start "$dir/db2" >/dev/null
 "$keel" generate fleet --events "$events" --tenants 16 --seed 1 --output "$dir/in.ndjson"
+"$keel" generate fleet --events "$events" --tenants 1 --seed 2 --output "$dir/one.ndjson"
 parts=4
-for log in raw kp c1 c2; do
+for log in raw kp c1 c2 cm t1 t2; do
 	# a short lease: the second consumer gets its share within a second
 	"$keel" stream create "$r1" --stream "$log" --partitions "$parts" --lease 2000 >/dev/null
 done
@@ -74,6 +82,9 @@ forward "$r3" fw3 "R3 (three nodes on this machine)"
 # one consumer against keel ingest into the same server
 "$keel" publish "$dir/in.ndjson" --to "$r1" --stream c1 --quiet
 "$keel" publish "$dir/in.ndjson" --to "$r1" --stream c2 --quiet
+"$keel" publish "$dir/in.ndjson" --to "$r1" --stream cm --quiet
+"$keel" publish "$dir/one.ndjson" --to "$r1" --stream t1 --quiet
+"$keel" publish "$dir/one.ndjson" --to "$r1" --stream t2 --quiet
 fresh() { "$maria" fresh "$dir/db"; }
 url=$(fresh)
 t0=$(now)
@@ -82,24 +93,35 @@ t1=$(now)
 ingest=$(rate "$events" "$t0" "$t1")
 echo "| keel ingest into MariaDB (one connection) | $events | $ingest | 1.00 |"
 
-caught_up() { # caught_up LOG URL
-	"$keel" consume "$r1" --stream "$1" --store "$2" --status 2>/dev/null |
+caught_up() { # caught_up LOG STORE_OPTION...
+	local log=$1
+	shift
+	"$keel" consume "$r1" --stream "$log" "$@" --status 2>/dev/null |
 		awk 'NR > 1 { if ($4 != $5) bad = 1 } END { exit bad }'
 }
-consume() { # consume LOG N: N consumers into a fresh database; prints events/s
-	local url i t0 t1
+consume() { # consume LOG N [map]: N consumers into a fresh database (or a
+	# store map of fresh databases on the two servers); prints events/s
+	local url i t0 t1 where
 	url=$(fresh)
 	# the schema made first, so that the consumers do not race to make it
 	"$keel" stats --store "$url" >/dev/null 2>&1 || true
+	where=(--store "$url")
+	if [ "${3:-}" = map ]; then
+		local url2
+		url2=$("$maria" fresh "$dir/db2")
+		"$keel" stats --store "$url2" >/dev/null 2>&1 || true
+		printf '0-1 %s\n2-3 %s\n' "$url" "$url2" >"$dir/map"
+		where=(--store-map "$dir/map")
+	fi
 	local cp=()
 	t0=$(now)
 	for i in $(seq 1 "$2"); do
-		"$keel" consume "$r1" --stream "$1" --store "$url" --cartridge fleet --name "b$i" \
+		"$keel" consume "$r1" --stream "$1" "${where[@]}" --cartridge fleet --name "b$i" \
 			2>>"$dir/consume.log" &
 		cp+=($!)
 		pids+=($!)
 	done
-	until caught_up "$1" "$url"; do sleep 0.2; done
+	until caught_up "$1" "${where[@]}"; do sleep 0.2; done
 	t1=$(now)
 	for i in "${cp[@]}"; do
 		if ! kill "$i" 2>/dev/null; then
@@ -114,5 +136,11 @@ one=$(consume c1 1)
 echo "| keel consume into MariaDB, one consumer | $events | $one | $(awk -v a="$one" -v b="$ingest" 'BEGIN { printf "%.2f", a / b }') |"
 two=$(consume c2 2)
 echo "| keel consume into MariaDB, two consumers | $events | $two | $(awk -v a="$two" -v b="$one" 'BEGIN { printf "%.2f", a / b }') (of one) |"
+mapped=$(consume cm 2 map)
+echo "| keel consume, two consumers, a store map over two MariaDB servers | $events | $mapped | $(awk -v a="$mapped" -v b="$two" 'BEGIN { printf "%.2f", a / b }') (of two into one) |"
+t1=$(consume t1 1)
+echo "| one tenant's events, one consumer | $events | $t1 | 1.00 |"
+t2=$(consume t2 2)
+echo "| one tenant's events, two consumers | $events | $t2 | $(awk -v a="$t2" -v b="$t1" 'BEGIN { printf "%.2f", a / b }') (of one) |"
 echo
 echo "load $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -17,7 +17,10 @@
 #  - keel serve --forward answers POSTs once the log has their events (with
 #    ingest's rejections), and a consumer of that log makes the same dump;
 #  - an unreachable log is a clear error (publish) or a retry (consume), a
-#    store that keeps no positions (SQLite) a clear error.
+#    store that keeps no positions (SQLite) a clear error, and a log that
+#    ends before the positions its store holds (made anew after the server
+#    lost its data) stops a consumer with a clear error, every position
+#    left as it was; --status shows the negative lag.
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 . "$(dirname "$0")/cli/log_lib.sh"
@@ -216,6 +219,29 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q 'cannot reach the log at nats://127.0.0.1:1' "$dir/err" ||
 	fail "publish to nowhere: exit $rc: $(cat "$dir/err")"
+# A log behind its store: the JetStream server loses its data and the log
+# is made anew (its streams start again at seq 1) while the store keeps
+# the positions c1 stored. A consumer must stop and say so: resuming after
+# its stored position would drop the new log's messages as redeliveries.
+"$KEEL_NATS_SCRIPT" kill "$nats_dir" 1
+rm -rf "$nats_dir/n1"
+"$KEEL_NATS_SCRIPT" restart "$nats_dir" 1
+"$KEEL" stream create "$servers" --stream ev --partitions 3 >/dev/null
+head -n 30 "$in" | "$KEEL" publish - --to "$servers" --stream ev --quiet
+"$KEEL" consume "$servers" --stream ev --store "$url" --status >"$dir/status"
+awk 'NR > 1 && $6 < 0 && $6 == $5 - $4 { n++ } END { exit n != 3 }' "$dir/status" ||
+	fail "a log behind its store: --status shows no negative lag: $(cat "$dir/status")"
+set +e
+timeout 60 "$KEEL" consume "$servers" --stream ev --store "$url" --name c6 2>"$dir/err"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] &&
+	grep -q 'partition [0-2] of log "ev": the log ends at seq [0-9]*, before seq [0-9]*, which its store .* holds as applied: the log lost messages after they were applied, or was made anew; stopping' "$dir/err" ||
+	fail "a log behind its store: exit $rc: $(cat "$dir/err")"
+"$KEEL" consume "$servers" --stream ev --store "$url" --status >"$dir/status2"
+[ "$(awk '{ print $1, $4 }' "$dir/status")" = "$(awk '{ print $1, $4 }' "$dir/status2")" ] ||
+	fail "the consumer moved a position: $(cat "$dir/status2")"
+
 # consume keeps trying, and says so once
 consumer_start c4 nats://127.0.0.1:1 --stream ev --store "$url"
 wait_until 20 grep -q 'cannot reach the log at nats://127.0.0.1:1: .*; retrying every second' \

@@ -15,16 +15,83 @@
  * Messages are published one at a time and each acknowledgement awaited,
  * so each partition's messages are stored in the file's order. Exits 0
  * once all are stored, 1 with a message otherwise.
+ *
+ *   nats_pub SERVERS --read STREAM
+ *
+ * prints the payload of each message of STREAM, in sequence order, one a
+ * line (an ordered consumer of its own): the log as it is, for a test to
+ * compare with what was published and what was applied.
  */
 #include <nats/nats.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The messages of stream, in order, to stdout: up to its last sequence
+ * when started (the stream's leader's answer). */
+static int read_stream(jsCtx *js, const char *stream)
+{
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
+	if (s != NATS_OK) {
+		fprintf(stderr, "nats_pub: stream %s: %s (%d)\n", stream, natsStatus_GetText(s),
+			(int)jerr);
+		return 1;
+	}
+	uint64_t last = si->State.LastSeq, msgs = si->State.Msgs;
+	const char *subject = si->Config->SubjectsLen ? si->Config->Subjects[0] : ">";
+	natsSubscription *sub = NULL;
+	jsSubOptions so;
+	jsSubOptions_Init(&so);
+	so.Stream = stream;
+	so.Ordered = true;
+	if (msgs)
+		s = js_SubscribeSync(&sub, js, subject, NULL, &so, &jerr);
+	uint64_t seq = 0;
+	while (s == NATS_OK && msgs && seq < last) {
+		natsMsg *m = NULL;
+		jsMsgMetaData *meta = NULL;
+		s = natsSubscription_NextMsg(&m, sub, 10000);
+		if (s == NATS_OK)
+			s = natsMsg_GetMetaData(&meta, m);
+		if (s == NATS_OK) {
+			seq = meta->Sequence.Stream;
+			fwrite(natsMsg_GetData(m), 1, (size_t)natsMsg_GetDataLength(m), stdout);
+			fputc('\n', stdout);
+		}
+		jsMsgMetaData_Destroy(meta);
+		natsMsg_Destroy(m);
+	}
+	natsSubscription_Destroy(sub);
+	jsStreamInfo_Destroy(si);
+	if (s != NATS_OK) {
+		fprintf(stderr, "nats_pub: reading %s after seq %llu of %llu: %s\n", stream,
+			(unsigned long long)seq, (unsigned long long)last, natsStatus_GetText(s));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[2], "--read") == 0) {
+		natsConnection *nc = NULL;
+		jsCtx *js = NULL;
+		natsStatus s = natsConnection_ConnectTo(&nc, argv[1]);
+		if (s == NATS_OK)
+			s = natsConnection_JetStream(&js, nc, NULL);
+		if (s != NATS_OK) {
+			fprintf(stderr, "nats_pub: connecting: %s\n", natsStatus_GetText(s));
+			return 1;
+		}
+		int rc = read_stream(js, argv[3]);
+		jsCtx_Destroy(js);
+		natsConnection_Destroy(nc);
+		return rc;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: nats_pub SERVERS FILE\n");
+		fprintf(stderr, "usage: nats_pub SERVERS FILE | nats_pub SERVERS --read STREAM\n");
 		return 2;
 	}
 	FILE *f = fopen(argv[2], "rb");

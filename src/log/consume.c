@@ -62,6 +62,7 @@
 #define KEEL_CONSUME_MAX_ACK_PENDING 20000
 #define KEEL_CONSUME_IDLE_MS 20
 #define KEEL_CONSUME_FETCH_MS 10
+#define KEEL_CONSUME_FETCH_GRACE_MS 200
 #define KEEL_CONSUME_FETCH_BATCHES 4
 #define NS_PER_MS 1000000
 
@@ -85,9 +86,10 @@ struct keel_part {
 	bool give_up; /* PART_LEAVING: hand the lease back (not lost) */
 	uint64_t token;
 	struct keel_sink *sink;
-	natsSubscription *sub;
+	natsSubscription *sub; /* the durable consumer's deliveries (an inbox) */
 	char durable[40];
-	char stream[80], subject[80];
+	char next[200]; /* where its pull requests go */
+	char stream[80];
 	uint64_t applied;   /* the last sequence offered to the ingester */
 	uint64_t committed; /* the last one committed */
 	/* The reply subject of the message at applied, acknowledged after
@@ -327,13 +329,16 @@ static int keel_part_subscribe(struct keel_consumer *c, struct keel_part *p, uin
 	jerr = 0;
 	s = js_AddConsumer(&ci, c->n.js, p->stream, &cc, NULL, &jerr);
 	jsConsumerInfo_Destroy(ci);
+	/* Its deliveries come to an inbox of our own (keel_part_fetch says
+	 * why not through the client library's pull subscription). */
 	if (s == NATS_OK) {
-		jsSubOptions so;
-		jsSubOptions_Init(&so);
-		so.Stream = p->stream;
-		so.Consumer = p->durable;
-		jerr = 0;
-		s = js_PullSubscribe(&p->sub, c->n.js, p->subject, p->durable, NULL, &so, &jerr);
+		natsInbox *inbox = NULL;
+		s = natsInbox_Create(&inbox);
+		if (s == NATS_OK)
+			s = natsConnection_SubscribeSync(&p->sub, c->n.nc, inbox);
+		natsInbox_Destroy(inbox);
+		snprintf(p->next, sizeof p->next, "$JS.API.CONSUMER.MSG.NEXT.%s.%s", p->stream,
+			 p->durable);
 	}
 	if (s != NATS_OK) {
 		keel_buf_reset(&c->msg);
@@ -373,6 +378,33 @@ static int keel_part_claim(struct keel_consumer *c, struct keel_part *p, uint64_
 
 static void keel_sink_commit(struct keel_consumer *c, struct keel_sink *k);
 
+/* Whether p's stream still holds everything up to upto (a position
+ * stored or a message applied): 0; KEEL_EIO when its leader does not
+ * answer (try again later); KEEL_EINVAL with c->err set when the stream
+ * ends before upto. Then the log lost messages that were applied (or
+ * was made anew under the same name), and its next messages would take
+ * sequence numbers already applied: a consumer would drop them as
+ * redeliveries, or apply twice what it read again. Nothing retrying can
+ * mend, so the consumer stops (docs/log.md, "A log behind its store"). */
+static int keel_part_check_log(struct keel_consumer *c, struct keel_part *p, uint64_t upto)
+{
+	uint64_t first = 0, last = 0;
+	keel_buf_reset(&c->msg);
+	if (keel_log_stream_state(&c->n, p->stream, 2000, &first, &last, &c->msg))
+		return KEEL_EIO;
+	if (last >= upto)
+		return 0;
+	keel_buf_addf(&c->err,
+		      "partition %u of log \"%s\": the log ends at seq %llu, before seq %llu, "
+		      "which its store (%s) holds as applied: the log lost messages after "
+		      "they were applied, or was made anew; stopping rather than skip or "
+		      "apply anything twice (docs/log.md, \"A log behind its store\")",
+		      (unsigned)p->n, c->log.stream, (unsigned long long)last,
+		      (unsigned long long)upto,
+		      p->sink->store ? keel_store_url(p->sink->store) : "not open");
+	return KEEL_EINVAL;
+}
+
 /* Takes up a partition whose lease is held: claim, then subscribe. */
 static void keel_part_take(struct keel_consumer *c, struct keel_part *p)
 {
@@ -405,7 +437,13 @@ static void keel_part_take(struct keel_consumer *c, struct keel_part *p)
 		return;
 	}
 	p->applied = p->committed = stored;
-	if (keel_part_subscribe(c, p, stored + 1)) {
+	rc = keel_part_check_log(c, p, stored);
+	if (rc == KEEL_EIO) {
+		keel_consume_say(c, "partition %u: %s; retrying", (unsigned)p->n, c->msg.data);
+		p->retry_at = keel_log_now_ms() + 1000;
+		return;
+	}
+	if (rc || keel_part_subscribe(c, p, stored + 1)) {
 		p->retry_at = keel_log_now_ms() + 1000;
 		return;
 	}
@@ -561,17 +599,22 @@ static void keel_part_handle(struct keel_consumer *c, struct keel_part *p, natsM
  * deleted), or the consumer lost track; ask the stream. */
 static void keel_part_gap(struct keel_consumer *c, struct keel_part *p)
 {
-	uint64_t want = p->applied + 1;
-	jsStreamInfo *si = NULL;
-	jsErrCode jerr = 0;
-	natsStatus s = js_GetStreamInfo(&si, c->n.js, p->stream, NULL, &jerr);
-	if (s != NATS_OK) {
+	uint64_t want = p->applied + 1, first = 0, last = 0;
+	keel_buf_reset(&c->msg);
+	if (keel_log_stream_state(&c->n, p->stream, 2000, &first, &last, &c->msg)) {
 		p->gap_since = keel_log_now_ms();
 		return;
 	}
-	uint64_t first = si->State.FirstSeq;
-	jsStreamInfo_Destroy(si);
 	natsMsg *m = NULL;
+	jsErrCode jerr = 0;
+	if (last < want) {
+		/* later messages were delivered, and the stream no longer has
+		 * even this one: it lost them (keel_part_check_log says so) */
+		if (keel_part_check_log(c, p, p->nheld ? p->held[p->nheld - 1].seq : want) !=
+		    KEEL_EINVAL)
+			p->gap_since = keel_log_now_ms();
+		return;
+	}
 	if (want < first) {
 		keel_consume_say(c,
 				 "partition %u: seq %llu-%llu were removed from the log "
@@ -581,6 +624,7 @@ static void keel_part_gap(struct keel_consumer *c, struct keel_part *p)
 		p->applied = first - 1;
 	} else if (js_GetMsg(&m, c->n.js, p->stream, want, NULL, &jerr) == NATS_NOT_FOUND ||
 		   jerr == JSNoMessageFoundErr) {
+		/* between the first and the last: deleted */
 		keel_consume_say(c, "partition %u: seq %llu is not in the log (deleted): "
 				    "skipped",
 				 (unsigned)p->n, (unsigned long long)want);
@@ -602,52 +646,81 @@ static void keel_part_gap(struct keel_consumer *c, struct keel_part *p)
 		keel_part_handle(c, p, keel_part_unhold(p).m);
 }
 
-/* One fetch from p: the number of messages, or -1 when the consumer
- * is gone (reclaimed). */
+/* One round of p's pull consumer: the number of messages, or -1 when
+ * the consumer is gone (reclaimed).
+ *
+ * The request is made here rather than with natsSubscription_Fetch:
+ * libnats 3.4's fetch allocates an array of `batch` messages, first
+ * takes what is already waiting in the subscription (messages of an
+ * earlier request that came after it gave up), then lowers the batch by
+ * that count and collects until the count equals the lowered batch; when
+ * more than half a batch was waiting, the count never equals it and the
+ * library writes past its array (fixed upstream after 3.4, not in
+ * Debian 12's). Our own loop has no array: a message of an earlier
+ * request is just the next message, applied in sequence order as any
+ * other (keel_part_handle). */
 static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 {
-	natsMsgList list;
-	memset(&list, 0, sizeof list);
-	jsFetchRequest req;
-	jsFetchRequest_Init(&req);
-	/* A few batches a request: each request is a round trip. */
-	req.Batch = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
-	/* Without waiting for a full batch: the server answers "no messages"
+	/* A few batches a request: each request is a round trip. Without
+	 * waiting for a full batch: the server answers "no messages" (404)
 	 * at once only when none is waiting for an acknowledgement either,
-	 * so the request also expires soon (each idle partition costs a
-	 * round this long). */
-	req.NoWait = true;
-	req.Expires = (int64_t)KEEL_CONSUME_FETCH_MS * NS_PER_MS;
-	/* The list holds at most what was asked for: the client allocates
-	 * that many and lowers req.Batch as it goes, so keep the number. */
-	int asked = req.Batch;
-	natsStatus s = natsSubscription_FetchRequest(&list, p->sub, &req);
-	if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
-		return 0;
-	if (s != NATS_OK) {
-		keel_buf_reset(&c->msg);
+	 * so the request also expires soon (408; each idle partition costs
+	 * a round this long). */
+	int batch = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
+	char req[128];
+	int len = snprintf(req, sizeof req, "{\"batch\":%d,\"expires\":%lld,\"no_wait\":true}",
+			   batch, (long long)KEEL_CONSUME_FETCH_MS * NS_PER_MS);
+	natsStatus s = natsConnection_PublishRequest(
+	    c->n.nc, p->next, natsSubscription_GetSubject(p->sub), req, len);
+	/* The server's end of the request (its status) is waited for a while
+	 * past its expiry, so that few messages come after the round. */
+	int64_t deadline = keel_log_now_ms() + KEEL_CONSUME_FETCH_MS + KEEL_CONSUME_FETCH_GRACE_MS;
+	int n = 0;
+	while (s == NATS_OK && n < batch) {
+		int64_t left = deadline - keel_log_now_ms();
+		natsMsg *m = NULL;
+		s = natsSubscription_NextMsg(&m, p->sub, left > 0 ? left : 1);
+		if (s != NATS_OK)
+			break;
+		const char *reply = natsMsg_GetReply(m);
+		if (reply && strncmp(reply, "$JS.ACK.", 8) == 0) {
+			n++;
+			keel_part_handle(c, p, m);
+			if (!p->sub)
+				return -1; /* a failed commit reclaimed it */
+			continue;
+		}
+		/* A status (no reply subject): 100 a heartbeat, 404 / 408 the
+		 * request's end, 409 a consumer deleted (or a request beyond its
+		 * limits, which ends it too). */
+		const char *code = "", *desc = "";
+		natsMsgHeader_Get(m, "Status", &code);
+		natsMsgHeader_Get(m, "Description", &desc);
+		bool deleted = strncmp(code, "409", 3) == 0 && desc && strstr(desc, "Deleted");
+		bool heartbeat = strncmp(code, "100", 3) == 0;
+		natsMsg_Destroy(m);
+		if (deleted) {
+			s = NATS_NOT_FOUND;
+			break;
+		}
+		if (!heartbeat)
+			return n;
+	}
+	if (s == NATS_OK || s == NATS_TIMEOUT)
+		return n;
+	keel_buf_reset(&c->msg);
+	if (s == NATS_NOT_FOUND)
+		keel_buf_adds(&c->msg, "its consumer was deleted");
+	else
 		keel_nats_errtext(&c->msg, s, 0);
-		keel_consume_say(c, "partition %u: fetching: %s", (unsigned)p->n, c->msg.data);
-		/* the consumer may be gone (another holder deleted it): claim
-		 * again, which says whether the partition is still ours */
-		if (p->dirty)
-			keel_sink_commit(c, p->sink);
-		if (p->state == PART_OWNED)
-			keel_part_reclaim(c, p, 500);
-		return -1;
-	}
-	/* Never past what was asked for (an ASan run once read one entry
-	 * past the client's array; what is not taken here is not
-	 * acknowledged, so the log delivers it again). */
-	int n = list.Count < asked ? list.Count : asked;
-	list.Count = n;
-	for (int i = 0; i < n; i++) {
-		natsMsg *m = list.Msgs[i];
-		list.Msgs[i] = NULL;
-		keel_part_handle(c, p, m);
-	}
-	natsMsgList_Destroy(&list);
-	return n;
+	keel_consume_say(c, "partition %u: fetching: %s", (unsigned)p->n, c->msg.data);
+	/* the consumer may be gone (another holder deleted it): claim again,
+	 * which says whether the partition is still ours */
+	if (p->dirty)
+		keel_sink_commit(c, p->sink);
+	if (p->state == PART_OWNED)
+		keel_part_reclaim(c, p, 500);
+	return -1;
 }
 
 /* ------------------------------------------------------------- commits */
@@ -893,7 +966,6 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 			p->n = i;
 			p->sink = &c->sinks[keel_store_map_find(&c->map, i)];
 			snprintf(p->stream, sizeof p->stream, "%s-%u", c->log.stream, (unsigned)i);
-			snprintf(p->subject, sizeof p->subject, "%s.%u", c->log.stream, (unsigned)i);
 		}
 		/* Every store is opened once before anything is taken: one that
 		 * can never be written to (not a concurrent-writers store) is
@@ -911,6 +983,15 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 		int64_t now = keel_log_now_ms();
 		if (now >= c->next_tick) {
 			keel_consume_tick(c, now);
+			/* and every partition's stream still holds what was
+			 * applied of it (the log not answering: next time, so
+			 * that a log in trouble stalls the loop once a tick) */
+			for (uint32_t i = 0; i < c->partitions && !c->err.len; i++) {
+				struct keel_part *p = &c->parts[i];
+				if (p->state == PART_OWNED && p->applied &&
+				    keel_part_check_log(c, p, p->applied) == KEEL_EIO)
+					break;
+			}
 			c->next_tick = now + lease_step;
 		}
 		for (uint32_t i = 0; i < c->partitions; i++) {

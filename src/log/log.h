@@ -73,6 +73,14 @@ void keel_nats_errtext(struct keel_buf *b, natsStatus s, jsErrCode jerr);
 int keel_nats_partitions(struct keel_nats *n, const char *stream, uint32_t *partitions,
 			 struct keel_buf *err);
 
+/* A partition stream's first and last sequence as its leader holds them:
+ * 0, or KEEL_EIO (why says it) when no leader answered within wait_ms.
+ * In a cluster a stream without a leader (an election going on) is
+ * answered by any of its members, each with its own copy, which may lag
+ * behind: such an answer is not taken. */
+int keel_log_stream_state(struct keel_nats *n, const char *stream, int64_t wait_ms,
+			  uint64_t *first, uint64_t *last, struct keel_buf *why);
+
 /* ----------------------------------------------------------- messages */
 
 struct keel_ce_binary;

@@ -213,3 +213,29 @@ int keel_nats_partitions(struct keel_nats *n, const char *stream, uint32_t *part
 	keel_buf_free(&name);
 	return rc;
 }
+
+int keel_log_stream_state(struct keel_nats *n, const char *stream, int64_t wait_ms,
+			  uint64_t *first, uint64_t *last, struct keel_buf *why)
+{
+	jsOptions jo;
+	jsOptions_Init(&jo);
+	jo.Wait = wait_ms;
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetStreamInfo(&si, n->js, stream, &jo, &jerr);
+	int rc = 0;
+	if (s != NATS_OK) {
+		keel_buf_addf(why, "reading stream \"%s\": ", stream);
+		keel_nats_errtext(why, s, jerr);
+		rc = KEEL_EIO;
+	} else if (si->Cluster && (!si->Cluster->Leader || !*si->Cluster->Leader)) {
+		keel_buf_addf(why, "stream \"%s\" has no leader (an election is going on)",
+			      stream);
+		rc = KEEL_EIO;
+	} else {
+		*first = si->State.FirstSeq;
+		*last = si->State.LastSeq;
+	}
+	jsStreamInfo_Destroy(si);
+	return rc;
+}

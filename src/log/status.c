@@ -98,12 +98,14 @@ int keel_consume_status(const struct keel_consume_options *given, bool prometheu
 	for (uint32_t p = 0; p < partitions; p++) {
 		struct keel_status_row *r = &rows[p];
 		keel_log_stream_name(&name, log.stream, p);
-		jsStreamInfo *si = NULL;
-		if (js_GetStreamInfo(&si, n.js, name.data, NULL, NULL) == NATS_OK) {
-			r->last_known = true;
-			r->last = si->State.LastSeq;
-		}
-		jsStreamInfo_Destroy(si);
+		/* only the stream leader's answer: another member's copy may
+		 * lag behind (then "-") */
+		struct keel_buf unanswered;
+		keel_buf_init(&unanswered);
+		uint64_t first = 0;
+		r->last_known = keel_log_stream_state(&n, name.data, 5000, &first, &r->last,
+						      &unanswered) == 0;
+		keel_buf_free(&unanswered);
 		char key[32];
 		snprintf(key, sizeof key, "p.%u", (unsigned)p);
 		kvEntry *e = NULL;
@@ -148,15 +150,17 @@ int keel_consume_status(const struct keel_consume_options *given, bool prometheu
 			if (rows[p].last_known)
 				fprintf(out, "keel_log_last_seq{log=\"%s\",partition=\"%u\"} %" PRIu64 "\n",
 					log.stream, (unsigned)p, rows[p].last);
-		fputs("# HELP keel_log_lag Messages of the partition not applied yet.\n"
+		fputs("# HELP keel_log_lag Messages of the partition not applied yet "
+		      "(negative: the log is behind its store).\n"
 		      "# TYPE keel_log_lag gauge\n",
 		      out);
 		for (uint32_t p = 0; p < partitions; p++)
 			if (rows[p].last_known)
-				fprintf(out, "keel_log_lag{log=\"%s\",partition=\"%u\"} %" PRIu64 "\n",
+				fprintf(out, "keel_log_lag{log=\"%s\",partition=\"%u\"} %s%" PRIu64 "\n",
 					log.stream, (unsigned)p,
-					rows[p].last > rows[p].stored ? rows[p].last - rows[p].stored
-								       : 0);
+					rows[p].last < rows[p].stored ? "-" : "",
+					rows[p].last < rows[p].stored ? rows[p].stored - rows[p].last
+								      : rows[p].last - rows[p].stored);
 		fputs("# HELP keel_log_owner The consumer holding the partition's lease "
 		      "(1).\n"
 		      "# TYPE keel_log_owner gauge\n",
@@ -180,8 +184,12 @@ int keel_consume_status(const struct keel_consume_options *given, bool prometheu
 			}
 			if (r->last_known) {
 				snprintf(last, sizeof last, "%" PRIu64, r->last);
-				snprintf(lag, sizeof lag, "%" PRIu64,
-					 r->last > r->stored ? r->last - r->stored : 0);
+				/* negative: the log is behind its store (docs/log.md,
+				 * "A log behind its store") */
+				if (r->last < r->stored)
+					snprintf(lag, sizeof lag, "-%" PRIu64, r->stored - r->last);
+				else
+					snprintf(lag, sizeof lag, "%" PRIu64, r->last - r->stored);
 			}
 			fprintf(out, "%-9u  %-24s  %10s  %12s  %12s  %10s\n", (unsigned)p,
 				r->owner[0] ? r->owner : "-", token, stored, last, lag);

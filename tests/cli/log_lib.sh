@@ -11,6 +11,9 @@
 #   caught_up STREAM STORE   every partition's stored position is its last
 #   reference FILE...        the dump of one keel ingest of FILEs, in order
 #                            (SQLite), in $dir/reference.dump
+#   nats_report              each node's own view of every stream (its
+#                            copy's first and last sequence, the leader it
+#                            knows), from its monitoring endpoint
 
 needs_nats() {
 	if [ -z "${KEEL_NATS_SCRIPT:-}" ] || [ -z "${KEEL_NATS_PUB:-}" ]; then
@@ -52,6 +55,27 @@ nats_start() {
 	servers=$("$KEEL_NATS_SCRIPT" start "$nats_dir" "$1") || fail "JetStream did not start"
 }
 
+nats_report() {
+	local i n
+	n=$(cat "$nats_dir/nodes" 2>/dev/null || echo 0)
+	for i in $(seq 1 "$n"); do
+		echo "--- node n$i's streams:"
+		curl -s --max-time 2 "http://127.0.0.1:$(cat "$nats_dir/n$i.http")/jsz?streams=true" |
+			python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except Exception:
+    print("  (no answer)"); sys.exit(0)
+for a in d.get("account_details") or []:
+    for st in sorted(a.get("stream_detail") or [], key=lambda x: x["name"]):
+        s, c = st["state"], st.get("cluster") or {}
+        print("  %-10s first %-6s last %-6s msgs %-6s leader %s" % (st["name"],
+              s.get("first_seq"), s.get("last_seq"), s.get("messages"), c.get("leader")))
+' || true
+	done
+}
+
 consumer_start() {
 	local name=$1 known
 	shift
@@ -73,9 +97,15 @@ consumer_stop() {
 caught_up() {
 	local stream=$1
 	shift
-	"$KEEL" consume "$servers" --stream "$stream" "$@" --status >"$dir/status" 2>&1 || return 1
-	awk 'NR > 1 { if ($4 != $5) bad = 1; total += $5 } END { exit bad || total == 0 }' \
-		"$dir/status"
+	# not sooner than every half second: each look is a process (under
+	# ASan a costly one) that the consumers would wait for
+	if "$KEEL" consume "$servers" --stream "$stream" "$@" --status >"$dir/status" 2>&1 &&
+		awk 'NR > 1 { if ($4 != $5) bad = 1; total += $5 } END { exit bad || total == 0 }' \
+			"$dir/status"; then
+		return 0
+	fi
+	sleep 0.5
+	return 1
 }
 
 reference() {
