@@ -1,12 +1,18 @@
 /*
  * forget.c - keel forget (docs/semantics.md, "Forgetting"): a subject
- * erased from a tenant, by construction the graph a replay would give.
+ * erased from a tenant, by construction the graph a replay would give,
+ * without rebuilding the tenant.
  *
+ * Rows are written once and never updated (valid_to and closed_by are
+ * derived on read), so forgetting touches only what named the subject.
  * In one transaction:
- *  1. The tenant's log is read in arrival order and each event prepared as
- *     replay prepares it (prepare.c). An event mentions the subject when
- *     one of its operations names it (as subject or object, or as a fact's
- *     string value), or when a string of its envelope is the subject.
+ *  1. The events that may mention the subject are found by the store
+ *     (forget_find): those that asserted a row naming it, and those whose
+ *     envelope holds its bytes (or an escape that may spell them). Each
+ *     is prepared as replay prepares it (prepare.c). An event mentions
+ *     the subject when one of its operations names it (as subject or
+ *     object, or as a fact's string value), or when a string of its
+ *     envelope is the subject.
  *  2. Each such event is redacted: its attributes other than the
  *     CloudEvents context ones (id, source, specversion, type, time,
  *     tenant, datacontenttype, dataschema) and the fields of its data go,
@@ -19,10 +25,25 @@
  *     replays of the one event: whatever the cartridge (declarative or C),
  *     what is kept is what its other operations read.
  *  3. The redacted envelopes are written over the logged ones (hashes
- *     kept), the tenant is rebuilt from its log with keel replay's own
- *     machinery (keel_replay_in_tx), and the tombstone is written.
+ *     kept). Since a redacted event's other operations come out exactly
+ *     as before, a replay would give exactly the rows it gave, and none
+ *     of the rows naming the subject: the store deletes those rows and
+ *     every other row stays (forget_rows). What aggregates is mended:
+ *     the mentions of another entity by an operation that named the
+ *     subject go, so for each (entity, transaction) that lost one at
+ *     the first or last time its mentions of that transaction span, the
+ *     span is folded again from that transaction's events (redacted);
+ *     the store keeps what it derives from rows (SQLite's current rows
+ *     and spans) right for the keys it deleted rows of. Then the
+ *     tombstone is written.
  * After the commit the store makes the old bytes unreadable in its files
  * (keel_store_scrub).
+ *
+ * Finding by rows and text misses only an event whose one operation
+ * naming the subject is an entity operation (no row) built from text
+ * that is not the subject's: the subject's mentions found are checked
+ * against the ones stored, and when they differ the whole log is read,
+ * as before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +57,7 @@
 #include "event/json.h"
 #include "options.h"
 #include "prepare.h"
+#include "append.h"
 #include "cartridge/tenant.h"
 #include "store/store.h"
 #include "util.h"
@@ -60,6 +82,19 @@ struct keel_forgetting {
 	size_t n, cap;
 	int rc; /* a refusal, with why */
 	struct keel_buf why;
+	/* Mentions of other entities that redacted events no longer make
+	 * (their text in out), and the subject's own mentions found. */
+	struct keel_lost *lost;
+	size_t nlost, lost_cap;
+	struct keel_mention found;
+	bool found_any;
+};
+
+/* A mention an operation that named the subject made of another entity,
+ * which the redacted event no longer makes. */
+struct keel_lost {
+	struct keel_str subject;
+	int64_t recorded_at, time;
 };
 
 static bool op_names(const struct keel_forgetting *f, const struct keel_op *op)
@@ -225,6 +260,67 @@ static int forget_refuse(struct keel_forgetting *f, const struct keel_record *r,
 	return 1;
 }
 
+/* Whether one of ev's operations mentions subject (as keel_append_add_event
+ * makes mentions: every operation its subject, a relation its object). */
+static bool mentions(const struct keel_batch_event *ev, struct keel_str subject)
+{
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		if (keel_str_eq(op->subject, subject))
+			return true;
+		if ((op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK) &&
+		    keel_str_eq(op->object, subject))
+			return true;
+	}
+	return false;
+}
+
+static void lose(struct keel_forgetting *f, struct keel_str subject, const struct keel_record *r,
+		 int64_t time)
+{
+	for (size_t i = 0; i < f->nlost; i++)
+		if (f->lost[i].recorded_at == r->recorded_at && f->lost[i].time == time &&
+		    keel_str_eq(f->lost[i].subject, subject))
+			return;
+	if (f->nlost == f->lost_cap) {
+		f->lost_cap = f->lost_cap ? 2 * f->lost_cap : 64;
+		f->lost = keel_xrealloc(f->lost, f->lost_cap * sizeof *f->lost);
+	}
+	f->lost[f->nlost++] = (struct keel_lost){
+	    .subject = keel_arena_str(&f->out, subject),
+	    .recorded_at = r->recorded_at,
+	    .time = time};
+}
+
+/* What redacting ev (now: as redacted) changes in the mentions: the
+ * subject's own, folded into found (to check that every event was found),
+ * and each other entity that only the operations naming the subject
+ * mentioned. */
+static void note_mentions(struct keel_forgetting *f, const struct keel_record *r,
+			  const struct keel_batch_event *ev, const struct keel_batch_event *now)
+{
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		struct keel_str who[2] = {op->subject, KEEL_STR_NULL};
+		if (op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK)
+			who[1] = op->object;
+		for (int k = 0; k < 2 && who[k].ptr; k++) {
+			if (keel_str_eq(who[k], f->subject)) {
+				struct keel_str kind =
+				    op->kind == KEEL_OP_ENTITY && k == 0 ? op->name : KEEL_STR_NULL;
+				if (!f->found_any) {
+					f->found = (struct keel_mention){.first_seen = ev->time,
+									 .last_seen = ev->time};
+					f->found_any = true;
+				}
+				keel_mention_fold(&f->found, ev->time, kind);
+			} else if (op_names(f, op) && !mentions(now, who[k])) {
+				lose(f, who[k], r, ev->time);
+			}
+		}
+	}
+}
+
 static int forget_event(void *ud, const struct keel_record *r)
 {
 	struct keel_forgetting *f = ud;
@@ -256,6 +352,7 @@ static int forget_event(void *ud, const struct keel_record *r)
 		    f, r,
 		    "through fields that other subjects' operations need "
 		    "(or none at all): it cannot be redacted");
+	note_mentions(f, r, ev, now);
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 64;
 		f->r = keel_xrealloc(f->r, f->cap * sizeof *f->r);
@@ -303,6 +400,160 @@ static void forgetting_free(struct keel_forgetting *f)
 	keel_buf_free(&f->text);
 	keel_buf_free(&f->why);
 	free(f->r);
+	free(f->lost);
+}
+
+/* -------------------------------------------------- mending the mentions */
+
+/* Whether the subject's mentions the found events make are the ones the
+ * store holds: if not, an event was missed (see the top of the file). */
+struct stored_entity {
+	bool any;
+	struct keel_buf kind;
+	bool has_kind;
+	int64_t kind_time, first_seen, last_seen;
+};
+
+static int stored_entity_fn(void *ud, const struct keel_record *r)
+{
+	struct stored_entity *e = ud;
+	e->any = true;
+	e->has_kind = r->kind.ptr != NULL;
+	keel_buf_reset(&e->kind);
+	if (r->kind.ptr)
+		keel_buf_add(&e->kind, r->kind.ptr, r->kind.len);
+	e->kind_time = r->kind_time;
+	e->first_seen = r->first_seen;
+	e->last_seen = r->last_seen;
+	return 0;
+}
+
+/* The entity subject as its mentions recorded at `recorded` (or all of
+ * them) make it. */
+static int stored_entity(struct keel_store *s, struct keel_str tenant, struct keel_str subject,
+			 bool recorded_set, int64_t recorded, struct stored_entity *e)
+{
+	e->any = false;
+	struct keel_scan q = {.type = KEEL_REC_ENTITY,
+			      .tenant = tenant,
+			      .subject = subject,
+			      .recorded_set = recorded_set,
+			      .recorded = recorded};
+	return keel_store_scan(s, &q, stored_entity_fn, e);
+}
+
+static bool found_all(struct keel_forgetting *f, const struct stored_entity *e)
+{
+	if (!e->any)
+		return !f->found_any;
+	if (!f->found_any || e->first_seen != f->found.first_seen ||
+	    e->last_seen != f->found.last_seen || e->has_kind != (f->found.kind.ptr != NULL))
+		return false;
+	return !e->has_kind ||
+	       (e->kind_time == f->found.kind_time &&
+		keel_str_eq(keel_str_make(e->kind.data, e->kind.len), f->found.kind));
+}
+
+static int cmp_lost(const void *pa, const void *pb)
+{
+	const struct keel_lost *a = pa, *b = pb;
+	if (a->recorded_at != b->recorded_at)
+		return a->recorded_at < b->recorded_at ? -1 : 1;
+	int c = keel_str_cmp(a->subject, b->subject);
+	if (c)
+		return c;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+/* The entities of one transaction whose span is folded again from its
+ * events. */
+struct refold {
+	struct keel_forgetting *f;
+	struct keel_mention_fix *fix; /* subject, recorded_at set; gone until seen */
+	size_t n;
+};
+
+static int refold_event(void *ud, const struct keel_record *r)
+{
+	struct refold *g = ud;
+	struct keel_forgetting *f = g->f;
+	keel_arena_reset(&f->scratch);
+	struct keel_batch_event *ev =
+	    keel_prep_event(&f->prep, &f->scratch, r->envelope.ptr, r->envelope.len, 0);
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		struct keel_str who[2] = {op->subject, KEEL_STR_NULL};
+		if (op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK)
+			who[1] = op->object;
+		for (int k = 0; k < 2 && who[k].ptr; k++)
+			for (size_t j = 0; j < g->n; j++) {
+				struct keel_mention_fix *x = &g->fix[j];
+				if (!keel_str_eq(x->subject, who[k]))
+					continue;
+				if (x->gone || ev->time < x->first_seen)
+					x->first_seen = ev->time;
+				if (x->gone || ev->time > x->last_seen)
+					x->last_seen = ev->time;
+				x->gone = false;
+			}
+	}
+	return 0;
+}
+
+/* The mentions to mend: of each (entity, transaction) that lost a
+ * mention at the first or last time its mentions of the transaction
+ * span, the span folded again from the transaction's events (the
+ * redacted envelopes are written by now). In *fix, malloc'd. */
+static int mend_mentions(struct keel_store *s, struct keel_str tenant,
+			 struct keel_forgetting *f, struct keel_mention_fix **fix, size_t *nfix)
+{
+	*fix = NULL;
+	*nfix = 0;
+	if (!f->nlost)
+		return 0;
+	qsort(f->lost, f->nlost, sizeof *f->lost, cmp_lost);
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	size_t cap = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < f->nlost;) {
+		size_t j = i;
+		bool edge = false;
+		if ((rc = stored_entity(s, tenant, f->lost[i].subject, true, f->lost[i].recorded_at,
+					&e)))
+			break;
+		for (; j < f->nlost && f->lost[j].recorded_at == f->lost[i].recorded_at &&
+		       keel_str_eq(f->lost[j].subject, f->lost[i].subject);
+		     j++)
+			edge |= e.any && (f->lost[j].time <= e.first_seen ||
+					  f->lost[j].time >= e.last_seen);
+		if (edge) {
+			if (*nfix == cap) {
+				cap = cap ? 2 * cap : 16;
+				*fix = keel_xrealloc(*fix, cap * sizeof **fix);
+			}
+			(*fix)[(*nfix)++] = (struct keel_mention_fix){
+			    .subject = f->lost[i].subject,
+			    .recorded_at = f->lost[i].recorded_at,
+			    .gone = true};
+		}
+		i = j;
+	}
+	keel_buf_free(&e.kind);
+	/* One read of each transaction's events for all its entities. */
+	for (size_t i = 0; rc == 0 && i < *nfix;) {
+		size_t j = i;
+		while (j < *nfix && (*fix)[j].recorded_at == (*fix)[i].recorded_at)
+			j++;
+		struct refold g = {.f = f, .fix = *fix + i, .n = j - i};
+		struct keel_scan q = {.type = KEEL_REC_EVENT,
+				      .tenant = tenant,
+				      .recorded_set = true,
+				      .recorded = (*fix)[i].recorded_at};
+		rc = keel_store_scan(s, &q, refold_event, &g);
+		i = j;
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------- forget */
@@ -379,15 +630,33 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;
 	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
-	struct keel_replay_report *rep = NULL;
-	uint64_t before[4] = {0}, after[4] = {0};
+	uint64_t before[4] = {0}, after[4] = {0}, removed = 0;
+	struct keel_mention_fix *fix = NULL;
+	size_t nfix = 0;
+	struct keel_str quoted = keel_str_make(f.quoted.data, f.quoted.len);
 
 	int rc = keel_store_begin(s);
 	if (rc == 0)
 		rc = keel_store_counts(s, t, KEEL_TIME_INF, before);
-	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
 	if (rc == 0)
-		rc = keel_store_scan(s, &q, forget_event, &f);
+		rc = keel_store_forget_find(s, t, f.subject, quoted, forget_event, &f);
+	if (rc == 0 && !f.rc) {
+		/* Every event that mentions the subject found? Else read the
+		 * whole log, as a rebuild would. */
+		struct stored_entity e = {0};
+		keel_buf_init(&e.kind);
+		rc = stored_entity(s, t, f.subject, false, 0, &e);
+		if (rc == 0 && !found_all(&f, &e)) {
+			f.n = 0;
+			f.nlost = 0;
+			f.found_any = false;
+			f.position = 0;
+			keel_arena_reset(&f.out);
+			struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
+			rc = keel_store_scan(s, &q, forget_event, &f);
+		}
+		keel_buf_free(&e.kind);
+	}
 	if (rc == 1 || (rc == 0 && f.rc))
 		rc = keel_store_fail(s, f.rc, "%s", f.why.data);
 	if (rc == 0 && f.n == 0) {
@@ -399,7 +668,9 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	if (rc == 0)
 		rc = keel_store_forget(s, t, f.r, f.n, NULL);
 	if (rc == 0)
-		rc = keel_replay_in_tx(s, tenant, o.cartridge, &rep);
+		rc = mend_mentions(s, t, &f, &fix, &nfix);
+	if (rc == 0)
+		rc = keel_store_forget_rows(s, t, f.subject, quoted, fix, nfix, &removed);
 	if (rc == 0)
 		rc = keel_store_counts(s, t, KEEL_TIME_INF, after);
 	struct keel_tombstone tomb = {.tenant = t};
@@ -426,7 +697,7 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	memcpy(out->subject_sha256, tomb.subject_hash, sizeof out->subject_sha256);
 	rc = keel_store_scrub(s);
 done:
-	keel_replay_report_free(rep);
+	free(fix);
 	forgetting_free(&f);
 	keel_cartridge_free(recorded);
 	return rc;
