@@ -1455,6 +1455,144 @@ static void forgetting_gives_the_memory_stores_dump(const struct store_kind *k)
 	free(dumps[1]);
 }
 
+/* What forgetting is measured against: the tenant's log as it stands
+ * after the forget (the redacted envelopes), ingested afresh into a
+ * memory store - by construction the graph without the subject. */
+struct redacted_log {
+	struct keel_ptrvec envelopes; /* malloc'd, NUL-terminated, by seq */
+	int64_t *recorded;
+	size_t n, cap;
+};
+
+static int redacted_log_fn(void *ud, const struct keel_record *r)
+{
+	struct redacted_log *l = ud;
+	char *e = keel_xmalloc(r->envelope.len + 1);
+	memcpy(e, r->envelope.ptr, r->envelope.len);
+	e[r->envelope.len] = 0;
+	keel_ptrvec_push(&l->envelopes, e);
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->recorded = keel_xrealloc(l->recorded, l->cap * sizeof *l->recorded);
+	}
+	l->recorded[l->n++] = r->recorded_at;
+	return 0;
+}
+
+/* The tenant's dump (without its events, whose hashes are the received
+ * envelopes' in one and the redacted ones' in the other) from a memory
+ * store given the logged events recorded by `upto`. */
+static char *redacted_log_state(const struct redacted_log *l, const char *tenant, int64_t upto)
+{
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	if (keel_store_open("memory:", &s, &err))
+		fail_msg("%s", err);
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(),
+					      .batch = 500};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	for (size_t i = 0; i < l->n && l->recorded[i] <= upto; i++) {
+		const char *e = l->envelopes.items[i];
+		if (keel_ingest_add(ing, e, strlen(e), i + 1))
+			fail_msg("ingest: %s", keel_ingest_errmsg(ing));
+	}
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	assert_int_equal(keel_ingest_report(ing)->rejected, 0);
+	keel_ingest_free(ing);
+	char *dump = state_only(keel_test_dump(s, tenant));
+	keel_store_close(s);
+	return dump;
+}
+
+static char *tenant_known_at(struct keel_store *s, const char *tenant, int64_t known_at)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const struct keel_read_options o = {.size = sizeof o, .known_at_set = true,
+					    .known_at = known_at};
+	assert_int_equal(keel_dump(s, tenant, &o, f), 0);
+	fclose(f);
+	return state_only(buf);
+}
+
+/* Forgetting without a rebuild (docs/semantics.md, "Forgetting") leaves
+ * the graph that ingesting the redacted log gives, now and known at each
+ * moment of the log (every transaction's mentions mended alike), and a
+ * replay of the tenant (what forgetting did before: a rebuild) changes
+ * nothing. Two subjects a round, small transactions and large ones. */
+static void forgetting_equals_ingesting_the_redacted_log(const struct store_kind *k)
+{
+	static const struct {
+		size_t batch;
+		uint32_t commit_ms;
+		const char *tenant, *subjects[2];
+	} rounds[] = {
+	    {50, KEEL_COMMIT_EVERY_BATCH, "tenant-01", {"vehicle:V-0002", "driver:DR-0001"}},
+	    {500, 0, "tenant-02", {"depot:D-01", "vehicle:V-0005"}},
+	};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(rounds); i++) {
+		struct store_case c;
+		struct keel_store *s = store_open(k, &c);
+		const struct keel_test_lines *st = standard_stream();
+		struct keel_ingest *ing;
+		const struct keel_ingest_options io = {.size = sizeof io, .cartridge = fleet(),
+						       .batch = rounds[i].batch,
+						       .commit_interval_ms = rounds[i].commit_ms};
+		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
+		for (size_t j = 0; j < st->n; j++)
+			assert_int_equal(keel_ingest_add(ing, st->lines[j], strlen(st->lines[j]),
+							 j + 1),
+					 0);
+		assert_int_equal(keel_ingest_flush(ing), 0);
+		keel_ingest_free(ing);
+		const char *tenant = rounds[i].tenant;
+		const struct keel_forget_options o = {.size = sizeof o, .cartridge = fleet(),
+						      .by = "user:conformance"};
+		for (size_t j = 0; j < 2; j++) {
+			struct keel_forget_report rep;
+			if (keel_forget(s, tenant, rounds[i].subjects[j], &o, &rep))
+				fail_msg("forget %s: %s", rounds[i].subjects[j],
+					 keel_store_errmsg(s));
+			assert_true(rep.events > 0 && rep.rows > 0);
+		}
+		struct redacted_log l = {0};
+		struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = keel_str_cstr(tenant)};
+		assert_int_equal(keel_store_scan(s, &q, redacted_log_fn, &l), 0);
+		assert_true(l.n > 100);
+		/* now, and known at moments a third and two thirds along */
+		int64_t moments[3] = {l.recorded[l.n / 3], l.recorded[2 * l.n / 3], KEEL_TIME_INF};
+		for (size_t m = 0; m < 3; m++) {
+			char *want = redacted_log_state(&l, tenant, moments[m]);
+			char *got = m < 2 ? tenant_known_at(s, tenant, moments[m])
+					  : state_only(keel_test_dump(s, tenant));
+			for (size_t j = 0; j < 2; j++)
+				if (strstr(got, rounds[i].subjects[j] + strcspn(
+							       rounds[i].subjects[j], ":") + 1))
+					fail_msg("%s still named", rounds[i].subjects[j]);
+			assert_string_equal(got, want);
+			free(want);
+			free(got);
+		}
+		char *before = keel_test_dump(s, NULL);
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = fleet()};
+		struct keel_replay_report *rr = NULL;
+		assert_int_equal(keel_replay(s, tenant, &ro, &rr), 0);
+		assert_int_equal(rr->added + rr->removed, 0);
+		keel_replay_report_free(rr);
+		char *after = keel_test_dump(s, NULL);
+		assert_string_equal(after, before);
+		free(before);
+		free(after);
+		for (size_t j = 0; j < l.envelopes.len; j++)
+			free(l.envelopes.items[j]);
+		keel_ptrvec_free(&l.envelopes);
+		free(l.recorded);
+		store_done(s, &c);
+	}
+}
+
 struct contract_case {
 	const char *name;
 	void (*run)(const struct store_kind *k);
@@ -1476,6 +1614,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(changes_end_in_the_history),
 	CONTRACT_CASE(finding_matches_the_memory_store),
 	CONTRACT_CASE(forgetting_gives_the_memory_stores_dump),
+	CONTRACT_CASE(forgetting_equals_ingesting_the_redacted_log),
 	CONTRACT_CASE(the_cartridge_is_remembered),
 };
 

@@ -19,6 +19,8 @@
  */
 #include "parts.h"
 
+#include <time.h>
+
 /* The connection's secure_delete on for the rest of the transaction. */
 static int keel_sqlite_secure(struct keel_sqlite_store *s)
 {
@@ -362,17 +364,28 @@ int keel_sqlite_scrub(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	/* busy = 1: a reader kept the checkpoint from finishing, and the WAL
-	 * may still hold old pages; say so rather than claim the bytes gone. */
+	 * may still hold old pages; say so rather than claim the bytes gone.
+	 * The handle's own background checkpointer (checkpoint.c) holds the
+	 * checkpoint for a moment every 10 ms, which SQLite answers with
+	 * busy at once: asked again for a second before giving up. */
 	sqlite3_stmt *st;
 	static const char ck[] = "PRAGMA wal_checkpoint(TRUNCATE)";
 	int rc = keel_sqlite_prepare(s, ck, sizeof ck - 1, &st);
 	if (rc)
 		return rc;
-	s->base.statements++;
-	int step = sqlite3_step(st);
-	int busy = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		rc = keel_sqlite_fail(s);
+	int busy = 1;
+	for (int tries = 0; rc == 0 && busy && tries < 100; tries++) {
+		if (tries) {
+			struct timespec pause = {0, 10 * 1000 * 1000};
+			nanosleep(&pause, NULL);
+		}
+		s->base.statements++;
+		int step = sqlite3_step(st);
+		busy = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		if (step != SQLITE_ROW && step != SQLITE_DONE)
+			rc = keel_sqlite_fail(s);
+		sqlite3_reset(st);
+	}
 	sqlite3_finalize(st);
 	if (rc == 0 && busy)
 		rc = keel_store_fail(bs, KEEL_ESTORE,
