@@ -40,7 +40,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ -z "$dir" ]; then
+if [ -n "$dir" ]; then
+	mkdir -p "$dir"
+else
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/keel-bench-forget-XXXXXX")
 	trap 'rm -rf "$dir"' EXIT
 fi
