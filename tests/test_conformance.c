@@ -1593,6 +1593,165 @@ static void forgetting_equals_ingesting_the_redacted_log(const struct store_kind
 	}
 }
 
+/* Forgetting finds every event that named the subject, including one
+ * whose only operation naming it is an entity operation (no row) built
+ * from other text than the subject's ("vehicle:{/data/v}" over "V-1"),
+ * strictly inside the subject's span: by a declarative cartridge, by one
+ * whose row-making operation a forget of another subject took away (the
+ * event redacted), and by a C cartridge, which Keel cannot read. Each
+ * such event is redacted, so no envelope of the tenant holds the
+ * subject's text afterwards and a replay brings nothing back. */
+static const char seen_json[] =
+    "{\"cartridge\":\"cams\",\"version\":\"1\",\"events\":{"
+    "\"v.registered\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\","
+    "\"kind\":\"vehicle\"},{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\","
+    "\"predicate\":\"plate\",\"value\":{\"from\":\"/data/plate\"}}],"
+    "\"v.seen\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\"},"
+    "{\"op\":\"fact\",\"subject\":\"camera:{/data/camera}\",\"predicate\":\"saw_at\","
+    "\"value\":{\"from\":\"/data/where\"}}],"
+    "\"v.driven\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\"},"
+    "{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\",\"predicate\":\"driver\","
+    "\"value\":{\"from\":\"/data/driver\"}}]}}";
+
+/* The same cartridge in C (no v.driven): opaque to Keel. */
+static int seen_c_entity(struct keel_ctx *ctx, const struct keel_event *ev)
+{
+	struct keel_value v;
+	if (keel_event_get(ev, "/data/v", &v) || v.type != KEEL_VALUE_STRING)
+		return 0; /* redacted away: nothing to say of the vehicle */
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "vehicle:%.*s", (int)v.len, v.text);
+	return keel_ctx_entity(ctx, subject, (size_t)n, NULL, 0);
+}
+
+static int seen_c_registered(struct keel_ctx *ctx, const struct keel_event *ev, void *ud)
+{
+	(void)ud;
+	struct keel_value v, plate;
+	if (keel_event_get(ev, "/data/v", &v) || keel_event_get(ev, "/data/plate", &plate))
+		return 0;
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "vehicle:%.*s", (int)v.len, v.text);
+	int rc = keel_ctx_entity(ctx, subject, (size_t)n, "vehicle", 7);
+	return rc ? rc : keel_ctx_fact(ctx, subject, (size_t)n, "plate", 5, plate.json,
+				       plate.json_len);
+}
+
+static int seen_c_seen(struct keel_ctx *ctx, const struct keel_event *ev, void *ud)
+{
+	(void)ud;
+	int rc = seen_c_entity(ctx, ev);
+	struct keel_value cam, where;
+	if (rc || keel_event_get(ev, "/data/camera", &cam) ||
+	    keel_event_get(ev, "/data/where", &where))
+		return rc;
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "camera:%.*s", (int)cam.len, cam.text);
+	return keel_ctx_fact(ctx, subject, (size_t)n, "saw_at", 6, where.json, where.json_len);
+}
+
+struct envelopes_hold {
+	const char *needle;
+	size_t hits;
+};
+
+static int envelopes_hold_fn(void *ud, const struct keel_record *r)
+{
+	struct envelopes_hold *h = ud;
+	if (memmem(r->envelope.ptr, r->envelope.len, h->needle, strlen(h->needle)))
+		h->hits++;
+	return 0;
+}
+
+static size_t envelopes_holding(struct keel_store *s, const char *tenant, const char *needle)
+{
+	struct envelopes_hold h = {.needle = needle};
+	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = keel_str_cstr(tenant)};
+	assert_int_equal(keel_store_scan(s, &q, envelopes_hold_fn, &h), 0);
+	return h.hits;
+}
+
+static void forgetting_finds_entity_operations_without_rows(const struct store_kind *k)
+{
+	static const char *const lines[] = {
+	    "{\"id\":\"r1\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":\"2026-01-01T10:00:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"plate\":\"P-1\"}}",
+	    "{\"id\":\"r2\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":\"2026-01-01T10:01:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"plate\":\"P-2\"}}",
+	    "{\"id\":\"s1\",\"tenant\":\"%s\",\"type\":\"v.seen\",\"time\":\"2026-01-01T10:05:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"camera\":\"C-1\",\"where\":\"north gate\"}}",
+	    "{\"id\":\"d1\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:06:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-1\"}}",
+	    "{\"id\":\"s2\",\"tenant\":\"%s\",\"type\":\"v.seen\",\"time\":\"2026-01-01T10:07:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"camera\":\"C-1\",\"where\":\"south gate\"}}",
+	    "{\"id\":\"d2\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:10:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-2\"}}",
+	    "{\"id\":\"d3\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:11:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"driver\":\"D-1\"}}",
+	    "{\"id\":\"r3\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":"
+	    "\"2026-01-01T10:12:00Z\",\"data\":{\"v\":\"V-1\",\"plate\":\"P-3\"}}",
+	};
+	struct keel_cartridge *decl = NULL, *opaque = keel_cartridge_new("cams-c", "1");
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(seen_json, strlen(seen_json), &decl, &err), 0);
+	assert_int_equal(keel_cartridge_on(opaque, "v.registered", seen_c_registered, NULL), 0);
+	assert_int_equal(keel_cartridge_on(opaque, "v.seen", seen_c_seen, NULL), 0);
+	const struct {
+		const char *tenant;
+		const struct keel_cartridge *c;
+	} rounds[] = {{"cams", decl}, {"cams-c", opaque}};
+	struct store_case sc;
+	struct keel_store *s = store_open(k, &sc);
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(rounds); i++) {
+		const char *tenant = rounds[i].tenant;
+		struct keel_ingest *ing;
+		const struct keel_ingest_options io = {.size = sizeof io,
+						       .cartridge = rounds[i].c};
+		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
+		for (size_t j = 0; j < KEEL_ARRAY_LEN(lines); j++) {
+			if (rounds[i].c == opaque && strstr(lines[j], "v.driven"))
+				continue; /* the C cartridge has no v.driven */
+			char line[512];
+			int n = snprintf(line, sizeof line, lines[j], tenant);
+			assert_int_equal(keel_ingest_add(ing, line, (size_t)n, j + 1), 0);
+		}
+		assert_int_equal(keel_ingest_flush(ing), 0);
+		keel_ingest_free(ing);
+		const struct keel_forget_options o = {.size = sizeof o,
+						      .cartridge = rounds[i].c,
+						      .by = "user:conformance"};
+		struct keel_forget_report rep;
+		/* First a driver, named only as a value: d1 keeps its entity
+		 * operation of V-1 and loses the row that named V-1 too. */
+		if (rounds[i].c == decl && keel_forget(s, tenant, "D-1", &o, &rep))
+			fail_msg("forget D-1: %s", keel_store_errmsg(s));
+		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 5 : 3);
+		if (keel_forget(s, tenant, "vehicle:V-1", &o, &rep))
+			fail_msg("forget vehicle:V-1: %s", keel_store_errmsg(s));
+		if (envelopes_holding(s, tenant, "V-1"))
+			fail_msg("%s: an envelope still holds V-1 after forgetting vehicle:V-1",
+				 tenant);
+		assert_int_equal(rep.events, rounds[i].c == decl ? 5 : 3);
+		char *dump = keel_test_dump(s, tenant);
+		assert_null(strstr(dump, "V-1"));
+		assert_non_null(strstr(dump, "vehicle:V-2"));
+		assert_non_null(strstr(dump, "north gate")); /* the camera's fact stays */
+		/* A replay (a rebuild from the redacted log) changes nothing. */
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = rounds[i].c};
+		struct keel_replay_report *rr = NULL;
+		if (keel_replay(s, tenant, &ro, &rr))
+			fail_msg("replay: %s", keel_store_errmsg(s));
+		keel_replay_report_free(rr);
+		char *after = keel_test_dump(s, tenant);
+		assert_string_equal(after, dump);
+		free(dump);
+		free(after);
+	}
+	store_done(s, &sc);
+	keel_cartridge_free(decl);
+	keel_cartridge_free(opaque);
+}
+
 struct contract_case {
 	const char *name;
 	void (*run)(const struct store_kind *k);
@@ -1615,6 +1774,7 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(finding_matches_the_memory_store),
 	CONTRACT_CASE(forgetting_gives_the_memory_stores_dump),
 	CONTRACT_CASE(forgetting_equals_ingesting_the_redacted_log),
+	CONTRACT_CASE(forgetting_finds_entity_operations_without_rows),
 	CONTRACT_CASE(the_cartridge_is_remembered),
 };
 
