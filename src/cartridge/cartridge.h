@@ -38,6 +38,20 @@ enum keel_run_result keel_cartridge_run(const struct keel_cartridge *c,
 					struct keel_arena *arena, struct keel_op **ops,
 					size_t *nops, struct keel_buf *msg);
 
+/* Whether an event of a type may mention an entity (an entity operation)
+ * that no row it asserts names and whose text its envelope need not hold
+ * (rowless.c): never, only once keel forget has redacted it, or always (a
+ * type handled by C code among them). */
+enum keel_rowless {
+	KEEL_ROWLESS_NEVER,
+	KEEL_ROWLESS_REDACTED,
+	KEEL_ROWLESS_ALWAYS,
+};
+/* Calls fn for each type of c that is not KEEL_ROWLESS_NEVER. */
+void keel_cartridge_rowless(const struct keel_cartridge *c,
+			    void (*fn)(void *ud, struct keel_str type, enum keel_rowless how),
+			    void *ud);
+
 /* A JSON cartridge's compacted text (what a store records, so that it can
  * compile it again); absent for a shared object or a C-built one. */
 struct keel_str keel_cartridge_text(const struct keel_cartridge *c);

@@ -424,12 +424,11 @@ int keel_store_forget(struct keel_store *s, struct keel_str tenant,
 }
 
 int keel_store_forget_find(struct keel_store *s, struct keel_str tenant,
-			   struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			   void *ud)
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
 {
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL, "forget outside a transaction");
-	return s->ops->forget_find(s, tenant, subject, quoted, fn, ud);
+	return s->ops->forget_find(s, tenant, f, fn, ud);
 }
 
 int keel_store_forget_rows(struct keel_store *s, struct keel_str tenant,

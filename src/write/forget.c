@@ -58,6 +58,7 @@
 #include "options.h"
 #include "prepare.h"
 #include "append.h"
+#include "cartridge/cartridge.h"
 #include "cartridge/tenant.h"
 #include "store/store.h"
 #include "util.h"
@@ -558,6 +559,23 @@ static int mend_mentions(struct keel_store *s, struct keel_str tenant,
 
 /* ---------------------------------------------------------------- forget */
 
+/* The cartridge's event types whose events may name the subject through
+ * an entity operation alone (keel_cartridge_rowless): forget_find reads
+ * those within the subject's span. The types live in the cartridge. */
+struct rowless_types {
+	struct keel_str *always, *redacted;
+	size_t nalways, nredacted;
+};
+
+static void rowless_type(void *ud, struct keel_str type, enum keel_rowless how)
+{
+	struct rowless_types *r = ud;
+	struct keel_str **v = how == KEEL_ROWLESS_ALWAYS ? &r->always : &r->redacted;
+	size_t *n = how == KEEL_ROWLESS_ALWAYS ? &r->nalways : &r->nredacted;
+	*v = keel_xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = type;
+}
+
 static uint64_t graph_rows(const uint64_t counts[4])
 {
 	return counts[0] + counts[1] + counts[2];
@@ -638,15 +656,33 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	int rc = keel_store_begin(s);
 	if (rc == 0)
 		rc = keel_store_counts(s, t, KEEL_TIME_INF, before);
+	/* The subject's mentions: where an entity operation alone may have
+	 * named it (struct rowless_types). */
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	struct rowless_types types = {0};
 	if (rc == 0)
-		rc = keel_store_forget_find(s, t, f.subject, quoted, forget_event, &f);
+		rc = stored_entity(s, t, f.subject, false, 0, &e);
+	if (rc == 0 && e.any)
+		keel_cartridge_rowless(o.cartridge, rowless_type, &types);
+	struct keel_forget_find find = {.subject = f.subject,
+					.quoted = quoted,
+					.always = types.always,
+					.nalways = types.nalways,
+					.redacted = types.redacted,
+					.nredacted = types.nredacted,
+					.from = e.first_seen,
+					.to = e.last_seen};
+	if (rc == 0)
+		rc = keel_store_forget_find(s, t, &find, forget_event, &f);
+	free(types.always);
+	free(types.redacted);
 	if (rc == 0 && !f.rc) {
 		/* Every event that mentions the subject found? Else read the
-		 * whole log, as a rebuild would. */
-		struct stored_entity e = {0};
-		keel_buf_init(&e.kind);
-		rc = stored_entity(s, t, f.subject, false, 0, &e);
-		if (rc == 0 && !found_all(&f, &e)) {
+		 * whole log, as a rebuild would: a safety net, which a store
+		 * loaded from a dump (whose entities carry no kind time) may
+		 * need. */
+		if (!found_all(&f, &e)) {
 			f.n = 0;
 			f.nlost = 0;
 			f.found_any = false;
@@ -655,8 +691,8 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 			struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
 			rc = keel_store_scan(s, &q, forget_event, &f);
 		}
-		keel_buf_free(&e.kind);
 	}
+	keel_buf_free(&e.kind);
 	if (rc == 1 || (rc == 0 && f.rc))
 		rc = keel_store_fail(s, f.rc, "%s", f.why.data);
 	if (rc == 0 && f.n == 0) {

@@ -771,11 +771,30 @@ static bool mem_names(const struct mem_timeline *tl, const struct mem_row *row,
 	return row->a.value.ptr && keel_str_eq(row->a.value, quoted);
 }
 
+static bool mem_type_in(struct keel_str type, const struct keel_str *types, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keel_str_eq(type, types[i]))
+			return true;
+	return false;
+}
+
+/* Whether f's types and span make e a candidate (struct keel_forget_find). */
+static bool mem_rowless_hit(const struct keel_forget_find *f, const struct mem_event *e)
+{
+	static const char marker[] = "keelredacted";
+	if (e->time < f->from || e->time > f->to)
+		return false;
+	return mem_type_in(e->type, f->always, f->nalways) ||
+	       (mem_type_in(e->type, f->redacted, f->nredacted) &&
+		memmem(e->envelope.ptr, e->envelope.len, marker, sizeof marker - 1));
+}
+
 static int keel_memory_forget_find(struct keel_store *s, struct keel_str tenant,
-				   struct keel_str subject, struct keel_str quoted,
-				   keel_scan_fn fn, void *ud)
+				   const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
+	struct keel_str subject = f->subject, quoted = f->quoted;
 	/* The events that asserted a row naming it, by identity. */
 	struct keel_map asserted;
 	keel_map_init(&asserted);
@@ -798,7 +817,8 @@ static int keel_memory_forget_find(struct keel_store *s, struct keel_str tenant,
 		if (!keel_str_eq(e->tenant, tenant))
 			continue;
 		bool hit = memchr(e->envelope.ptr, '\\', e->envelope.len) ||
-			   memmem(e->envelope.ptr, e->envelope.len, subject.ptr, subject.len);
+			   memmem(e->envelope.ptr, e->envelope.len, subject.ptr, subject.len) ||
+			   mem_rowless_hit(f, e);
 		uint64_t h = keel_event_key_hash(tenant, e->source, e->id);
 		for (size_t k = keel_map_first(&asserted, h); !hit && k != SIZE_MAX;
 		     k = keel_map_next(&asserted, h, k)) {

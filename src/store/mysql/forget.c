@@ -108,11 +108,24 @@ static void keel_mysql_asserter(struct keel_mysql_store *m, const char *table,
 	keel_mysql_add_str(m, &m->sql, v);
 }
 
+/* " type IN ('a', ...)" */
+static void keel_mysql_types_in(struct keel_mysql_store *m, const struct keel_str *types,
+				size_t n)
+{
+	keel_buf_adds(&m->sql, "type IN (");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			keel_buf_adds(&m->sql, ", ");
+		keel_mysql_add_str(m, &m->sql, types[i]);
+	}
+	keel_buf_addc(&m->sql, ')');
+}
+
 int keel_mysql_forget_find(struct keel_store *s, struct keel_str tenant,
-			   struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			   void *ud)
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	struct keel_str subject = f->subject, quoted = f->quoted;
 	int rc = keel_mysql_tx(m);
 	struct keel_buf preds;
 	keel_buf_init(&preds);
@@ -134,7 +147,22 @@ int keel_mysql_forget_find(struct keel_store *s, struct keel_str tenant,
 	keel_mysql_add_str(m, &m->sql, subject);
 	keel_buf_adds(&m->sql, ", envelope) > 0 OR LOCATE(");
 	keel_mysql_add_str(m, &m->sql, keel_str_cstr("\\"));
-	keel_buf_adds(&m->sql, ", envelope) > 0)");
+	keel_buf_adds(&m->sql, ", envelope) > 0");
+	if (f->nalways || f->nredacted) {
+		keel_buf_addf(&m->sql, " OR (time BETWEEN %lld AND %lld AND (", (long long)f->from,
+			      (long long)f->to);
+		if (f->nalways)
+			keel_mysql_types_in(m, f->always, f->nalways);
+		if (f->nalways && f->nredacted)
+			keel_buf_adds(&m->sql, " OR ");
+		if (f->nredacted) {
+			keel_buf_addc(&m->sql, '(');
+			keel_mysql_types_in(m, f->redacted, f->nredacted);
+			keel_buf_adds(&m->sql, " AND LOCATE('keelredacted', envelope) > 0)");
+		}
+		keel_buf_adds(&m->sql, "))");
+	}
+	keel_buf_addc(&m->sql, ')');
 	keel_mysql_asserter(m, "keel_fact_rows", tenant, "subject", subject);
 	keel_mysql_asserter(m, "keel_relation_rows", tenant, "subject", subject);
 	keel_mysql_asserter(m, "keel_relation_rows", tenant, "object", subject);

@@ -71,11 +71,30 @@ int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
 	"SELECT k.seq FROM " table " AS r JOIN keel_events AS k ON k.tenant = r.tenant " \
 	"AND k.source = r.asserted_by_source AND k.id = r.asserted_by WHERE " where
 
+/* types as a PostgreSQL array literal, {"a","b"}: one parameter however
+ * many types a cartridge has. */
+static void keel_pg_text_array(struct keel_buf *b, const struct keel_str *types, size_t n)
+{
+	keel_buf_addc(b, '{');
+	for (size_t i = 0; i < n; i++) {
+		keel_buf_adds(b, i ? ",\"" : "\"");
+		for (size_t k = 0; k < types[i].len; k++) {
+			char c = types[i].ptr[k];
+			if (c == '"' || c == '\\')
+				keel_buf_addc(b, '\\');
+			keel_buf_addc(b, c);
+		}
+		keel_buf_addc(b, '"');
+	}
+	keel_buf_addc(b, '}');
+	keel_buf_addc(b, '\0');
+}
+
 int keel_pg_forget_find(struct keel_store *s, struct keel_str tenant,
-			struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			void *ud)
+			const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
 {
 	struct keel_pg_store *g = keel_pg_downcast(s);
+	struct keel_str subject = f->subject, quoted = f->quoted;
 	if (!keel_pg_storable(tenant) || !keel_pg_storable(subject))
 		return 0; /* nothing stored holds it */
 	int rc = keel_pg_tx(g);
@@ -93,17 +112,36 @@ int keel_pg_forget_find(struct keel_store *s, struct keel_str tenant,
 	    " UNION " KEEL_PG_ASSERTER("keel_relation_rows", "r.tenant = $1 AND r.subject = $2")
 	    " UNION " KEEL_PG_ASSERTER("keel_relation_rows", "r.tenant = $1 AND r.object = $2")
 	    " UNION SELECT seq FROM keel_events WHERE tenant = $1 AND (strpos(envelope, $2) "
-	    "> 0 OR strpos(envelope, $4) > 0)) SELECT seq, id, type, time, hash, envelope, "
-	    "recorded_at, source FROM keel_events WHERE seq IN (SELECT seq FROM hits) "
-	    "ORDER BY seq");
+	    "> 0 OR strpos(envelope, $4) > 0");
+	if (f->nalways || f->nredacted)
+		keel_buf_adds(&g->sql, " OR (time BETWEEN $5 AND $6 AND (type = ANY ($7::text[]) "
+				       "OR (type = ANY ($8::text[]) AND strpos(envelope, "
+				       "'keelredacted') > 0)))");
+	keel_buf_adds(&g->sql, ")) SELECT seq, id, type, time, hash, envelope, recorded_at, "
+			       "source FROM keel_events WHERE seq IN (SELECT seq FROM hits) "
+			       "ORDER BY seq");
 	struct keel_pg_params p;
 	keel_pg_params_init(&p);
 	keel_pg_param_str(&p, tenant);
 	keel_pg_param_str(&p, subject);
 	keel_pg_param_str(&p, quoted);
 	keel_pg_param_str(&p, keel_str_cstr("\\"));
+	struct keel_buf always, redacted;
+	keel_buf_init(&always);
+	keel_buf_init(&redacted);
+	if (f->nalways || f->nredacted) {
+		keel_pg_param_i64(&p, f->from);
+		keel_pg_param_i64(&p, f->to);
+		keel_pg_text_array(&always, f->always, f->nalways);
+		keel_pg_text_array(&redacted, f->redacted, f->nredacted);
+		keel_pg_param_str(&p, keel_str_make(always.data, always.len - 1));
+		keel_pg_param_str(&p, keel_str_make(redacted.data, redacted.len - 1));
+	}
 	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = tenant};
-	return keel_pg_scan_query(g, &g->sql, &p, &q, fn, ud);
+	rc = keel_pg_scan_query(g, &g->sql, &p, &q, fn, ud);
+	keel_buf_free(&always);
+	keel_buf_free(&redacted);
+	return rc;
 }
 
 static int keel_pg_forget_exec(struct keel_pg_store *g, const char *sql,

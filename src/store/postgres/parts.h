@@ -209,8 +209,7 @@ int keel_pg_scan_query(struct keel_pg_store *g, struct keel_buf *sql,
 		       const struct keel_pg_params *p, const struct keel_scan *q,
 		       keel_scan_fn fn, void *ud);
 int keel_pg_forget_find(struct keel_store *s, struct keel_str tenant,
-			struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			void *ud);
+			const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
 int keel_pg_forget_rows(struct keel_store *s, struct keel_str tenant,
 			struct keel_str subject, struct keel_str quoted,
 			const struct keel_mention_fix *fix, size_t n, uint64_t *removed);

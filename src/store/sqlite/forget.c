@@ -110,31 +110,69 @@ int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
 	"SELECT k.seq FROM " table " AS r JOIN event_ids AS k ON k.tenant = r.tenant "  \
 	"AND k.source = r.asserted_by_source AND k.id = r.asserted_by WHERE " where
 
+/* " type IN (?N, ...)": n parameters from *next on. */
+static void keel_sqlite_types_in(struct keel_buf *b, size_t n, int *next)
+{
+	keel_buf_adds(b, "type IN (");
+	for (size_t i = 0; i < n; i++)
+		keel_buf_addf(b, "%s?%d", i ? ", " : "", (*next)++);
+	keel_buf_addc(b, ')');
+}
+
 int keel_sqlite_forget_find(struct keel_store *bs, struct keel_str tenant,
-			    struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			    void *ud)
+			    const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	/* The envelopes are read once, by instr() in SQLite: a hit holds
-	 * the subject's bytes or a backslash (an escape may spell them);
-	 * the caller parses only those. */
-	static const char q[] =
+	 * the subject's bytes or a backslash (an escape may spell them), or
+	 * is of a type f names within the subject's span; the caller parses
+	 * only those. */
+	static const char head[] =
 	    KEEL_SQ_PREDICATES ", hits(seq) AS ("
 	    KEEL_SQ_ASSERTER("fact_rows", "r.tenant = ?1 AND r.subject = ?2")
 	    " UNION " KEEL_SQ_ASSERTER("fact_rows", "r.seq IN (" KEEL_SQ_VALUE_ROWS ")")
 	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = ?1 AND r.subject = ?2")
 	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = ?1 AND r.object = ?2")
 	    " UNION SELECT seq FROM events WHERE tenant = ?1 AND (instr(envelope, ?2) > 0 "
-	    "OR instr(envelope, '\\') > 0)) "
-	    "SELECT tenant, id, type, time, envelope, hash, seq, recorded_at, source FROM "
+	    "OR instr(envelope, '\\') > 0";
+	static const char tail[] =
+	    ")) SELECT tenant, id, type, time, envelope, hash, seq, recorded_at, source FROM "
 	    "events WHERE seq IN hits ORDER BY seq";
+	struct keel_buf q;
+	keel_buf_init(&q);
+	keel_buf_adds(&q, head);
+	int next = 6;
+	if (f->nalways || f->nredacted) {
+		keel_buf_adds(&q, " OR (time BETWEEN ?4 AND ?5 AND (");
+		if (f->nalways)
+			keel_sqlite_types_in(&q, f->nalways, &next);
+		if (f->nalways && f->nredacted)
+			keel_buf_adds(&q, " OR ");
+		if (f->nredacted) {
+			keel_buf_addc(&q, '(');
+			keel_sqlite_types_in(&q, f->nredacted, &next);
+			keel_buf_adds(&q, " AND instr(envelope, 'keelredacted') > 0)");
+		}
+		keel_buf_adds(&q, "))");
+	}
+	keel_buf_adds(&q, tail);
 	sqlite3_stmt *st;
-	int rc = keel_sqlite_prepare(s, q, sizeof q - 1, &st);
+	int rc = keel_sqlite_prepare(s, q.data, q.len, &st);
+	keel_buf_free(&q);
 	if (rc)
 		return rc;
 	keel_sqlite_bind_str(s, st, 1, tenant);
-	keel_sqlite_bind_str(s, st, 2, subject);
-	keel_sqlite_bind_str(s, st, 3, quoted);
+	keel_sqlite_bind_str(s, st, 2, f->subject);
+	keel_sqlite_bind_str(s, st, 3, f->quoted);
+	if (f->nalways || f->nredacted) {
+		keel_sqlite_bind_i64(s, st, 4, f->from);
+		keel_sqlite_bind_i64(s, st, 5, f->to);
+		next = 6;
+		for (size_t i = 0; i < f->nalways; i++)
+			keel_sqlite_bind_str(s, st, next++, f->always[i]);
+		for (size_t i = 0; i < f->nredacted; i++)
+			keel_sqlite_bind_str(s, st, next++, f->redacted[i]);
+	}
 	if ((rc = keel_sqlite_start(s, st))) {
 		sqlite3_finalize(st);
 		return rc;

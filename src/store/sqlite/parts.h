@@ -359,8 +359,7 @@ int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
 		       const struct keel_redaction *r, size_t n,
 		       const struct keel_tombstone *t);
 int keel_sqlite_forget_find(struct keel_store *bs, struct keel_str tenant,
-			    struct keel_str subject, struct keel_str quoted, keel_scan_fn fn,
-			    void *ud);
+			    const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
 int keel_sqlite_forget_rows(struct keel_store *bs, struct keel_str tenant,
 			    struct keel_str subject, struct keel_str quoted,
 			    const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
