@@ -1611,7 +1611,9 @@ static const char seen_json[] =
     "\"value\":{\"from\":\"/data/where\"}}],"
     "\"v.driven\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\"},"
     "{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\",\"predicate\":\"driver\","
-    "\"value\":{\"from\":\"/data/driver\"}}]}}";
+    "\"value\":{\"from\":\"/data/driver\"}}],"
+    "\"v.towed\":[{\"op\":\"link\",\"subject\":\"tow:{/data/tow}\",\"relation\":"
+    "\"towed\",\"object\":\"vehicle:{/data/v}\"}]}}";
 
 /* The same cartridge in C (no v.driven): opaque to Keel. */
 static int seen_c_entity(struct keel_ctx *ctx, const struct keel_event *ev)
@@ -1688,6 +1690,9 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-2\"}}",
 	    "{\"id\":\"d3\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:11:00Z\","
 	    "\"data\":{\"v\":\"V-2\",\"driver\":\"D-1\"}}",
+	    /* the tow is mentioned by this link to V-1 alone: it goes too */
+	    "{\"id\":\"t1\",\"tenant\":\"%s\",\"type\":\"v.towed\",\"time\":"
+	    "\"2026-01-01T10:08:00Z\",\"data\":{\"v\":\"V-1\",\"tow\":\"T-9\"}}",
 	    "{\"id\":\"r3\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":"
 	    "\"2026-01-01T10:12:00Z\",\"data\":{\"v\":\"V-1\",\"plate\":\"P-3\"}}",
 	};
@@ -1709,8 +1714,9 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 						       .cartridge = rounds[i].c};
 		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
 		for (size_t j = 0; j < KEEL_ARRAY_LEN(lines); j++) {
-			if (rounds[i].c == opaque && strstr(lines[j], "v.driven"))
-				continue; /* the C cartridge has no v.driven */
+			if (rounds[i].c == opaque &&
+			    (strstr(lines[j], "v.driven") || strstr(lines[j], "v.towed")))
+				continue; /* the C cartridge has neither */
 			char line[512];
 			int n = snprintf(line, sizeof line, lines[j], tenant);
 			assert_int_equal(keel_ingest_add(ing, line, (size_t)n, j + 1), 0);
@@ -1723,17 +1729,24 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 		struct keel_forget_report rep;
 		/* First a driver, named only as a value: d1 keeps its entity
 		 * operation of V-1 and loses the row that named V-1 too. */
-		if (rounds[i].c == decl && keel_forget(s, tenant, "D-1", &o, &rep))
-			fail_msg("forget D-1: %s", keel_store_errmsg(s));
-		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 5 : 3);
+		if (rounds[i].c == decl) {
+			if (keel_forget(s, tenant, "D-1", &o, &rep))
+				fail_msg("forget D-1: %s", keel_store_errmsg(s));
+			assert_int_equal(rep.rows, 2); /* d1's and d3's driver */
+		}
+		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 6 : 3);
 		if (keel_forget(s, tenant, "vehicle:V-1", &o, &rep))
 			fail_msg("forget vehicle:V-1: %s", keel_store_errmsg(s));
 		if (envelopes_holding(s, tenant, "V-1"))
 			fail_msg("%s: an envelope still holds V-1 after forgetting vehicle:V-1",
 				 tenant);
-		assert_int_equal(rep.events, rounds[i].c == decl ? 5 : 3);
+		assert_int_equal(rep.events, rounds[i].c == decl ? 6 : 3);
+		/* the plates of r1 and r3, the entity; d2's driver, the tow's
+		 * link and the tow */
+		assert_int_equal(rep.rows, rounds[i].c == decl ? 6 : 3);
 		char *dump = keel_test_dump(s, tenant);
 		assert_null(strstr(dump, "V-1"));
+		assert_null(strstr(dump, "tow:T-9"));
 		assert_non_null(strstr(dump, "vehicle:V-2"));
 		assert_non_null(strstr(dump, "north gate")); /* the camera's fact stays */
 		/* A replay (a rebuild from the redacted log) changes nothing. */

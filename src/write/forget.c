@@ -576,9 +576,28 @@ static void rowless_type(void *ud, struct keel_str type, enum keel_rowless how)
 	(*v)[(*n)++] = type;
 }
 
-static uint64_t graph_rows(const uint64_t counts[4])
+/* The tombstone's rows_removed is the fact and relation rows deleted
+ * (forget_rows counts them) and the entities gone: the subject, and each
+ * other entity whose last mention a mend took away, counted here rather
+ * than by counting the tenant's rows before and after (a scan of them). */
+static int count_gone(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_mention_fix *fix, size_t nfix, uint64_t *gone)
 {
-	return counts[0] + counts[1] + counts[2];
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < nfix; i++) {
+		bool seen = !fix[i].gone;
+		for (size_t j = 0; !seen && j < i; j++)
+			seen = fix[j].gone && keel_str_eq(fix[j].subject, fix[i].subject);
+		if (seen)
+			continue;
+		rc = stored_entity(s, tenant, fix[i].subject, false, 0, &e);
+		if (rc == 0 && !e.any)
+			(*gone)++;
+	}
+	keel_buf_free(&e.kind);
+	return rc;
 }
 
 /* A given cartridge other than the tenant's recorded one would find the
@@ -648,14 +667,12 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;
 	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
-	uint64_t before[4] = {0}, after[4] = {0}, removed = 0;
+	uint64_t removed = 0;
 	struct keel_mention_fix *fix = NULL;
 	size_t nfix = 0;
 	struct keel_str quoted = keel_str_make(f.quoted.data, f.quoted.len);
 
 	int rc = keel_store_begin(s);
-	if (rc == 0)
-		rc = keel_store_counts(s, t, KEEL_TIME_INF, before);
 	/* The subject's mentions: where an entity operation alone may have
 	 * named it (struct rowless_types). */
 	struct stored_entity e = {0};
@@ -707,17 +724,16 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 		rc = mend_mentions(s, t, &f, &fix, &nfix);
 	if (rc == 0)
 		rc = keel_store_forget_rows(s, t, f.subject, quoted, fix, nfix, &removed);
+	uint64_t entities_gone = e.any ? 1 : 0;
 	if (rc == 0)
-		rc = keel_store_counts(s, t, KEEL_TIME_INF, after);
+		rc = count_gone(s, t, fix, nfix, &entities_gone);
 	struct keel_tombstone tomb = {.tenant = t};
 	if (rc == 0) {
 		keel_subject_sha256(f.subject, tomb.subject_hash);
 		tomb.forgotten_at = keel_store_recorded_at(s);
 		tomb.forgotten_by = keel_str_cstr(o.by);
 		tomb.events = f.n;
-		tomb.rows = graph_rows(before) > graph_rows(after)
-				? graph_rows(before) - graph_rows(after)
-				: 0;
+		tomb.rows = removed + entities_gone;
 		rc = keel_store_forget(s, t, NULL, 0, &tomb);
 	}
 	if (rc == 0)
