@@ -38,19 +38,18 @@ enum keel_run_result keel_cartridge_run(const struct keel_cartridge *c,
 					struct keel_arena *arena, struct keel_op **ops,
 					size_t *nops, struct keel_buf *msg);
 
-/* Whether an event of a type may mention an entity (an entity operation)
- * that no row it asserts names and whose text its envelope need not hold
- * (rowless.c): never, only once keel forget has redacted it, or always (a
- * type handled by C code among them). */
+/* How an event of a type may mention an entity (by an entity operation)
+ * that no row it asserts names (rowless.c), flags: */
 enum keel_rowless {
-	KEEL_ROWLESS_NEVER,
-	KEEL_ROWLESS_REDACTED,
-	KEEL_ROWLESS_ALWAYS,
+	KEEL_ROWLESS_HIDDEN = 1,  /* nor the text of its envelope */
+	KEEL_ROWLESS_UNROWED = 2, /* (its text may be in the envelope) */
+	/* once keel forget has redacted the event: a field a row-making
+	 * operation read gone, the entity operation kept */
+	KEEL_ROWLESS_REDACTED = 4,
 };
-/* Calls fn for each type of c that is not KEEL_ROWLESS_NEVER. */
+/* Calls fn for each type of c that has any of them (how: the flags). */
 void keel_cartridge_rowless(const struct keel_cartridge *c,
-			    void (*fn)(void *ud, struct keel_str type, enum keel_rowless how),
-			    void *ud);
+			    void (*fn)(void *ud, struct keel_str type, unsigned how), void *ud);
 
 /* A JSON cartridge's compacted text (what a store records, so that it can
  * compile it again); absent for a shared object or a C-built one. */

@@ -8,19 +8,20 @@
  * operation but `entity` asserts a row naming its subject (and a
  * relation's object), so only an entity operation can escape both: its
  * subject built from other text ("vehicle:{/data/v}" over "V-1"), from a
- * default, or by C code. Read from the compiled plans, a type is:
- *  - never rowless when each of its entity operations is either a lone
- *    pointer without a default (it renders text the envelope holds: a
- *    string's bytes, or an escape, which forget reads anyway; a number's
- *    lexeme; true, false), or covered: another operation of the type that
- *    never skips asserts a row whose subject (or object) is the same
- *    template, so whenever the entity operation runs, so does the row;
- *  - rowless when redacted otherwise, if every entity operation is at
- *    least covered: in an event keel forget redacted, a pointer found
- *    missing skips its operation, so the covering row may be gone while
- *    the entity operation stays;
- *  - rowless always when an entity operation is neither, or when the type
- *    is handled by C code, which Keel cannot read.
+ * default, or by C code; and only an entity operation mentions an entity
+ * without a row (which keel forget's mending of mentions relies on). Read
+ * from the compiled plans, an entity operation of a type is:
+ *  - covered when another operation of the type that never skips asserts
+ *    a row whose subject (or object) is the same template: whenever the
+ *    entity operation runs, so does the row. Except in an event keel
+ *    forget redacted, where a pointer found missing skips its operation,
+ *    so the covering row may be gone while the entity operation stays
+ *    (KEEL_ROWLESS_REDACTED);
+ *  - else a lone pointer without a default: no row, but it renders text
+ *    the envelope holds (a string's bytes, or an escape, which forget
+ *    reads anyway; a number's lexeme; true, false) (KEEL_ROWLESS_UNROWED);
+ *  - else neither rows nor text find it (KEEL_ROWLESS_HIDDEN too).
+ * A type handled by C code, which Keel cannot read, is all three.
  */
 #include "parts.h"
 
@@ -89,34 +90,35 @@ static bool covered(const struct plan *plan, const struct tmpl *subject)
 	return false;
 }
 
-static enum keel_rowless plan_rowless(const struct plan *plan)
+static unsigned plan_rowless(const struct plan *plan)
 {
-	enum keel_rowless how = KEEL_ROWLESS_NEVER;
+	unsigned how = 0;
 	for (size_t i = 0; i < plan->nops; i++) {
 		const struct tmpl *t = &plan->ops[i].subject;
 		if (plan->ops[i].kind != KEEL_OP_ENTITY)
 			continue;
-		if (t->npieces == 1 && t->pieces[0].ptr && t->absent != ABSENT_DEFAULTS)
-			continue; /* a lone pointer: the envelope holds its text */
-		if (!covered(plan, t))
-			return KEEL_ROWLESS_ALWAYS;
-		how = KEEL_ROWLESS_REDACTED;
+		if (covered(plan, t))
+			how |= KEEL_ROWLESS_REDACTED;
+		else if (t->npieces == 1 && t->pieces[0].ptr && t->absent != ABSENT_DEFAULTS)
+			how |= KEEL_ROWLESS_UNROWED; /* the envelope holds its text */
+		else
+			how |= KEEL_ROWLESS_HIDDEN | KEEL_ROWLESS_UNROWED;
 	}
 	return how;
 }
 
 void keel_cartridge_rowless(const struct keel_cartridge *c,
-			    void (*fn)(void *ud, struct keel_str type, enum keel_rowless how),
-			    void *ud)
+			    void (*fn)(void *ud, struct keel_str type, unsigned how), void *ud)
 {
 	for (size_t i = 0; i < c->handlers.cap; i++) {
 		if (!c->handlers.hashes[i])
 			continue;
 		const struct handler *hd = c->handlers.values[i];
-		enum keel_rowless how = hd->fn == keel_plan_handler
-					    ? plan_rowless(hd->userdata)
-					    : KEEL_ROWLESS_ALWAYS;
-		if (how != KEEL_ROWLESS_NEVER)
+		unsigned how = hd->fn == keel_plan_handler
+				   ? plan_rowless(hd->userdata)
+				   : KEEL_ROWLESS_HIDDEN | KEEL_ROWLESS_UNROWED |
+					 KEEL_ROWLESS_REDACTED;
+		if (how)
 			fn(ud, hd->type, how);
 	}
 }

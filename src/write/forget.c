@@ -466,18 +466,106 @@ static int cmp_lost(const void *pa, const void *pb)
 	return a->time < b->time ? -1 : a->time > b->time;
 }
 
+/* The cartridge's event types whose events may mention an entity that no
+ * row they assert names (keel_cartridge_rowless), with how; and those
+ * forget_find reads within the subject's span: the events of `always`
+ * types, and of `redacted` types once redacted. The types live in the
+ * cartridge. */
+struct rowless_types {
+	struct keel_str *types;
+	unsigned *how;
+	size_t n;
+	struct keel_str *always, *redacted;
+	size_t nalways, nredacted;
+};
+
+static void push_type(struct keel_str **v, size_t *n, struct keel_str type)
+{
+	*v = keel_xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = type;
+}
+
+static void rowless_type(void *ud, struct keel_str type, unsigned how)
+{
+	struct rowless_types *r = ud;
+	r->how = keel_xrealloc(r->how, (r->n + 1) * sizeof *r->how);
+	r->how[r->n] = how;
+	push_type(&r->types, &r->n, type);
+	if (how & KEEL_ROWLESS_HIDDEN)
+		push_type(&r->always, &r->nalways, type);
+	else if (how & KEEL_ROWLESS_REDACTED)
+		push_type(&r->redacted, &r->nredacted, type);
+}
+
+static void rowless_types_free(struct rowless_types *r)
+{
+	free(r->types);
+	free(r->how);
+	free(r->always);
+	free(r->redacted);
+}
+
+/* Whether an event of this type and envelope may mention an entity that no
+ * row it asserts names. */
+static bool rowless_event(const struct rowless_types *r, const struct keel_record *ev)
+{
+	static const char marker[] = KEEL_REDACTED_ATTR;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!keel_str_eq(r->types[i], ev->event_type))
+			continue;
+		if (r->how[i] & (KEEL_ROWLESS_HIDDEN | KEEL_ROWLESS_UNROWED))
+			return true;
+		return memmem(ev->envelope.ptr, ev->envelope.len, marker, sizeof marker - 1);
+	}
+	return false;
+}
+
 /* The entities of one transaction whose span is folded again from its
  * events. */
 struct refold {
 	struct keel_forgetting *f;
+	const struct rowless_types *types;
 	struct keel_mention_fix *fix; /* subject, recorded_at set; gone until seen */
 	size_t n;
 };
 
+static void refold_at(struct keel_mention_fix *x, int64_t t)
+{
+	if (x->gone || t < x->first_seen)
+		x->first_seen = t;
+	if (x->gone || t > x->last_seen)
+		x->last_seen = t;
+	x->gone = false;
+}
+
+/* A row of an entity being mended: unless it names the forgotten subject
+ * (deleted after the mend), its event still mentions the entity. */
+static int refold_row(void *ud, const struct keel_record *r)
+{
+	struct refold *g = ud;
+	struct keel_forgetting *f = g->f;
+	if (keel_str_eq(r->subject, f->subject) ||
+	    (r->type == KEEL_REC_RELATION && keel_str_eq(r->object, f->subject)) ||
+	    (r->type == KEEL_REC_FACT && r->value.ptr &&
+	     keel_str_eq(r->value, keel_str_make(f->quoted.data, f->quoted.len))))
+		return 0;
+	for (size_t j = 0; j < g->n; j++)
+		if (g->fix[j].recorded_at == r->recorded_at &&
+		    (keel_str_eq(g->fix[j].subject, r->subject) ||
+		     (r->type == KEEL_REC_RELATION && keel_str_eq(g->fix[j].subject, r->object))))
+			refold_at(&g->fix[j], r->valid_from);
+	return 0;
+}
+
+/* An event of a transaction being mended: only one that may mention an
+ * entity without a row is run through the cartridge (the rows gave the
+ * others' mentions). */
 static int refold_event(void *ud, const struct keel_record *r)
 {
 	struct refold *g = ud;
 	struct keel_forgetting *f = g->f;
+	if (!rowless_event(g->types, r))
+		return 0;
 	keel_arena_reset(&f->scratch);
 	struct keel_batch_event *ev =
 	    keel_prep_event(&f->prep, &f->scratch, r->envelope.ptr, r->envelope.len, 0);
@@ -487,26 +575,24 @@ static int refold_event(void *ud, const struct keel_record *r)
 		if (op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK)
 			who[1] = op->object;
 		for (int k = 0; k < 2 && who[k].ptr; k++)
-			for (size_t j = 0; j < g->n; j++) {
-				struct keel_mention_fix *x = &g->fix[j];
-				if (!keel_str_eq(x->subject, who[k]))
-					continue;
-				if (x->gone || ev->time < x->first_seen)
-					x->first_seen = ev->time;
-				if (x->gone || ev->time > x->last_seen)
-					x->last_seen = ev->time;
-				x->gone = false;
-			}
+			for (size_t j = 0; j < g->n; j++)
+				if (keel_str_eq(g->fix[j].subject, who[k]))
+					refold_at(&g->fix[j], ev->time);
 	}
 	return 0;
 }
 
 /* The mentions to mend: of each (entity, transaction) that lost a
  * mention at the first or last time its mentions of the transaction
- * span, the span folded again from the transaction's events (the
- * redacted envelopes are written by now). In *fix, malloc'd. */
+ * span, the span folded again from what still mentions it there: the
+ * entity's rows of the transaction that do not name the subject (every
+ * operation but an entity one asserts a row, rowless.c) and, of the
+ * transaction's events, those that may mention it without a row (the
+ * redacted envelopes are written by now), run through the cartridge. In
+ * *fix, malloc'd. */
 static int mend_mentions(struct keel_store *s, struct keel_str tenant,
-			 struct keel_forgetting *f, struct keel_mention_fix **fix, size_t *nfix)
+			 struct keel_forgetting *f, const struct rowless_types *types,
+			 struct keel_mention_fix **fix, size_t *nfix)
 {
 	*fix = NULL;
 	*nfix = 0;
@@ -541,12 +627,32 @@ static int mend_mentions(struct keel_store *s, struct keel_str tenant,
 		i = j;
 	}
 	keel_buf_free(&e.kind);
-	/* One read of each transaction's events for all its entities. */
-	for (size_t i = 0; rc == 0 && i < *nfix;) {
+	/* One read of each entity's rows for all its transactions. */
+	struct refold all = {.f = f, .types = types, .fix = *fix, .n = *nfix};
+	for (size_t i = 0; rc == 0 && i < *nfix; i++) {
+		bool seen = false;
+		for (size_t j = 0; !seen && j < i; j++)
+			seen = keel_str_eq((*fix)[j].subject, (*fix)[i].subject);
+		if (seen)
+			continue;
+		const struct keel_scan q[] = {
+		    {.type = KEEL_REC_FACT, .tenant = tenant, .subject = (*fix)[i].subject,
+		     .raw = true},
+		    {.type = KEEL_REC_RELATION, .tenant = tenant, .subject = (*fix)[i].subject,
+		     .raw = true},
+		    {.type = KEEL_REC_RELATION, .tenant = tenant, .object = (*fix)[i].subject,
+		     .raw = true},
+		};
+		for (size_t k = 0; rc == 0 && k < KEEL_ARRAY_LEN(q); k++)
+			rc = keel_store_scan(s, &q[k], refold_row, &all);
+	}
+	/* One read of each transaction's events for all its entities, when
+	 * the cartridge has types that may mention one without a row. */
+	for (size_t i = 0; rc == 0 && types->n && i < *nfix;) {
 		size_t j = i;
 		while (j < *nfix && (*fix)[j].recorded_at == (*fix)[i].recorded_at)
 			j++;
-		struct refold g = {.f = f, .fix = *fix + i, .n = j - i};
+		struct refold g = {.f = f, .types = types, .fix = *fix + i, .n = j - i};
 		struct keel_scan q = {.type = KEEL_REC_EVENT,
 				      .tenant = tenant,
 				      .recorded_set = true,
@@ -558,23 +664,6 @@ static int mend_mentions(struct keel_store *s, struct keel_str tenant,
 }
 
 /* ---------------------------------------------------------------- forget */
-
-/* The cartridge's event types whose events may name the subject through
- * an entity operation alone (keel_cartridge_rowless): forget_find reads
- * those within the subject's span. The types live in the cartridge. */
-struct rowless_types {
-	struct keel_str *always, *redacted;
-	size_t nalways, nredacted;
-};
-
-static void rowless_type(void *ud, struct keel_str type, enum keel_rowless how)
-{
-	struct rowless_types *r = ud;
-	struct keel_str **v = how == KEEL_ROWLESS_ALWAYS ? &r->always : &r->redacted;
-	size_t *n = how == KEEL_ROWLESS_ALWAYS ? &r->nalways : &r->nredacted;
-	*v = keel_xrealloc(*v, (*n + 1) * sizeof **v);
-	(*v)[(*n)++] = type;
-}
 
 /* The tombstone's rows_removed is the fact and relation rows deleted
  * (forget_rows counts them) and the entities gone: the subject, and each
@@ -678,22 +767,20 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	struct stored_entity e = {0};
 	keel_buf_init(&e.kind);
 	struct rowless_types types = {0};
+	keel_cartridge_rowless(o.cartridge, rowless_type, &types);
 	if (rc == 0)
 		rc = stored_entity(s, t, f.subject, false, 0, &e);
-	if (rc == 0 && e.any)
-		keel_cartridge_rowless(o.cartridge, rowless_type, &types);
+	/* Without mentions of the subject, nothing named it without a row. */
 	struct keel_forget_find find = {.subject = f.subject,
 					.quoted = quoted,
 					.always = types.always,
-					.nalways = types.nalways,
+					.nalways = e.any ? types.nalways : 0,
 					.redacted = types.redacted,
-					.nredacted = types.nredacted,
+					.nredacted = e.any ? types.nredacted : 0,
 					.from = e.first_seen,
 					.to = e.last_seen};
 	if (rc == 0)
 		rc = keel_store_forget_find(s, t, &find, forget_event, &f);
-	free(types.always);
-	free(types.redacted);
 	if (rc == 0 && !f.rc) {
 		/* Every event that mentions the subject found? Else read the
 		 * whole log, as a rebuild would: a safety net, which a store
@@ -721,7 +808,7 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	if (rc == 0)
 		rc = keel_store_forget(s, t, f.r, f.n, NULL);
 	if (rc == 0)
-		rc = mend_mentions(s, t, &f, &fix, &nfix);
+		rc = mend_mentions(s, t, &f, &types, &fix, &nfix);
 	if (rc == 0)
 		rc = keel_store_forget_rows(s, t, f.subject, quoted, fix, nfix, &removed);
 	uint64_t entities_gone = e.any ? 1 : 0;
@@ -749,6 +836,7 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	memcpy(out->subject_sha256, tomb.subject_hash, sizeof out->subject_sha256);
 	rc = keel_store_scrub(s);
 done:
+	rowless_types_free(&types);
 	free(fix);
 	forgetting_free(&f);
 	keel_cartridge_free(recorded);
