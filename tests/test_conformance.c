@@ -1613,7 +1613,11 @@ static const char seen_json[] =
     "{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\",\"predicate\":\"driver\","
     "\"value\":{\"from\":\"/data/driver\"}}],"
     "\"v.towed\":[{\"op\":\"link\",\"subject\":\"tow:{/data/tow}\",\"relation\":"
-    "\"towed\",\"object\":\"vehicle:{/data/v}\"}]}}";
+    "\"towed\",\"object\":\"vehicle:{/data/v}\"}],"
+    "\"lot.checked\":[{\"op\":\"entity\",\"subject\":\"lot:{/data/lot}\",\"kind\":"
+    "\"lot\"}],"
+    "\"v.parked\":[{\"op\":\"link\",\"subject\":\"vehicle:{/data/v}\",\"relation\":"
+    "\"parked_at\",\"object\":\"lot:{/data/lot}\"}]}}";
 
 /* The same cartridge in C (no v.driven): opaque to Keel. */
 static int seen_c_entity(struct keel_ctx *ctx, const struct keel_event *ev)
@@ -1690,6 +1694,12 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-2\"}}",
 	    "{\"id\":\"d3\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:11:00Z\","
 	    "\"data\":{\"v\":\"V-2\",\"driver\":\"D-1\"}}",
+	    /* a lot mentioned by an entity operation alone, then (its last
+	     * mention) by a link from V-1: forgetting V-1 leaves it the first */
+	    "{\"id\":\"l1\",\"tenant\":\"%s\",\"type\":\"lot.checked\",\"time\":"
+	    "\"2026-01-01T10:02:00Z\",\"data\":{\"lot\":\"L-1\"}}",
+	    "{\"id\":\"p1\",\"tenant\":\"%s\",\"type\":\"v.parked\",\"time\":"
+	    "\"2026-01-01T10:09:00Z\",\"data\":{\"v\":\"V-1\",\"lot\":\"L-1\"}}",
 	    /* the tow is mentioned by this link to V-1 alone: it goes too */
 	    "{\"id\":\"t1\",\"tenant\":\"%s\",\"type\":\"v.towed\",\"time\":"
 	    "\"2026-01-01T10:08:00Z\",\"data\":{\"v\":\"V-1\",\"tow\":\"T-9\"}}",
@@ -1715,8 +1725,9 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
 		for (size_t j = 0; j < KEEL_ARRAY_LEN(lines); j++) {
 			if (rounds[i].c == opaque &&
-			    (strstr(lines[j], "v.driven") || strstr(lines[j], "v.towed")))
-				continue; /* the C cartridge has neither */
+			    (strstr(lines[j], "v.driven") || strstr(lines[j], "v.towed") ||
+			     strstr(lines[j], "lot.checked") || strstr(lines[j], "v.parked")))
+				continue; /* the C cartridge has none of these */
 			char line[512];
 			int n = snprintf(line, sizeof line, lines[j], tenant);
 			assert_int_equal(keel_ingest_add(ing, line, (size_t)n, j + 1), 0);
@@ -1734,19 +1745,21 @@ static void forgetting_finds_entity_operations_without_rows(const struct store_k
 				fail_msg("forget D-1: %s", keel_store_errmsg(s));
 			assert_int_equal(rep.rows, 2); /* d1's and d3's driver */
 		}
-		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 6 : 3);
+		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 7 : 3);
 		if (keel_forget(s, tenant, "vehicle:V-1", &o, &rep))
 			fail_msg("forget vehicle:V-1: %s", keel_store_errmsg(s));
 		if (envelopes_holding(s, tenant, "V-1"))
 			fail_msg("%s: an envelope still holds V-1 after forgetting vehicle:V-1",
 				 tenant);
-		assert_int_equal(rep.events, rounds[i].c == decl ? 6 : 3);
+		assert_int_equal(rep.events, rounds[i].c == decl ? 7 : 3);
 		/* the plates of r1 and r3, the entity; d2's driver, the tow's
-		 * link and the tow */
-		assert_int_equal(rep.rows, rounds[i].c == decl ? 6 : 3);
+		 * link and the tow, the link to the lot */
+		assert_int_equal(rep.rows, rounds[i].c == decl ? 7 : 3);
 		char *dump = keel_test_dump(s, tenant);
 		assert_null(strstr(dump, "V-1"));
 		assert_null(strstr(dump, "tow:T-9"));
+		if (rounds[i].c == decl) /* seen at 10:02 only, now */
+			assert_non_null(strstr(dump, "\"lot:L-1\",\"kind\":\"lot\""));
 		assert_non_null(strstr(dump, "vehicle:V-2"));
 		assert_non_null(strstr(dump, "north gate")); /* the camera's fact stays */
 		/* A replay (a rebuild from the redacted log) changes nothing. */
