@@ -7,9 +7,13 @@
  * derived on read), so forgetting touches only what named the subject.
  * In one transaction:
  *  1. The events that may mention the subject are found by the store
- *     (forget_find): those that asserted a row naming it, and those whose
- *     envelope holds its bytes (or an escape that may spell them). Each
- *     is prepared as replay prepares it (prepare.c). An event mentions
+ *     (forget_find): those that asserted a row naming it, those whose
+ *     envelope holds its bytes (or an escape that may spell them), and,
+ *     within the subject's span, those of the types whose entity
+ *     operations the cartridge cannot show to come with a row or the
+ *     subject's text (src/cartridge/rowless.c; every type of a C
+ *     cartridge; a type whose entity operations are covered by rows,
+ *     once redacted). Each is prepared as replay prepares it (prepare.c). An event mentions
  *     the subject when one of its operations names it (as subject or
  *     object, or as a fact's string value), or when a string of its
  *     envelope is the subject.
@@ -32,18 +36,17 @@
  *     the mentions of another entity by an operation that named the
  *     subject go, so for each (entity, transaction) that lost one at
  *     the first or last time its mentions of that transaction span, the
- *     span is folded again from that transaction's events (redacted);
- *     the store keeps what it derives from rows (SQLite's current rows
+ *     span is folded again from the entity's rows of the transaction
+ *     and those of its events (redacted) that may mention it without a
+ *     row (run through the cartridge); the store keeps what it derives from rows (SQLite's current rows
  *     and spans) right for the keys it deleted rows of. Then the
  *     tombstone is written.
  * After the commit the store makes the old bytes unreadable in its files
  * (keel_store_scrub).
  *
- * Finding by rows and text misses only an event whose one operation
- * naming the subject is an entity operation (no row) built from text
- * that is not the subject's: the subject's mentions found are checked
- * against the ones stored, and when they differ the whole log is read,
- * as before.
+ * The subject's mentions the found events make are checked against the
+ * ones stored, and when they differ (a store loaded from a dump, whose
+ * entities carry no kind time) the whole log is read, as before.
  */
 #include <stdlib.h>
 #include <string.h>
