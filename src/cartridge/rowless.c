@@ -99,7 +99,8 @@ static unsigned plan_rowless(const struct plan *plan)
 			continue;
 		if (covered(plan, t))
 			how |= KEEL_ROWLESS_REDACTED;
-		else if (t->npieces == 1 && t->pieces[0].ptr && t->absent != ABSENT_DEFAULTS)
+		else if (t->npieces == 1 && t->pieces[0].ptr &&
+			 t->absent != ABSENT_DEFAULTS)
 			how |= KEEL_ROWLESS_UNROWED; /* the envelope holds its text */
 		else
 			how |= KEEL_ROWLESS_HIDDEN | KEEL_ROWLESS_UNROWED;
@@ -108,7 +109,8 @@ static unsigned plan_rowless(const struct plan *plan)
 }
 
 void keel_cartridge_rowless(const struct keel_cartridge *c,
-			    void (*fn)(void *ud, struct keel_str type, unsigned how), void *ud)
+			    void (*fn)(void *ud, struct keel_str type, unsigned how),
+			    void *ud)
 {
 	for (size_t i = 0; i < c->handlers.cap; i++) {
 		if (!c->handlers.hashes[i])
