@@ -1455,6 +1455,329 @@ static void forgetting_gives_the_memory_stores_dump(const struct store_kind *k)
 	free(dumps[1]);
 }
 
+/* What forgetting is measured against: the tenant's log as it stands
+ * after the forget (the redacted envelopes), ingested afresh into a
+ * memory store - by construction the graph without the subject. */
+struct redacted_log {
+	struct keel_ptrvec envelopes; /* malloc'd, NUL-terminated, by seq */
+	int64_t *recorded;
+	size_t n, cap;
+};
+
+static int redacted_log_fn(void *ud, const struct keel_record *r)
+{
+	struct redacted_log *l = ud;
+	char *e = keel_xmalloc(r->envelope.len + 1);
+	memcpy(e, r->envelope.ptr, r->envelope.len);
+	e[r->envelope.len] = 0;
+	keel_ptrvec_push(&l->envelopes, e);
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->recorded = keel_xrealloc(l->recorded, l->cap * sizeof *l->recorded);
+	}
+	l->recorded[l->n++] = r->recorded_at;
+	return 0;
+}
+
+/* The tenant's dump (without its events, whose hashes are the received
+ * envelopes' in one and the redacted ones' in the other) from a memory
+ * store given the logged events recorded by `upto`. */
+static char *redacted_log_state(const struct redacted_log *l, const char *tenant, int64_t upto)
+{
+	struct keel_store *s = NULL;
+	char *err = NULL;
+	if (keel_store_open("memory:", &s, &err))
+		fail_msg("%s", err);
+	struct keel_ingest *ing;
+	const struct keel_ingest_options o = {.size = sizeof o, .cartridge = fleet(),
+					      .batch = 500};
+	assert_int_equal(keel_ingest_new(s, &o, &ing), 0);
+	for (size_t i = 0; i < l->n && l->recorded[i] <= upto; i++) {
+		const char *e = l->envelopes.items[i];
+		if (keel_ingest_add(ing, e, strlen(e), i + 1))
+			fail_msg("ingest: %s", keel_ingest_errmsg(ing));
+	}
+	assert_int_equal(keel_ingest_flush(ing), 0);
+	assert_int_equal(keel_ingest_report(ing)->rejected, 0);
+	keel_ingest_free(ing);
+	char *dump = state_only(keel_test_dump(s, tenant));
+	keel_store_close(s);
+	return dump;
+}
+
+static char *tenant_known_at(struct keel_store *s, const char *tenant, int64_t known_at)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const struct keel_read_options o = {.size = sizeof o, .known_at_set = true,
+					    .known_at = known_at};
+	assert_int_equal(keel_dump(s, tenant, &o, f), 0);
+	fclose(f);
+	return state_only(buf);
+}
+
+/* Forgetting without a rebuild (docs/semantics.md, "Forgetting") leaves
+ * the graph that ingesting the redacted log gives, now and known at each
+ * moment of the log (every transaction's mentions mended alike), and a
+ * replay of the tenant (what forgetting did before: a rebuild) changes
+ * nothing. Two subjects a round, small transactions and large ones. */
+static void forgetting_equals_ingesting_the_redacted_log(const struct store_kind *k)
+{
+	static const struct {
+		size_t batch;
+		uint32_t commit_ms;
+		const char *tenant, *subjects[2];
+	} rounds[] = {
+	    {50, KEEL_COMMIT_EVERY_BATCH, "tenant-01", {"vehicle:V-0002", "driver:DR-0001"}},
+	    {500, 0, "tenant-02", {"depot:D-01", "vehicle:V-0005"}},
+	};
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(rounds); i++) {
+		struct store_case c;
+		struct keel_store *s = store_open(k, &c);
+		const struct keel_test_lines *st = standard_stream();
+		struct keel_ingest *ing;
+		const struct keel_ingest_options io = {.size = sizeof io, .cartridge = fleet(),
+						       .batch = rounds[i].batch,
+						       .commit_interval_ms = rounds[i].commit_ms};
+		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
+		for (size_t j = 0; j < st->n; j++)
+			assert_int_equal(keel_ingest_add(ing, st->lines[j], strlen(st->lines[j]),
+							 j + 1),
+					 0);
+		assert_int_equal(keel_ingest_flush(ing), 0);
+		keel_ingest_free(ing);
+		const char *tenant = rounds[i].tenant;
+		const struct keel_forget_options o = {.size = sizeof o, .cartridge = fleet(),
+						      .by = "user:conformance"};
+		for (size_t j = 0; j < 2; j++) {
+			struct keel_forget_report rep;
+			if (keel_forget(s, tenant, rounds[i].subjects[j], &o, &rep))
+				fail_msg("forget %s: %s", rounds[i].subjects[j],
+					 keel_store_errmsg(s));
+			assert_true(rep.events > 0 && rep.rows > 0);
+		}
+		struct redacted_log l = {0};
+		struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = keel_str_cstr(tenant)};
+		assert_int_equal(keel_store_scan(s, &q, redacted_log_fn, &l), 0);
+		assert_true(l.n > 100);
+		/* now, and known at moments a third and two thirds along */
+		int64_t moments[3] = {l.recorded[l.n / 3], l.recorded[2 * l.n / 3], KEEL_TIME_INF};
+		for (size_t m = 0; m < 3; m++) {
+			char *want = redacted_log_state(&l, tenant, moments[m]);
+			char *got = m < 2 ? tenant_known_at(s, tenant, moments[m])
+					  : state_only(keel_test_dump(s, tenant));
+			for (size_t j = 0; j < 2; j++)
+				if (strstr(got, rounds[i].subjects[j] + strcspn(
+							       rounds[i].subjects[j], ":") + 1))
+					fail_msg("%s still named", rounds[i].subjects[j]);
+			assert_string_equal(got, want);
+			free(want);
+			free(got);
+		}
+		char *before = keel_test_dump(s, NULL);
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = fleet()};
+		struct keel_replay_report *rr = NULL;
+		assert_int_equal(keel_replay(s, tenant, &ro, &rr), 0);
+		assert_int_equal(rr->added + rr->removed, 0);
+		keel_replay_report_free(rr);
+		char *after = keel_test_dump(s, NULL);
+		assert_string_equal(after, before);
+		free(before);
+		free(after);
+		for (size_t j = 0; j < l.envelopes.len; j++)
+			free(l.envelopes.items[j]);
+		keel_ptrvec_free(&l.envelopes);
+		free(l.recorded);
+		store_done(s, &c);
+	}
+}
+
+/* Forgetting finds every event that named the subject, including one
+ * whose only operation naming it is an entity operation (no row) built
+ * from other text than the subject's ("vehicle:{/data/v}" over "V-1"),
+ * strictly inside the subject's span: by a declarative cartridge, by one
+ * whose row-making operation a forget of another subject took away (the
+ * event redacted), and by a C cartridge, which Keel cannot read. Each
+ * such event is redacted, so no envelope of the tenant holds the
+ * subject's text afterwards and a replay brings nothing back. */
+static const char seen_json[] =
+    "{\"cartridge\":\"cams\",\"version\":\"1\",\"events\":{"
+    "\"v.registered\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\","
+    "\"kind\":\"vehicle\"},{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\","
+    "\"predicate\":\"plate\",\"value\":{\"from\":\"/data/plate\"}}],"
+    "\"v.seen\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\"},"
+    "{\"op\":\"fact\",\"subject\":\"camera:{/data/camera}\",\"predicate\":\"saw_at\","
+    "\"value\":{\"from\":\"/data/where\"}}],"
+    "\"v.driven\":[{\"op\":\"entity\",\"subject\":\"vehicle:{/data/v}\"},"
+    "{\"op\":\"fact\",\"subject\":\"vehicle:{/data/v}\",\"predicate\":\"driver\","
+    "\"value\":{\"from\":\"/data/driver\"}}],"
+    "\"v.towed\":[{\"op\":\"link\",\"subject\":\"tow:{/data/tow}\",\"relation\":"
+    "\"towed\",\"object\":\"vehicle:{/data/v}\"}],"
+    "\"lot.checked\":[{\"op\":\"entity\",\"subject\":\"lot:{/data/lot}\",\"kind\":"
+    "\"lot\"}],"
+    "\"v.parked\":[{\"op\":\"link\",\"subject\":\"vehicle:{/data/v}\",\"relation\":"
+    "\"parked_at\",\"object\":\"lot:{/data/lot}\"}]}}";
+
+/* The same cartridge in C (no v.driven): opaque to Keel. */
+static int seen_c_entity(struct keel_ctx *ctx, const struct keel_event *ev)
+{
+	struct keel_value v;
+	if (keel_event_get(ev, "/data/v", &v) || v.type != KEEL_VALUE_STRING)
+		return 0; /* redacted away: nothing to say of the vehicle */
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "vehicle:%.*s", (int)v.len, v.text);
+	return keel_ctx_entity(ctx, subject, (size_t)n, NULL, 0);
+}
+
+static int seen_c_registered(struct keel_ctx *ctx, const struct keel_event *ev, void *ud)
+{
+	(void)ud;
+	struct keel_value v, plate;
+	if (keel_event_get(ev, "/data/v", &v) || keel_event_get(ev, "/data/plate", &plate))
+		return 0;
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "vehicle:%.*s", (int)v.len, v.text);
+	int rc = keel_ctx_entity(ctx, subject, (size_t)n, "vehicle", 7);
+	return rc ? rc : keel_ctx_fact(ctx, subject, (size_t)n, "plate", 5, plate.json,
+				       plate.json_len);
+}
+
+static int seen_c_seen(struct keel_ctx *ctx, const struct keel_event *ev, void *ud)
+{
+	(void)ud;
+	int rc = seen_c_entity(ctx, ev);
+	struct keel_value cam, where;
+	if (rc || keel_event_get(ev, "/data/camera", &cam) ||
+	    keel_event_get(ev, "/data/where", &where))
+		return rc;
+	char subject[64];
+	int n = snprintf(subject, sizeof subject, "camera:%.*s", (int)cam.len, cam.text);
+	return keel_ctx_fact(ctx, subject, (size_t)n, "saw_at", 6, where.json, where.json_len);
+}
+
+struct envelopes_hold {
+	const char *needle;
+	size_t hits;
+};
+
+static int envelopes_hold_fn(void *ud, const struct keel_record *r)
+{
+	struct envelopes_hold *h = ud;
+	if (memmem(r->envelope.ptr, r->envelope.len, h->needle, strlen(h->needle)))
+		h->hits++;
+	return 0;
+}
+
+static size_t envelopes_holding(struct keel_store *s, const char *tenant, const char *needle)
+{
+	struct envelopes_hold h = {.needle = needle};
+	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = keel_str_cstr(tenant)};
+	assert_int_equal(keel_store_scan(s, &q, envelopes_hold_fn, &h), 0);
+	return h.hits;
+}
+
+static void forgetting_finds_entity_operations_without_rows(const struct store_kind *k)
+{
+	static const char *const lines[] = {
+	    "{\"id\":\"r1\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":\"2026-01-01T10:00:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"plate\":\"P-1\"}}",
+	    "{\"id\":\"r2\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":\"2026-01-01T10:01:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"plate\":\"P-2\"}}",
+	    "{\"id\":\"s1\",\"tenant\":\"%s\",\"type\":\"v.seen\",\"time\":\"2026-01-01T10:05:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"camera\":\"C-1\",\"where\":\"north gate\"}}",
+	    "{\"id\":\"d1\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:06:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-1\"}}",
+	    "{\"id\":\"s2\",\"tenant\":\"%s\",\"type\":\"v.seen\",\"time\":\"2026-01-01T10:07:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"camera\":\"C-1\",\"where\":\"south gate\"}}",
+	    "{\"id\":\"d2\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:10:00Z\","
+	    "\"data\":{\"v\":\"V-1\",\"driver\":\"D-2\"}}",
+	    "{\"id\":\"d3\",\"tenant\":\"%s\",\"type\":\"v.driven\",\"time\":\"2026-01-01T10:11:00Z\","
+	    "\"data\":{\"v\":\"V-2\",\"driver\":\"D-1\"}}",
+	    /* a lot mentioned by an entity operation alone, then (its last
+	     * mention) by a link from V-1: forgetting V-1 leaves it the first */
+	    "{\"id\":\"l1\",\"tenant\":\"%s\",\"type\":\"lot.checked\",\"time\":"
+	    "\"2026-01-01T10:02:00Z\",\"data\":{\"lot\":\"L-1\"}}",
+	    "{\"id\":\"p1\",\"tenant\":\"%s\",\"type\":\"v.parked\",\"time\":"
+	    "\"2026-01-01T10:09:00Z\",\"data\":{\"v\":\"V-1\",\"lot\":\"L-1\"}}",
+	    /* the tow is mentioned by this link to V-1 alone: it goes too */
+	    "{\"id\":\"t1\",\"tenant\":\"%s\",\"type\":\"v.towed\",\"time\":"
+	    "\"2026-01-01T10:08:00Z\",\"data\":{\"v\":\"V-1\",\"tow\":\"T-9\"}}",
+	    "{\"id\":\"r3\",\"tenant\":\"%s\",\"type\":\"v.registered\",\"time\":"
+	    "\"2026-01-01T10:12:00Z\",\"data\":{\"v\":\"V-1\",\"plate\":\"P-3\"}}",
+	};
+	struct keel_cartridge *decl = NULL, *opaque = keel_cartridge_new("cams-c", "1");
+	char *err = NULL;
+	assert_int_equal(keel_cartridge_compile(seen_json, strlen(seen_json), &decl, &err), 0);
+	assert_int_equal(keel_cartridge_on(opaque, "v.registered", seen_c_registered, NULL), 0);
+	assert_int_equal(keel_cartridge_on(opaque, "v.seen", seen_c_seen, NULL), 0);
+	const struct {
+		const char *tenant;
+		const struct keel_cartridge *c;
+	} rounds[] = {{"cams", decl}, {"cams-c", opaque}};
+	struct store_case sc;
+	struct keel_store *s = store_open(k, &sc);
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(rounds); i++) {
+		const char *tenant = rounds[i].tenant;
+		struct keel_ingest *ing;
+		const struct keel_ingest_options io = {.size = sizeof io,
+						       .cartridge = rounds[i].c};
+		assert_int_equal(keel_ingest_new(s, &io, &ing), 0);
+		for (size_t j = 0; j < KEEL_ARRAY_LEN(lines); j++) {
+			if (rounds[i].c == opaque &&
+			    (strstr(lines[j], "v.driven") || strstr(lines[j], "v.towed") ||
+			     strstr(lines[j], "lot.checked") || strstr(lines[j], "v.parked")))
+				continue; /* the C cartridge has none of these */
+			char line[512];
+			int n = snprintf(line, sizeof line, lines[j], tenant);
+			assert_int_equal(keel_ingest_add(ing, line, (size_t)n, j + 1), 0);
+		}
+		assert_int_equal(keel_ingest_flush(ing), 0);
+		keel_ingest_free(ing);
+		const struct keel_forget_options o = {.size = sizeof o,
+						      .cartridge = rounds[i].c,
+						      .by = "user:conformance"};
+		struct keel_forget_report rep;
+		/* First a driver, named only as a value: d1 keeps its entity
+		 * operation of V-1 and loses the row that named V-1 too. */
+		if (rounds[i].c == decl) {
+			if (keel_forget(s, tenant, "D-1", &o, &rep))
+				fail_msg("forget D-1: %s", keel_store_errmsg(s));
+			assert_int_equal(rep.rows, 2); /* d1's and d3's driver */
+		}
+		assert_int_equal(envelopes_holding(s, tenant, "V-1"), rounds[i].c == decl ? 7 : 3);
+		if (keel_forget(s, tenant, "vehicle:V-1", &o, &rep))
+			fail_msg("forget vehicle:V-1: %s", keel_store_errmsg(s));
+		if (envelopes_holding(s, tenant, "V-1"))
+			fail_msg("%s: an envelope still holds V-1 after forgetting vehicle:V-1",
+				 tenant);
+		assert_int_equal(rep.events, rounds[i].c == decl ? 7 : 3);
+		/* the plates of r1 and r3, the entity; d2's driver, the tow's
+		 * link and the tow, the link to the lot */
+		assert_int_equal(rep.rows, rounds[i].c == decl ? 7 : 3);
+		char *dump = keel_test_dump(s, tenant);
+		assert_null(strstr(dump, "V-1"));
+		assert_null(strstr(dump, "tow:T-9"));
+		if (rounds[i].c == decl) /* seen at 10:02 only, now */
+			assert_non_null(strstr(dump, "\"lot:L-1\",\"kind\":\"lot\""));
+		assert_non_null(strstr(dump, "vehicle:V-2"));
+		assert_non_null(strstr(dump, "north gate")); /* the camera's fact stays */
+		/* A replay (a rebuild from the redacted log) changes nothing. */
+		struct keel_replay_options ro = {.size = sizeof ro, .cartridge = rounds[i].c};
+		struct keel_replay_report *rr = NULL;
+		if (keel_replay(s, tenant, &ro, &rr))
+			fail_msg("replay: %s", keel_store_errmsg(s));
+		keel_replay_report_free(rr);
+		char *after = keel_test_dump(s, tenant);
+		assert_string_equal(after, dump);
+		free(dump);
+		free(after);
+	}
+	store_done(s, &sc);
+	keel_cartridge_free(decl);
+	keel_cartridge_free(opaque);
+}
+
 struct contract_case {
 	const char *name;
 	void (*run)(const struct store_kind *k);
@@ -1476,6 +1799,8 @@ static const struct contract_case contract[] = {
 	CONTRACT_CASE(changes_end_in_the_history),
 	CONTRACT_CASE(finding_matches_the_memory_store),
 	CONTRACT_CASE(forgetting_gives_the_memory_stores_dump),
+	CONTRACT_CASE(forgetting_equals_ingesting_the_redacted_log),
+	CONTRACT_CASE(forgetting_finds_entity_operations_without_rows),
 	CONTRACT_CASE(the_cartridge_is_remembered),
 };
 

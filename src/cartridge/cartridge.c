@@ -13,12 +13,6 @@
 
 #include "sha256.h"
 
-struct handler {
-	struct keel_str type; /* NUL-terminated copy in the cartridge arena */
-	keel_handler_fn fn;
-	void *userdata;
-};
-
 struct keel_cartridge *keel_cartridge_new(const char *name, const char *version)
 {
 	struct keel_cartridge *c = keel_xcalloc(1, sizeof *c);

@@ -38,6 +38,19 @@ enum keel_run_result keel_cartridge_run(const struct keel_cartridge *c,
 					struct keel_arena *arena, struct keel_op **ops,
 					size_t *nops, struct keel_buf *msg);
 
+/* How an event of a type may mention an entity (by an entity operation)
+ * that no row it asserts names (rowless.c), flags: */
+enum keel_rowless {
+	KEEL_ROWLESS_HIDDEN = 1,  /* nor the text of its envelope */
+	KEEL_ROWLESS_UNROWED = 2, /* (its text may be in the envelope) */
+	/* once keel forget has redacted the event: a field a row-making
+	 * operation read gone, the entity operation kept */
+	KEEL_ROWLESS_REDACTED = 4,
+};
+/* Calls fn for each type of c that has any of them (how: the flags). */
+void keel_cartridge_rowless(const struct keel_cartridge *c,
+			    void (*fn)(void *ud, struct keel_str type, unsigned how), void *ud);
+
 /* A JSON cartridge's compacted text (what a store records, so that it can
  * compile it again); absent for a shared object or a C-built one. */
 struct keel_str keel_cartridge_text(const struct keel_cartridge *c);

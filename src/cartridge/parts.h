@@ -9,6 +9,7 @@
  *   template.c  template and value fields, optional and default
  *   pointer.c   JSON Pointers: compiled once, resolved per event
  *   plan.c      a plan run on one event
+ *   rowless.c   the types that may mention an entity no row names
  *   handler.c   the C handler API: keel_event_* (what a handler
  *                         reads), keel_ctx_* (an operation checked, added)
  *
@@ -42,6 +43,14 @@ struct keel_cartridge {
 	struct keel_map handlers; /* keel_hash64(type) -> struct handler */
 	void *dl;		  /* shared-object cartridge: its handle */
 	keel_cartridge_fini_fn fini;
+};
+
+/* One event type's handler: a plan's (fn keel_plan_handler, userdata its
+ * plan) or C code's. */
+struct handler {
+	struct keel_str type; /* NUL-terminated copy in the cartridge arena */
+	keel_handler_fn fn;
+	void *userdata;
 };
 
 /* Registers fn for events of type type[0..len): KEEL_EINVAL for an empty

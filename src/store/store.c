@@ -423,6 +423,24 @@ int keel_store_forget(struct keel_store *s, struct keel_str tenant,
 	return s->ops->forget(s, tenant, r, n, t);
 }
 
+int keel_store_forget_find(struct keel_store *s, struct keel_str tenant,
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
+{
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "forget outside a transaction");
+	return s->ops->forget_find(s, tenant, f, fn, ud);
+}
+
+int keel_store_forget_rows(struct keel_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str quoted,
+			   const struct keel_mention_fix *fix, size_t n, uint64_t *removed)
+{
+	*removed = 0;
+	if (!s->in_tx)
+		return keel_store_fail(s, KEEL_EINVAL, "forget outside a transaction");
+	return s->ops->forget_rows(s, tenant, subject, quoted, fix, n, removed);
+}
+
 int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
 			 const char *subject_hash, struct keel_tombstone *out,
 			 struct keel_buf *buf)

@@ -104,6 +104,12 @@ struct keel_scan {
 	 * then required too */
 	struct keel_str event_id;
 	struct keel_str event_source;
+	/* optional (entities, events): only what was recorded at exactly
+	 * this moment, one transaction's (keel forget, which mends the
+	 * mentions of the transactions it touched): an entity aggregated
+	 * over its mentions recorded then, the events recorded then */
+	bool recorded_set;
+	int64_t recorded;
 };
 
 /* One assertion (fact, unset, link, unlink) as written: once, never
@@ -162,6 +168,32 @@ struct keel_replace_scope {
 struct keel_redaction {
 	int64_t seq;
 	struct keel_str envelope; /* compacted, with "keelredacted":true */
+};
+
+/* What keel forget asks a store to find (forget_find): the events that
+ * may name subject. */
+struct keel_forget_find {
+	struct keel_str subject;
+	struct keel_str quoted; /* the subject as a JSON string */
+	/* The event types whose events may name the subject through an entity
+	 * operation alone, no row naming it and its text not in the envelope
+	 * (keel_cartridge_rowless): of those timed within [from, to] (the
+	 * subject's mentions), every event of an `always` type, and every
+	 * event of a `redacted` type whose envelope holds "keelredacted". */
+	const struct keel_str *always, *redacted;
+	size_t nalways, nredacted;
+	int64_t from, to;
+};
+
+/* An entity's mentions of one transaction mended by keel forget: its
+ * mentions recorded at recorded_at get first_seen and last_seen (what
+ * the transaction's events still say of it, their kind unchanged), or
+ * go when gone (none of them mentions it any more). */
+struct keel_mention_fix {
+	struct keel_str subject;
+	int64_t recorded_at;
+	bool gone;
+	int64_t first_seen, last_seen;
 };
 
 #define KEEL_SUBJECT_HASH_LEN 64 /* SHA-256 in lowercase hex */
@@ -345,6 +377,27 @@ struct keel_store_ops {
 	int (*forget)(struct keel_store *s, struct keel_str tenant,
 		      const struct keel_redaction *r, size_t n,
 		      const struct keel_tombstone *t);
+	/* Forgetting without a rebuild (src/write/forget.c). forget_find:
+	 * each event of the tenant, once and by seq, that asserted a fact or
+	 * relation row naming f->subject (as its subject, a relation's
+	 * object, or a fact's value equal to f->quoted), or whose logged
+	 * envelope holds the subject's bytes or a backslash (an escape that
+	 * may spell them), or that f's types and span name (struct
+	 * keel_forget_find): found by the rows' indexes and by a scan of the
+	 * envelopes inside the engine, so that only candidates reach the
+	 * caller, which parses them. Records as an event scan gives them.
+	 * Inside the open transaction; fn may not call the store.
+	 * forget_rows: inside the open transaction, deletes the tenant's
+	 * rows naming subject (those forget_find found the events of) and
+	 * its mentions, mends the mentions fix[] names, and keeps what the
+	 * store derives from rows right for the keys it touched (SQLite's
+	 * current rows and spans); every other row stays as it is, seq and
+	 * all. *removed: the fact and relation rows deleted. */
+	int (*forget_find)(struct keel_store *s, struct keel_str tenant,
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
+	int (*forget_rows)(struct keel_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str quoted,
+			   const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
 	/* The tombstone of (tenant, subject_hash): 0 and *out filled (its
 	 * strings in buf), or KEEL_ENOTFOUND with no message when none. */
 	int (*tombstone)(struct keel_store *s, struct keel_str tenant,
@@ -487,6 +540,11 @@ int keel_store_worker_init(struct keel_store *s);
 int keel_store_forget(struct keel_store *s, struct keel_str tenant,
 		      const struct keel_redaction *r, size_t n,
 		      const struct keel_tombstone *t);
+int keel_store_forget_find(struct keel_store *s, struct keel_str tenant,
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
+int keel_store_forget_rows(struct keel_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str quoted,
+			   const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
 int keel_store_tombstone(struct keel_store *s, struct keel_str tenant,
 			 const char *subject_hash, struct keel_tombstone *out,
 			 struct keel_buf *buf);

@@ -1,12 +1,22 @@
 /*
  * forget.c - keel forget (docs/semantics.md, "Forgetting"): a subject
- * erased from a tenant, by construction the graph a replay would give.
+ * erased from a tenant, by construction the graph a replay would give,
+ * without rebuilding the tenant.
  *
+ * Rows are written once and never updated (valid_to and closed_by are
+ * derived on read), so forgetting touches only what named the subject.
  * In one transaction:
- *  1. The tenant's log is read in arrival order and each event prepared as
- *     replay prepares it (prepare.c). An event mentions the subject when
- *     one of its operations names it (as subject or object, or as a fact's
- *     string value), or when a string of its envelope is the subject.
+ *  1. The events that may mention the subject are found by the store
+ *     (forget_find): those that asserted a row naming it, those whose
+ *     envelope holds its bytes (or an escape that may spell them), and,
+ *     within the subject's span, those of the types whose entity
+ *     operations the cartridge cannot show to come with a row or the
+ *     subject's text (src/cartridge/rowless.c; every type of a C
+ *     cartridge; a type whose entity operations are covered by rows,
+ *     once redacted). Each is prepared as replay prepares it (prepare.c). An event mentions
+ *     the subject when one of its operations names it (as subject or
+ *     object, or as a fact's string value), or when a string of its
+ *     envelope is the subject.
  *  2. Each such event is redacted: its attributes other than the
  *     CloudEvents context ones (id, source, specversion, type, time,
  *     tenant, datacontenttype, dataschema) and the fields of its data go,
@@ -19,10 +29,24 @@
  *     replays of the one event: whatever the cartridge (declarative or C),
  *     what is kept is what its other operations read.
  *  3. The redacted envelopes are written over the logged ones (hashes
- *     kept), the tenant is rebuilt from its log with keel replay's own
- *     machinery (keel_replay_in_tx), and the tombstone is written.
+ *     kept). Since a redacted event's other operations come out exactly
+ *     as before, a replay would give exactly the rows it gave, and none
+ *     of the rows naming the subject: the store deletes those rows and
+ *     every other row stays (forget_rows). What aggregates is mended:
+ *     the mentions of another entity by an operation that named the
+ *     subject go, so for each (entity, transaction) that lost one at
+ *     the first or last time its mentions of that transaction span, the
+ *     span is folded again from the entity's rows of the transaction
+ *     and those of its events (redacted) that may mention it without a
+ *     row (run through the cartridge); the store keeps what it derives from rows (SQLite's current rows
+ *     and spans) right for the keys it deleted rows of. Then the
+ *     tombstone is written.
  * After the commit the store makes the old bytes unreadable in its files
  * (keel_store_scrub).
+ *
+ * The subject's mentions the found events make are checked against the
+ * ones stored, and when they differ (a store loaded from a dump, whose
+ * entities carry no kind time) the whole log is read, as before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +60,8 @@
 #include "event/json.h"
 #include "options.h"
 #include "prepare.h"
+#include "append.h"
+#include "cartridge/cartridge.h"
 #include "cartridge/tenant.h"
 #include "store/store.h"
 #include "util.h"
@@ -60,6 +86,19 @@ struct keel_forgetting {
 	size_t n, cap;
 	int rc; /* a refusal, with why */
 	struct keel_buf why;
+	/* Mentions of other entities that redacted events no longer make
+	 * (their text in out), and the subject's own mentions found. */
+	struct keel_lost *lost;
+	size_t nlost, lost_cap;
+	struct keel_mention found;
+	bool found_any;
+};
+
+/* A mention an operation that named the subject made of another entity,
+ * which the redacted event no longer makes. */
+struct keel_lost {
+	struct keel_str subject;
+	int64_t recorded_at, time;
 };
 
 static bool op_names(const struct keel_forgetting *f, const struct keel_op *op)
@@ -225,6 +264,67 @@ static int forget_refuse(struct keel_forgetting *f, const struct keel_record *r,
 	return 1;
 }
 
+/* Whether one of ev's operations mentions subject (as keel_append_add_event
+ * makes mentions: every operation its subject, a relation its object). */
+static bool mentions(const struct keel_batch_event *ev, struct keel_str subject)
+{
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		if (keel_str_eq(op->subject, subject))
+			return true;
+		if ((op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK) &&
+		    keel_str_eq(op->object, subject))
+			return true;
+	}
+	return false;
+}
+
+static void lose(struct keel_forgetting *f, struct keel_str subject, const struct keel_record *r,
+		 int64_t time)
+{
+	for (size_t i = 0; i < f->nlost; i++)
+		if (f->lost[i].recorded_at == r->recorded_at && f->lost[i].time == time &&
+		    keel_str_eq(f->lost[i].subject, subject))
+			return;
+	if (f->nlost == f->lost_cap) {
+		f->lost_cap = f->lost_cap ? 2 * f->lost_cap : 64;
+		f->lost = keel_xrealloc(f->lost, f->lost_cap * sizeof *f->lost);
+	}
+	f->lost[f->nlost++] = (struct keel_lost){
+	    .subject = keel_arena_str(&f->out, subject),
+	    .recorded_at = r->recorded_at,
+	    .time = time};
+}
+
+/* What redacting ev (now: as redacted) changes in the mentions: the
+ * subject's own, folded into found (to check that every event was found),
+ * and each other entity that only the operations naming the subject
+ * mentioned. */
+static void note_mentions(struct keel_forgetting *f, const struct keel_record *r,
+			  const struct keel_batch_event *ev, const struct keel_batch_event *now)
+{
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		struct keel_str who[2] = {op->subject, KEEL_STR_NULL};
+		if (op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK)
+			who[1] = op->object;
+		for (int k = 0; k < 2 && who[k].ptr; k++) {
+			if (keel_str_eq(who[k], f->subject)) {
+				struct keel_str kind =
+				    op->kind == KEEL_OP_ENTITY && k == 0 ? op->name : KEEL_STR_NULL;
+				if (!f->found_any) {
+					f->found = (struct keel_mention){.first_seen = ev->time,
+									 .last_seen = ev->time};
+					f->found_any = true;
+				}
+				keel_mention_fold(&f->found, ev->time, kind);
+			} else if (op_names(f, op) && !mentions(now, who[k])) {
+				lose(f, who[k], r, ev->time);
+			}
+		}
+	}
+}
+
 static int forget_event(void *ud, const struct keel_record *r)
 {
 	struct keel_forgetting *f = ud;
@@ -256,6 +356,7 @@ static int forget_event(void *ud, const struct keel_record *r)
 		    f, r,
 		    "through fields that other subjects' operations need "
 		    "(or none at all): it cannot be redacted");
+	note_mentions(f, r, ev, now);
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 64;
 		f->r = keel_xrealloc(f->r, f->cap * sizeof *f->r);
@@ -303,13 +404,292 @@ static void forgetting_free(struct keel_forgetting *f)
 	keel_buf_free(&f->text);
 	keel_buf_free(&f->why);
 	free(f->r);
+	free(f->lost);
+}
+
+/* -------------------------------------------------- mending the mentions */
+
+/* Whether the subject's mentions the found events make are the ones the
+ * store holds: if not, an event was missed (see the top of the file). */
+struct stored_entity {
+	bool any;
+	struct keel_buf kind;
+	bool has_kind;
+	int64_t kind_time, first_seen, last_seen;
+};
+
+static int stored_entity_fn(void *ud, const struct keel_record *r)
+{
+	struct stored_entity *e = ud;
+	e->any = true;
+	e->has_kind = r->kind.ptr != NULL;
+	keel_buf_reset(&e->kind);
+	if (r->kind.ptr)
+		keel_buf_add(&e->kind, r->kind.ptr, r->kind.len);
+	e->kind_time = r->kind_time;
+	e->first_seen = r->first_seen;
+	e->last_seen = r->last_seen;
+	return 0;
+}
+
+/* The entity subject as its mentions recorded at `recorded` (or all of
+ * them) make it. */
+static int stored_entity(struct keel_store *s, struct keel_str tenant, struct keel_str subject,
+			 bool recorded_set, int64_t recorded, struct stored_entity *e)
+{
+	e->any = false;
+	struct keel_scan q = {.type = KEEL_REC_ENTITY,
+			      .tenant = tenant,
+			      .subject = subject,
+			      .recorded_set = recorded_set,
+			      .recorded = recorded};
+	return keel_store_scan(s, &q, stored_entity_fn, e);
+}
+
+static bool found_all(struct keel_forgetting *f, const struct stored_entity *e)
+{
+	if (!e->any)
+		return !f->found_any;
+	if (!f->found_any || e->first_seen != f->found.first_seen ||
+	    e->last_seen != f->found.last_seen || e->has_kind != (f->found.kind.ptr != NULL))
+		return false;
+	return !e->has_kind ||
+	       (e->kind_time == f->found.kind_time &&
+		keel_str_eq(keel_str_make(e->kind.data, e->kind.len), f->found.kind));
+}
+
+static int cmp_lost(const void *pa, const void *pb)
+{
+	const struct keel_lost *a = pa, *b = pb;
+	if (a->recorded_at != b->recorded_at)
+		return a->recorded_at < b->recorded_at ? -1 : 1;
+	int c = keel_str_cmp(a->subject, b->subject);
+	if (c)
+		return c;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+/* The cartridge's event types whose events may mention an entity that no
+ * row they assert names (keel_cartridge_rowless), with how; and those
+ * forget_find reads within the subject's span: the events of `always`
+ * types, and of `redacted` types once redacted. The types live in the
+ * cartridge. */
+struct rowless_types {
+	struct keel_str *types;
+	unsigned *how;
+	size_t n;
+	struct keel_str *always, *redacted;
+	size_t nalways, nredacted;
+};
+
+static void push_type(struct keel_str **v, size_t *n, struct keel_str type)
+{
+	*v = keel_xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = type;
+}
+
+static void rowless_type(void *ud, struct keel_str type, unsigned how)
+{
+	struct rowless_types *r = ud;
+	r->how = keel_xrealloc(r->how, (r->n + 1) * sizeof *r->how);
+	r->how[r->n] = how;
+	push_type(&r->types, &r->n, type);
+	if (how & KEEL_ROWLESS_HIDDEN)
+		push_type(&r->always, &r->nalways, type);
+	else if (how & KEEL_ROWLESS_REDACTED)
+		push_type(&r->redacted, &r->nredacted, type);
+}
+
+static void rowless_types_free(struct rowless_types *r)
+{
+	free(r->types);
+	free(r->how);
+	free(r->always);
+	free(r->redacted);
+}
+
+/* Whether an event of this type and envelope may mention an entity that no
+ * row it asserts names. */
+static bool rowless_event(const struct rowless_types *r, const struct keel_record *ev)
+{
+	static const char marker[] = KEEL_REDACTED_ATTR;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!keel_str_eq(r->types[i], ev->event_type))
+			continue;
+		if (r->how[i] & (KEEL_ROWLESS_HIDDEN | KEEL_ROWLESS_UNROWED))
+			return true;
+		return memmem(ev->envelope.ptr, ev->envelope.len, marker, sizeof marker - 1);
+	}
+	return false;
+}
+
+/* The entities of one transaction whose span is folded again from its
+ * events. */
+struct refold {
+	struct keel_forgetting *f;
+	const struct rowless_types *types;
+	struct keel_mention_fix *fix; /* subject, recorded_at set; gone until seen */
+	size_t n;
+};
+
+static void refold_at(struct keel_mention_fix *x, int64_t t)
+{
+	if (x->gone || t < x->first_seen)
+		x->first_seen = t;
+	if (x->gone || t > x->last_seen)
+		x->last_seen = t;
+	x->gone = false;
+}
+
+/* A row of an entity being mended: unless it names the forgotten subject
+ * (deleted after the mend), its event still mentions the entity. */
+static int refold_row(void *ud, const struct keel_record *r)
+{
+	struct refold *g = ud;
+	struct keel_forgetting *f = g->f;
+	if (keel_str_eq(r->subject, f->subject) ||
+	    (r->type == KEEL_REC_RELATION && keel_str_eq(r->object, f->subject)) ||
+	    (r->type == KEEL_REC_FACT && r->value.ptr &&
+	     keel_str_eq(r->value, keel_str_make(f->quoted.data, f->quoted.len))))
+		return 0;
+	for (size_t j = 0; j < g->n; j++)
+		if (g->fix[j].recorded_at == r->recorded_at &&
+		    (keel_str_eq(g->fix[j].subject, r->subject) ||
+		     (r->type == KEEL_REC_RELATION && keel_str_eq(g->fix[j].subject, r->object))))
+			refold_at(&g->fix[j], r->valid_from);
+	return 0;
+}
+
+/* An event of a transaction being mended: only one that may mention an
+ * entity without a row is run through the cartridge (the rows gave the
+ * others' mentions). */
+static int refold_event(void *ud, const struct keel_record *r)
+{
+	struct refold *g = ud;
+	struct keel_forgetting *f = g->f;
+	if (!rowless_event(g->types, r))
+		return 0;
+	keel_arena_reset(&f->scratch);
+	struct keel_batch_event *ev =
+	    keel_prep_event(&f->prep, &f->scratch, r->envelope.ptr, r->envelope.len, 0);
+	for (size_t i = 0; ev && i < ev->nops; i++) {
+		const struct keel_op *op = &ev->ops[i];
+		struct keel_str who[2] = {op->subject, KEEL_STR_NULL};
+		if (op->kind == KEEL_OP_LINK || op->kind == KEEL_OP_UNLINK)
+			who[1] = op->object;
+		for (int k = 0; k < 2 && who[k].ptr; k++)
+			for (size_t j = 0; j < g->n; j++)
+				if (keel_str_eq(g->fix[j].subject, who[k]))
+					refold_at(&g->fix[j], ev->time);
+	}
+	return 0;
+}
+
+/* The mentions to mend: of each (entity, transaction) that lost a
+ * mention at the first or last time its mentions of the transaction
+ * span, the span folded again from what still mentions it there: the
+ * entity's rows of the transaction that do not name the subject (every
+ * operation but an entity one asserts a row, rowless.c) and, of the
+ * transaction's events, those that may mention it without a row (the
+ * redacted envelopes are written by now), run through the cartridge. In
+ * *fix, malloc'd. */
+static int mend_mentions(struct keel_store *s, struct keel_str tenant,
+			 struct keel_forgetting *f, const struct rowless_types *types,
+			 struct keel_mention_fix **fix, size_t *nfix)
+{
+	*fix = NULL;
+	*nfix = 0;
+	if (!f->nlost)
+		return 0;
+	qsort(f->lost, f->nlost, sizeof *f->lost, cmp_lost);
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	size_t cap = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < f->nlost;) {
+		size_t j = i;
+		bool edge = false;
+		if ((rc = stored_entity(s, tenant, f->lost[i].subject, true, f->lost[i].recorded_at,
+					&e)))
+			break;
+		for (; j < f->nlost && f->lost[j].recorded_at == f->lost[i].recorded_at &&
+		       keel_str_eq(f->lost[j].subject, f->lost[i].subject);
+		     j++)
+			edge |= e.any && (f->lost[j].time <= e.first_seen ||
+					  f->lost[j].time >= e.last_seen);
+		if (edge) {
+			if (*nfix == cap) {
+				cap = cap ? 2 * cap : 16;
+				*fix = keel_xrealloc(*fix, cap * sizeof **fix);
+			}
+			(*fix)[(*nfix)++] = (struct keel_mention_fix){
+			    .subject = f->lost[i].subject,
+			    .recorded_at = f->lost[i].recorded_at,
+			    .gone = true};
+		}
+		i = j;
+	}
+	keel_buf_free(&e.kind);
+	/* One read of each entity's rows for all its transactions. */
+	struct refold all = {.f = f, .types = types, .fix = *fix, .n = *nfix};
+	for (size_t i = 0; rc == 0 && i < *nfix; i++) {
+		bool seen = false;
+		for (size_t j = 0; !seen && j < i; j++)
+			seen = keel_str_eq((*fix)[j].subject, (*fix)[i].subject);
+		if (seen)
+			continue;
+		const struct keel_scan q[] = {
+		    {.type = KEEL_REC_FACT, .tenant = tenant, .subject = (*fix)[i].subject,
+		     .raw = true},
+		    {.type = KEEL_REC_RELATION, .tenant = tenant, .subject = (*fix)[i].subject,
+		     .raw = true},
+		    {.type = KEEL_REC_RELATION, .tenant = tenant, .object = (*fix)[i].subject,
+		     .raw = true},
+		};
+		for (size_t k = 0; rc == 0 && k < KEEL_ARRAY_LEN(q); k++)
+			rc = keel_store_scan(s, &q[k], refold_row, &all);
+	}
+	/* One read of each transaction's events for all its entities, when
+	 * the cartridge has types that may mention one without a row. */
+	for (size_t i = 0; rc == 0 && types->n && i < *nfix;) {
+		size_t j = i;
+		while (j < *nfix && (*fix)[j].recorded_at == (*fix)[i].recorded_at)
+			j++;
+		struct refold g = {.f = f, .types = types, .fix = *fix + i, .n = j - i};
+		struct keel_scan q = {.type = KEEL_REC_EVENT,
+				      .tenant = tenant,
+				      .recorded_set = true,
+				      .recorded = (*fix)[i].recorded_at};
+		rc = keel_store_scan(s, &q, refold_event, &g);
+		i = j;
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------- forget */
 
-static uint64_t graph_rows(const uint64_t counts[4])
+/* The tombstone's rows_removed is the fact and relation rows deleted
+ * (forget_rows counts them) and the entities gone: the subject, and each
+ * other entity whose last mention a mend took away, counted here rather
+ * than by counting the tenant's rows before and after (a scan of them). */
+static int count_gone(struct keel_store *s, struct keel_str tenant,
+		      const struct keel_mention_fix *fix, size_t nfix, uint64_t *gone)
 {
-	return counts[0] + counts[1] + counts[2];
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < nfix; i++) {
+		bool seen = !fix[i].gone;
+		for (size_t j = 0; !seen && j < i; j++)
+			seen = fix[j].gone && keel_str_eq(fix[j].subject, fix[i].subject);
+		if (seen)
+			continue;
+		rc = stored_entity(s, tenant, fix[i].subject, false, 0, &e);
+		if (rc == 0 && !e.any)
+			(*gone)++;
+	}
+	keel_buf_free(&e.kind);
+	return rc;
 }
 
 /* A given cartridge other than the tenant's recorded one would find the
@@ -379,15 +759,47 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	struct keel_str t = keel_str_cstr(tenant);
 	struct keel_forgetting f;
 	forgetting_init(&f, o.cartridge, keel_str_cstr(subject));
-	struct keel_replay_report *rep = NULL;
-	uint64_t before[4] = {0}, after[4] = {0};
+	uint64_t removed = 0;
+	struct keel_mention_fix *fix = NULL;
+	size_t nfix = 0;
+	struct keel_str quoted = keel_str_make(f.quoted.data, f.quoted.len);
 
 	int rc = keel_store_begin(s);
+	/* The subject's mentions: where an entity operation alone may have
+	 * named it (struct rowless_types). */
+	struct stored_entity e = {0};
+	keel_buf_init(&e.kind);
+	struct rowless_types types = {0};
+	keel_cartridge_rowless(o.cartridge, rowless_type, &types);
 	if (rc == 0)
-		rc = keel_store_counts(s, t, KEEL_TIME_INF, before);
-	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
+		rc = stored_entity(s, t, f.subject, false, 0, &e);
+	/* Without mentions of the subject, nothing named it without a row. */
+	struct keel_forget_find find = {.subject = f.subject,
+					.quoted = quoted,
+					.always = types.always,
+					.nalways = e.any ? types.nalways : 0,
+					.redacted = types.redacted,
+					.nredacted = e.any ? types.nredacted : 0,
+					.from = e.first_seen,
+					.to = e.last_seen};
 	if (rc == 0)
-		rc = keel_store_scan(s, &q, forget_event, &f);
+		rc = keel_store_forget_find(s, t, &find, forget_event, &f);
+	if (rc == 0 && !f.rc) {
+		/* Every event that mentions the subject found? Else read the
+		 * whole log, as a rebuild would: a safety net, which a store
+		 * loaded from a dump (whose entities carry no kind time) may
+		 * need. */
+		if (!found_all(&f, &e)) {
+			f.n = 0;
+			f.nlost = 0;
+			f.found_any = false;
+			f.position = 0;
+			keel_arena_reset(&f.out);
+			struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
+			rc = keel_store_scan(s, &q, forget_event, &f);
+		}
+	}
+	keel_buf_free(&e.kind);
 	if (rc == 1 || (rc == 0 && f.rc))
 		rc = keel_store_fail(s, f.rc, "%s", f.why.data);
 	if (rc == 0 && f.n == 0) {
@@ -399,18 +811,19 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	if (rc == 0)
 		rc = keel_store_forget(s, t, f.r, f.n, NULL);
 	if (rc == 0)
-		rc = keel_replay_in_tx(s, tenant, o.cartridge, &rep);
+		rc = mend_mentions(s, t, &f, &types, &fix, &nfix);
 	if (rc == 0)
-		rc = keel_store_counts(s, t, KEEL_TIME_INF, after);
+		rc = keel_store_forget_rows(s, t, f.subject, quoted, fix, nfix, &removed);
+	uint64_t entities_gone = e.any ? 1 : 0;
+	if (rc == 0)
+		rc = count_gone(s, t, fix, nfix, &entities_gone);
 	struct keel_tombstone tomb = {.tenant = t};
 	if (rc == 0) {
 		keel_subject_sha256(f.subject, tomb.subject_hash);
 		tomb.forgotten_at = keel_store_recorded_at(s);
 		tomb.forgotten_by = keel_str_cstr(o.by);
 		tomb.events = f.n;
-		tomb.rows = graph_rows(before) > graph_rows(after)
-				? graph_rows(before) - graph_rows(after)
-				: 0;
+		tomb.rows = removed + entities_gone;
 		rc = keel_store_forget(s, t, NULL, 0, &tomb);
 	}
 	if (rc == 0)
@@ -426,7 +839,8 @@ int keel_forget(struct keel_store *s, const char *tenant, const char *subject,
 	memcpy(out->subject_sha256, tomb.subject_hash, sizeof out->subject_sha256);
 	rc = keel_store_scrub(s);
 done:
-	keel_replay_report_free(rep);
+	rowless_types_free(&types);
+	free(fix);
 	forgetting_free(&f);
 	keel_cartridge_free(recorded);
 	return rc;

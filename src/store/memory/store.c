@@ -448,7 +448,8 @@ static bool mem_fold_entity(const struct mem_entity *e, const struct keel_scan *
 	r->subject = e->subject;
 	for (size_t i = 0; i < e->mentions.len; i++) {
 		const struct keel_mention *x = e->mentions.items[i];
-		if (!mem_visible(q, x->recorded_at))
+		if (!mem_visible(q, x->recorded_at) ||
+		    (q->recorded_set && x->recorded_at != q->recorded))
 			continue;
 		if (!any) {
 			r->first_seen = x->first_seen;
@@ -477,7 +478,8 @@ static int mem_scan_events(struct keel_memory_store *m, const struct keel_scan *
 		struct mem_event *e = m->events.items[i];
 		if (!keel_str_eq(e->tenant, q->tenant) || !mem_match(q->event_id, e->id) ||
 		    (q->event_id.ptr && !keel_str_eq(q->event_source, e->source)) ||
-		    !mem_visible(q, e->recorded_at))
+		    !mem_visible(q, e->recorded_at) ||
+		    (q->recorded_set && e->recorded_at != q->recorded))
 			continue;
 		struct keel_record r = {.type = KEEL_REC_EVENT,
 					.tenant = e->tenant,
@@ -758,6 +760,138 @@ static int keel_memory_forget(struct keel_store *s, struct keel_str tenant,
 	return 0;
 }
 
+/* Whether a row names subject (quoted: as a JSON string). */
+static bool mem_names(const struct mem_timeline *tl, const struct mem_row *row,
+		      struct keel_str subject, struct keel_str quoted)
+{
+	if (keel_str_eq(tl->subject, subject))
+		return true;
+	if (tl->kind == KEEL_ROW_RELATION)
+		return keel_str_eq(tl->object, subject);
+	return row->a.value.ptr && keel_str_eq(row->a.value, quoted);
+}
+
+static bool mem_type_in(struct keel_str type, const struct keel_str *types, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keel_str_eq(type, types[i]))
+			return true;
+	return false;
+}
+
+/* Whether f's types and span make e a candidate (struct keel_forget_find). */
+static bool mem_rowless_hit(const struct keel_forget_find *f, const struct mem_event *e)
+{
+	static const char marker[] = "keelredacted";
+	if (e->time < f->from || e->time > f->to)
+		return false;
+	return mem_type_in(e->type, f->always, f->nalways) ||
+	       (mem_type_in(e->type, f->redacted, f->nredacted) &&
+		memmem(e->envelope.ptr, e->envelope.len, marker, sizeof marker - 1));
+}
+
+static int keel_memory_forget_find(struct keel_store *s, struct keel_str tenant,
+				   const struct keel_forget_find *f, keel_scan_fn fn, void *ud)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	struct keel_str subject = f->subject, quoted = f->quoted;
+	/* The events that asserted a row naming it, by identity. */
+	struct keel_map asserted;
+	keel_map_init(&asserted);
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (!keel_str_eq(tl->tenant, tenant))
+			continue;
+		for (size_t k = 0; k < tl->rows.len; k++) {
+			struct mem_row *row = tl->rows.items[k];
+			if (mem_names(tl, row, subject, quoted))
+				keel_map_put(&asserted,
+					     keel_event_key_hash(tenant, row->a.asserted_by.source,
+								 row->a.asserted_by.id),
+					     row);
+		}
+	}
+	int rc = 0;
+	for (size_t i = 0; i < m->events.len && !rc; i++) {
+		struct mem_event *e = m->events.items[i];
+		if (!keel_str_eq(e->tenant, tenant))
+			continue;
+		bool hit = memchr(e->envelope.ptr, '\\', e->envelope.len) ||
+			   memmem(e->envelope.ptr, e->envelope.len, subject.ptr, subject.len) ||
+			   mem_rowless_hit(f, e);
+		uint64_t h = keel_event_key_hash(tenant, e->source, e->id);
+		for (size_t k = keel_map_first(&asserted, h); !hit && k != SIZE_MAX;
+		     k = keel_map_next(&asserted, h, k)) {
+			const struct mem_row *row = asserted.values[k];
+			hit = keel_str_eq(row->a.asserted_by.source, e->source) &&
+			      keel_str_eq(row->a.asserted_by.id, e->id);
+		}
+		if (!hit)
+			continue;
+		struct keel_record r = {.type = KEEL_REC_EVENT,
+					.tenant = e->tenant,
+					.source = e->source,
+					.id = e->id,
+					.event_type = e->type,
+					.time = e->time,
+					.envelope = e->envelope,
+					.hash = mem_event_hash(e),
+					.seq = e->seq,
+					.recorded_at = e->recorded_at};
+		rc = fn(ud, &r);
+	}
+	keel_map_free(&asserted);
+	return rc;
+}
+
+static int keel_memory_forget_rows(struct keel_store *s, struct keel_str tenant,
+				   struct keel_str subject, struct keel_str quoted,
+				   const struct keel_mention_fix *fix, size_t n,
+				   uint64_t *removed)
+{
+	struct keel_memory_store *m = keel_memory_downcast(s);
+	m->undo.replaced = true; /* nothing deleted can be taken back */
+	for (size_t i = 0; i < m->timelines.len; i++) {
+		struct mem_timeline *tl = m->timelines.items[i];
+		if (!keel_str_eq(tl->tenant, tenant))
+			continue;
+		size_t w = 0;
+		for (size_t k = 0; k < tl->rows.len; k++) {
+			struct mem_row *row = tl->rows.items[k];
+			if (!mem_names(tl, row, subject, quoted))
+				tl->rows.items[w++] = row;
+		}
+		*removed += tl->rows.len - w;
+		tl->rows.len = w;
+	}
+	for (size_t i = 0; i < m->entities.len; i++) {
+		struct mem_entity *e = m->entities.items[i];
+		if (!keel_str_eq(e->tenant, tenant))
+			continue;
+		if (keel_str_eq(e->subject, subject)) {
+			e->mentions.len = 0;
+			continue;
+		}
+		for (size_t j = 0; j < n; j++) {
+			if (!keel_str_eq(e->subject, fix[j].subject))
+				continue;
+			size_t w = 0;
+			for (size_t k = 0; k < e->mentions.len; k++) {
+				struct keel_mention *x = e->mentions.items[k];
+				if (x->recorded_at == fix[j].recorded_at) {
+					if (fix[j].gone)
+						continue;
+					x->first_seen = fix[j].first_seen;
+					x->last_seen = fix[j].last_seen;
+				}
+				e->mentions.items[w++] = x;
+			}
+			e->mentions.len = w;
+		}
+	}
+	return 0;
+}
+
 static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
 				 const char *subject_hash, struct keel_tombstone *out,
 				 struct keel_buf *buf)
@@ -838,6 +972,8 @@ const struct keel_store_ops keel_store_memory_ops = {
 	.fact_subjects = keel_memory_fact_subjects,
 	.replace_tenant = keel_memory_replace_tenant,
 	.forget = keel_memory_forget,
+	.forget_find = keel_memory_forget_find,
+	.forget_rows = keel_memory_forget_rows,
 	.tombstone = keel_memory_tombstone,
 	.cartridge_get = keel_memory_cartridge_get,
 	.cartridge_put = keel_memory_cartridge_put,

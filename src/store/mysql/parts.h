@@ -248,6 +248,13 @@ int keel_mysql_fact_subjects(struct keel_store *s, const struct keel_candidates 
 /* Replay (replay.c) */
 void keel_mysql_infile_setup(struct keel_mysql_store *m);
 /* Forgetting (forget.c): the ops forget and tombstone. */
+int keel_mysql_scan_run(struct keel_mysql_store *m, const struct keel_scan *q,
+			keel_scan_fn fn, void *ud);
+int keel_mysql_forget_find(struct keel_store *s, struct keel_str tenant,
+			   const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
+int keel_mysql_forget_rows(struct keel_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str quoted,
+			   const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
 int keel_mysql_forget(struct keel_store *s, struct keel_str tenant,
 		      const struct keel_redaction *r, size_t n,
 		      const struct keel_tombstone *t);

@@ -49,6 +49,15 @@ static void keel_mysql_known(struct keel_mysql_store *m, const char *alias,
 	keel_buf_addi64(&m->sql, q->known_at);
 }
 
+/* " AND recorded_at = recorded" with recorded_set (entities, events). */
+static void keel_mysql_recorded(struct keel_mysql_store *m, const struct keel_scan *q)
+{
+	if (!q->recorded_set)
+		return;
+	keel_buf_adds(&m->sql, " AND recorded_at = ");
+	keel_buf_addi64(&m->sql, q->recorded);
+}
+
 /* "WHERE tenant = .. AND subject = .. ..." of a fact or relation scan,
  * on the columns of alias. */
 static void keel_mysql_row_filters(struct keel_mysql_store *m, const char *alias,
@@ -293,8 +302,8 @@ static int keel_mysql_entity_emit(struct keel_mysql_entity *e, keel_scan_fn fn, 
 /* Runs the scan in m->sql and hands its records to fn: a scan of a whole
  * tenant streams its result; a narrow one is read whole so that its
  * callback may query the store again. */
-static int keel_mysql_scan_run(struct keel_mysql_store *m, const struct keel_scan *q,
-			       keel_scan_fn fn, void *ud)
+int keel_mysql_scan_run(struct keel_mysql_store *m, const struct keel_scan *q,
+			keel_scan_fn fn, void *ud)
 {
 	int rc = keel_mysql_run(m, m->sql.data, m->sql.len, "scan");
 	if (rc)
@@ -354,6 +363,7 @@ int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 		keel_mysql_add_str(m, b, q->tenant);
 		keel_mysql_filter(m, "", "subject", q->subject);
 		keel_mysql_known(m, "", q);
+		keel_mysql_recorded(m, q);
 		keel_buf_adds(b, " ORDER BY subject, seq");
 		break;
 	case KEEL_REC_FACT:
@@ -378,6 +388,7 @@ int keel_mysql_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_f
 			keel_mysql_filter(m, "", "source", q->event_source);
 		keel_mysql_filter(m, "", "id", q->event_id);
 		keel_mysql_known(m, "", q);
+		keel_mysql_recorded(m, q);
 		keel_buf_adds(b, " ORDER BY seq");
 		break;
 	}

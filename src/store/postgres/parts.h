@@ -239,6 +239,16 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 			   const struct keel_replace_scope *scope,
 			   const struct keel_append *a, uint64_t log_events,
 			   struct keel_buf *note);
+/* read.c: streams the records of sql (the columns a scan of q->type
+ * selects) to fn */
+int keel_pg_scan_query(struct keel_pg_store *g, struct keel_buf *sql,
+		       const struct keel_pg_params *p, const struct keel_scan *q,
+		       keel_scan_fn fn, void *ud);
+int keel_pg_forget_find(struct keel_store *s, struct keel_str tenant,
+			const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
+int keel_pg_forget_rows(struct keel_store *s, struct keel_str tenant,
+			struct keel_str subject, struct keel_str quoted,
+			const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
 int keel_pg_forget(struct keel_store *s, struct keel_str tenant,
 		   const struct keel_redaction *r, size_t n,
 		   const struct keel_tombstone *t);

@@ -406,6 +406,10 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 			keel_buf_adds(b, " AND recorded_at <= ");
 			keel_pg_q_i64(&qq, q->known_at);
 		}
+		if (q->recorded_set) {
+			keel_buf_adds(b, " AND recorded_at = ");
+			keel_pg_q_i64(&qq, q->recorded);
+		}
 		keel_buf_adds(b, " ORDER BY subject, seq");
 		break;
 	case KEEL_REC_FACT:
@@ -431,6 +435,10 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 			keel_buf_adds(b, " AND recorded_at <= ");
 			keel_pg_q_i64(&qq, q->known_at);
 		}
+		if (q->recorded_set) {
+			keel_buf_adds(b, " AND recorded_at = ");
+			keel_pg_q_i64(&qq, q->recorded);
+		}
 		keel_buf_adds(b, " ORDER BY seq");
 		break;
 	}
@@ -455,6 +463,31 @@ int keel_pg_scan(struct keel_store *s, const struct keel_scan *q, keel_scan_fn f
 	} else {
 		rc = keel_pg_scan_stream(g, &qq, &c);
 	}
+	if (rc == 0)
+		rc = keel_pg_entity_emit(&c.e, fn, ud);
+	keel_buf_free(&c.e.subject);
+	keel_buf_free(&c.e.kind);
+	return rc;
+}
+
+int keel_pg_scan_query(struct keel_pg_store *g, struct keel_buf *sql,
+		       const struct keel_pg_params *p, const struct keel_scan *q,
+		       keel_scan_fn fn, void *ud)
+{
+	struct keel_pg_query qq = {.b = sql, .p = *p};
+	/* integers point into the copy's own buffers */
+	for (int i = 0; i < p->n; i++)
+		if (p->values[i] == p->ints[i])
+			qq.p.values[i] = qq.p.ints[i];
+	struct keel_pg_scan_ctx c = {
+	    .q = q,
+	    .fn = fn,
+	    .ud = ud,
+	    .e = {.r = {.type = KEEL_REC_ENTITY, .tenant = q->tenant, .valid_to = KEEL_TIME_INF}},
+	};
+	keel_buf_init(&c.e.subject);
+	keel_buf_init(&c.e.kind);
+	int rc = keel_pg_scan_stream(g, &qq, &c);
 	if (rc == 0)
 		rc = keel_pg_entity_emit(&c.e, fn, ud);
 	keel_buf_free(&c.e.subject);

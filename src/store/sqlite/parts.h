@@ -72,7 +72,8 @@ enum {
 	KEEL_SF_AT = 1u << 3,
 	KEEL_SF_EVENT_ID = 1u << 4,
 	KEEL_SF_KNOWN_AT = 1u << 5,
-	KEEL_SF_N = 1u << 6,
+	KEEL_SF_RECORDED = 1u << 6,
+	KEEL_SF_N = 1u << 7,
 };
 
 /* Parameters of every scan statement, by number. */
@@ -84,7 +85,8 @@ enum {
 	KEEL_SP_AT,
 	KEEL_SP_EVENT_ID,
 	KEEL_SP_KNOWN_AT,
-	KEEL_SP_EVENT_SOURCE
+	KEEL_SP_EVENT_SOURCE,
+	KEEL_SP_RECORDED
 };
 
 /* ------------------------------------------------------------- the store */
@@ -356,6 +358,15 @@ int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
 		       const struct keel_redaction *r, size_t n,
 		       const struct keel_tombstone *t);
+int keel_sqlite_forget_find(struct keel_store *bs, struct keel_str tenant,
+			    const struct keel_forget_find *f, keel_scan_fn fn, void *ud);
+int keel_sqlite_forget_rows(struct keel_store *bs, struct keel_str tenant,
+			    struct keel_str subject, struct keel_str quoted,
+			    const struct keel_mention_fix *fix, size_t n, uint64_t *removed);
+/* spans.c: one timeline's spans written again from its first row, among
+ * the rows folded (seq <= upto) */
+int keel_sqlite_spans_redo(struct keel_sqlite_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str predicate, int64_t upto);
 int keel_sqlite_tombstone(struct keel_store *bs, struct keel_str tenant,
 			  const char *subject_hash, struct keel_tombstone *out,
 			  struct keel_buf *buf);

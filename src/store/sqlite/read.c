@@ -14,6 +14,7 @@ static unsigned keel_sqlite_scan_mask(const struct keel_scan *q)
 	switch (q->type) {
 	case KEEL_REC_ENTITY:
 		m |= q->subject.ptr ? KEEL_SF_SUBJECT : 0;
+		m |= q->recorded_set ? KEEL_SF_RECORDED : 0;
 		break;
 	case KEEL_REC_RELATION:
 		m |= q->object.ptr ? KEEL_SF_OBJECT : 0;
@@ -25,6 +26,7 @@ static unsigned keel_sqlite_scan_mask(const struct keel_scan *q)
 		break;
 	case KEEL_REC_EVENT:
 		m |= q->event_id.ptr ? KEEL_SF_EVENT_ID : 0;
+		m |= q->recorded_set ? KEEL_SF_RECORDED : 0;
 		break;
 	}
 	return m;
@@ -239,6 +241,14 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	keel_sqlite_row_filters(b, fact, m);
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_buf_adds(b, " AND recorded_at <= ?7");
+	/* One transaction's events (keel forget): their seqs from the narrow
+	 * event_ids, which hold recorded_at, not from a walk of the log's
+	 * envelopes. */
+	if ((m & KEEL_SF_RECORDED) && type == KEEL_REC_EVENT)
+		keel_buf_adds(b, " AND seq IN (SELECT seq FROM event_ids WHERE tenant = ?1 "
+				 "AND recorded_at = ?9)");
+	else if (m & KEEL_SF_RECORDED)
+		keel_buf_adds(b, " AND recorded_at = ?9");
 	keel_buf_adds(b, order[type]);
 }
 
@@ -424,6 +434,8 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 	}
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_sqlite_bind_i64(s, st, KEEL_SP_KNOWN_AT, q->known_at);
+	if (m & KEEL_SF_RECORDED)
+		keel_sqlite_bind_i64(s, st, KEEL_SP_RECORDED, q->recorded);
 
 	int rc = keel_sqlite_start(s, st), stop = 0;
 	if (!rc) {

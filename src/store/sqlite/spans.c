@@ -295,3 +295,12 @@ int keel_sqlite_spans_drop(struct keel_sqlite_store *s, struct keel_str tenant,
 	int rc = keel_sqlite_current_stmt(s, KEEL_SC_SPAN_DROP, &st);
 	return rc ? rc : keel_sqlite_per_predicate(s, st, tenant, scope);
 }
+
+int keel_sqlite_spans_redo(struct keel_sqlite_store *s, struct keel_str tenant,
+			   struct keel_str subject, struct keel_str predicate, int64_t upto)
+{
+	struct keel_span_walk w = {.s = s, .tenant = tenant, .predicate = predicate};
+	const int64_t first[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
+	int rc = keel_span_rewrite(&w, subject, first, upto);
+	return rc ? rc : keel_span_end(&w);
+}
