@@ -1,5 +1,5 @@
 /*
- * bench_find.c - finding things on SQLite (issue 16), in one run:
+ * bench_find.c - finding things on SQLite, in one run:
  *
  *   the N-event fleet store (default 1 000 000, one tenant, ingested by
  *     the keel binary at the defaults): keel entities pages of 100 by kind

@@ -614,7 +614,7 @@ int main(int argc, char **argv)
 
 	double rate_limit = t_limit > 0 ? (double)rows / t_limit : 0;
 
-	printf("Keel %s bench_mysql (issue 15), one run; server %s, "
+	printf("Keel %s bench_mysql, one run; server %s, "
 	       "innodb_flush_log_at_trx_commit=%s, buffer pool %s MiB, log_bin=%s; "
 	       "%ld cores\n",
 	       KEEL_VERSION, version, flush, pool, binlog, sysconf(_SC_NPROCESSORS_ONLN));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_narrow_rows.sh - what narrower fact rows would save the SQLite
-# write path (issue 15): the fact rows of a store inserted into today's
+# write path: the fact rows of a store inserted into today's
 # table and indexes, beside the same rows with every name (tenant,
 # subject, predicate, and the event's source and id) replaced by an
 # integer, into the same table and indexes over those integers. Only the

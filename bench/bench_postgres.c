@@ -1,5 +1,5 @@
 /*
- * bench_postgres.c - PostgreSQL ingestion (issue 28) measured on this
+ * bench_postgres.c - PostgreSQL ingestion measured on this
  * machine, in one run, with MariaDB's figures of the same run beside:
  *
  *   101 000 fleet events at the defaults (batch 500, commits every second)
@@ -561,7 +561,7 @@ int main(int argc, char **argv)
 	PGresult *r =
 	    PQexec(pc, "SELECT version(), current_setting('synchronous_commit'), "
 		       "current_setting('shared_buffers'), current_setting('fsync')");
-	printf("Keel %s bench_postgres (issue 28), one run; %s, synchronous_commit=%s, "
+	printf("Keel %s bench_postgres, one run; %s, synchronous_commit=%s, "
 	       "fsync=%s, shared_buffers=%s; %ld cores\n",
 	       KEEL_VERSION, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1),
 	       PQgetvalue(r, 0, 3), PQgetvalue(r, 0, 2), sysconf(_SC_NPROCESSORS_ONLN));

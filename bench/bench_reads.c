@@ -1,5 +1,5 @@
 /*
- * bench_reads.c - reads on SQLite stores (issue 15), in one run:
+ * bench_reads.c - reads on SQLite stores, in one run:
  *
  *   the N-event fleet store (default 1 000 000, ingested at the defaults
  *     in two halves, so that the end of the first half is a past moment
@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 					 "location");
 	}
 
-	printf("Keel %s bench_reads (issue 15): SQLite stores, reads in-process through the "
+	printf("Keel %s bench_reads: SQLite stores, reads in-process through the "
 	       "library, %zu calls each after 50 not counted; %ld cores\n",
 	       KEEL_VERSION, calls, sysconf(_SC_NPROCESSORS_ONLN));
 	printf("(the %s store: %zu vehicles read in turn; known_at: the end of the first "

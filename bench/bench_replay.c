@@ -1,5 +1,5 @@
 /*
- * bench_replay.c - issue 5's benchmark: replay and workers (docs/replay.md)
+ * bench_replay.c - the benchmark of replay and workers (docs/replay.md)
  * measured on this machine, in one run, against their own baselines:
  *
  *   replay of an N-event tenant (default 1 000 000) on SQLite and on

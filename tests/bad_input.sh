@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input (issue 2 §8, docs/semantics.md): malformed JSON, every envelope rule,
+# Bad input (docs/semantics.md): malformed JSON, every envelope rule,
 # cartridge pointer misses, limits, a 10 MiB line and invalid UTF-8, each
 # between good events. Each bad line gets its exact message in the rejects
 # output, naming the line, the id where there is one, the field and the rule;
