@@ -241,6 +241,8 @@ int keel_value_compile(struct compiler *cc, const struct keel_json *v,
 		       struct value_src *out);
 /* Two templates that render the same text for every event. */
 bool keel_tmpl_eq(const struct tmpl *a, const struct tmpl *b);
+/* The same literals and pointers in the same order. */
+bool keel_tmpl_same_pieces(const struct tmpl *a, const struct tmpl *b);
 
 /* Compiles json, prefixing any message with `prefix: ` (a file's path). */
 int keel_cartridge_compile_named(const char *json, size_t len, const char *prefix,

@@ -42,31 +42,13 @@ static bool never_skips(const struct plan_op *op)
 		 op->value.absent == ABSENT_SKIPS);
 }
 
-static bool same_pieces(const struct tmpl *a, const struct tmpl *b)
-{
-	if (a->npieces != b->npieces)
-		return false;
-	for (size_t i = 0; i < a->npieces; i++) {
-		const struct piece *x = &a->pieces[i], *y = &b->pieces[i];
-		if ((x->ptr == NULL) != (y->ptr == NULL))
-			return false;
-		if (!x->ptr && !keel_str_eq(keel_str_make(x->lit, x->lit_len),
-					    keel_str_make(y->lit, y->lit_len)))
-			return false;
-		if (x->ptr && !keel_str_eq(keel_str_make(x->ptr->text, x->ptr->text_len),
-					   keel_str_make(y->ptr->text, y->ptr->text_len)))
-			return false;
-	}
-	return true;
-}
-
 /* Whether row (a template of a row-making operation that never skips)
  * renders what entity renders whenever entity runs: the same pieces; a
  * default of entity's must be row's too (otherwise, with the pointer
  * missing, the event is rejected or entity is skipped). */
 static bool renders_as(const struct tmpl *row, const struct tmpl *entity)
 {
-	if (!row->present || !same_pieces(row, entity))
+	if (!row->present || !keel_tmpl_same_pieces(row, entity))
 		return false;
 	if (entity->absent != ABSENT_DEFAULTS)
 		return true;

@@ -242,14 +242,12 @@ int keel_value_compile(struct compiler *cc, const struct keel_json *v,
 		    : 0;
 }
 
-/* Two templates that render the same text for every event: the same
- * pieces, and the same answer to a pointer that finds nothing. */
-bool keel_tmpl_eq(const struct tmpl *a, const struct tmpl *b)
+/* Two templates made of the same pieces: the same literals and the same
+ * pointers, in the same order (what each does when a pointer finds
+ * nothing aside). */
+bool keel_tmpl_same_pieces(const struct tmpl *a, const struct tmpl *b)
 {
-	if (a->present != b->present || a->npieces != b->npieces ||
-	    a->absent != b->absent ||
-	    !keel_str_eq(keel_str_make(a->dflt, a->dflt_len),
-			 keel_str_make(b->dflt, b->dflt_len)))
+	if (a->npieces != b->npieces)
 		return false;
 	for (size_t i = 0; i < a->npieces; i++) {
 		const struct piece *x = &a->pieces[i], *y = &b->pieces[i];
@@ -263,4 +261,14 @@ bool keel_tmpl_eq(const struct tmpl *a, const struct tmpl *b)
 			return false;
 	}
 	return true;
+}
+
+/* Two templates that render the same text for every event: the same
+ * pieces, and the same answer to a pointer that finds nothing. */
+bool keel_tmpl_eq(const struct tmpl *a, const struct tmpl *b)
+{
+	return a->present == b->present && a->absent == b->absent &&
+	       keel_str_eq(keel_str_make(a->dflt, a->dflt_len),
+			   keel_str_make(b->dflt, b->dflt_len)) &&
+	       keel_tmpl_same_pieces(a, b);
 }

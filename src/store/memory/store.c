@@ -195,6 +195,21 @@ static uint64_t mem_event_hash(struct mem_event *e)
 	return e->hash;
 }
 
+/* A logged event as the scans hand it on. */
+static struct keel_record mem_event_record(struct mem_event *e)
+{
+	return (struct keel_record){.type = KEEL_REC_EVENT,
+				    .tenant = e->tenant,
+				    .source = e->source,
+				    .id = e->id,
+				    .event_type = e->type,
+				    .time = e->time,
+				    .envelope = e->envelope,
+				    .hash = mem_event_hash(e),
+				    .seq = e->seq,
+				    .recorded_at = e->recorded_at};
+}
+
 static struct mem_event *mem_find_event(struct keel_memory_store *m, struct keel_str tenant,
 					struct keel_str source, struct keel_str id, uint64_t h)
 {
@@ -481,16 +496,7 @@ static int mem_scan_events(struct keel_memory_store *m, const struct keel_scan *
 		    !mem_visible(q, e->recorded_at) ||
 		    (q->recorded_set && e->recorded_at != q->recorded))
 			continue;
-		struct keel_record r = {.type = KEEL_REC_EVENT,
-					.tenant = e->tenant,
-					.source = e->source,
-					.id = e->id,
-					.event_type = e->type,
-					.time = e->time,
-					.envelope = e->envelope,
-					.hash = mem_event_hash(e),
-					.seq = e->seq,
-					.recorded_at = e->recorded_at};
+		struct keel_record r = mem_event_record(e);
 		rc = fn(ud, &r);
 	}
 	return rc;
@@ -828,16 +834,7 @@ static int keel_memory_forget_find(struct keel_store *s, struct keel_str tenant,
 		}
 		if (!hit)
 			continue;
-		struct keel_record r = {.type = KEEL_REC_EVENT,
-					.tenant = e->tenant,
-					.source = e->source,
-					.id = e->id,
-					.event_type = e->type,
-					.time = e->time,
-					.envelope = e->envelope,
-					.hash = mem_event_hash(e),
-					.seq = e->seq,
-					.recorded_at = e->recorded_at};
+		struct keel_record r = mem_event_record(e);
 		rc = fn(ud, &r);
 	}
 	keel_map_free(&asserted);
