@@ -109,8 +109,11 @@ CMAKE
 		fail "find_package($name) project does not build: $(cat "$dir/build.log")"
 	out=$("$proj/build/use")
 	[ "$out" = "$want" ] || fail "find_package($name) build: got '$out', want '$want'"
-	# It runs against the installed library, found by its SONAME.
-	ldd "$proj/build/use" | grep -q "$soname => $(dirname "$so")/" ||
+	# It runs against the installed library, found by its SONAME (the
+	# path compared as a file: the run path may name the directory as
+	# pkg-config does, through lib/pkgconfig/../..).
+	loaded=$(ldd "$proj/build/use" | awk -v s="$soname" '$1 == s && $2 == "=>" { print $3 }')
+	[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$(dirname "$so")/$soname")" ] ||
 		fail "find_package($name) build does not load $soname from the install: $(ldd "$proj/build/use")"
 done
 
