@@ -180,7 +180,7 @@ for ((f = 0; f < faults; f++)); do
 done
 for j in "${jobs_[@]}"; do wait "$j" || fail "a fault's job failed"; done
 # every consumer running again (a stopped one was continued)
-for name in c1 c2 c3; do kill -0 "$(cat "$dir/$name.pid")" || fail "$name ended: $(tail -n 5 "$dir/$name.log")"; done
+for name in c1 c2 c3; do kill -0 "$(cat "$dir/$name.pid")" || fail "$name ended: $(grep -v "; retrying$" "$dir/$name.log" | grep -A12 -m1 "ERROR: AddressSanitizer\|runtime error\|ERROR: LeakSanitizer" || tail -n 5 "$dir/$name.log")"; done
 wait "$publisher" || fail "publishing failed: $(tail -n 20 "$dir/publish.log")"
 echo "faults: kill ${count[0]}, stop ${count[1]}, node ${count[2]}, database ${count[3]}"
 
