@@ -132,14 +132,8 @@ static int mapped_tenants(struct keel_server *srv, bool (*visible)(void *, const
 			keel_buf_add_json_str(&b, keel_str_cstr(names.items[i]));
 			last = names.items[i];
 		}
-		keel_buf_adds(&b, "],\"next\":");
-		if (more && last) {
-			keel_buf_addc(&b, '"');
-			keel_find_cursor(&b, last, strlen(last));
-			keel_buf_addc(&b, '"');
-		} else {
-			keel_buf_adds(&b, "null");
-		}
+		keel_buf_adds(&b, "],");
+		keel_find_next(&b, more ? last : NULL, more && last ? strlen(last) : 0);
 		keel_buf_addc(&b, '}');
 		*json = b.data;
 	}
@@ -262,6 +256,42 @@ static void find_args_free(struct find_args *a)
 	keel_buf_free(&a->value);
 }
 
+/* The answer to a read (it takes json and msg): its document with a
+ * trailing newline, as on the command line, or the error its code means. */
+static enum MHD_Result answer_read(struct keel_server *srv, struct MHD_Connection *c, int rc,
+				   char *json, char *msg)
+{
+	enum MHD_Result ret;
+	const char *why = msg && *msg ? msg : NULL;
+	if (rc == 0) {
+		size_t len = strlen(json);
+		char *body = keel_xrealloc(json, len + 2);
+		body[len] = '\n';
+		body[len + 1] = 0;
+		ret = keel_http_answer(srv, c, MHD_HTTP_OK, body, len + 1, "application/json");
+		free(msg);
+		return ret;
+	}
+	free(json);
+	if (rc == KEEL_ENOTFOUND) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s",
+					     why ? why : "not found");
+	} else if (rc == KEEL_EFORGOTTEN) {
+		/* keel forget erased it: Gone, saying when and by whom */
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_GONE, "%s", why ? why : "");
+	} else if (rc == KEEL_EINVAL) {
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
+					     why ? why : keel_strerror(rc));
+	} else {
+		atomic_fetch_add(&srv->metrics.store_errors, 1);
+		keel_http_log(srv, "read failed: %s", why ? why : keel_strerror(rc));
+		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					     "store error (details in the server log)");
+	}
+	free(msg);
+	return ret;
+}
+
 enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connection *c,
 				      enum read_kind kind, const char *tenant,
 				      const char *subject,
@@ -344,23 +374,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 		struct token_scope scope = {tok};
 		char *json = NULL, *msg = NULL;
 		int rc = mapped_tenants(srv, token_sees, &scope, &f, &o, &json, &msg);
-		if (rc == KEEL_EINVAL) {
-			ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
-						     msg ? msg : keel_strerror(rc));
-		} else if (rc) {
-			atomic_fetch_add(&srv->metrics.store_errors, 1);
-			keel_http_log(srv, "read failed: %s", msg ? msg : keel_strerror(rc));
-			ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-						     "store error (details in the server log)");
-		} else {
-			size_t len = strlen(json);
-			char *body = keel_xrealloc(json, len + 2);
-			body[len] = '\n';
-			body[len + 1] = 0;
-			ret = keel_http_answer(srv, c, MHD_HTTP_OK, body, len + 1,
-					       "application/json");
-		}
-		free(msg);
+		ret = answer_read(srv, c, rc, json, msg);
 		goto out;
 	}
 	struct keel_store *s = keel_http_reader_get(srv, tenant, &err);
@@ -404,35 +418,7 @@ enum MHD_Result keel_http_handle_read(struct keel_server *srv, struct MHD_Connec
 	}
 	char *msg = rc != 0 ? keel_xstrdup(keel_store_errmsg(s)) : NULL;
 	keel_http_reader_put(srv, s);
-	if (rc == KEEL_ENOTFOUND) {
-		free(json);
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_NOT_FOUND, "%s",
-					     msg && *msg ? msg : "not found");
-	} else if (rc == KEEL_EFORGOTTEN) {
-		/* keel forget erased it: Gone, saying when and by whom */
-		free(json);
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_GONE, "%s", msg);
-	} else if (rc == KEEL_EINVAL) {
-		free(json);
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_BAD_REQUEST, "%s",
-					     msg && *msg ? msg : keel_strerror(rc));
-	} else if (rc != 0) {
-		free(json);
-		atomic_fetch_add(&srv->metrics.store_errors, 1);
-		keel_http_log(srv, "read failed: %s",
-			      msg && *msg ? msg : keel_strerror(rc));
-		ret = keel_http_answer_error(srv, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					     "store error (details in the server log)");
-	} else {
-		size_t len = strlen(json);
-		/* A trailing newline, as on the command line. */
-		char *body = keel_xrealloc(json, len + 2);
-		body[len] = '\n';
-		body[len + 1] = 0;
-		ret = keel_http_answer(srv, c, MHD_HTTP_OK, body, len + 1,
-				       "application/json");
-	}
-	free(msg);
+	ret = answer_read(srv, c, rc, json, msg);
 out:
 	find_args_free(&fa);
 	keel_buf_free(&predicate);

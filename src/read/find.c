@@ -54,9 +54,16 @@ static void cursor_encode(struct keel_buf *b, struct keel_str s)
 	}
 }
 
-void keel_find_cursor(struct keel_buf *b, const char *name, size_t len)
+void keel_find_next(struct keel_buf *b, const char *last, size_t len)
 {
-	cursor_encode(b, keel_str_make(name, len));
+	keel_buf_adds(b, "\"next\":");
+	if (!last) {
+		keel_buf_adds(b, "null");
+		return;
+	}
+	keel_buf_addc(b, '"');
+	cursor_encode(b, keel_str_make(last, len));
+	keel_buf_addc(b, '"');
 }
 
 static int b64url_digit(char c)
@@ -163,14 +170,8 @@ static void page_shown(struct find_page *p, struct keel_str subject)
 /* ],"next":CURSOR|null} */
 static void page_end(struct find_page *p)
 {
-	keel_buf_adds(&p->doc, "],\"next\":");
-	if (p->more) {
-		keel_buf_addc(&p->doc, '"');
-		cursor_encode(&p->doc, keel_str_make(p->last.data, p->last.len));
-		keel_buf_addc(&p->doc, '"');
-	} else {
-		keel_buf_adds(&p->doc, "null");
-	}
+	keel_buf_adds(&p->doc, "],");
+	keel_find_next(&p->doc, p->more ? p->last.data : NULL, p->last.len);
 	keel_buf_addc(&p->doc, '}');
 }
 
@@ -304,14 +305,8 @@ static int tenants_doc(struct keel_store *s, bool (*visible)(void *ud, const cha
 	}
 	keel_buf_addc(&b, ']');
 	if (p) {
-		keel_buf_adds(&b, ",\"next\":");
-		if (more) {
-			keel_buf_addc(&b, '"');
-			cursor_encode(&b, keel_str_cstr(last));
-			keel_buf_addc(&b, '"');
-		} else {
-			keel_buf_adds(&b, "null");
-		}
+		keel_buf_addc(&b, ',');
+		keel_find_next(&b, more ? last : NULL, more ? strlen(last) : 0);
 	}
 	keel_buf_addc(&b, '}');
 	for (size_t i = 0; i < names.len; i++)

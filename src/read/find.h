@@ -10,9 +10,9 @@
 
 #include "util.h"
 
-/* Appends to b the cursor of a page whose last entry is name[0..len):
- * the page after it starts after that name (docs/cli.md, "Finding
- * things"). */
-void keel_find_cursor(struct keel_buf *b, const char *name, size_t len);
+/* Appends "next": the cursor of a page whose last entry is last[0..len)
+ * (the page after it starts after that name; docs/cli.md, "Finding
+ * things"), or null when last is NULL: there is no next page. */
+void keel_find_next(struct keel_buf *b, const char *last, size_t len);
 
 #endif
