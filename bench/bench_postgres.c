@@ -3,7 +3,8 @@
  * machine, in one run, with MariaDB's figures of the same run beside:
  *
  *   101 000 fleet events at the defaults (batch 500, commits every second)
- *   the same 101 000 re-sent (all duplicates)
+ *   the same 101 000 re-sent (all duplicates), and its limit: the same
+ *   identity lookups alone, made by a plain libpq program
  *   N (default 1 000 000) fleet events at the defaults
  *   the limit: the N-event store's final rows (events, entity mentions,
  *   facts, relations, exported from it) written back by a plain libpq
@@ -408,6 +409,80 @@ static double copy_in(const char *url, const char *dir)
 	return t;
 }
 
+/* A binary text[] parameter (PostgreSQL's array send format: dimensions,
+ * no nulls, element type text, then each element as length and bytes) of
+ * column col of rows [from, to) of r. */
+static void put_be32(char **p, uint32_t v)
+{
+	unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
+			      (unsigned char)(v >> 8), (unsigned char)v};
+	memcpy(*p, b, 4);
+	*p += 4;
+}
+
+static int text_array(const PGresult *r, int col, int from, int to, char *out)
+{
+	char *p = out;
+	put_be32(&p, 1);  /* dimensions */
+	put_be32(&p, 0);  /* no nulls */
+	put_be32(&p, 25); /* text */
+	put_be32(&p, (uint32_t)(to - from));
+	put_be32(&p, 1); /* lower bound */
+	for (int i = from; i < to; i++) {
+		int n = PQgetlength(r, i, col);
+		put_be32(&p, (uint32_t)n);
+		memcpy(p, PQgetvalue(r, i, col), (size_t)n);
+		p += n;
+	}
+	return (int)(p - out);
+}
+
+/*
+ * The re-send's limit: the identity lookups alone, as keel makes them (the
+ * same join over three unnested binary text[] parameters, prepared once,
+ * results in binary), a statement for each batch of 500 of the store's
+ * identities in the order they were logged, nothing else. Whatever keel
+ * does for a duplicate, it asks at least this of the server.
+ */
+static double lookups_alone(const char *url, uint64_t *found)
+{
+	PGconn *c = pg_connect(url);
+	PGresult *ids = PQexec(c, "SELECT tenant, source, id FROM keel_events ORDER BY seq");
+	if (PQresultStatus(ids) != PGRES_TUPLES_OK)
+		die("identities: %s", PQerrorMessage(c));
+	PGresult *r = PQprepare(c, "seen",
+				"SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "
+				"unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, "
+				"source, id) JOIN keel_events e ON e.tenant = k.tenant AND "
+				"e.source = k.source AND e.id = k.id",
+				3, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		die("prepare: %s", PQerrorMessage(c));
+	PQclear(r);
+	int rows = PQntuples(ids);
+	static char arrays[3][1 << 20];
+	*found = 0;
+	double t0 = now();
+	for (int from = 0; from < rows; from += 500) {
+		int to = from + 500 < rows ? from + 500 : rows;
+		const char *values[3];
+		int lengths[3], formats[3] = {1, 1, 1};
+		for (int k = 0; k < 3; k++) {
+			lengths[k] = text_array(ids, k, from, to, arrays[k]);
+			values[k] = arrays[k];
+		}
+		r = PQexecPrepared(c, "seen", 3, values, lengths, formats, 1);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			die("lookup: %s", PQerrorMessage(c));
+		*found += (uint64_t)PQntuples(r);
+		PQclear(r);
+	}
+	double t = now() - t0;
+	PQclear(ids);
+	PQfinish(c);
+	return t;
+}
+
 /* The rows of the store at url, all four tables. */
 static uint64_t store_rows(const char *url)
 {
@@ -524,6 +599,11 @@ int main(int argc, char **argv)
 	fprintf(stderr, "postgres: %s events, then again ...\n", small_n);
 	ingest(pg_101k, in_101k, &p101k, true);
 	ingest(pg_101k, in_101k, &pre, true);
+	uint64_t looked_up;
+	double t_lookups = lookups_alone(pg_101k, &looked_up);
+	if (looked_up != small)
+		die("the lookups alone found %llu of %llu identities",
+		    (unsigned long long)looked_up, (unsigned long long)small);
 	fprintf(stderr, "postgres: %llu events ...\n", (unsigned long long)big);
 	ingest(pg_big, in_big, &pbig, true);
 	if (mysql) {
@@ -580,6 +660,8 @@ int main(int argc, char **argv)
 	snprintf(label, sizeof label, "%s re-sent (all duplicates)", small_n);
 	row(label, &pre, mysql ? &mre : NULL, sizes ? "<= 0.3 s" : "",
 	    sizes ? verdict(pre.seconds <= 0.3) : NULL);
+	printf("%-40s %10.2f s\n", "  limit: lookups alone, 500 a statement", t_lookups);
+	printf("%-40s %11.2fx\n", "  re-send / lookups alone", pre.seconds / t_lookups);
 	snprintf(label, sizeof label, "%llu events", (unsigned long long)big);
 	row(label, &pbig, mysql ? &mbig : NULL, "", NULL);
 	printf("%-40s %10.0f /s %12s\n", "  events/s", (double)big / pbig.seconds, "");
