@@ -734,8 +734,8 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 				       "cannot create the directory \"%s\": %s", opt->dir,
 				       strerror(err));
 	struct keel_ptrvec tenants = {0};
-	int rc = 0;
-	if (opt->tenant) {
+	int rc = opt->known_at_set ? keel_store_settle(s, opt->known_at) : 0;
+	if (rc == 0 && opt->tenant) {
 		/* A tenant with no rows at all is not found, as for keel_dump
 		 * and keel_stats (docs/cli.md); one with nothing at --at is an
 		 * empty export. Checked before any file is created. */
@@ -743,7 +743,7 @@ int keel_export(struct keel_store *s, const struct keel_export_options *given)
 					     opt->known_at_set ? opt->known_at
 							       : KEEL_TIME_INF);
 		keel_ptrvec_push(&tenants, keel_xstrdup(opt->tenant));
-	} else {
+	} else if (rc == 0) {
 		/* As known at a moment, a tenant that had recorded nothing yet
 		 * did not exist, and GraphML writes no file for it. */
 		rc = keel_store_tenants_known(

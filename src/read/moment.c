@@ -1,7 +1,9 @@
 /*
  * moment.c - the moment a read asks about: the caller's read options
  * (at, known_at; docs/semantics.md) taken with their defaults, and a
- * scan narrowed to what was recorded by known_at. Every read takes them.
+ * scan narrowed to what was recorded by known_at. Every read takes them,
+ * and a read known at a moment waits, when it must, for the writes that
+ * may still record at it (keel_store_settle).
  */
 #include "moment.h"
 
@@ -22,7 +24,7 @@ int keel_read_options_take(struct keel_store *s, const struct keel_read_options 
 	}
 	if (!o->at_set)
 		o->at = keel_time_now();
-	return 0;
+	return o->known_at_set ? keel_store_settle(s, o->known_at) : 0;
 }
 
 void keel_scan_known_at(struct keel_scan *q, const struct keel_read_options *o)

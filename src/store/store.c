@@ -258,13 +258,31 @@ int keel_store_append(struct keel_store *s, const struct keel_append *a)
 	return s->ops->append(s, a);
 }
 
+/* Strictly later than anything the log holds: every transaction's rows
+ * are then recorded after the last committed one's, which is what lets a
+ * read known at a moment no later than that one stand (keel_store_settle). */
 int64_t keel_store_recorded_at(struct keel_store *s)
 {
 	int64_t now = keel_time_now();
-	if (now < s->recorded_floor)
-		now = s->recorded_floor;
+	if (now <= s->recorded_floor)
+		now = s->recorded_floor + 1;
 	s->recorded_floor = now;
 	return now;
+}
+
+int keel_store_settle(struct keel_store *s, int64_t known_at)
+{
+	if (!s->ops->settle || !s->ops->last_recorded_at || known_at == KEEL_TIME_INF)
+		return 0;
+	/* Not yet past: what is recorded at it is still being written, and
+	 * no answer about it can stand. */
+	if (known_at >= keel_time_now())
+		return 0;
+	int64_t last = 0;
+	int rc = s->ops->last_recorded_at(s, &last);
+	if (rc || known_at <= last)
+		return rc;
+	return s->ops->settle(s, last);
 }
 
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)

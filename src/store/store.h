@@ -317,6 +317,16 @@ struct keel_store_ops {
 	 * the log, even across processes (keel_store_recorded_at). */
 	int (*last_recorded_at)(struct keel_store *s, int64_t *out);
 
+	/* Returns once every write transaction that was open when it was
+	 * called has ended, committed or rolled back, so that a read begun
+	 * after it sees all any of them wrote (keel_store_settle); last is
+	 * the log's last recorded_at when it was called. It may return at
+	 * once, doing nothing, when this handle cannot tell (its own
+	 * transaction open, a file it cannot write). NULL: the store cannot
+	 * wait for its writers (docs/semantics.md, "Known-at answers
+	 * stand"). */
+	int (*settle)(struct keel_store *s, int64_t last);
+
 	/* For each event whose identity (tenant, source, id) is in the log:
 	 * status becomes KEEL_EV_DUPLICATE, stored_hash the logged hash and
 	 * stored_seq the logged seq. One batched
@@ -507,6 +517,13 @@ int keel_store_append(struct keel_store *s, const struct keel_append *a);
  * store's clock (microseconds since the epoch), never less than any
  * recorded_at the store's log holds or this handle gave before. */
 int64_t keel_store_recorded_at(struct keel_store *s);
+/* Makes a read known at known_at give the answer every later read known
+ * at it gives (docs/semantics.md, "Known-at answers stand"): when
+ * known_at is past but later than the log's last recorded_at, waits for
+ * the write transactions then open (the ops' settle), whose rows may be
+ * recorded at or before it. Earlier moments need nothing: a transaction
+ * records after the log's last recorded_at. */
+int keel_store_settle(struct keel_store *s, int64_t known_at);
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 /* The tenants as known at known_at: those with something recorded by
  * then (the counts keel stats gives), every one at KEEL_TIME_INF. */

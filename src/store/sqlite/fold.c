@@ -35,21 +35,6 @@ static int keel_sqlite_current_run(struct keel_sqlite_store *s, enum keel_sqlite
 	return keel_sqlite_run(s, st);
 }
 
-/* BEGIN IMMEDIATE without waiting: *locked false when another connection
- * holds the write lock, or the file cannot be written. */
-static int keel_sqlite_fold_lock(struct keel_sqlite_store *s, bool *locked)
-{
-	sqlite3_busy_timeout(s->db, 0);
-	int step = sqlite3_step(s->begin);
-	sqlite3_reset(s->begin);
-	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
-	s->base.statements++;
-	*locked = step == SQLITE_DONE;
-	if (*locked || (step & 0xff) == SQLITE_BUSY || (step & 0xff) == SQLITE_READONLY)
-		return 0;
-	return keel_sqlite_fail(s);
-}
-
 /* Seqs folded a transaction at most: a first fold of a large store holds
  * the write lock a fraction of a second at a time, so a writer waiting
  * behind it (within its busy timeout) gets in between, and the window's
@@ -72,7 +57,7 @@ static int keel_sqlite_fold_once(struct keel_sqlite_store *s, int64_t most, bool
 	 * without waiting for another writer. */
 	bool locked = false;
 	if (!sqlite3_get_autocommit(s->db) || sqlite3_db_readonly(s->db, "main") ||
-	    (rc = keel_sqlite_fold_lock(s, &locked)) || !locked) {
+	    (rc = keel_sqlite_try_lock(s, &locked)) || !locked) {
 		*cannot = rc == 0;
 		return rc;
 	}

@@ -36,6 +36,9 @@
 /* ------------------------------------------------------------ constants */
 
 #define KEEL_SQLITE_BUSY_MS 5000
+/* How often a read known at a recent moment looks whether the open write
+ * transaction has ended (store.c, keel_sqlite_settle). */
+#define KEEL_SQLITE_SETTLE_POLL_MS 2
 /* Page cache per connection, in KiB (negative cache_size): the hot index
  * leaves of a large store, within the 64 MiB peak RSS of a 1M-event ingest. */
 #define KEEL_SQLITE_CACHE_KIB 32768
@@ -267,6 +270,9 @@ int keel_sqlite_run_padded(struct keel_sqlite_store *s, enum keel_sqlite_padded 
 			   keel_sqlite_bind_fn bind, keel_sqlite_row_fn row, void *ud);
 void keel_sqlite_keys_reset(struct keel_sqlite_store *s);
 int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st);
+/* BEGIN IMMEDIATE without waiting: *locked false when another connection
+ * holds the write lock, or the file cannot be written (sql.c). */
+int keel_sqlite_try_lock(struct keel_sqlite_store *s, bool *locked);
 /* Runs st (bound) for its first row: *found (when not NULL) whether it
  * gave one, and its first n columns, integers, in out (left as they were
  * when there is none). */

@@ -187,6 +187,21 @@ int keel_sqlite_run(struct keel_sqlite_store *s, sqlite3_stmt *st)
 	return keel_sqlite_finish(s, st, rc);
 }
 
+/* BEGIN IMMEDIATE without waiting: *locked false when another connection
+ * holds the write lock, or the file cannot be written. */
+int keel_sqlite_try_lock(struct keel_sqlite_store *s, bool *locked)
+{
+	sqlite3_busy_timeout(s->db, 0);
+	int step = sqlite3_step(s->begin);
+	sqlite3_reset(s->begin);
+	sqlite3_busy_timeout(s->db, KEEL_SQLITE_BUSY_MS);
+	s->base.statements++;
+	*locked = step == SQLITE_DONE;
+	if (*locked || (step & 0xff) == SQLITE_BUSY || (step & 0xff) == SQLITE_READONLY)
+		return 0;
+	return keel_sqlite_fail(s);
+}
+
 /* ------------------------------------------------------ padded running */
 
 void keel_sqlite_keys_reset(struct keel_sqlite_store *s)

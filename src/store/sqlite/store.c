@@ -357,6 +357,43 @@ static int keel_sqlite_last_recorded_at(struct keel_store *bs, int64_t *out)
 	return rc ? rc : keel_sqlite_ints(s, s->last_recorded, NULL, out, 1);
 }
 
+/*
+ * SQLite has one writer at a time, and a transaction's recorded_at is
+ * taken under its write lock, later than the log's last: so the one
+ * transaction that may record at or before a past moment is the one open
+ * now, and it has ended once the log's last recorded_at moves past last,
+ * or once no transaction holds the lock. Polled rather than waited for in
+ * the lock: a writer that begins its next transaction as soon as it
+ * commits would win the lock from a waiting reader again and again.
+ */
+static int keel_sqlite_settle(struct keel_store *bs, int64_t last)
+{
+	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
+	if (!sqlite3_get_autocommit(s->db))
+		return 0; /* this handle's own transaction: nothing to wait for */
+	for (int waited_ms = 0;; waited_ms += KEEL_SQLITE_SETTLE_POLL_MS) {
+		bool locked = false;
+		int rc = keel_sqlite_try_lock(s, &locked);
+		if (rc)
+			return rc;
+		if (locked)
+			return keel_sqlite_run(s, s->rollback);
+		if (sqlite3_db_readonly(s->db, "main") == 1)
+			return 0; /* cannot tell: docs/semantics.md says so */
+		int64_t now_last = 0;
+		if ((rc = keel_sqlite_last_recorded_at(bs, &now_last)) || now_last > last)
+			return rc;
+		if (waited_ms >= KEEL_SQLITE_BUSY_MS)
+			return keel_store_fail(bs, KEEL_ESTORE,
+					       "store \"%s\": a write transaction has been open "
+					       "%d s; a read known at a moment it may record at "
+					       "waits for it",
+					       bs->url, KEEL_SQLITE_BUSY_MS / 1000);
+		struct timespec ts = {0, KEEL_SQLITE_SETTLE_POLL_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int keel_sqlite_schema_versions(struct keel_store *bs, int *was, int *now)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
@@ -597,6 +634,7 @@ const struct keel_store_ops keel_store_sqlite_ops = {
     .release = keel_sqlite_release,
     .rollback_to_savepoint = keel_sqlite_rollback_to_savepoint,
     .last_recorded_at = keel_sqlite_last_recorded_at,
+    .settle = keel_sqlite_settle,
     .seen_ids = keel_sqlite_seen_ids,
     .append = keel_sqlite_append,
     .tenants = keel_sqlite_tenants,
