@@ -2,38 +2,46 @@
 # Each tenant's events are in the log in input order, whatever the
 # publisher has to send again (docs/log.md, "Order"): a private three-node
 # JetStream cluster with a replicated log (R3) of 2 partitions; keel
-# publish sends events of 8 tenants while the partitions' stream leaders
-# are made to step down again and again (each step-down is an election,
-# during which publishes fail and are sent again). Then a plain client
-# reads the log, and each tenant's events in it must be exactly the
-# input's, in the input's order: none missing, none twice, none moved.
-# KEEL_LOG_ORDER_EVENTS (default 20000) sets how many events.
+# publish sends events of 8 tenants, in chunks (a publisher starting
+# afresh each time), while the partitions' stream leaders are made to
+# step down every 0.1 s (each step-down is an election: publishes in
+# flight are lost and time out, or fail at once for want of a leader,
+# and are sent again, while later ones reach the new leader). Then a
+# plain client reads the log, and each tenant's events in it must be
+# exactly the input's, in the input's order: none missing, none twice,
+# none moved. KEEL_LOG_ORDER_EVENTS (default 4000) sets how many events.
 set -euo pipefail
 . "$(dirname "$0")/cli/scratch.sh"
 . "$(dirname "$0")/cli/log_lib.sh"
 needs_nats
 command -v python3 >/dev/null || skip_test "no python3"
-events=${KEEL_LOG_ORDER_EVENTS:-20000}
+events=${KEEL_LOG_ORDER_EVENTS:-4000}
 
 nats_start 3
 "$KEEL" stream create "$servers" --stream ev --partitions 2 --replicas 3 >/dev/null
 in=$dir/in.ndjson
 "$KEEL" generate fleet --events "$events" --tenants 8 --seed 5 --late 0.05 --output "$in"
 
-"$KEEL" publish "$in" --to "$servers" --stream ev --verbose 2>"$dir/publish.log" &
+split -l 400 -d -a 3 "$in" "$dir/chunk."
+(
+	for chunk in "$dir"/chunk.*; do
+		"$KEEL" publish "$chunk" --to "$servers" --stream ev --verbose ||
+			{ echo "keel publish $chunk: exit $?"; exit 1; }
+	done
+) 2>>"$dir/publish.log" >&2 &
 publisher=$!
-# Elections all along the publishing: every 0.3 s each stream's leader
-# steps down (the cluster elects another among the two others).
+# Elections all along the publishing: each stream's leader steps down (the
+# cluster elects another among the two others), then again 0.1 s later.
 rounds=0
 while kill -0 "$publisher" 2>/dev/null; do
 	"$KEEL_NATS_PUB" "$servers" --stepdown ev-0 ev-1 2>>"$dir/stepdown.log" ||
 		fail "step down: $(tail -n 3 "$dir/stepdown.log")"
 	rounds=$((rounds + 1))
-	sleep "${KEEL_LOG_ORDER_PAUSE:-0.3}"
+	sleep "${KEEL_LOG_ORDER_PAUSE:-0.1}"
 done
-wait "$publisher" || fail "keel publish failed: $(tail -n 20 "$dir/publish.log")"
+wait "$publisher" || fail "keel publish failed: $(grep -v 'sending again' "$dir/publish.log" | tail -n 20)"
 elected=$(grep -c '"success":true' "$dir/stepdown.log" || true)
-echo "$rounds rounds of step-downs, $elected leaders stepped down; $(grep -c 'sending again' "$dir/publish.log" || true) rounds of publishes sent again"
+echo "$rounds rounds of step-downs, $elected leaders stepped down; $(grep -c 'sending again' "$dir/publish.log" || true) rounds of publishes sent again; $SECONDS s"
 # a test without elections during the publishing proves nothing
 [ "$elected" -ge 2 ] || fail "only $elected step-downs during the publishing: $(cat "$dir/stepdown.log")"
 
