@@ -31,7 +31,11 @@
  * before it is settled. So an event is stored only after every earlier
  * event of its partition, whatever fails, and publishing stays
  * pipelined: a refusal costs a round trip, and happens after a failure
- * or when another producer's message came in between.
+ * or when another producer's message came in between. Duplicates need
+ * care, since the log answers for an earlier copy: an acknowledged
+ * duplicate vouches for nothing before it (keel_pub_send), and an event
+ * whose earlier copy may be the log's last message waits until all
+ * before it is stored (keel_pub_suspect).
  *
  * The client library's callbacks reach a small shared state that outlives
  * the publisher (keel_pub_shared), freed by the connection's last
@@ -59,6 +63,8 @@ struct keel_pub_slot {
 	uint64_t prev_ord; /* the partition's event before this one; 0: none */
 	char *id;	   /* its Nats-Msg-Id (kept with the slot, reused) */
 	size_t id_cap;
+	uint64_t hash;	   /* of id (keel_pub_hash) */
+	bool dup;	   /* acknowledged as a duplicate */
 	int64_t first_ms; /* first sent */
 	natsStatus err;	  /* when failed */
 	jsErrCode jerr;
@@ -97,6 +103,14 @@ struct keel_publisher {
 	struct keel_publish_report shown; /* keel_publisher_report's copy */
 	uint64_t next_ord; /* the next event's ord */
 	uint64_t *last_ord; /* by partition: its last event's ord; 0: none */
+	/* The hashes of the ring's Nats-Msg-Ids, a multiset (open
+	 * addressing, linear probing, 0 empty), and by partition the hash
+	 * of the last event that left the ring: where an event's duplicate
+	 * could be the log's last message (see keel_pub_suspect). */
+	uint64_t *ids_key;
+	uint32_t *ids_count;
+	size_t ids_cap; /* a power of two, at least twice cap */
+	uint64_t *out_hash;
 	int fatal;
 };
 
@@ -129,11 +143,63 @@ static struct keel_pub_slot *keel_pub_find(struct keel_publisher *p, const natsM
 	return NULL;
 }
 
+/* ------------------------------------------- the ring's message ids */
+
+/* FNV-1a 64 of a message id; never 0 (the table's empty key). */
+static uint64_t keel_pub_hash(const char *id)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		h ^= *c;
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static size_t keel_pub_ids_find(const struct keel_publisher *p, uint64_t h)
+{
+	size_t mask = p->ids_cap - 1, i = (size_t)h & mask;
+	while (p->ids_key[i] && p->ids_key[i] != h)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void keel_pub_ids_add(struct keel_publisher *p, uint64_t h)
+{
+	size_t i = keel_pub_ids_find(p, h);
+	p->ids_key[i] = h;
+	p->ids_count[i]++;
+}
+
+/* One h less; the last one's entry is deleted by shifting back the
+ * entries after it that may move (no tombstones). */
+static void keel_pub_ids_remove(struct keel_publisher *p, uint64_t h)
+{
+	size_t mask = p->ids_cap - 1, i = keel_pub_ids_find(p, h);
+	if (!p->ids_key[i] || --p->ids_count[i])
+		return;
+	for (size_t j = (i + 1) & mask; p->ids_key[j]; j = (j + 1) & mask) {
+		size_t home = (size_t)p->ids_key[j] & mask;
+		/* the entry stays when its home is in (i, j], cyclically */
+		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+		if (stays)
+			continue;
+		p->ids_key[i] = p->ids_key[j];
+		p->ids_count[i] = p->ids_count[j];
+		i = j;
+	}
+	p->ids_key[i] = 0;
+	p->ids_count[i] = 0;
+}
+
 /* Frees the done slots at the ring's head. */
 static void keel_pub_advance(struct keel_publisher *p)
 {
 	while (p->count && p->slots[p->head].state == SLOT_DONE) {
-		p->slots[p->head].state = SLOT_FREE;
+		struct keel_pub_slot *s = &p->slots[p->head];
+		keel_pub_ids_remove(p, s->hash);
+		p->out_hash[s->partition] = s->hash;
+		s->state = SLOT_FREE;
 		p->head = (p->head + 1) % p->cap;
 		p->count--;
 	}
@@ -155,6 +221,7 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 	p->pending--;
 	if (pa) {
 		s->state = SLOT_DONE;
+		s->dup = pa->Duplicate;
 		s->msg = NULL;
 		natsMsg_Destroy(msg);
 		if (pa->Duplicate)
@@ -205,6 +272,17 @@ static bool keel_pub_out_of_order(const struct keel_pub_slot *s)
 	return s->jerr == JSStreamWrongLastMsgIDErr;
 }
 
+/* Whether a failure is worth sending again: no answer, or a refusal a
+ * cluster gives while a stream changes leader (its own sequence check
+ * failing, no leader, the system not ready); any other refusal is for
+ * good. */
+static bool keel_pub_retryable(const struct keel_pub_slot *s)
+{
+	return s->jerr == 0 || s->jerr == JSStreamWrongLastMsgIDErr ||
+	       s->jerr == JSStreamSequenceNotMatchErr || s->jerr == JSClusterNotAvailErr ||
+	       s->jerr == JSClusterNotLeaderErr;
+}
+
 /* ------------------------------------------------------------ sending */
 
 static void keel_pub_fail(struct keel_publisher *p, const struct keel_pub_slot *s,
@@ -235,6 +313,11 @@ static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
 	natsMsg *m = s->msg;
 	pthread_mutex_lock(p->mu);
 	const struct keel_pub_slot *prev = keel_pub_slot_of(p, s->prev_ord);
+	/* An acknowledged duplicate was stored earlier, wherever it was in
+	 * the input: it says nothing of the events before it, which are
+	 * those to look at. */
+	while (prev && prev->state == SLOT_DONE && prev->dup)
+		prev = keel_pub_slot_of(p, prev->prev_ord);
 	bool expect = prev && prev->state != SLOT_DONE;
 	if (expect) {
 		keel_buf_reset(&p->expect);
@@ -325,7 +408,7 @@ static int keel_pub_retry(struct keel_publisher *p)
 			if (s->state != SLOT_FAILED)
 				continue;
 			int64_t waited = keel_log_now_ms() - s->first_ms;
-			if (s->jerr && !keel_pub_out_of_order(s)) {
+			if (!keel_pub_retryable(s)) {
 				keel_pub_fail(p, s, "the log refused the event");
 				break;
 			}
@@ -367,6 +450,39 @@ static int keel_pub_retry(struct keel_publisher *p)
 	int rc = p->fatal;
 	pthread_mutex_unlock(p->mu);
 	return rc;
+}
+
+/* Whether an event (its id's hash h, its partition) may be a duplicate of
+ * one still in the ring, or of its partition's last to leave it, with
+ * the lock held. The log takes a duplicate without storing it, so the
+ * log's last message may then be the earlier copy, followed in the input
+ * by events not stored yet: an event sent on the condition "right after
+ * this duplicate" would be stored before them. Such an event is sent
+ * only once everything before it is stored (keel_pub_drain). A copy
+ * further back is safe: a later event of its partition is stored after
+ * it, so it is not the log's last. (A hash shared by two ids only costs
+ * a wait.) */
+static bool keel_pub_suspect(const struct keel_publisher *p, uint64_t h, uint32_t part)
+{
+	return p->ids_key[keel_pub_ids_find(p, h)] == h || p->out_hash[part] == h;
+}
+
+/* Until nothing is in flight and nothing failed: every event added so
+ * far is stored or found a duplicate. */
+static int keel_pub_drain(struct keel_publisher *p)
+{
+	for (;;) {
+		keel_pub_report_done(p);
+		pthread_mutex_lock(p->mu);
+		keel_pub_wait_idle(p);
+		bool failed = p->failed > 0;
+		pthread_mutex_unlock(p->mu);
+		if (p->fatal || !failed)
+			return p->fatal;
+		int rc = keel_pub_retry(p);
+		if (rc)
+			return rc;
+	}
 }
 
 /* --------------------------------------------------------------- API */
@@ -463,8 +579,13 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	}
 	keel_buf_free(&b);
 	p->last_ord = keel_xcalloc(p->partitions, sizeof *p->last_ord);
+	p->out_hash = keel_xcalloc(p->partitions, sizeof *p->out_hash);
 	p->cap = p->opt.max_pending;
 	p->slots = keel_xcalloc(p->cap, sizeof *p->slots);
+	for (p->ids_cap = 16; p->ids_cap < 2 * p->cap; p->ids_cap *= 2)
+		;
+	p->ids_key = keel_xcalloc(p->ids_cap, sizeof *p->ids_key);
+	p->ids_count = keel_xcalloc(p->ids_cap, sizeof *p->ids_count);
 out:
 	if (rc) {
 		if (errmsg)
@@ -544,6 +665,17 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 		if (!full)
 			break;
 	}
+	uint64_t h = keel_pub_hash(p->msg_id.data);
+	pthread_mutex_lock(p->mu);
+	bool suspect = keel_pub_suspect(p, h, part);
+	pthread_mutex_unlock(p->mu);
+	if (suspect) {
+		int rc = keel_pub_drain(p);
+		if (rc) {
+			natsMsg_Destroy(m);
+			return rc;
+		}
+	}
 	pthread_mutex_lock(p->mu);
 	struct keel_pub_slot *s = &p->slots[(p->head + p->count) % p->cap];
 	p->count++;
@@ -557,6 +689,8 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 	memcpy(id, p->msg_id.data, p->msg_id.len + 1);
 	s->id = id;
 	s->id_cap = id_cap;
+	s->hash = h;
+	keel_pub_ids_add(p, h);
 	s->state = SLOT_FAILED; /* not pending until keel_pub_send */
 	s->msg = m;
 	s->position = position;
@@ -641,6 +775,9 @@ void keel_publisher_free(struct keel_publisher *p)
 	free(p->subjects);
 	free(p->streams);
 	free(p->last_ord);
+	free(p->out_hash);
+	free(p->ids_key);
+	free(p->ids_count);
 	free(p->done);
 	if (p->prep.report)
 		keel_prep_free(&p->prep);
