@@ -2,7 +2,10 @@
 # The log's table (docs/scaling.md), side by side in one run on this
 # machine, every server private and on loopback:
 #   1. keel publish against raw publishing of the same bytes (bench_log),
-#      into an R1 log;
+#      into an R1 log; then two keel publish at once (half the file each)
+#      into one log against one keel publish of the whole file (each
+#      publish names its partition's message before it, so publishers of
+#      the same partitions refuse each other's: docs/log.md, "Order");
 #   2. keel serve --forward, batched POSTs (bench_http's load generator,
 #      1000 events a POST), into an R1 log on one server and an R3 log on a
 #      three-node cluster;
@@ -44,7 +47,7 @@ r3=$("$nats" start "$dir/r3" 3)
 "$keel" generate fleet --events "$events" --tenants 16 --seed 1 --output "$dir/in.ndjson"
 "$keel" generate fleet --events "$events" --tenants 1 --seed 2 --output "$dir/one.ndjson"
 parts=4
-for log in raw kp c1 c2 cm t1 t2; do
+for log in raw kp one two c1 c2 cm t1 t2; do
 	# a short lease: the second consumer gets its share within a second
 	"$keel" stream create "$r1" --stream "$log" --partitions "$parts" --lease 2000 >/dev/null
 done
@@ -56,6 +59,20 @@ echo
 echo "| what | events | events/s | ratio |"
 echo "|---|---|---|---|"
 "$build/bench/bench_log" "$r1" raw kp "$dir/in.ndjson" "$parts"
+t0=$(now)
+"$keel" publish "$dir/in.ndjson" --to "$r1" --stream one --quiet
+t1=$(now)
+onepub=$(rate "$events" "$t0" "$t1")
+echo "| keel publish, the whole file (the command) | $events | $onepub | 1.00 |"
+split -n l/2 -d "$dir/in.ndjson" "$dir/half."
+t0=$(now)
+"$keel" publish "$dir/half.00" --to "$r1" --stream two --quiet &
+half=$!
+"$keel" publish "$dir/half.01" --to "$r1" --stream two --quiet
+wait "$half"
+t1=$(now)
+twopub=$(rate "$events" "$t0" "$t1")
+echo "| two keel publish at once into the same partitions, half each | $events | $twopub | $(awk -v a="$twopub" -v b="$onepub" 'BEGIN { printf "%.2f", a / b }') (of one) |"
 
 # serve --forward: bench_http's batches against a server run as a process
 forward() { # forward SERVERS LOG LABEL

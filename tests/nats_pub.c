@@ -21,6 +21,14 @@
  * prints the payload of each message of STREAM, in sequence order, one a
  * line (an ordered consumer of its own): the log as it is, for a test to
  * compare with what was published and what was applied.
+ *
+ *   nats_pub SERVERS --stepdown STREAM...
+ *
+ * asks each stream's leader to step down (JetStream's API subject
+ * $JS.API.STREAM.LEADER.STEPDOWN.<stream>; nats-server has no command for
+ * it), so that a test can make leader elections while a publisher runs.
+ * A stream without a leader at that moment answers with an error, which
+ * is printed on stderr and is no failure: exits 0 once connected.
  */
 #include <nats/nats.h>
 #include <stdio.h>
@@ -73,8 +81,36 @@ static int read_stream(jsCtx *js, const char *stream)
 	return 0;
 }
 
+/* One step-down request a stream; what each answered on stderr. */
+static int step_down(const char *servers, char **streams, int n)
+{
+	natsConnection *nc = NULL;
+	natsStatus s = natsConnection_ConnectTo(&nc, servers);
+	if (s != NATS_OK) {
+		fprintf(stderr, "nats_pub: connecting: %s\n", natsStatus_GetText(s));
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		char subject[256];
+		snprintf(subject, sizeof subject, "$JS.API.STREAM.LEADER.STEPDOWN.%s", streams[i]);
+		natsMsg *reply = NULL;
+		s = natsConnection_RequestString(&reply, nc, subject, "", 2000);
+		if (s == NATS_OK)
+			fprintf(stderr, "nats_pub: step down %s: %.*s\n", streams[i],
+				natsMsg_GetDataLength(reply), natsMsg_GetData(reply));
+		else
+			fprintf(stderr, "nats_pub: step down %s: %s\n", streams[i],
+				natsStatus_GetText(s));
+		natsMsg_Destroy(reply);
+	}
+	natsConnection_Destroy(nc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && strcmp(argv[2], "--stepdown") == 0)
+		return step_down(argv[1], argv + 3, argc - 3);
 	if (argc == 4 && strcmp(argv[2], "--read") == 0) {
 		natsConnection *nc = NULL;
 		jsCtx *js = NULL;
@@ -91,7 +127,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: nats_pub SERVERS FILE | nats_pub SERVERS --read STREAM\n");
+		fprintf(stderr, "usage: nats_pub SERVERS FILE | nats_pub SERVERS --read STREAM | "
+				"nats_pub SERVERS --stepdown STREAM...\n");
 		return 2;
 	}
 	FILE *f = fopen(argv[2], "rb");

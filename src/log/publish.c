@@ -15,18 +15,27 @@
  * input order. The client library calls on_ack on its own thread with
  * each acknowledgement, or with the error (a timeout after
  * ack_timeout_ms, no stream leader during an election, a lost
- * connection): the slot is marked, under the lock, and the caller's
- * thread does the rest. JetStream stores a partition's messages in the
- * order it receives them, so the order to keep is that of sending: after
- * a failure, a lost connection, or an acknowledgement slower than
- * KEEL_PUB_STALL_MS (a stream whose leader died), nothing more is sent
+ * connection, a refusal): the slot is marked, under the lock, and the
+ * caller's thread does the rest: after a failure nothing more is sent
  * until every publish in flight has settled, and then the failed ones go
- * again in input order (keel_pub_must_settle, keel_pub_retry). A new
- * leader takes seconds to elect, so no later event is stored before an
- * earlier one is sent again; if one was anyway, the publisher says so
- * (docs/log.md, "Order"). The connection buffers nothing while it
- * reconnects (a buffered publish could overtake one lost with the old
- * connection): such a publish fails at once and goes again in order.
+ * again in input order (keel_pub_retry).
+ *
+ * Order (docs/log.md, "Order"). A publish that fails may be followed by
+ * a later one of its partition that was already on its way and gets
+ * stored (a new stream leader elected meanwhile); sent again, the failed
+ * one would land after it. So a publish sent while the one before it in
+ * its partition (input order) is not yet acknowledged carries
+ * Nats-Expected-Last-Msg-Id, that one's Nats-Msg-Id: JetStream stores it
+ * only right after it, and refuses it otherwise (keel_pub_send). A
+ * refused publish is sent again with the failed ones, once the one
+ * before it is settled. So an event is stored only after every earlier
+ * event of its partition, whatever fails, and publishing stays
+ * pipelined: a refusal costs a round trip, and happens after a failure
+ * or when another producer's message came in between. Duplicates need
+ * care, since the log answers for an earlier copy: an acknowledged
+ * duplicate vouches for nothing before it (keel_pub_send), and an event
+ * whose earlier copy may be the log's last message waits until all
+ * before it is stored (keel_pub_suspect).
  *
  * The client library's callbacks reach a small shared state that outlives
  * the publisher (keel_pub_shared), freed by the connection's last
@@ -44,18 +53,19 @@
 
 enum keel_slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FAILED, SLOT_DONE };
 
-/* An acknowledgement later than this stops further sending until every
- * publish in flight has settled (keel_pub_must_settle). */
-#define KEEL_PUB_STALL_MS 500
-
 struct keel_pub_slot {
 	enum keel_slot_state state;
 	natsMsg *msg; /* the library's while pending; ours when failed */
 	uint64_t position;
 	size_t seq; /* among the events added since the last flush */
 	uint32_t partition;
+	uint64_t ord;	   /* among all events added: 1, 2, ... */
+	uint64_t prev_ord; /* the partition's event before this one; 0: none */
+	char *id;	   /* its Nats-Msg-Id (kept with the slot, reused) */
+	size_t id_cap;
+	uint64_t hash;	   /* of id (keel_pub_hash) */
+	bool dup;	   /* acknowledged as a duplicate */
 	int64_t first_ms; /* first sent */
-	int64_t sent_ms;  /* last sent */
 	natsStatus err;	  /* when failed */
 	jsErrCode jerr;
 	char errtext[160];
@@ -70,7 +80,7 @@ struct keel_publisher {
 	struct keel_prep prep;
 	struct keel_report prep_report;
 	struct keel_arena arena;
-	struct keel_buf msg_id, errmsg;
+	struct keel_buf msg_id, errmsg, expect;
 
 	/* What the client library's threads reach (see keel_pub_shared);
 	 * mu is its lock. */
@@ -91,8 +101,16 @@ struct keel_publisher {
 	size_t ndone, done_cap;
 	struct keel_publish_report report;
 	struct keel_publish_report shown; /* keel_publisher_report's copy */
-	/* the greatest position each partition stored since the last retry */
-	uint64_t *stored_after;
+	uint64_t next_ord; /* the next event's ord */
+	uint64_t *last_ord; /* by partition: its last event's ord; 0: none */
+	/* The hashes of the ring's Nats-Msg-Ids, a multiset (open
+	 * addressing, linear probing, 0 empty), and by partition the hash
+	 * of the last event that left the ring: where an event's duplicate
+	 * could be the log's last message (see keel_pub_suspect). */
+	uint64_t *ids_key;
+	uint32_t *ids_count;
+	size_t ids_cap; /* a power of two, at least twice cap */
+	uint64_t *out_hash;
 	int fatal;
 };
 
@@ -103,7 +121,6 @@ struct keel_publisher {
 struct keel_pub_shared {
 	pthread_mutex_t mu;
 	struct keel_publisher *p;
-	bool disconnected; /* since the last settling */
 };
 
 static void keel_pub_on_closed(natsConnection *nc, void *closure)
@@ -126,11 +143,63 @@ static struct keel_pub_slot *keel_pub_find(struct keel_publisher *p, const natsM
 	return NULL;
 }
 
+/* ------------------------------------------- the ring's message ids */
+
+/* FNV-1a 64 of a message id; never 0 (the table's empty key). */
+static uint64_t keel_pub_hash(const char *id)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		h ^= *c;
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static size_t keel_pub_ids_find(const struct keel_publisher *p, uint64_t h)
+{
+	size_t mask = p->ids_cap - 1, i = (size_t)h & mask;
+	while (p->ids_key[i] && p->ids_key[i] != h)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void keel_pub_ids_add(struct keel_publisher *p, uint64_t h)
+{
+	size_t i = keel_pub_ids_find(p, h);
+	p->ids_key[i] = h;
+	p->ids_count[i]++;
+}
+
+/* One h less; the last one's entry is deleted by shifting back the
+ * entries after it that may move (no tombstones). */
+static void keel_pub_ids_remove(struct keel_publisher *p, uint64_t h)
+{
+	size_t mask = p->ids_cap - 1, i = keel_pub_ids_find(p, h);
+	if (!p->ids_key[i] || --p->ids_count[i])
+		return;
+	for (size_t j = (i + 1) & mask; p->ids_key[j]; j = (j + 1) & mask) {
+		size_t home = (size_t)p->ids_key[j] & mask;
+		/* the entry stays when its home is in (i, j], cyclically */
+		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+		if (stays)
+			continue;
+		p->ids_key[i] = p->ids_key[j];
+		p->ids_count[i] = p->ids_count[j];
+		i = j;
+	}
+	p->ids_key[i] = 0;
+	p->ids_count[i] = 0;
+}
+
 /* Frees the done slots at the ring's head. */
 static void keel_pub_advance(struct keel_publisher *p)
 {
 	while (p->count && p->slots[p->head].state == SLOT_DONE) {
-		p->slots[p->head].state = SLOT_FREE;
+		struct keel_pub_slot *s = &p->slots[p->head];
+		keel_pub_ids_remove(p, s->hash);
+		p->out_hash[s->partition] = s->hash;
+		s->state = SLOT_FREE;
 		p->head = (p->head + 1) % p->cap;
 		p->count--;
 	}
@@ -152,15 +221,13 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 	p->pending--;
 	if (pa) {
 		s->state = SLOT_DONE;
+		s->dup = pa->Duplicate;
 		s->msg = NULL;
 		natsMsg_Destroy(msg);
-		if (pa->Duplicate) {
+		if (pa->Duplicate)
 			p->report.duplicates++;
-		} else {
+		else
 			p->report.published++;
-			if (s->position > p->stored_after[s->partition])
-				p->stored_after[s->partition] = s->position;
-		}
 		if (p->opt.on_published) {
 			if (p->ndone == p->done_cap) {
 				p->done_cap = p->done_cap ? 2 * p->done_cap : 256;
@@ -185,38 +252,35 @@ static void keel_pub_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *
 	pthread_mutex_unlock(p->mu);
 }
 
-/* The connection went: whatever was in flight may be lost, and nothing
- * more may be sent until it is known (see keel_pub_must_settle). */
-static void keel_pub_on_disconnected(natsConnection *nc, void *closure)
+/* The slot of the event of ord o, with the lock held; NULL when it has
+ * left the ring (acknowledged) or is not yet in it. The ring holds
+ * consecutive ords, the head's the oldest. */
+static struct keel_pub_slot *keel_pub_slot_of(struct keel_publisher *p, uint64_t o)
 {
-	(void)nc;
-	struct keel_pub_shared *sh = closure;
-	pthread_mutex_lock(&sh->mu);
-	sh->disconnected = true;
-	pthread_mutex_unlock(&sh->mu);
+	if (!p->count || !o)
+		return NULL;
+	uint64_t head_ord = p->slots[p->head].ord;
+	if (o < head_ord || o - head_ord >= p->count)
+		return NULL;
+	return &p->slots[(p->head + (o - head_ord)) % p->cap];
 }
 
-/* Whether sending must wait until every publish in flight is settled
- * (acknowledged or failed), with the lock held: after a failure; after
- * the connection went; and when the oldest has waited stall_ms, which
- * is how a stream that lost its leader looks. Sending on then could let
- * a later event of a partition be stored before an earlier one that is
- * lost and will be sent again: JetStream elects a new leader in seconds,
- * far longer than an acknowledgement takes, so stopping early keeps each
- * partition in input order (docs/log.md, "Order"). */
-static bool keel_pub_must_settle(struct keel_publisher *p)
+/* A refusal that only says the publish came out of order: it is sent
+ * again with the failed ones, and is no failure of its own. */
+static bool keel_pub_out_of_order(const struct keel_pub_slot *s)
 {
-	if (p->failed || p->shared->disconnected)
-		return true;
-	if (!p->pending)
-		return false;
-	int64_t now = keel_log_now_ms();
-	for (size_t i = 0; i < p->count; i++) {
-		const struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
-		if (s->state == SLOT_PENDING)
-			return now - s->sent_ms > KEEL_PUB_STALL_MS;
-	}
-	return false;
+	return s->jerr == JSStreamWrongLastMsgIDErr;
+}
+
+/* Whether a failure is worth sending again: no answer, or a refusal a
+ * cluster gives while a stream changes leader (its own sequence check
+ * failing, no leader, the system not ready); any other refusal is for
+ * good. */
+static bool keel_pub_retryable(const struct keel_pub_slot *s)
+{
+	return s->jerr == 0 || s->jerr == JSStreamWrongLastMsgIDErr ||
+	       s->jerr == JSStreamSequenceNotMatchErr || s->jerr == JSClusterNotAvailErr ||
+	       s->jerr == JSClusterNotLeaderErr;
 }
 
 /* ------------------------------------------------------------ sending */
@@ -234,8 +298,13 @@ static void keel_pub_fail(struct keel_publisher *p, const struct keel_pub_slot *
 		keel_buf_addf(&p->errmsg, ": %s", s->errtext);
 }
 
-/* Sends the slot's message; called without the lock. A message the
- * library did not take stays ours: the slot is failed then. */
+/* Sends the slot's message; called without the lock, on the caller's
+ * thread. When the event before it in its partition is not acknowledged
+ * yet (in flight, or failed and not sent again), the message may be
+ * stored only right after that one: Nats-Expected-Last-Msg-Id names it
+ * (see the file comment). Once it is acknowledged, every earlier event
+ * of the partition is stored, and the message needs no condition. A
+ * message the library did not take stays ours: the slot is failed then. */
 static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
 {
 	jsPubOptions po;
@@ -243,11 +312,27 @@ static void keel_pub_send(struct keel_publisher *p, struct keel_pub_slot *s)
 	po.MaxWait = p->opt.ack_timeout_ms;
 	natsMsg *m = s->msg;
 	pthread_mutex_lock(p->mu);
+	const struct keel_pub_slot *prev = keel_pub_slot_of(p, s->prev_ord);
+	/* An acknowledged duplicate was stored earlier, wherever it was in
+	 * the input: it says nothing of the events before it, which are
+	 * those to look at. */
+	while (prev && prev->state == SLOT_DONE && prev->dup)
+		prev = keel_pub_slot_of(p, prev->prev_ord);
+	bool expect = prev && prev->state != SLOT_DONE;
+	if (expect) {
+		keel_buf_reset(&p->expect);
+		keel_buf_adds(&p->expect, prev->id);
+	}
 	s->state = SLOT_PENDING;
-	s->sent_ms = keel_log_now_ms();
 	p->pending++;
 	pthread_mutex_unlock(p->mu);
-	natsStatus st = js_PublishMsgAsync(p->n.js, &m, &po);
+	/* still ours: the library has not seen it */
+	natsStatus st = expect ? natsMsgHeader_Set(m, "Nats-Expected-Last-Msg-Id", p->expect.data)
+			       : natsMsgHeader_Delete(m, "Nats-Expected-Last-Msg-Id");
+	if (st == NATS_NOT_FOUND)
+		st = NATS_OK;
+	if (st == NATS_OK)
+		st = js_PublishMsgAsync(p->n.js, &m, &po);
 	if (st != NATS_OK && m) {
 		pthread_mutex_lock(p->mu);
 		if (s->state == SLOT_PENDING) {
@@ -307,24 +392,23 @@ static void keel_pub_wait_idle(struct keel_publisher *p)
 }
 
 /* The failed publishes, sent again once nothing else is in flight, in
- * input order; until none is left or one has failed for give_up_ms. */
+ * input order (each with its condition, keel_pub_send); until none is
+ * left or one has failed for give_up_ms. A refusal for coming out of
+ * order is no failure of its own: the publish before it had failed, or
+ * another producer's message came in between. */
 static int keel_pub_retry(struct keel_publisher *p)
 {
 	pthread_mutex_lock(p->mu);
-	keel_pub_wait_idle(p);
-	p->shared->disconnected = false;
 	while (p->failed && !p->fatal) {
 		keel_pub_wait_idle(p);
-		/* Each partition's events that got through meanwhile: a retried
-		 * one lands after them (see the file comment). */
-		struct keel_pub_slot *retry[64];
+		const struct keel_pub_slot *why = NULL;
 		size_t k = 0;
-		for (size_t i = 0; i < p->count && k < 64; i++) {
+		for (size_t i = 0; i < p->count; i++) {
 			struct keel_pub_slot *s = &p->slots[(p->head + i) % p->cap];
 			if (s->state != SLOT_FAILED)
 				continue;
 			int64_t waited = keel_log_now_ms() - s->first_ms;
-			if (s->jerr) {
+			if (!keel_pub_retryable(s)) {
 				keel_pub_fail(p, s, "the log refused the event");
 				break;
 			}
@@ -332,38 +416,73 @@ static int keel_pub_retry(struct keel_publisher *p)
 				keel_pub_fail(p, s, "not acknowledged by the log in time");
 				break;
 			}
-			if (p->stored_after[s->partition] > s->position && p->opt.log_file)
-				fprintf(p->opt.log_file,
-					"%s %llu: published again after later events of "
-					"partition %u were stored: its tenant's events may be "
-					"out of input order in the log\n",
-					p->prep.position_word, (unsigned long long)s->position,
-					(unsigned)s->partition);
-			retry[k++] = s;
+			if (!why && !keel_pub_out_of_order(s))
+				why = s;
+			k++;
 		}
 		if (p->fatal || !k)
 			break;
-		if (p->opt.log_file)
+		if (why && p->opt.log_file)
 			fprintf(p->opt.log_file, "keel: %zu publish%s failed (%s): sending again\n",
-				k, k == 1 ? "" : "es", retry[0]->errtext);
-		memset(p->stored_after, 0, p->partitions * sizeof *p->stored_after);
+				k, k == 1 ? "" : "es", why->errtext);
 		/* no stream leader, or no server: give the cluster a moment */
-		natsStatus why = retry[0]->err;
+		bool pause = why && why->err != NATS_TIMEOUT;
+		uint64_t o = p->slots[p->head].ord, end = o + p->count;
 		pthread_mutex_unlock(p->mu);
-		if (why != NATS_TIMEOUT)
+		if (pause)
 			usleep(250 * 1000);
-		for (size_t i = 0; i < k; i++) {
+		/* Acknowledgements of the first sent may free the ring's head
+		 * meanwhile; a failed slot stays where it is. */
+		for (; o < end; o++) {
 			pthread_mutex_lock(p->mu);
-			p->failed--;
-			p->report.retries++;
+			struct keel_pub_slot *s = keel_pub_slot_of(p, o);
+			bool again = s && s->state == SLOT_FAILED;
+			if (again) {
+				p->failed--;
+				p->report.retries++;
+			}
 			pthread_mutex_unlock(p->mu);
-			keel_pub_send(p, retry[i]);
+			if (again)
+				keel_pub_send(p, s);
 		}
 		pthread_mutex_lock(p->mu);
 	}
 	int rc = p->fatal;
 	pthread_mutex_unlock(p->mu);
 	return rc;
+}
+
+/* Whether an event (its id's hash h, its partition) may be a duplicate of
+ * one still in the ring, or of its partition's last to leave it, with
+ * the lock held. The log takes a duplicate without storing it, so the
+ * log's last message may then be the earlier copy, followed in the input
+ * by events not stored yet: an event sent on the condition "right after
+ * this duplicate" would be stored before them. Such an event is sent
+ * only once everything before it is stored (keel_pub_drain). A copy
+ * further back is safe: a later event of its partition is stored after
+ * it, so it is not the log's last. (A hash shared by two ids only costs
+ * a wait.) */
+static bool keel_pub_suspect(const struct keel_publisher *p, uint64_t h, uint32_t part)
+{
+	return p->ids_key[keel_pub_ids_find(p, h)] == h || p->out_hash[part] == h;
+}
+
+/* Until nothing is in flight and nothing failed: every event added so
+ * far is stored or found a duplicate. */
+static int keel_pub_drain(struct keel_publisher *p)
+{
+	for (;;) {
+		keel_pub_report_done(p);
+		pthread_mutex_lock(p->mu);
+		keel_pub_wait_idle(p);
+		bool failed = p->failed > 0;
+		pthread_mutex_unlock(p->mu);
+		if (p->fatal || !failed)
+			return p->fatal;
+		int rc = keel_pub_retry(p);
+		if (rc)
+			return rc;
+	}
 }
 
 /* --------------------------------------------------------------- API */
@@ -385,6 +504,8 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	keel_arena_init(&p->arena);
 	keel_buf_init(&p->msg_id);
 	keel_buf_init(&p->errmsg);
+	keel_buf_init(&p->expect);
+	p->next_ord = 1;
 	int rc = 0;
 	const char *why = keel_options_copy(&p->opt, sizeof p->opt, given);
 	if (!why && !p->opt.log)
@@ -420,7 +541,6 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 	struct keel_nats_extra extra = {
 	    .js = &jo,
 	    .no_reconnect_buffer = true,
-	    .disconnected = keel_pub_on_disconnected,
 	    .closed = keel_pub_on_closed,
 	    .closure = p->shared,
 	};
@@ -458,9 +578,14 @@ int keel_publisher_new(const struct keel_publish_options *given, struct keel_pub
 		p->streams[i] = keel_xstrdup(b.data);
 	}
 	keel_buf_free(&b);
-	p->stored_after = keel_xcalloc(p->partitions, sizeof *p->stored_after);
+	p->last_ord = keel_xcalloc(p->partitions, sizeof *p->last_ord);
+	p->out_hash = keel_xcalloc(p->partitions, sizeof *p->out_hash);
 	p->cap = p->opt.max_pending;
 	p->slots = keel_xcalloc(p->cap, sizeof *p->slots);
+	for (p->ids_cap = 16; p->ids_cap < 2 * p->cap; p->ids_cap *= 2)
+		;
+	p->ids_key = keel_xcalloc(p->ids_cap, sizeof *p->ids_key);
+	p->ids_count = keel_xcalloc(p->ids_cap, sizeof *p->ids_count);
 out:
 	if (rc) {
 		if (errmsg)
@@ -515,7 +640,7 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 	for (;;) {
 		keel_pub_report_done(p);
 		pthread_mutex_lock(p->mu);
-		bool full = p->count == p->cap, failed = keel_pub_must_settle(p);
+		bool full = p->count == p->cap, failed = p->failed > 0;
 		if (full && !failed) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -526,7 +651,7 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 			}
 			pthread_cond_timedwait(&p->cond, p->mu, &ts);
 			full = p->count == p->cap;
-			failed = keel_pub_must_settle(p);
+			failed = p->failed > 0;
 		}
 		pthread_mutex_unlock(p->mu);
 		if (failed) {
@@ -540,15 +665,40 @@ int keel_publisher_add(struct keel_publisher *p, const char *text, size_t len,
 		if (!full)
 			break;
 	}
+	uint64_t h = keel_pub_hash(p->msg_id.data);
+	pthread_mutex_lock(p->mu);
+	bool suspect = keel_pub_suspect(p, h, part);
+	pthread_mutex_unlock(p->mu);
+	if (suspect) {
+		int rc = keel_pub_drain(p);
+		if (rc) {
+			natsMsg_Destroy(m);
+			return rc;
+		}
+	}
 	pthread_mutex_lock(p->mu);
 	struct keel_pub_slot *s = &p->slots[(p->head + p->count) % p->cap];
 	p->count++;
+	char *id = s->id;
+	size_t id_cap = s->id_cap;
 	memset(s, 0, sizeof *s);
+	if (id_cap <= p->msg_id.len) {
+		id_cap = p->msg_id.len + 64;
+		id = keel_xrealloc(id, id_cap);
+	}
+	memcpy(id, p->msg_id.data, p->msg_id.len + 1);
+	s->id = id;
+	s->id_cap = id_cap;
+	s->hash = h;
+	keel_pub_ids_add(p, h);
 	s->state = SLOT_FAILED; /* not pending until keel_pub_send */
 	s->msg = m;
 	s->position = position;
 	s->seq = p->nseq++;
 	s->partition = part;
+	s->ord = p->next_ord++;
+	s->prev_ord = p->last_ord[part];
+	p->last_ord[part] = s->ord;
 	s->first_ms = keel_log_now_ms();
 	pthread_mutex_unlock(p->mu);
 	keel_pub_send(p, s);
@@ -615,6 +765,8 @@ void keel_publisher_free(struct keel_publisher *p)
 		if (s->state == SLOT_FAILED)
 			natsMsg_Destroy(s->msg);
 	}
+	for (size_t i = 0; p->slots && i < p->cap; i++)
+		free(p->slots[i].id);
 	free(p->slots);
 	for (uint32_t i = 0; p->subjects && i < p->partitions; i++) {
 		free(p->subjects[i]);
@@ -622,13 +774,17 @@ void keel_publisher_free(struct keel_publisher *p)
 	}
 	free(p->subjects);
 	free(p->streams);
-	free(p->stored_after);
+	free(p->last_ord);
+	free(p->out_hash);
+	free(p->ids_key);
+	free(p->ids_count);
 	free(p->done);
 	if (p->prep.report)
 		keel_prep_free(&p->prep);
 	keel_arena_free(&p->arena);
 	keel_buf_free(&p->msg_id);
 	keel_buf_free(&p->errmsg);
+	keel_buf_free(&p->expect);
 	/* A connection made frees the shared state in its closed callback. */
 	if (!connected) {
 		pthread_mutex_destroy(&p->shared->mu);
