@@ -172,20 +172,20 @@ static const char *const keel_mysql_tables[] = {
 	" AS closed_by_source, LEAD(asserted_by)" timeline " AS closed_by, "             \
 	"recorded_at, " KEEL_MYSQL_TEXT("recorded_at") " AS recorded_at_text"
 
-#define KEEL_MYSQL_VIEW_FACTS                                                            \
+#define KEEL_MYSQL_VIEWS_SORT_FACTS                                                      \
 	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS "                     \
 	"SELECT seq, tenant, subject, predicate, value, " KEEL_MYSQL_VALUE_TEXT          \
 	" AS value_text, " KEEL_MYSQL_ROW_TIMES(KEEL_MYSQL_FACT_TIMELINE)                \
 	" FROM keel_fact_rows"
 
-#define KEEL_MYSQL_VIEW_RELATIONS                                                        \
+#define KEEL_MYSQL_VIEWS_SORT_RELATIONS                                                  \
 	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS "                 \
 	"SELECT seq, tenant, subject, relation, object, linked, "                        \
 	KEEL_MYSQL_ROW_TIMES(KEEL_MYSQL_RELATION_TIMELINE) " FROM keel_relation_rows"
 
 /* kind: of the mention with the least kind_time that gives one, the later
  * mention on a tie (docs/semantics.md, "Entities") */
-#define KEEL_MYSQL_VIEW_ENTITIES                                                         \
+#define KEEL_MYSQL_VIEWS_SORT_ENTITIES                                                   \
 	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS "                  \
 	"SELECT m.tenant, m.subject, "                                                   \
 	"(SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = m.tenant AND "      \
@@ -198,11 +198,14 @@ static const char *const keel_mysql_tables[] = {
 	" AS recorded_at_text FROM keel_entity_mentions m GROUP BY m.tenant, m.subject"
 
 /* The views of the latest schema: made by a new store, and again after
- * the last step of a migration (they read the latest columns). */
+ * the last step of a migration (they read the latest columns). Today
+ * they are version 11's, the texts keel_mysql_step_views_sort runs on a
+ * store of version 10: those are never edited once released, so a later
+ * change of the views is new texts here and a new step. */
 static const char *const keel_mysql_views[] = {
-    KEEL_MYSQL_VIEW_FACTS,
-    KEEL_MYSQL_VIEW_RELATIONS,
-    KEEL_MYSQL_VIEW_ENTITIES,
+    KEEL_MYSQL_VIEWS_SORT_FACTS,
+    KEEL_MYSQL_VIEWS_SORT_RELATIONS,
+    KEEL_MYSQL_VIEWS_SORT_ENTITIES,
 };
 
 /* Steps from schema version v to v + 1, indexed by v: statements run in
@@ -355,9 +358,9 @@ static const struct keel_mysql_migration keel_mysql_step_log_positions[] = {
  * first: a view's columns change. */
 static const struct keel_mysql_migration keel_mysql_step_views_sort[] = {
     {"DROP VIEW IF EXISTS keel_facts, keel_relations, keel_entities", NULL},
-    {KEEL_MYSQL_VIEW_FACTS, NULL},
-    {KEEL_MYSQL_VIEW_RELATIONS, NULL},
-    {KEEL_MYSQL_VIEW_ENTITIES, NULL},
+    {KEEL_MYSQL_VIEWS_SORT_FACTS, NULL},
+    {KEEL_MYSQL_VIEWS_SORT_RELATIONS, NULL},
+    {KEEL_MYSQL_VIEWS_SORT_ENTITIES, NULL},
     {NULL, NULL},
 };
 

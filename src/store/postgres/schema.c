@@ -166,7 +166,11 @@ static const char *const keel_pg_tables[] = {
 	"LEAD(asserted_by) OVER w AS closed_by, recorded_at, "                           \
 	KEEL_PG_TEXT("recorded_at") " AS recorded_at_text"
 
-static const char *const keel_pg_views[] = {
+/* The views of version 3 (keel_pg_step_views_sort): never edited once
+ * released, since the step runs them on stores of version 2; a later
+ * change of the views is a new list and a new step. Today they are also
+ * the latest views, the ones a new store gets. */
+static const char *const keel_pg_views_sort[] = {
     "keel_facts AS "
     "SELECT seq, tenant, subject, predicate, value, " KEEL_PG_VALUE_TEXT
     " AS value_text, " KEEL_PG_ROW_TIMES " FROM keel_fact_rows "
@@ -223,15 +227,16 @@ static int keel_pg_read_version(struct keel_pg_store *g, int64_t *version)
 	return 0;
 }
 
-/* The views of the latest schema (keel_pg_views), created or replaced. */
-static int keel_pg_create_views(struct keel_pg_store *g, const char *what)
+/* Creates or replaces the n views of defs (each "name AS SELECT ..."). */
+static int keel_pg_create_views(struct keel_pg_store *g, const char *const *defs, size_t n,
+				const char *what)
 {
 	int rc = 0;
 	const char *invoker =
 	    PQserverVersion(g->conn) >= 150000 ? " WITH (security_invoker = true)" : "";
-	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_views); i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		keel_buf_reset(&g->sql);
-		const char *def = keel_pg_views[i];
+		const char *def = defs[i];
 		size_t name = strcspn(def, " ");
 		keel_buf_adds(&g->sql, "CREATE OR REPLACE VIEW ");
 		keel_buf_add(&g->sql, def, name);
@@ -252,7 +257,8 @@ static int keel_pg_create(struct keel_pg_store *g)
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_tables); i++)
 		rc = keel_pg_command(g, keel_pg_tables[i], "creating the schema");
 	if (rc == 0)
-		rc = keel_pg_create_views(g, "creating the views");
+		rc = keel_pg_create_views(g, keel_pg_views_sort,
+					  KEEL_ARRAY_LEN(keel_pg_views_sort), "creating the views");
 	keel_buf_reset(&g->sql);
 	keel_buf_addf(&g->sql,
 		      "INSERT INTO keel_meta (name, value) VALUES ('schema_version', %d)",
@@ -272,7 +278,7 @@ static int keel_pg_step_log_positions(struct keel_pg_store *g)
 	return keel_pg_command(g, KEEL_PG_LOG_POSITIONS, "migrating the schema");
 }
 
-/* The views show times that sort, and strings as text (keel_pg_views).
+/* The views show times that sort, and strings as text (keel_pg_views_sort).
  * Dropped first: CREATE OR REPLACE VIEW cannot change a view's columns. */
 static int keel_pg_step_views_sort(struct keel_pg_store *g)
 {
@@ -280,7 +286,10 @@ static int keel_pg_step_views_sort(struct keel_pg_store *g)
 				 "DROP VIEW IF EXISTS keel_facts, keel_relations, "
 				 "keel_entities",
 				 "migrating the schema");
-	return rc ? rc : keel_pg_create_views(g, "migrating the views");
+	if (rc == 0)
+		rc = keel_pg_create_views(g, keel_pg_views_sort,
+					  KEEL_ARRAY_LEN(keel_pg_views_sort), "migrating the views");
+	return rc;
 }
 
 static int (*const keel_pg_migrations[])(struct keel_pg_store *) = {
