@@ -28,7 +28,7 @@
 #include "store/store.h"
 #include "internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 10
+#define KEEL_MYSQL_SCHEMA_VERSION 11
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 

@@ -134,10 +134,19 @@ static const char *const keel_mysql_tables[] = {
 /*
  * The views people read with SQL tools: the rows keel dump prints, under
  * the names the tables had until version 4 (so a query or a dashboard
- * written against those tables reads the same rows). Times are
- * microseconds since the epoch; an open row's valid_to and closed_by are
- * NULL. SQL SECURITY INVOKER: whoever may read the tables may read the
- * views. Each is CREATE OR REPLACE, so that a migration may run it again.
+ * written against those tables reads the same rows), with the columns
+ * and rows of the SQLite and PostgreSQL stores' views. Each time twice:
+ * X, microseconds since the epoch, and X_text, RFC 3339 of fixed width
+ * (six fraction digits, always, and Z), so that text compares as the time
+ * does; computed on a DATETIME, which knows no time zone, so the session's
+ * time_zone does not move it. A fact's value twice: value, its JSON text,
+ * and value_text, the string itself (escapes undone) when it is a JSON
+ * string without U+0000 (as on the other stores: the one whose JSON text,
+ * once each escaped backslash is taken out, still holds the escape
+ * \u0000), NULL otherwise; bytes, as every string column. An open row's
+ * valid_to and closed_by are NULL. SQL SECURITY INVOKER: whoever may read
+ * the tables may read the views. Each is CREATE OR REPLACE, so that a
+ * migration may run it again.
  *
  * A row ends where the next assertion of its timeline, in (valid_from,
  * seq) order, begins, and is closed by it (LEAD over the timeline).
@@ -147,32 +156,56 @@ static const char *const keel_mysql_tables[] = {
 #define KEEL_MYSQL_RELATION_TIMELINE                                                     \
 	" OVER (PARTITION BY tenant, subject, relation, object ORDER BY valid_from, "   \
 	"seq)"
+#define KEEL_MYSQL_TEXT(x)                                                               \
+	"DATE_FORMAT(TIMESTAMPADD(MICROSECOND, " x ", CAST('1970-01-01' AS "             \
+	"DATETIME(6))), '%Y-%m-%dT%H:%i:%s.%fZ')"
+#define KEEL_MYSQL_VALUE_TEXT                                                            \
+	"CASE WHEN LEFT(value, 1) = '\"' AND LOCATE('\\\\u0000', REPLACE(value, "        \
+	"'\\\\\\\\', '')) = 0 THEN CAST(JSON_UNQUOTE(CONVERT(value USING utf8mb4)) AS "  \
+	"BINARY) END"
+/* The columns of a fact or relation row from valid_from on. */
+#define KEEL_MYSQL_ROW_TIMES(timeline)                                                   \
+	"valid_from, " KEEL_MYSQL_TEXT("valid_from") " AS valid_from_text, "             \
+	"LEAD(valid_from)" timeline " AS valid_to, "                                     \
+	KEEL_MYSQL_TEXT("LEAD(valid_from)" timeline) " AS valid_to_text, "               \
+	"asserted_by_source, asserted_by, LEAD(asserted_by_source)" timeline             \
+	" AS closed_by_source, LEAD(asserted_by)" timeline " AS closed_by, "             \
+	"recorded_at, " KEEL_MYSQL_TEXT("recorded_at") " AS recorded_at_text"
 
+#define KEEL_MYSQL_VIEWS_SORT_FACTS                                                      \
+	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS "                     \
+	"SELECT seq, tenant, subject, predicate, value, " KEEL_MYSQL_VALUE_TEXT          \
+	" AS value_text, " KEEL_MYSQL_ROW_TIMES(KEEL_MYSQL_FACT_TIMELINE)                \
+	" FROM keel_fact_rows"
+
+#define KEEL_MYSQL_VIEWS_SORT_RELATIONS                                                  \
+	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS "                 \
+	"SELECT seq, tenant, subject, relation, object, linked, "                        \
+	KEEL_MYSQL_ROW_TIMES(KEEL_MYSQL_RELATION_TIMELINE) " FROM keel_relation_rows"
+
+/* kind: of the mention with the least kind_time that gives one, the later
+ * mention on a tie (docs/semantics.md, "Entities") */
+#define KEEL_MYSQL_VIEWS_SORT_ENTITIES                                                   \
+	"CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS "                  \
+	"SELECT m.tenant, m.subject, "                                                   \
+	"(SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = m.tenant AND "      \
+	"k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC " \
+	"LIMIT 1) AS kind, "                                                             \
+	"MIN(m.first_seen) AS first_seen, " KEEL_MYSQL_TEXT("MIN(m.first_seen)")         \
+	" AS first_seen_text, MAX(m.last_seen) AS last_seen, "                           \
+	KEEL_MYSQL_TEXT("MAX(m.last_seen)") " AS last_seen_text, "                       \
+	"MAX(m.recorded_at) AS recorded_at, " KEEL_MYSQL_TEXT("MAX(m.recorded_at)")      \
+	" AS recorded_at_text FROM keel_entity_mentions m GROUP BY m.tenant, m.subject"
+
+/* The views of the latest schema: made by a new store, and again after
+ * the last step of a migration (they read the latest columns). Today
+ * they are version 11's, the texts keel_mysql_step_views_sort runs on a
+ * store of version 10: those are never edited once released, so a later
+ * change of the views is new texts here and a new step. */
 static const char *const keel_mysql_views[] = {
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_facts AS "
-    "SELECT seq, tenant, subject, predicate, value, valid_from, "
-    "LEAD(valid_from)" KEEL_MYSQL_FACT_TIMELINE " AS valid_to, asserted_by_source, "
-    "asserted_by, LEAD(asserted_by_source)" KEEL_MYSQL_FACT_TIMELINE
-    " AS closed_by_source, LEAD(asserted_by)" KEEL_MYSQL_FACT_TIMELINE
-    " AS closed_by, recorded_at FROM keel_fact_rows",
-
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_relations AS "
-    "SELECT seq, tenant, subject, relation, object, linked, valid_from, "
-    "LEAD(valid_from)" KEEL_MYSQL_RELATION_TIMELINE " AS valid_to, asserted_by_source, "
-    "asserted_by, LEAD(asserted_by_source)" KEEL_MYSQL_RELATION_TIMELINE
-    " AS closed_by_source, LEAD(asserted_by)" KEEL_MYSQL_RELATION_TIMELINE
-    " AS closed_by, recorded_at FROM keel_relation_rows",
-
-    /* kind: of the mention with the least kind_time that gives one, the
-     * later mention on a tie (docs/semantics.md, "Entities") */
-    "CREATE OR REPLACE SQL SECURITY INVOKER VIEW keel_entities AS "
-    "SELECT m.tenant, m.subject, "
-    "(SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = m.tenant AND "
-    "k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "
-    "LIMIT 1) AS kind, "
-    "MIN(m.first_seen) AS first_seen, MAX(m.last_seen) AS last_seen, "
-    "MAX(m.recorded_at) AS recorded_at "
-    "FROM keel_entity_mentions m GROUP BY m.tenant, m.subject",
+    KEEL_MYSQL_VIEWS_SORT_FACTS,
+    KEEL_MYSQL_VIEWS_SORT_RELATIONS,
+    KEEL_MYSQL_VIEWS_SORT_ENTITIES,
 };
 
 /* Steps from schema version v to v + 1, indexed by v: statements run in
@@ -321,6 +354,16 @@ static const struct keel_mysql_migration keel_mysql_step_log_positions[] = {
     {NULL, NULL},
 };
 
+/* The views show times that sort, and strings as text (above). Dropped
+ * first: a view's columns change. */
+static const struct keel_mysql_migration keel_mysql_step_views_sort[] = {
+    {"DROP VIEW IF EXISTS keel_facts, keel_relations, keel_entities", NULL},
+    {KEEL_MYSQL_VIEWS_SORT_FACTS, NULL},
+    {KEEL_MYSQL_VIEWS_SORT_RELATIONS, NULL},
+    {KEEL_MYSQL_VIEWS_SORT_ENTITIES, NULL},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
@@ -329,6 +372,7 @@ static const struct keel_mysql_migration
 	keel_mysql_step_tenant_cartridges,
 	keel_mysql_step_find,
 	keel_mysql_step_log_positions,
+	keel_mysql_step_views_sort,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,

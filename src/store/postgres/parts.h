@@ -31,7 +31,7 @@
 #include "store/store.h"
 #include "internal.h"
 
-#define KEEL_PG_SCHEMA_VERSION 2
+#define KEEL_PG_SCHEMA_VERSION 3
 #define KEEL_PG_URL_FORM "postgres://user:password@host:port/db"
 
 /* Rows take their seq from blocks of this many numbers, one block (from

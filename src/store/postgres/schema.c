@@ -134,27 +134,51 @@ static const char *const keel_pg_tables[] = {
 
 /*
  * The views people read with SQL tools: the rows keel dump prints, with
- * the columns and names of the MySQL store's views. Times are
- * microseconds since the epoch; an open row's valid_to and closed_by are
- * NULL. A row ends where the next assertion of its timeline, in
- * (valid_from, seq) order, begins, and is closed by it.
+ * the columns and rows of the MySQL and SQLite stores' views. Each time
+ * twice: X, microseconds since the epoch, and X_text, RFC 3339 of fixed
+ * width (six fraction digits, always, and Z), so that text compares as
+ * the time does; computed on a timestamp without time zone, so the
+ * session's TimeZone does not move it, whole seconds and microseconds
+ * apart so that no float rounds a microsecond. A fact's value twice:
+ * value, its JSON text, and value_text, the string itself (escapes
+ * undone) when it is a JSON string without U+0000 (text cannot hold it:
+ * the string whose JSON text, once each escaped backslash is taken out,
+ * still holds the escape \u0000), NULL otherwise. Text columns compare
+ * bytewise (COLLATE "C"), as the tables'. An open row's valid_to and
+ * closed_by are NULL. A row ends where the next assertion of its
+ * timeline, in (valid_from, seq) order, begins, and is closed by it.
  * Each name is followed by " WITH (security_invoker = true)" where the
  * server has it (15+): whoever may read the tables may read the views,
  * and nobody else.
  */
-static const char *const keel_pg_views[] = {
+#define KEEL_PG_TEXT(x)                                                                  \
+	"to_char(timestamp '1970-01-01' + (" x ") / 1000000 * interval '1 second' + "   \
+	"(" x ") % 1000000 * interval '1 microsecond', "                                 \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') COLLATE \"C\""
+#define KEEL_PG_VALUE_TEXT                                                               \
+	"CASE WHEN left(value, 1) = '\"' AND strpos(replace(value, E'\\\\\\\\', ''), "   \
+	"E'\\\\u0000') = 0 THEN (value::json #>> '{}') COLLATE \"C\" END"
+#define KEEL_PG_ROW_TIMES                                                                \
+	"valid_from, " KEEL_PG_TEXT("valid_from") " AS valid_from_text, "                \
+	"LEAD(valid_from) OVER w AS valid_to, " KEEL_PG_TEXT("LEAD(valid_from) OVER w")  \
+	" AS valid_to_text, asserted_by_source, asserted_by, "                           \
+	"LEAD(asserted_by_source) OVER w AS closed_by_source, "                          \
+	"LEAD(asserted_by) OVER w AS closed_by, recorded_at, "                           \
+	KEEL_PG_TEXT("recorded_at") " AS recorded_at_text"
+
+/* The views of version 3 (keel_pg_step_views_sort): never edited once
+ * released, since the step runs them on stores of version 2; a later
+ * change of the views is a new list and a new step. Today they are also
+ * the latest views, the ones a new store gets. */
+static const char *const keel_pg_views_sort[] = {
     "keel_facts AS "
-    "SELECT seq, tenant, subject, predicate, value, valid_from, "
-    "LEAD(valid_from) OVER w AS valid_to, asserted_by_source, asserted_by, "
-    "LEAD(asserted_by_source) OVER w AS closed_by_source, "
-    "LEAD(asserted_by) OVER w AS closed_by, recorded_at FROM keel_fact_rows "
+    "SELECT seq, tenant, subject, predicate, value, " KEEL_PG_VALUE_TEXT
+    " AS value_text, " KEEL_PG_ROW_TIMES " FROM keel_fact_rows "
     "WINDOW w AS (PARTITION BY tenant, subject, predicate ORDER BY valid_from, seq)",
 
     "keel_relations AS "
-    "SELECT seq, tenant, subject, relation, object, linked, valid_from, "
-    "LEAD(valid_from) OVER w AS valid_to, asserted_by_source, asserted_by, "
-    "LEAD(asserted_by_source) OVER w AS closed_by_source, "
-    "LEAD(asserted_by) OVER w AS closed_by, recorded_at FROM keel_relation_rows "
+    "SELECT seq, tenant, subject, relation, object, linked, " KEEL_PG_ROW_TIMES
+    " FROM keel_relation_rows "
     "WINDOW w AS (PARTITION BY tenant, subject, relation, object ORDER BY "
     "valid_from, seq)",
 
@@ -165,9 +189,11 @@ static const char *const keel_pg_views[] = {
     "(SELECT k.kind FROM keel_entity_mentions k WHERE k.tenant = m.tenant AND "
     "k.subject = m.subject AND k.kind IS NOT NULL ORDER BY k.kind_time, k.seq DESC "
     "LIMIT 1) AS kind, "
-    "MIN(m.first_seen) AS first_seen, MAX(m.last_seen) AS last_seen, "
-    "MAX(m.recorded_at) AS recorded_at "
-    "FROM keel_entity_mentions m GROUP BY m.tenant, m.subject",
+    "MIN(m.first_seen) AS first_seen, " KEEL_PG_TEXT("MIN(m.first_seen)")
+    " AS first_seen_text, MAX(m.last_seen) AS last_seen, "
+    KEEL_PG_TEXT("MAX(m.last_seen)") " AS last_seen_text, "
+    "MAX(m.recorded_at) AS recorded_at, " KEEL_PG_TEXT("MAX(m.recorded_at)")
+    " AS recorded_at_text FROM keel_entity_mentions m GROUP BY m.tenant, m.subject",
 };
 
 /* The version keel_meta holds, -1 when the store has no keel_meta. The
@@ -201,6 +227,26 @@ static int keel_pg_read_version(struct keel_pg_store *g, int64_t *version)
 	return 0;
 }
 
+/* Creates or replaces the n views of defs (each "name AS SELECT ..."). */
+static int keel_pg_create_views(struct keel_pg_store *g, const char *const *defs, size_t n,
+				const char *what)
+{
+	int rc = 0;
+	const char *invoker =
+	    PQserverVersion(g->conn) >= 150000 ? " WITH (security_invoker = true)" : "";
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		keel_buf_reset(&g->sql);
+		const char *def = defs[i];
+		size_t name = strcspn(def, " ");
+		keel_buf_adds(&g->sql, "CREATE OR REPLACE VIEW ");
+		keel_buf_add(&g->sql, def, name);
+		keel_buf_adds(&g->sql, invoker);
+		keel_buf_adds(&g->sql, def + name);
+		rc = keel_pg_command(g, g->sql.data, what);
+	}
+	return rc;
+}
+
 static int keel_pg_create(struct keel_pg_store *g)
 {
 	int rc = keel_pg_command(
@@ -210,18 +256,9 @@ static int keel_pg_create(struct keel_pg_store *g)
 	    "creating the schema");
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_tables); i++)
 		rc = keel_pg_command(g, keel_pg_tables[i], "creating the schema");
-	const char *invoker =
-	    PQserverVersion(g->conn) >= 150000 ? " WITH (security_invoker = true)" : "";
-	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(keel_pg_views); i++) {
-		keel_buf_reset(&g->sql);
-		const char *def = keel_pg_views[i];
-		size_t name = strcspn(def, " ");
-		keel_buf_adds(&g->sql, "CREATE OR REPLACE VIEW ");
-		keel_buf_add(&g->sql, def, name);
-		keel_buf_adds(&g->sql, invoker);
-		keel_buf_adds(&g->sql, def + name);
-		rc = keel_pg_command(g, g->sql.data, "creating the views");
-	}
+	if (rc == 0)
+		rc = keel_pg_create_views(g, keel_pg_views_sort,
+					  KEEL_ARRAY_LEN(keel_pg_views_sort), "creating the views");
 	keel_buf_reset(&g->sql);
 	keel_buf_addf(&g->sql,
 		      "INSERT INTO keel_meta (name, value) VALUES ('schema_version', %d)",
@@ -230,6 +267,37 @@ static int keel_pg_create(struct keel_pg_store *g)
 		rc = keel_pg_command(g, g->sql.data, "creating the schema");
 	return rc;
 }
+
+/* The steps from an older version: keel_pg_migrations[v - 1] takes a
+ * store from version v to v + 1 (a step is never edited once released: a
+ * change is a new step). Each runs inside the migration's transaction. */
+
+/* 1 -> 2: keel consume's log positions. */
+static int keel_pg_step_log_positions(struct keel_pg_store *g)
+{
+	return keel_pg_command(g, KEEL_PG_LOG_POSITIONS, "migrating the schema");
+}
+
+/* The views show times that sort, and strings as text (keel_pg_views_sort).
+ * Dropped first: CREATE OR REPLACE VIEW cannot change a view's columns. */
+static int keel_pg_step_views_sort(struct keel_pg_store *g)
+{
+	int rc = keel_pg_command(g,
+				 "DROP VIEW IF EXISTS keel_facts, keel_relations, "
+				 "keel_entities",
+				 "migrating the schema");
+	if (rc == 0)
+		rc = keel_pg_create_views(g, keel_pg_views_sort,
+					  KEEL_ARRAY_LEN(keel_pg_views_sort), "migrating the views");
+	return rc;
+}
+
+static int (*const keel_pg_migrations[])(struct keel_pg_store *) = {
+    keel_pg_step_log_positions,
+    keel_pg_step_views_sort,
+};
+_Static_assert(KEEL_ARRAY_LEN(keel_pg_migrations) == KEEL_PG_SCHEMA_VERSION - 1,
+	       "a step for each version after the first");
 
 /* Today's policy: the schema is created when the store opens, for reading
  * or writing alike (a database is shared by its clients). The check and
@@ -278,31 +346,35 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 			      g->url.shown.data);
 		return KEEL_ESCHEMA;
 	}
-	/* Steps from older versions, each one transaction (DDL is
-	 * transactional here). 1 -> 2: keel_log_positions. */
-	if (version == 1) {
-		rc = keel_pg_command(g, "BEGIN", "migrating the schema");
-		/* one migrator at a time, as one creator */
-		if (rc == 0)
-			rc = keel_pg_command(
-			    g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK ")",
-			    "migrating the schema");
-		if (rc == 0)
-			rc = keel_pg_command(g, KEEL_PG_LOG_POSITIONS, "migrating the schema");
-		if (rc == 0)
-			rc = keel_pg_command(g,
-					     "UPDATE keel_meta SET value = 2 WHERE name = "
-					     "'schema_version'",
-					     "migrating the schema");
-		if (rc == 0)
-			rc = keel_pg_command(g, "COMMIT", "migrating the schema");
-		else if (!g->broken)
-			keel_pg_command(g, "ROLLBACK", "migrating the schema");
-		if (rc) {
-			keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data,
-				      g->base.errmsg.data);
-			return rc;
-		}
+	/* The steps from an older version, in one transaction (DDL is
+	 * transactional here) under the creators' lock: one migrator at a
+	 * time, and the version read again under it, so that a second one
+	 * runs only what the first left. */
+	if (version == KEEL_PG_SCHEMA_VERSION)
+		return 0;
+	rc = keel_pg_command(g, "BEGIN", "migrating the schema");
+	if (rc == 0)
+		rc = keel_pg_command(g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK ")",
+				     "migrating the schema");
+	if (rc == 0)
+		rc = keel_pg_read_version(g, &version);
+	for (; rc == 0 && version >= 1 && version < KEEL_PG_SCHEMA_VERSION; version++)
+		rc = keel_pg_migrations[version - 1](g);
+	keel_buf_reset(&g->sql);
+	keel_buf_addf(&g->sql,
+		      "UPDATE keel_meta SET value = %d WHERE name = 'schema_version' AND "
+		      "value < %d",
+		      KEEL_PG_SCHEMA_VERSION, KEEL_PG_SCHEMA_VERSION);
+	if (rc == 0)
+		rc = keel_pg_command(g, g->sql.data, "migrating the schema");
+	if (rc == 0)
+		rc = keel_pg_command(g, "COMMIT", "migrating the schema");
+	else if (!g->broken)
+		keel_pg_command(g, "ROLLBACK", "migrating the schema");
+	if (rc) {
+		keel_buf_addf(err, "store \"%s\": %s", g->url.shown.data,
+			      g->base.errmsg.data);
+		return rc;
 	}
 	return 0;
 }

@@ -383,12 +383,65 @@ static const char *const keel_sqlite_step_spans[] = {
     NULL,
 };
 
+/*
+ * The views of keel_sqlite_step_views_sort (docs/store-sqlite.md, "Views
+ * for SQL tools"): the same columns and rows as the MySQL and PostgreSQL
+ * stores' views. Each time twice: X, integer microseconds since the epoch,
+ * and X_text, RFC 3339 of fixed width (six fraction digits, always, and
+ * Z; years 0001-9999), so that text compares as the time does. A fact's
+ * value twice: value, its JSON text, and value_text, the string itself
+ * when it is a JSON string (escapes undone), NULL otherwise. A string
+ * holding U+0000 has no value_text on any store (PostgreSQL's text cannot
+ * hold it, and json_extract stops at it): it is the one whose JSON text,
+ * once each escaped backslash is taken out, still holds the escape \u0000.
+ */
+#define KEEL_SQ_TEXT(x)                                                                 \
+	"strftime('%Y-%m-%dT%H:%M:%S', (" x " - ((" x " % 1000000) + 1000000) % "       \
+	"1000000) / 1000000, 'unixepoch') || printf('.%06d', ((" x " % 1000000) + "     \
+	"1000000) % 1000000) || 'Z'"
+
+#define KEEL_SQ_VALUE_TEXT                                                              \
+	"CASE WHEN substr(value, 1, 1) = '\"' AND instr(replace(value, '\\\\', ''), "   \
+	"'\\u0000') = 0 THEN json_extract(value, '$') END"
+
+#define KEEL_SQ_ROW_TIMES_SORT                                                          \
+	"valid_from, " KEEL_SQ_TEXT("valid_from") " AS valid_from_text, valid_to, "     \
+	KEEL_SQ_TEXT("valid_to") " AS valid_to_text, asserted_by_source, asserted_by, " \
+	"closed_by_source, closed_by, recorded_at, " KEEL_SQ_TEXT("recorded_at")        \
+	" AS recorded_at_text"
+
+static const char *const keel_sqlite_step_views_sort[] = {
+    /* The views show times that sort (above); recorded_at is what is
+     * stored, 0 for what was recorded before Keel kept the time. */
+    "DROP VIEW facts;\n"
+    "DROP VIEW relations;\n"
+    "DROP VIEW entities;\n",
+    "CREATE VIEW facts AS SELECT seq, tenant, subject, predicate, value, "
+    KEEL_SQ_VALUE_TEXT " AS value_text, " KEEL_SQ_ROW_TIMES_SORT " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, predicate, value",
+			 "tenant, subject, predicate", "fact_rows") ");\n",
+    "CREATE VIEW relations AS SELECT seq, tenant, subject, relation, object, "
+    "linked, " KEEL_SQ_ROW_TIMES_SORT " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, relation, object, linked",
+			 "tenant, subject, relation, object", "relation_rows") ");\n",
+    "CREATE VIEW entities AS SELECT tenant, subject, "
+    "(SELECT k.kind FROM entity_mentions AS k WHERE k.tenant = m.tenant "
+    "AND k.subject = m.subject AND k.kind IS NOT NULL "
+    "ORDER BY k.kind_time, k.seq DESC LIMIT 1) AS kind, "
+    "min(first_seen) AS first_seen, " KEEL_SQ_TEXT("min(first_seen)")
+    " AS first_seen_text, max(last_seen) AS last_seen, " KEEL_SQ_TEXT("max(last_seen)")
+    " AS last_seen_text, max(recorded_at) AS recorded_at, "
+    KEEL_SQ_TEXT("max(recorded_at)") " AS recorded_at_text "
+    "FROM entity_mentions AS m GROUP BY tenant, subject;\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
     keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
     keel_sqlite_step_tombstones, keel_sqlite_step_tenant_cartridges,
     keel_sqlite_step_find, keel_sqlite_step_ahead, keel_sqlite_step_current,
-    keel_sqlite_step_spans};
+    keel_sqlite_step_spans, keel_sqlite_step_views_sort};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */
