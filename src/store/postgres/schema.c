@@ -45,6 +45,16 @@
 	"recorded_at bigint NOT NULL,"                                                   \
 	"PRIMARY KEY (log, part))"
 
+/* Version 3: each distinct cartridge once, under its content hash, which
+ * determines its name, version and text; keel_tenant_cartridges maps a
+ * tenant to it (until then each tenant's row held the whole text). */
+#define KEEL_PG_CARTRIDGES                                                               \
+	"CREATE TABLE keel_cartridges ("                                                 \
+	"hash " KEEL_PG_STR " PRIMARY KEY,"                                              \
+	"name " KEEL_PG_STR ","                                                          \
+	"version " KEEL_PG_STR ","                                                       \
+	"text " KEEL_PG_STR_NULL ")"
+
 static const char *const keel_pg_tables[] = {
     "CREATE SEQUENCE keel_seq AS bigint INCREMENT BY 65536 START WITH 1",
 
@@ -121,16 +131,38 @@ static const char *const keel_pg_tables[] = {
     "rows_removed bigint NOT NULL,"
     "PRIMARY KEY (tenant, subject_sha256))",
 
+    /* Version 3 (KEEL_PG_CARTRIDGES): each tenant's recorded
+     * cartridge by its hash, the columns in the migrated table's order */
     "CREATE TABLE keel_tenant_cartridges ("
     "tenant " KEEL_PG_STR " PRIMARY KEY,"
-    "name " KEEL_PG_STR ","
-    "version " KEEL_PG_STR ","
     "hash " KEEL_PG_STR ","
-    "text " KEEL_PG_STR_NULL ","
     "recorded_at bigint NOT NULL)",
 
     KEEL_PG_LOG_POSITIONS,
+    KEEL_PG_CARTRIDGES,
 };
+
+/* Steps from older versions: keel_pg_steps[v - 1] takes version v to
+ * v + 1, in one transaction (DDL is transactional here). */
+static const char *const keel_pg_step_log_positions[] = {KEEL_PG_LOG_POSITIONS, NULL};
+/* Version 3: each distinct cartridge once (KEEL_PG_CARTRIDGES); the texts
+ * are copied out under their hashes, then dropped from the tenants'
+ * rows. */
+static const char *const keel_pg_step_shared_cartridges[] = {
+    KEEL_PG_CARTRIDGES,
+    "INSERT INTO keel_cartridges (hash, name, version, text) SELECT DISTINCT ON "
+    "(hash) hash, name, version, text FROM keel_tenant_cartridges ORDER BY hash, "
+    "tenant",
+    "ALTER TABLE keel_tenant_cartridges DROP COLUMN name, DROP COLUMN version, "
+    "DROP COLUMN text",
+    NULL,
+};
+static const char *const *const keel_pg_steps[] = {
+    keel_pg_step_log_positions,
+    keel_pg_step_shared_cartridges,
+};
+_Static_assert(KEEL_ARRAY_LEN(keel_pg_steps) + 1 == KEEL_PG_SCHEMA_VERSION,
+	       "a step for every version after the first");
 
 /*
  * The views people read with SQL tools: the rows keel dump prints, with
@@ -278,22 +310,27 @@ int keel_pg_schema(struct keel_pg_store *g, struct keel_buf *err)
 			      g->url.shown.data);
 		return KEEL_ESCHEMA;
 	}
-	/* Steps from older versions, each one transaction (DDL is
-	 * transactional here). 1 -> 2: keel_log_positions. */
-	if (version == 1) {
+	/* The missing steps, in one transaction under the lock: one migrator
+	 * at a time, as one creator, and the version is read again under
+	 * it (another may have migrated meanwhile). */
+	if (version < KEEL_PG_SCHEMA_VERSION) {
 		rc = keel_pg_command(g, "BEGIN", "migrating the schema");
-		/* one migrator at a time, as one creator */
 		if (rc == 0)
 			rc = keel_pg_command(
 			    g, "SELECT pg_advisory_xact_lock(" KEEL_PG_SCHEMA_LOCK ")",
 			    "migrating the schema");
 		if (rc == 0)
-			rc = keel_pg_command(g, KEEL_PG_LOG_POSITIONS, "migrating the schema");
+			rc = keel_pg_read_version(g, &version);
+		for (; rc == 0 && version >= 1 && version < KEEL_PG_SCHEMA_VERSION; version++)
+			for (const char *const *sql = keel_pg_steps[version - 1];
+			     rc == 0 && *sql; sql++)
+				rc = keel_pg_command(g, *sql, "migrating the schema");
+		keel_buf_reset(&g->sql);
+		keel_buf_addf(&g->sql,
+			      "UPDATE keel_meta SET value = %d WHERE name = 'schema_version'",
+			      KEEL_PG_SCHEMA_VERSION);
 		if (rc == 0)
-			rc = keel_pg_command(g,
-					     "UPDATE keel_meta SET value = 2 WHERE name = "
-					     "'schema_version'",
-					     "migrating the schema");
+			rc = keel_pg_command(g, g->sql.data, "migrating the schema");
 		if (rc == 0)
 			rc = keel_pg_command(g, "COMMIT", "migrating the schema");
 		else if (!g->broken)
