@@ -64,5 +64,5 @@ schema=${url##*search_path%3D}
 	{ echo "make-tenants.sh: this keel's PostgreSQL store is not schema 2" >&2; exit 1; }
 "$keel" dump --store "$url" | cmp - "$here/tenants.dump"
 pg_dump -h "$(readlink -f "$pdir/cluster")" -p "$(cat "$pdir/port")" -U postgres --no-owner --no-privileges --schema "$schema" keel |
-	sed "s/\\b$schema\\b/KEEL_SCHEMA/g" | grep -v '^-- Dumped' >"$here/v2-tenants-postgres.sql"
+	sed "s/\\b$schema\\b/KEEL_SCHEMA/g" | grep -vE "^(-- Dumped|\\\\(un)?restrict )" >"$here/v2-tenants-postgres.sql"
 echo "made v9-tenants.sqlite, v10-tenants-mariadb.sql, v2-tenants-postgres.sql, tenants.dump"

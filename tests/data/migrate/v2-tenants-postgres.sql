@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict ZWXPfuBWqVM7jr11RCxcO48smzcTepKDmkYUSgrgy9MaXTUZymAG24U3hoQxpNs
 
 
 SET statement_timeout = 0;
@@ -2324,5 +2323,4 @@ CREATE INDEX keel_relations_object ON KEEL_SCHEMA.keel_relation_rows USING btree
 -- PostgreSQL database dump complete
 --
 
-\unrestrict ZWXPfuBWqVM7jr11RCxcO48smzcTepKDmkYUSgrgy9MaXTUZymAG24U3hoQxpNs
 
