@@ -11,10 +11,11 @@
 #   to the one-tenant figure of the same store.
 #
 #   And where the limit is: the most tenants' events again, with every
-#   event moved to one tenant and its ids (vehicle, driver, depot, trip)
-#   and source prefixed with its old tenant's number, so that the store
-#   holds the same entities and rows under one tenant (the "same events,
-#   one tenant" row). The fleet generator gives each tenant a fleet of
+#   event moved to one tenant and its ids (the event's, and the vehicle,
+#   driver, depot and trip ids in its data) prefixed with its old
+#   tenant's number, so that the store holds the same events, entities
+#   and rows under one tenant, from the one-tenant stream's few sources
+#   (the "events, one tenant" row). The fleet generator gives each tenant a fleet of
 #   its own, so 200 000 events over 20 000 tenants are not the one-tenant
 #   stream's events: more registrations, more entities, more rows. What
 #   tenants themselves cost is the ratio to that row.
@@ -77,14 +78,15 @@ most=${tenants##* }
 for t in $tenants; do
 	"$keel" generate fleet --events "$events" --tenants "$t" --seed 1 --output "$dir/in-$t.ndjson"
 done
-# The most tenants' events under one tenant: ids and sources prefixed
-# with the old tenant's number, so entities and events stay distinct.
+# The most tenants' events under one tenant: ids prefixed with the old
+# tenant's number, so entities and events stay distinct.
 awk '{
 	if (match($0, /"tenant":"tenant-[0-9]+"/)) {
 		t = substr($0, RSTART + 17, RLENGTH - 18)
 		gsub(/_id":"/, "_id\":\"" t ".")
+		sub(/"id":"/, "\"id\":\"" t ".")
 		sub(/"tenant":"tenant-[0-9]+"/, "\"tenant\":\"tenant-00000\"")
-		gsub(/"source":"\/fleet\/tenant-[0-9]+\//, "\"source\":\"/fleet/tenant-00000/" t "/")
+		gsub(/"source":"\/fleet\/tenant-[0-9]+\//, "\"source\":\"/fleet/tenant-00000/")
 	}
 	print
 }' "$dir/in-$most.ndjson" >"$dir/in-one.ndjson"
