@@ -213,4 +213,7 @@ is_out "migrated sqlite:$dir/t.db from schema 9 to $n"
 tenants_migrated "sqlite:$dir/t.db"
 [ "$(sqlite3 "$dir/t.db" "SELECT count(*) FROM cartridges")" = 2 ] ||
 	fail "ingesting and replaying the migrated store stored a cartridge again"
+# and a new store of the same forty tenants keeps the two once too
+[ "$(sqlite3 "$dir/tm-fresh.db" "SELECT (SELECT count(*) FROM cartridges) || ' ' || (SELECT count(*) FROM tenant_cartridges)")" = "2 40" ] ||
+	fail "a new store of forty tenants and two cartridges does not keep each cartridge once"
 finish
