@@ -12,8 +12,12 @@
 # sqlite3 tool, equal dump's rows, row for row (the views of the latest
 # step: times as microseconds and as text of fixed width). Last, a store whose
 # current rows a Keel of schema 8 had folded (v8-folded.sqlite) is folded
-# again, spans and all, by its first search after the migration.
+# again, spans and all, by its first search after the migration. And a
+# store with forty tenants whose rows each held their cartridge's whole
+# text (v9-tenants.sqlite) keeps each distinct cartridge once, and reads,
+# ingests and replays as before (tests/cli/tenants_migrated.sh).
 . "$(dirname "$0")/cli/lib.sh"
+. "$(dirname "$0")/cli/tenants_migrated.sh"
 
 command -v sqlite3 >/dev/null || skip_test "no sqlite3 tool (scripts/deps --test installs it)"
 command -v python3 >/dev/null || skip_test "no python3 (scripts/deps --test installs it)"
@@ -154,4 +158,28 @@ KEEL=$KEEL python3 "$(dirname "$0")/cli/search_check.py" "sqlite:$dir/v8.db" "$d
 [ "$(sqlite3 "$dir/v8.db" "SELECT count(*) FROM fact_rows WHERE substr(value, 1, 1) = '\"' OR value IN ('true', 'false') OR value NOT GLOB '*[^0-9-]*'")" = \
 	"$(sqlite3 "$dir/v8.db" "SELECT count(*) FROM fact_spans")" ] ||
 	fail "the first search after the migration left rows without spans"
+
+# 5. Many tenants, each row holding its cartridge's text: after the
+# migration two cartridges, each once, and forty tenants naming them by
+# hash (docs/store-sqlite.md, "Recorded cartridges").
+data=$old
+cp "$old/v9-tenants.sqlite" "$dir/t.db" && chmod u+w "$dir/t.db"
+[ "$(sqlite3 "$dir/t.db" "SELECT count(*) || ' ' || count(DISTINCT hash) || ' ' || count(text) FROM tenant_cartridges")" = "40 2 40" ] ||
+	fail "v9-tenants.sqlite is not the store of the README"
+expect 0 "$KEEL" migrate --store "sqlite:$dir/t.db"
+is_out "migrated sqlite:$dir/t.db from schema 9 to $n"
+[ "$(sqlite3 "$dir/t.db" "SELECT group_concat(name, ' ') FROM pragma_table_info('tenant_cartridges')")" = "tenant hash recorded_at" ] ||
+	fail "tenant_cartridges still holds more than the hash"
+[ "$(sqlite3 "$dir/t.db" "SELECT count(*) || ' ' || count(DISTINCT hash) FROM tenant_cartridges")" = "40 2" ] ||
+	fail "the tenants lost their cartridges"
+[ "$(sqlite3 "$dir/t.db" "SELECT group_concat(name || ' ' || version || ' ' || (length(text) > 4000), ', ') FROM (SELECT * FROM cartridges ORDER BY version)")" = "fleet 1 1, fleet 2 1" ] ||
+	fail "cartridges does not hold the two cartridges once each: $(sqlite3 "$dir/t.db" "SELECT hash, name, version FROM cartridges")"
+[ "$(sqlite3 "$dir/t.db" "SELECT count(*) FROM tenant_cartridges t JOIN cartridges c USING (hash)")" = 40 ] ||
+	fail "a tenant names a cartridge that is not there"
+tenants_migrated "sqlite:$dir/t.db"
+[ "$(sqlite3 "$dir/t.db" "SELECT count(*) FROM cartridges")" = 2 ] ||
+	fail "ingesting and replaying the migrated store stored a cartridge again"
+# and a new store of the same forty tenants keeps the two once too
+[ "$(sqlite3 "$dir/tm-fresh.db" "SELECT (SELECT count(*) FROM cartridges) || ' ' || (SELECT count(*) FROM tenant_cartridges)")" = "2 40" ] ||
+	fail "a new store of forty tenants and two cartridges does not keep each cartridge once"
 finish

@@ -280,6 +280,16 @@ static void connection_errors_are_clear(void **state)
 	free(sock);
 }
 
+/* The tenants' cartridges as a store before schema 4 held them: each
+ * tenant's row with the cartridge's name, version and text. */
+#define OLD_CARTRIDGES                                                                   \
+	"DROP TABLE keel_cartridges; ALTER TABLE keel_tenant_cartridges ADD COLUMN name "  \
+	"text COLLATE \"C\" NOT NULL, ADD COLUMN version text COLLATE \"C\" NOT NULL, " \
+	"ADD COLUMN text text COLLATE \"C\"; "
+/* The columns of the cartridge tables today: 7 */
+#define CARTRIDGE_COLUMNS                                                                \
+	"SELECT count(*) FROM information_schema.columns WHERE table_schema = "            \
+	"current_schema() AND table_name IN ('keel_cartridges', 'keel_tenant_cartridges')"
 /* Views as a store before schema 3 had them, as far as the test needs:
  * without the columns of times as text (X_text) and value_text. */
 #define OLD_VIEWS                                                                        \
@@ -320,13 +330,15 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	s = open_url(url);
 	assert_int_equal(s->ops->schema_versions(s, &was, &now), 0);
 	assert_int_equal(was, keel_store_postgres_schema_version());
-	/* A version 1 store (before keel consume's log positions) gains
-	 * keel_log_positions when it opens, and today's views (a stand-in
-	 * for the old ones, without their columns of times as text). */
+	/* A version 1 store (before keel consume's log positions, with each
+	 * tenant's cartridge text in its own row, and views without their
+	 * columns of times as text: a stand-in for the old ones) gains
+	 * keel_log_positions, keel_cartridges and today's views when it
+	 * opens. */
 	assert_int_equal(keel_store_postgres_exec(s,
-						  "DROP TABLE keel_log_positions; " OLD_VIEWS
-						  "UPDATE keel_meta SET value = 1 WHERE name = "
-						  "'schema_version'",
+						  "DROP TABLE keel_log_positions; " OLD_CARTRIDGES
+						  OLD_VIEWS "UPDATE keel_meta SET value = 1 WHERE "
+						  "name = 'schema_version'",
 						  NULL, NULL),
 			 0);
 	keel_store_close(s);
@@ -339,10 +351,12 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 				      "'keel_log_positions'"),
 			 1);
 	assert_int_equal(query_u64(s, TEXT_COLUMNS), 10);
-	/* A version 2 store gains today's views alone. */
+	assert_int_equal(query_u64(s, CARTRIDGE_COLUMNS), 7);
+	/* A version 2 store gains today's views and keel_cartridges. */
 	assert_int_equal(keel_store_postgres_exec(s,
-						  OLD_VIEWS "UPDATE keel_meta SET value = 2 "
-							    "WHERE name = 'schema_version'",
+						  OLD_CARTRIDGES OLD_VIEWS
+						  "UPDATE keel_meta SET value = 2 "
+						  "WHERE name = 'schema_version'",
 						  NULL, NULL),
 			 0);
 	assert_int_equal(query_u64(s, TEXT_COLUMNS), 0);
@@ -351,6 +365,7 @@ static void schema_is_created_versioned_and_newer_refused(void **state)
 	assert_int_equal(s->ops->schema_versions(s, &was, &now), 0);
 	assert_int_equal(was, 2);
 	assert_int_equal(query_u64(s, TEXT_COLUMNS), 10);
+	assert_int_equal(query_u64(s, CARTRIDGE_COLUMNS), 7);
 	assert_int_equal(query_u64(s, "SELECT value FROM keel_meta WHERE name = "
 				      "'schema_version'"),
 			 (uint64_t)keel_store_postgres_schema_version());

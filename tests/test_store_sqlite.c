@@ -425,8 +425,8 @@ static void schema_is_created_on_first_use(void **state)
 	    sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
 			"AND name IN ('meta', 'events', 'event_ids', 'entity_mentions', "
 			"'fact_rows', 'relation_rows', 'tombstones', 'tenant_cartridges', "
-			"'fact_current', 'fact_horizon')"),
-	    10);
+			"'cartridges', 'fact_current', 'fact_horizon')"),
+	    11);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = "
 				     "'view' AND name IN ('entities', 'facts', "
 				     "'relations')"),

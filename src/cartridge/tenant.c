@@ -27,7 +27,6 @@ struct keel_tc_entry {
 	uint64_t hash;
 	enum keel_tc_state state;
 	const struct keel_cartridge *cartridge;
-	struct keel_cartridge *owned; /* compiled from the record */
 	char *refusal;
 };
 
@@ -45,10 +44,12 @@ void keel_tc_free(struct keel_tenant_cartridges *t)
 	for (size_t i = 0; i < t->entries.len; i++) {
 		struct keel_tc_entry *e = t->entries.items[i];
 		free(e->name);
-		keel_cartridge_free(e->owned);
 		free(e->refusal);
 		free(e);
 	}
+	for (size_t i = 0; i < t->compiled.len; i++)
+		keel_cartridge_free(t->compiled.items[i]);
+	keel_ptrvec_free(&t->compiled);
 	keel_ptrvec_free(&t->entries);
 	keel_ptrvec_free(&t->pending);
 	keel_map_free(&t->map);
@@ -104,6 +105,18 @@ void keel_tc_describe_other(struct keel_buf *b, struct keel_str tenant,
 	keel_tc_describe(b, g.name, g.version, g.hash);
 }
 
+/* A cartridge compiled already for another tenant recorded with the same
+ * one: many tenants share a few cartridges, and compiling one costs more
+ * than all its tenants' events of a short stream. */
+static const struct keel_cartridge *keel_tc_compiled(struct keel_tenant_cartridges *t,
+						     const struct keel_cartridge_record *r)
+{
+	for (size_t i = 0; i < t->compiled.len; i++)
+		if (keel_tc_matches(t->compiled.items[i], r))
+			return t->compiled.items[i];
+	return NULL;
+}
+
 /* Decides what e's events run with, from the store's record (if any). */
 static int keel_tc_decide(struct keel_tenant_cartridges *t, struct keel_tc_entry *e,
 			  struct keel_buf *msg)
@@ -141,11 +154,15 @@ static int keel_tc_decide(struct keel_tenant_cartridges *t, struct keel_tc_entry
 		keel_tc_describe(&why, r.name, r.version, r.hash);
 		keel_buf_adds(&why, ", whose code a store does not keep: name it with "
 				    "--cartridge");
+	} else if ((e->cartridge = keel_tc_compiled(t, &r))) {
+		e->state = KEEL_TC_READY;
 	} else {
 		char *err = NULL;
-		if (keel_cartridge_compile(r.text.ptr, r.text.len, &e->owned, &err) == 0) {
+		struct keel_cartridge *c;
+		if (keel_cartridge_compile(r.text.ptr, r.text.len, &c, &err) == 0) {
+			keel_ptrvec_push(&t->compiled, c);
 			e->state = KEEL_TC_READY;
-			e->cartridge = e->owned;
+			e->cartridge = c;
 		} else {
 			keel_tc_quote_tenant(&why, e->tenant);
 			keel_buf_adds(&why, ": its recorded cartridge ");
@@ -200,7 +217,6 @@ int keel_tc_resolve(struct keel_tenant_cartridges *t, struct keel_str tenant,
 				rc = KEEL_ECARTRIDGE;
 			}
 			if (rc) { /* refused, or the store failed */
-				keel_cartridge_free(e->owned);
 				free(e->refusal);
 				free(e->name);
 				free(e);
@@ -246,14 +262,19 @@ void keel_tc_logged(struct keel_tenant_cartridges *t, struct keel_batch_event *c
 
 int keel_tc_record(struct keel_tenant_cartridges *t, int64_t recorded_at)
 {
+	if (!t->pending.len)
+		return 0;
+	/* Only a tenant new to the store is pending, and a new tenant's
+	 * events run the given cartridge: one record for them all. */
+	struct keel_str *names = keel_xcalloc(t->pending.len, sizeof *names);
 	for (size_t i = 0; i < t->pending.len; i++) {
 		struct keel_tc_entry *e = t->pending.items[i];
-		struct keel_cartridge_record r = keel_tc_record_of(e->cartridge, recorded_at);
-		int rc = keel_store_cartridge_put(t->store, e->tenant, &r, false);
-		if (rc)
-			return rc;
+		names[i] = e->tenant;
 	}
-	return 0;
+	struct keel_cartridge_record r = keel_tc_record_of(t->given, recorded_at);
+	int rc = keel_store_cartridge_put(t->store, names, t->pending.len, &r, false);
+	free(names);
+	return rc;
 }
 
 void keel_tc_ended(struct keel_tenant_cartridges *t, bool committed)

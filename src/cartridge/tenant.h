@@ -29,6 +29,7 @@ struct keel_tenant_cartridges {
 	const struct keel_cartridge *given; /* NULL: each tenant's recorded one */
 	struct keel_map map;		    /* tenant hash -> struct keel_tc_entry */
 	struct keel_ptrvec entries;	    /* every tenant met */
+	struct keel_ptrvec compiled; /* struct keel_cartridge *, one per recorded hash */
 	struct keel_ptrvec pending;	    /* new tenants with events in the open transaction */
 	size_t unrecorded;		    /* new tenants not yet pending */
 	struct keel_tc_entry *last;	    /* the last one looked up: runs of one tenant */

@@ -480,13 +480,15 @@ int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
 	return s->ops->cartridge_get(s, tenant, out, hold);
 }
 
-int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
-			     const struct keel_cartridge_record *r, bool replace)
+int keel_store_cartridge_put(struct keel_store *s, const struct keel_str *tenants,
+			     size_t n, const struct keel_cartridge_record *r, bool replace)
 {
 	if (!s->in_tx)
 		return keel_store_fail(s, KEEL_EINVAL,
 				       "cartridge recorded outside a transaction");
-	return s->ops->cartridge_put(s, tenant, r, replace);
+	if (n == 0)
+		return 0;
+	return s->ops->cartridge_put(s, tenants, n, r, replace);
 }
 
 bool keel_store_keeps_log_positions(const struct keel_store *s)

@@ -422,12 +422,15 @@ struct keel_store_ops {
 	 * Keel that did not record cartridges). */
 	int (*cartridge_get)(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold);
-	/* Inside the open transaction: records r as tenant's cartridge.
-	 * replace false: the tenant has none (its first ingestion), and one
-	 * recorded meanwhile by another writer fails the call; true: it
-	 * replaces the one recorded (a replay with a new cartridge). */
-	int (*cartridge_put)(struct keel_store *s, struct keel_str tenant,
-			     const struct keel_cartridge_record *r, bool replace);
+	/* Inside the open transaction: records r as the cartridge of each
+	 * of the n tenants (an ingester records every tenant new in a
+	 * transaction at once: with many tenants, one statement rather than
+	 * one a tenant). replace false: the tenants have none (their first
+	 * ingestion), and one recorded meanwhile by another writer fails
+	 * the call; true: it replaces the one recorded (a replay with a new
+	 * cartridge). */
+	int (*cartridge_put)(struct keel_store *s, const struct keel_str *tenants,
+			     size_t n, const struct keel_cartridge_record *r, bool replace);
 	/* Optional. What a cheap read cannot see that makes the store
 	 * unusable (SQLite: its file deleted or replaced under it). 0 or
 	 * an error with the message set; keel_store_check calls it. */
@@ -570,8 +573,8 @@ int keel_store_scrub(struct keel_store *s);
 int keel_store_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold);
 /* Records it inside the open transaction (keel_store_ops.cartridge_put). */
-int keel_store_cartridge_put(struct keel_store *s, struct keel_str tenant,
-			     const struct keel_cartridge_record *r, bool replace);
+int keel_store_cartridge_put(struct keel_store *s, const struct keel_str *tenants,
+			     size_t n, const struct keel_cartridge_record *r, bool replace);
 
 /* Log positions (keel consume); see the ops. KEEL_EINVAL, with the
  * message set, on a store that keeps none. */

@@ -788,7 +788,7 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 		if (rc == 0 && record) {
 			struct keel_cartridge_record r =
 			    keel_tc_record_of(cart, keel_store_recorded_at(s));
-			rc = keel_store_cartridge_put(s, t, &r, true);
+			rc = keel_store_cartridge_put(s, &t, 1, &r, true);
 		}
 		if (rc == 0 && !in_tx)
 			rc = keel_store_commit(s);

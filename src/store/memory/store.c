@@ -40,10 +40,13 @@ struct mem_entity {
 	struct keel_ptrvec mentions; /* struct keel_mention *, arrival order */
 };
 
-/* A tenant's recorded cartridge; a replace appends a newer one. */
+/* A tenant's recorded cartridge; a replace appends a newer one. r's
+ * name, version, hash and text are those of the first record of the same
+ * hash (one copy of each distinct cartridge, however many tenants). */
 struct mem_cartridge {
 	struct keel_str tenant;
 	struct keel_cartridge_record r;
+	size_t order; /* its index in cartridges: the latest of a tenant wins */
 };
 
 /* What the open transaction added, to take back on rollback. */
@@ -66,6 +69,8 @@ struct keel_memory_store {
 	struct keel_ptrvec entities;
 	struct keel_ptrvec tenants; /* sorted, arena strings */
 	struct keel_ptrvec cartridges; /* struct mem_cartridge *, in order recorded */
+	struct keel_map cartridge_map; /* tenant hash -> struct mem_cartridge * */
+	struct keel_ptrvec cartridge_kinds; /* struct keel_cartridge_record *, distinct hashes */
 	int64_t next_seq;
 	struct mem_undo undo;
 	struct keel_ptrvec tombstones; /* struct keel_tombstone *, arena */
@@ -96,6 +101,7 @@ static int keel_memory_open(const char *url, bool existing, struct keel_store **
 	keel_map_init(&m->event_map);
 	keel_map_init(&m->timeline_map);
 	keel_map_init(&m->entity_map);
+	keel_map_init(&m->cartridge_map);
 	*out = &m->base;
 	return 0;
 }
@@ -113,6 +119,8 @@ static void keel_memory_close(struct keel_store *s)
 	keel_ptrvec_free(&m->tenants);
 	keel_ptrvec_free(&m->tombstones);
 	keel_ptrvec_free(&m->cartridges);
+	keel_ptrvec_free(&m->cartridge_kinds);
+	keel_map_free(&m->cartridge_map);
 	keel_ptrvec_free(&m->undo.rows);
 	keel_ptrvec_free(&m->undo.mentions);
 	keel_map_free(&m->event_map);
@@ -179,7 +187,16 @@ static int keel_memory_rollback(struct keel_store *s)
 		struct mem_entity *e = m->undo.mentions.items[i];
 		e->mentions.len--;
 	}
-	m->cartridges.len = m->undo.cartridges;
+	if (m->cartridges.len != m->undo.cartridges) {
+		/* The map has no removal either: rebuilt. */
+		m->cartridges.len = m->undo.cartridges;
+		keel_map_clear(&m->cartridge_map);
+		for (size_t i = 0; i < m->cartridges.len; i++) {
+			struct mem_cartridge *c = m->cartridges.items[i];
+			keel_map_put(&m->cartridge_map,
+				     keel_hash64(c->tenant.ptr, c->tenant.len, 0), c);
+		}
+	}
 	if (m->events.len != m->undo.events) {
 		m->events.len = m->undo.events;
 		mem_rebuild_event_map(m);
@@ -905,17 +922,40 @@ static int keel_memory_tombstone(struct keel_store *s, struct keel_str tenant,
 	return KEEL_ENOTFOUND;
 }
 
-/* The latest record of the tenant: few tenants, and this is read once
- * per tenant an ingester meets. */
+/* The latest record of the tenant (read once per tenant an ingester
+ * meets: a map, since there may be many). */
 static const struct mem_cartridge *mem_cartridge(struct keel_memory_store *m,
 						 struct keel_str tenant)
 {
-	for (size_t i = m->cartridges.len; i-- > 0;) {
-		const struct mem_cartridge *c = m->cartridges.items[i];
-		if (keel_str_eq(c->tenant, tenant))
-			return c;
+	const struct mem_cartridge *latest = NULL;
+	uint64_t h = keel_hash64(tenant.ptr, tenant.len, 0);
+	for (size_t k = keel_map_first(&m->cartridge_map, h); k != SIZE_MAX;
+	     k = keel_map_next(&m->cartridge_map, h, k)) {
+		const struct mem_cartridge *c = m->cartridge_map.values[k];
+		if (keel_str_eq(c->tenant, tenant) && (!latest || c->order > latest->order))
+			latest = c;
 	}
-	return NULL;
+	return latest;
+}
+
+/* The one copy of the cartridge r records (its hash determines the rest). */
+static const struct keel_cartridge_record *mem_cartridge_kind(struct keel_memory_store *m,
+							      const struct keel_cartridge_record *r)
+{
+	for (size_t i = 0; i < m->cartridge_kinds.len; i++) {
+		const struct keel_cartridge_record *k = m->cartridge_kinds.items[i];
+		if (keel_str_eq(k->hash, r->hash))
+			return k;
+	}
+	struct keel_cartridge_record *k = keel_arena_alloc(&m->arena, sizeof *k);
+	*k = (struct keel_cartridge_record){
+	    .name = mem_str(m, r->name),
+	    .version = mem_str(m, r->version),
+	    .hash = mem_str(m, r->hash),
+	    .text = mem_str(m, r->text),
+	};
+	keel_ptrvec_push(&m->cartridge_kinds, k);
+	return k;
 }
 
 static int keel_memory_cartridge_get(struct keel_store *s, struct keel_str tenant,
@@ -930,24 +970,27 @@ static int keel_memory_cartridge_get(struct keel_store *s, struct keel_str tenan
 	return 0;
 }
 
-static int keel_memory_cartridge_put(struct keel_store *s, struct keel_str tenant,
-				     const struct keel_cartridge_record *r, bool replace)
+static int keel_memory_cartridge_put(struct keel_store *s, const struct keel_str *tenants,
+				     size_t n, const struct keel_cartridge_record *r,
+				     bool replace)
 {
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	if (!replace && mem_cartridge(m, tenant))
-		return keel_store_fail(s, KEEL_ESTORE,
-				       "tenant \"%.*s\": a cartridge is recorded already",
-				       (int)tenant.len, tenant.ptr);
-	struct mem_cartridge *c = keel_arena_alloc(&m->arena, sizeof *c);
-	c->tenant = mem_str(m, tenant);
-	c->r = (struct keel_cartridge_record){
-	    .name = mem_str(m, r->name),
-	    .version = mem_str(m, r->version),
-	    .hash = mem_str(m, r->hash),
-	    .text = mem_str(m, r->text),
-	    .recorded_at = r->recorded_at,
-	};
-	keel_ptrvec_push(&m->cartridges, c);
+	for (size_t i = 0; !replace && i < n; i++)
+		if (mem_cartridge(m, tenants[i]))
+			return keel_store_fail(s, KEEL_ESTORE,
+					       "tenant \"%.*s\": a cartridge is recorded already",
+					       (int)tenants[i].len, tenants[i].ptr);
+	const struct keel_cartridge_record *kind = mem_cartridge_kind(m, r);
+	for (size_t i = 0; i < n; i++) {
+		struct mem_cartridge *c = keel_arena_alloc(&m->arena, sizeof *c);
+		c->tenant = mem_str(m, tenants[i]);
+		c->r = *kind;
+		c->r.recorded_at = r->recorded_at;
+		c->order = m->cartridges.len;
+		keel_ptrvec_push(&m->cartridges, c);
+		keel_map_put(&m->cartridge_map, keel_hash64(c->tenant.ptr, c->tenant.len, 0),
+			     c);
+	}
 	return 0;
 }
 

@@ -28,7 +28,7 @@
 #include "store/store.h"
 #include "internal.h"
 
-#define KEEL_MYSQL_SCHEMA_VERSION 11
+#define KEEL_MYSQL_SCHEMA_VERSION 12
 #define KEEL_MYSQL_INF "9223372036854775807"
 #define KEEL_MYSQL_URL_FORM "mysql://user:password@host:port/db"
 
@@ -213,8 +213,8 @@ int keel_mysql_worker_init(struct keel_store *s);
 /* Recorded cartridges (cartridge.c) */
 int keel_mysql_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			     struct keel_cartridge_record *out, struct keel_arena *hold);
-int keel_mysql_cartridge_put(struct keel_store *s, struct keel_str tenant,
-			     const struct keel_cartridge_record *r, bool replace);
+int keel_mysql_cartridge_put(struct keel_store *s, const struct keel_str *tenants, size_t n,
+			const struct keel_cartridge_record *r, bool replace);
 
 /* Log positions (log.c) */
 int keel_mysql_log_position(struct keel_store *s, const struct keel_log_position *p,

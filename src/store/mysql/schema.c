@@ -36,6 +36,29 @@
 	"PRIMARY KEY (tenant)"                                                           \
 	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
 
+/* Each distinct cartridge once, under its content hash, which determines
+ * its name, version and text (docs/store-mysql.md, "Recorded
+ * cartridges"); keel_tenant_cartridges maps a tenant to it. Until
+ * keel_mysql_step_shared_cartridges each tenant's row held the whole text
+ * (KEEL_MYSQL_TENANT_CARTRIDGES, what that step migrates). */
+#define KEEL_MYSQL_CARTRIDGES                                                            \
+	"CREATE TABLE IF NOT EXISTS keel_cartridges ("                                   \
+	"hash VARBINARY(80) NOT NULL,"                                                   \
+	"name VARBINARY(255) NOT NULL,"                                                  \
+	"version VARBINARY(255) NOT NULL,"                                               \
+	"text MEDIUMBLOB NULL,"                                                          \
+	"PRIMARY KEY (hash)"                                                             \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+/* keel_tenant_cartridges as that step leaves it (the columns in the
+ * migrated table's order). */
+#define KEEL_MYSQL_TENANT_CARTRIDGE_HASHES                                               \
+	"CREATE TABLE IF NOT EXISTS keel_tenant_cartridges ("                            \
+	"tenant VARBINARY(64) NOT NULL,"                                                 \
+	"hash VARBINARY(80) NOT NULL,"                                                   \
+	"recorded_at BIGINT NOT NULL,"                                                   \
+	"PRIMARY KEY (tenant)"                                                           \
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
 /* keel forget's tombstones (docs/store-mysql.md, "Forgetting"): one row
  * per forgotten subject of a tenant, naming it only by the SHA-256 of its
  * bytes (lowercase hex), with when, by whom and how much went. */
@@ -127,8 +150,9 @@ static const char *const keel_mysql_tables[] = {
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 
     KEEL_MYSQL_TOMBSTONES,
-    KEEL_MYSQL_TENANT_CARTRIDGES,
+    KEEL_MYSQL_TENANT_CARTRIDGE_HASHES,
     KEEL_MYSQL_LOG_POSITIONS,
+    KEEL_MYSQL_CARTRIDGES,
 };
 
 /*
@@ -241,6 +265,9 @@ struct keel_mysql_migration {
 #define KEEL_MYSQL_HAS_BASE_TABLE(table)                                                 \
 	"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "           \
 	"DATABASE() AND TABLE_NAME = '" table "' AND TABLE_TYPE = 'BASE TABLE'"
+#define KEEL_MYSQL_HAS_COLUMN(table, column)                                              \
+	"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "          \
+	"DATABASE() AND TABLE_NAME = '" table "' AND COLUMN_NAME = '" column "'"
 #define KEEL_MYSQL_LACKS_COLUMN(table, column)                                           \
 	"SELECT COUNT(*) = 0 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "      \
 	"DATABASE() AND TABLE_NAME = '" table "' AND COLUMN_NAME = '" column "'"
@@ -364,6 +391,21 @@ static const struct keel_mysql_migration keel_mysql_step_views_sort[] = {
     {NULL, NULL},
 };
 
+/* Each distinct cartridge once (KEEL_MYSQL_CARTRIDGES): the texts are
+ * copied out under their hashes, then dropped from the tenants' rows.
+ * Run again after an interruption, the copy is skipped once the columns
+ * are gone (INSERT IGNORE: a hash copied already is the same cartridge). */
+static const struct keel_mysql_migration keel_mysql_step_shared_cartridges[] = {
+    {KEEL_MYSQL_CARTRIDGES, NULL},
+    {"INSERT IGNORE INTO keel_cartridges (hash, name, version, text) SELECT hash, "
+     "name, version, text FROM keel_tenant_cartridges ORDER BY tenant",
+     KEEL_MYSQL_HAS_COLUMN("keel_tenant_cartridges", "text")},
+    {"ALTER TABLE keel_tenant_cartridges DROP COLUMN name, DROP COLUMN version, "
+     "DROP COLUMN text",
+     KEEL_MYSQL_HAS_COLUMN("keel_tenant_cartridges", "text")},
+    {NULL, NULL},
+};
+
 static const struct keel_mysql_migration
     *const keel_mysql_migrations[KEEL_MYSQL_SCHEMA_VERSION] = {
 	NULL, NULL, keel_mysql_to_3, keel_mysql_to_4, keel_mysql_to_5,
@@ -373,6 +415,7 @@ static const struct keel_mysql_migration
 	keel_mysql_step_find,
 	keel_mysql_step_log_positions,
 	keel_mysql_step_views_sort,
+	keel_mysql_step_shared_cartridges,
 };
 
 static int keel_mysql_version_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,

@@ -262,7 +262,29 @@ static int keel_mysql_cmp_event_key(const void *pa, const void *pb)
  * range analysis (measured 25-30% less server time per lookup). Parts of
  * at most KEEL_MYSQL_IN_MAX ids, one per (tenant, source) at least,
  * joined by UNION ALL in one statement. v: the batch's distinct
- * identities, sorted by (tenant, source, id). */
+ * identities, sorted by (tenant, source, id).
+ *
+ * A (tenant, source) with fewer than KEEL_MYSQL_ROW_IN_BELOW ids of the
+ * batch goes instead into parts of row constructors, (tenant, source, id)
+ * IN ((..), ..), which the range optimizer also reads as ranges of the
+ * primary key: events of many tenants (20 000 tenants, each event
+ * another's) made a part per event, 500 subqueries a batch, each with its
+ * own range analysis. */
+#define KEEL_MYSQL_ROW_IN_BELOW 4
+
+static size_t keel_mysql_group_end(const struct keel_ptrvec *v, size_t i)
+{
+	const struct keel_batch_event *e = v->items[i];
+	size_t j = i + 1;
+	while (j < v->len) {
+		const struct keel_batch_event *f = v->items[j];
+		if (!keel_str_eq(f->tenant, e->tenant) || !keel_str_eq(f->source, e->source))
+			break;
+		j++;
+	}
+	return j;
+}
+
 static int keel_mysql_lookup(struct keel_mysql_store *m, const struct keel_ptrvec *v)
 {
 	struct keel_mysql_list l = {
@@ -279,24 +301,51 @@ static int keel_mysql_lookup(struct keel_mysql_store *m, const struct keel_ptrve
 	    .run = keel_mysql_run_seen,
 	};
 	int rc = 0;
-	for (size_t i = 0; i < v->len && rc == 0; i++) {
-		const struct keel_batch_event *e = v->items[i];
-		const struct keel_batch_event *prev = i ? v->items[i - 1] : NULL;
-		if (!prev || !keel_str_eq(prev->tenant, e->tenant) ||
-		    !keel_str_eq(prev->source, e->source)) {
-			keel_buf_reset(&m->part);
-			keel_buf_adds(&m->part, "SELECT tenant, source, id, hash, seq FROM "
-						"keel_events WHERE tenant = ");
-			keel_mysql_add_str(m, &m->part, e->tenant);
-			keel_buf_adds(&m->part, " AND source = ");
-			keel_mysql_add_str(m, &m->part, e->source);
-			keel_buf_adds(&m->part, " AND id IN (");
-			keel_mysql_list_part(&l, m->part.data);
+	bool few = false; /* a group of few ids was left for the rows' parts */
+	for (size_t i = 0, end; i < v->len && rc == 0; i = end) {
+		end = keel_mysql_group_end(v, i);
+		if (end - i < KEEL_MYSQL_ROW_IN_BELOW) {
+			few = true;
+			continue;
 		}
-		rc = keel_mysql_list_item(&l, keel_mysql_str_size(e->id) + 2);
-		if (rc)
-			break;
-		keel_mysql_add_str(m, &m->sql, e->id);
+		const struct keel_batch_event *e = v->items[i];
+		keel_buf_reset(&m->part);
+		keel_buf_adds(&m->part, "SELECT tenant, source, id, hash, seq FROM "
+					"keel_events WHERE tenant = ");
+		keel_mysql_add_str(m, &m->part, e->tenant);
+		keel_buf_adds(&m->part, " AND source = ");
+		keel_mysql_add_str(m, &m->part, e->source);
+		keel_buf_adds(&m->part, " AND id IN (");
+		keel_mysql_list_part(&l, m->part.data);
+		for (size_t k = i; k < end && rc == 0; k++) {
+			const struct keel_batch_event *x = v->items[k];
+			rc = keel_mysql_list_item(&l, keel_mysql_str_size(x->id) + 2);
+			if (rc == 0)
+				keel_mysql_add_str(m, &m->sql, x->id);
+		}
+	}
+	if (few && rc == 0)
+		keel_mysql_list_part(&l, "SELECT tenant, source, id, hash, seq FROM keel_events "
+					 "WHERE (tenant, source, id) IN (");
+	for (size_t i = 0, end; few && i < v->len && rc == 0; i = end) {
+		end = keel_mysql_group_end(v, i);
+		if (end - i >= KEEL_MYSQL_ROW_IN_BELOW)
+			continue;
+		for (size_t k = i; k < end && rc == 0; k++) {
+			const struct keel_batch_event *x = v->items[k];
+			rc = keel_mysql_list_item(&l, keel_mysql_str_size(x->tenant) +
+							  keel_mysql_str_size(x->source) +
+							  keel_mysql_str_size(x->id) + 8);
+			if (rc)
+				break;
+			keel_buf_addc(&m->sql, '(');
+			keel_mysql_add_str(m, &m->sql, x->tenant);
+			keel_buf_addc(&m->sql, ',');
+			keel_mysql_add_str(m, &m->sql, x->source);
+			keel_buf_addc(&m->sql, ',');
+			keel_mysql_add_str(m, &m->sql, x->id);
+			keel_buf_addc(&m->sql, ')');
+		}
 	}
 	return rc ? rc : keel_mysql_list_flush(&l);
 }

@@ -31,7 +31,7 @@
 #include "store/store.h"
 #include "internal.h"
 
-#define KEEL_PG_SCHEMA_VERSION 3
+#define KEEL_PG_SCHEMA_VERSION 4
 #define KEEL_PG_URL_FORM "postgres://user:password@host:port/db"
 
 /* Rows take their seq from blocks of this many numbers, one block (from
@@ -257,8 +257,8 @@ int keel_pg_tombstone(struct keel_store *s, struct keel_str tenant,
 		      struct keel_buf *buf);
 int keel_pg_cartridge_get(struct keel_store *s, struct keel_str tenant,
 			  struct keel_cartridge_record *out, struct keel_arena *hold);
-int keel_pg_cartridge_put(struct keel_store *s, struct keel_str tenant,
-			  const struct keel_cartridge_record *r, bool replace);
+int keel_pg_cartridge_put(struct keel_store *s, const struct keel_str *tenants, size_t n,
+			const struct keel_cartridge_record *r, bool replace);
 /* Log positions (log.c) */
 int keel_pg_log_position(struct keel_store *s, const struct keel_log_position *pos,
 			 uint64_t *stored);

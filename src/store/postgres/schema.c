@@ -45,6 +45,16 @@
 	"recorded_at bigint NOT NULL,"                                                   \
 	"PRIMARY KEY (log, part))"
 
+/* Version 4: each distinct cartridge once, under its content hash, which
+ * determines its name, version and text; keel_tenant_cartridges maps a
+ * tenant to it (until then each tenant's row held the whole text). */
+#define KEEL_PG_CARTRIDGES                                                               \
+	"CREATE TABLE keel_cartridges ("                                                 \
+	"hash " KEEL_PG_STR " PRIMARY KEY,"                                              \
+	"name " KEEL_PG_STR ","                                                          \
+	"version " KEEL_PG_STR ","                                                       \
+	"text " KEEL_PG_STR_NULL ")"
+
 static const char *const keel_pg_tables[] = {
     "CREATE SEQUENCE keel_seq AS bigint INCREMENT BY 65536 START WITH 1",
 
@@ -121,16 +131,17 @@ static const char *const keel_pg_tables[] = {
     "rows_removed bigint NOT NULL,"
     "PRIMARY KEY (tenant, subject_sha256))",
 
+    /* Version 4 (KEEL_PG_CARTRIDGES): each tenant's recorded
+     * cartridge by its hash, the columns in the migrated table's order */
     "CREATE TABLE keel_tenant_cartridges ("
     "tenant " KEEL_PG_STR " PRIMARY KEY,"
-    "name " KEEL_PG_STR ","
-    "version " KEEL_PG_STR ","
     "hash " KEEL_PG_STR ","
-    "text " KEEL_PG_STR_NULL ","
     "recorded_at bigint NOT NULL)",
 
     KEEL_PG_LOG_POSITIONS,
+    KEEL_PG_CARTRIDGES,
 };
+
 
 /*
  * The views people read with SQL tools: the rows keel dump prints, with
@@ -292,9 +303,29 @@ static int keel_pg_step_views_sort(struct keel_pg_store *g)
 	return rc;
 }
 
+/* 3 -> 4: each distinct cartridge once (KEEL_PG_CARTRIDGES); the texts
+ * are copied out under their hashes, then dropped from the tenants'
+ * rows. */
+static int keel_pg_step_shared_cartridges(struct keel_pg_store *g)
+{
+	static const char *const sql[] = {
+	    KEEL_PG_CARTRIDGES,
+	    "INSERT INTO keel_cartridges (hash, name, version, text) SELECT DISTINCT ON "
+	    "(hash) hash, name, version, text FROM keel_tenant_cartridges ORDER BY hash, "
+	    "tenant",
+	    "ALTER TABLE keel_tenant_cartridges DROP COLUMN name, DROP COLUMN version, "
+	    "DROP COLUMN text",
+	};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(sql); i++)
+		rc = keel_pg_command(g, sql[i], "migrating the schema");
+	return rc;
+}
+
 static int (*const keel_pg_migrations[])(struct keel_pg_store *) = {
     keel_pg_step_log_positions,
     keel_pg_step_views_sort,
+    keel_pg_step_shared_cartridges,
 };
 _Static_assert(KEEL_ARRAY_LEN(keel_pg_migrations) == KEEL_PG_SCHEMA_VERSION - 1,
 	       "a step for each version after the first");

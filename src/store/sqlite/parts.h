@@ -164,6 +164,15 @@ struct keel_sqlite_savepoint {
 	int64_t fact_seq, rel_seq, event_seq, mention_seq;
 };
 
+/* cartridge.c's statements, kept prepared: one of each per tenant. */
+enum keel_sqlite_cartridge_stmt {
+	KEEL_SCART_GET,
+	KEEL_SCART_PUT,
+	KEEL_SCART_TENANT,
+	KEEL_SCART_REPLACE,
+	KEEL_SCART_N
+};
+
 struct keel_sqlite_store {
 	struct keel_store base;
 	sqlite3 *db;
@@ -175,6 +184,7 @@ struct keel_sqlite_store {
 	sqlite3_stmt *begin, *commit, *rollback;
 	sqlite3_stmt *max_seq, *last_recorded, *counts, *tenants;
 	sqlite3_stmt *current[KEEL_SC_N]; /* current.c */
+	sqlite3_stmt *cartridge[KEEL_SCART_N]; /* cartridge.c */
 	int bind_rc; /* first bind failure since the last statement ran */
 	/* The last seq used per table, read when a transaction begins (under
 	 * the write lock); seqs a rolled-back batch used are not reused. */
@@ -351,8 +361,8 @@ int keel_sqlite_spans_count(struct keel_sqlite_store *s, int64_t key, int64_t at
 /* Recorded cartridges (cartridge.c) */
 int keel_sqlite_cartridge_get(struct keel_store *bs, struct keel_str tenant,
 			      struct keel_cartridge_record *out, struct keel_arena *hold);
-int keel_sqlite_cartridge_put(struct keel_store *bs, struct keel_str tenant,
-			      const struct keel_cartridge_record *r, bool replace);
+int keel_sqlite_cartridge_put(struct keel_store *bs, const struct keel_str *tenants, size_t n,
+			const struct keel_cartridge_record *r, bool replace);
 
 /* Replay (replay.c) */
 int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,

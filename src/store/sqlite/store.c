@@ -64,6 +64,8 @@ static void keel_sqlite_close(struct keel_store *bs)
 		sqlite3_finalize(fixed[i]);
 	for (size_t i = 0; i < KEEL_SC_N; i++)
 		sqlite3_finalize(s->current[i]);
+	for (size_t i = 0; i < KEEL_SCART_N; i++)
+		sqlite3_finalize(s->cartridge[i]);
 	sqlite3_close_v2(s->db);
 	free(s->keys);
 	free(s->rows);
