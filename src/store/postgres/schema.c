@@ -308,13 +308,14 @@ static int keel_pg_step_views_sort(struct keel_pg_store *g)
  * rows. */
 static int keel_pg_step_shared_cartridges(struct keel_pg_store *g)
 {
+	/* (each text in parentheses: one statement, not two run together) */
 	static const char *const sql[] = {
 	    KEEL_PG_CARTRIDGES,
-	    "INSERT INTO keel_cartridges (hash, name, version, text) SELECT DISTINCT ON "
-	    "(hash) hash, name, version, text FROM keel_tenant_cartridges ORDER BY hash, "
-	    "tenant",
-	    "ALTER TABLE keel_tenant_cartridges DROP COLUMN name, DROP COLUMN version, "
-	    "DROP COLUMN text",
+	    ("INSERT INTO keel_cartridges (hash, name, version, text) SELECT DISTINCT ON "
+	     "(hash) hash, name, version, text FROM keel_tenant_cartridges ORDER BY hash, "
+	     "tenant"),
+	    ("ALTER TABLE keel_tenant_cartridges DROP COLUMN name, DROP COLUMN version, "
+	     "DROP COLUMN text"),
 	};
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(sql); i++)
