@@ -42,6 +42,7 @@
 #include <libpq-fe.h>
 
 #include "keel.h"
+#include "store/postgres/internal.h" /* KEEL_PG_SEEN_SQL: keel's own lookup */
 
 static double now(void)
 {
@@ -438,8 +439,8 @@ static int text_array(const PGresult *r, int col, int from, int to, char *out)
 }
 
 /*
- * The re-send's limit: the identity lookups alone, as keel makes them (the
- * same join over three unnested binary text[] parameters, prepared once,
+ * The re-send's limit: the identity lookups alone, as keel makes them (its
+ * own join, KEEL_PG_SEEN_SQL, over three binary text[] parameters, prepared once,
  * results in binary), a statement for each batch of 500 of the store's
  * identities in the order they were logged, nothing else. Whatever keel
  * does for a duplicate, it asks at least this of the server.
@@ -450,12 +451,7 @@ static double lookups_alone(const char *url, uint64_t *found)
 	PGresult *ids = PQexec(c, "SELECT tenant, source, id FROM keel_events ORDER BY seq");
 	if (PQresultStatus(ids) != PGRES_TUPLES_OK)
 		die("identities: %s", PQerrorMessage(c));
-	PGresult *r = PQprepare(c, "seen",
-				"SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "
-				"unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, "
-				"source, id) JOIN keel_events e ON e.tenant = k.tenant AND "
-				"e.source = k.source AND e.id = k.id",
-				3, NULL);
+	PGresult *r = PQprepare(c, "seen", KEEL_PG_SEEN_SQL, 3, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		die("prepare: %s", PQerrorMessage(c));
 	PQclear(r);

@@ -33,6 +33,16 @@ struct keel_pg_stats {
 const struct keel_pg_stats *keel_store_postgres_stats(const struct keel_store *s);
 void keel_store_postgres_reset_stats(struct keel_store *s);
 
+/* Which of a batch's identities are logged: the three arrays are its
+ * distinct (tenant, source, id), unnested side by side; each one probe
+ * of the log's key (KEEL_PG_SEEN; bench_postgres times it alone as the
+ * re-send's limit). */
+#define KEEL_PG_SEEN_SQL                                                                 \
+	"SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "                           \
+	"unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, source, id) "           \
+	"JOIN keel_events e ON e.tenant = k.tenant AND e.source = k.source "             \
+	"AND e.id = k.id"
+
 /* The schema version this Keel writes. */
 int keel_store_postgres_schema_version(void);
 

@@ -287,15 +287,7 @@ int keel_pg_exec(struct keel_pg_store *g, const char *sql, const struct keel_pg_
 static const struct {
 	const char *name, *sql;
 } keel_pg_stmts[KEEL_PG_STMTS] = {
-    /* Which of a batch's identities are logged: the three arrays are its
-     * distinct (tenant, source, id), unnested side by side; each one
-     * probe of the log's key. */
-    [KEEL_PG_SEEN] =
-	{"keel_seen",
-	 "SELECT e.tenant, e.source, e.id, e.hash, e.seq FROM "
-	 "unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, source, id) "
-	 "JOIN keel_events e ON e.tenant = k.tenant AND e.source = k.source "
-	 "AND e.id = k.id"},
+    [KEEL_PG_SEEN] = {"keel_seen", KEEL_PG_SEEN_SQL},
     /* $1 blocks of KEEL_PG_SEQ_BLOCK numbers (keel_seq steps by it) */
     [KEEL_PG_RESERVE] =
 	{"keel_reserve",
