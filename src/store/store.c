@@ -196,7 +196,11 @@ int keel_store_begin(struct keel_store *s)
 	/* Another process may have written since: recorded_at continues
 	 * from the log's latest (keel_store_recorded_at). */
 	int64_t last = 0;
-	if (s->ops->last_recorded_at && (rc = s->ops->last_recorded_at(s, &last)) != 0)
+	if (s->ops->writer_gate)
+		rc = s->ops->writer_gate(s, &last);
+	else if (s->ops->last_recorded_at)
+		rc = s->ops->last_recorded_at(s, &last);
+	if (rc)
 		return rc;
 	if (last > s->recorded_floor)
 		s->recorded_floor = last;
@@ -272,17 +276,11 @@ int64_t keel_store_recorded_at(struct keel_store *s)
 
 int keel_store_settle(struct keel_store *s, int64_t known_at)
 {
-	if (!s->ops->settle || !s->ops->last_recorded_at || known_at == KEEL_TIME_INF)
-		return 0;
 	/* Not yet past: what is recorded at it is still being written, and
 	 * no answer about it can stand. */
-	if (known_at >= keel_time_now())
+	if (!s->ops->settle || known_at == KEEL_TIME_INF || known_at >= keel_time_now())
 		return 0;
-	int64_t last = 0;
-	int rc = s->ops->last_recorded_at(s, &last);
-	if (rc || known_at <= last)
-		return rc;
-	return s->ops->settle(s, last);
+	return s->ops->settle(s, known_at);
 }
 
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out)

@@ -317,15 +317,23 @@ struct keel_store_ops {
 	 * the log, even across processes (keel_store_recorded_at). */
 	int (*last_recorded_at)(struct keel_store *s, int64_t *out);
 
-	/* Returns once every write transaction that was open when it was
-	 * called has ended, committed or rolled back, so that a read begun
-	 * after it sees all any of them wrote (keel_store_settle); last is
-	 * the log's last recorded_at when it was called. It may return at
-	 * once, doing nothing, when this handle cannot tell (its own
-	 * transaction open, a file it cannot write). NULL: the store cannot
-	 * wait for its writers (docs/semantics.md, "Known-at answers
-	 * stand"). */
-	int (*settle)(struct keel_store *s, int64_t last);
+	/* For a store that takes several writers at once (MySQL,
+	 * PostgreSQL), called instead of last_recorded_at when a transaction
+	 * begins: starts the transaction, enters the writers' gate that
+	 * settle waits on (held until the transaction ends), and gives the
+	 * floor its recorded_at must pass: the log's latest recorded_at or,
+	 * if later, the database server's clock read once inside the gate.
+	 * One clock for every writer and reader, whatever their machines'
+	 * clocks say (docs/semantics.md, "Known-at answers stand"). */
+	int (*writer_gate)(struct keel_store *s, int64_t *floor);
+
+	/* Returns once no write transaction open when it was called can
+	 * still record at or before known_at, a moment already past, so that
+	 * a read begun after it sees everything that will ever be recorded
+	 * by then (keel_store_settle). It may return at once, doing nothing,
+	 * when this handle cannot tell (its own transaction open, a file it
+	 * cannot write). NULL: the store has nothing to wait for (memory). */
+	int (*settle)(struct keel_store *s, int64_t known_at);
 
 	/* For each event whose identity (tenant, source, id) is in the log:
 	 * status becomes KEEL_EV_DUPLICATE, stored_hash the logged hash and
@@ -522,10 +530,8 @@ int keel_store_append(struct keel_store *s, const struct keel_append *a);
 int64_t keel_store_recorded_at(struct keel_store *s);
 /* Makes a read known at known_at give the answer every later read known
  * at it gives (docs/semantics.md, "Known-at answers stand"): when
- * known_at is past but later than the log's last recorded_at, waits for
- * the write transactions then open (the ops' settle), whose rows may be
- * recorded at or before it. Earlier moments need nothing: a transaction
- * records after the log's last recorded_at. */
+ * known_at is past, waits for the write transactions that may still
+ * record at or before it (the ops' settle). */
 int keel_store_settle(struct keel_store *s, int64_t known_at);
 int keel_store_tenants(struct keel_store *s, struct keel_ptrvec *out);
 /* The tenants as known at known_at: those with something recorded by

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-# known_at_check.py KEEL STORE INPUT [INGEST-OPTION...]
+# known_at_check.py KEEL STORE INPUT[,INPUT...] [INGEST-OPTION...]
 #
 # Reads known at moments inside running transactions stand: on a store
 # that exists (the first answers would be "no such file"), while
-# `KEEL ingest INPUT --store STORE ...` runs (its transactions hold many
-# batches, so a read often comes while one is open), reads `keel stats`
+# `KEEL ingest - --store STORE ...` runs, one process for each INPUT at
+# once (several writers), each fed its INPUT over about FEED_SECONDS
+# whatever the build's speed (so their transactions hold many batches and
+# a read often comes while one or more are open), reads `keel stats`
 # and `keel show` of a vehicle known at moments just past (2 ms ago, the
 # time of the last answer, a moment since the start), each answer kept;
 # once the ingest has ended, reads each moment again: every answer must be
@@ -14,9 +16,10 @@ import datetime
 import random
 import subprocess
 import sys
+import threading
 import time
 
-keel, store, path = sys.argv[1:4]
+keel, store, paths = sys.argv[1:4]
 ingest_opts = sys.argv[4:]
 random.seed(7)
 
@@ -39,9 +42,28 @@ def read(args, moment):
 # (show's valid time fixed, so that only known_at can change its answer)
 reads = [["stats"], ["show", "tenant-00", "vehicle:V-0001", "--at", "2030-01-01T00:00:00Z"]]
 start = now()
-ingest = subprocess.Popen([keel, "ingest", path, "--store", store, "--quiet"] + ingest_opts)
+FEED_SECONDS = 5.0
+
+
+def feed(proc, path):
+    lines = open(path, "rb").readlines()
+    chunk = max(1, len(lines) // 400)
+    for i in range(0, len(lines), chunk):
+        proc.stdin.write(b"".join(lines[i:i + chunk]))
+        proc.stdin.flush()
+        time.sleep(FEED_SECONDS / 400)
+    proc.stdin.close()
+
+
+ingests, feeders = [], []
+for path in paths.split(","):
+    proc = subprocess.Popen([keel, "ingest", "-", "--store", store, "--quiet"] + ingest_opts,
+                            stdin=subprocess.PIPE)
+    ingests.append(proc)
+    feeders.append(threading.Thread(target=feed, args=(proc, path)))
+    feeders[-1].start()
 answers, longest, last = [], 0.0, start
-while ingest.poll() is None:
+while any(i.poll() is None for i in ingests):
     since = (now() - start).total_seconds()
     moments = [now() - datetime.timedelta(milliseconds=2), last,
                start + datetime.timedelta(seconds=random.uniform(0, since))]
@@ -51,8 +73,11 @@ while ingest.poll() is None:
             answers.append((args, stamp(m), read(args, stamp(m))))
             longest = max(longest, time.monotonic() - t0)
     last = now()
-if ingest.returncode != 0:
-    sys.exit("FAIL: keel ingest exited %d" % ingest.returncode)
+for f in feeders:
+    f.join()
+for i in ingests:
+    if i.returncode != 0:
+        sys.exit("FAIL: keel ingest exited %d" % i.returncode)
 failed = [(a, m, f) for a, m, f in answers if f[0] != 0]
 for args, moment, first in failed[:5]:
     print("FAIL: keel %s known at %s during the ingest: exit %d: %s" %

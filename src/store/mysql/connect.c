@@ -276,13 +276,14 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 	 * also rewrites an IN list of 1000 or more scalars (a 4-tuple counts
 	 * 4) into a join with a derived table, which it may answer with a full
 	 * scan (in_predicate_conversion_threshold); off, the lists stay range
-	 * reads on the index. */
+	 * reads on the index. UTC, so that the server's clock read as a
+	 * DATETIME is the epoch's (store.c, the writers' gate). */
 	int rc = keel_mysql_runs(m,
 				 m->mariadb ? "SET SESSION sql_mode = 'STRICT_ALL_TABLES,"
-					      "NO_ENGINE_SUBSTITUTION', "
+					      "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00', "
 					      "in_predicate_conversion_threshold = 0"
 					    : "SET SESSION sql_mode = 'STRICT_ALL_TABLES,"
-					      "NO_ENGINE_SUBSTITUTION'",
+					      "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'",
 				 "setting up the session");
 	if (rc == 0) {
 		keel_buf_reset(&m->sql);

@@ -84,9 +84,9 @@ static int keel_mysql_begin(struct keel_store *s)
 	return m->broken ? keel_mysql_reconnect(m) : 0;
 }
 
-/* The transaction starts with its first statement that needs it (the
- * clock's read, a savepoint, a write): a batch of nothing but duplicates
- * costs its one lookup and no transaction at all. */
+/* The transaction starts with its first statement that needs it: the
+ * writers' gate when the store's own transactions begin, or the first
+ * write of those who write without one (schema, positions). */
 int keel_mysql_tx(struct keel_mysql_store *m)
 {
 	if (m->tx_open)
@@ -138,18 +138,16 @@ static int keel_mysql_rollback(struct keel_store *s)
 
 /*
  * Savepoints, one per batch (docs/semantics.md, "Batches, commits and
- * failures").
- * The first batch of a transaction needs none: rolling it back is rolling
- * back the transaction, which holds nothing else; so SAVEPOINT is sent
- * only before a batch that follows written ones. One name serves every
- * batch: a SAVEPOINT replaces an older one of the same name, so release
- * sends nothing.
+ * failures"), in every open transaction: even the first batch's cannot be
+ * rolled back by rolling back the transaction, which holds the writers'
+ * gate and the clock read in it. One name serves every batch: a SAVEPOINT
+ * replaces an older one of the same name, so release sends nothing.
  */
 static int keel_mysql_savepoint(struct keel_store *s)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	m->savepoint_sent = false;
-	if (!m->tx_open || !m->tx_writes)
+	if (!m->tx_open)
 		return 0;
 	int rc = keel_mysql_runs(m, "SAVEPOINT keel_batch", "starting the batch");
 	if (rc == 0)
@@ -169,8 +167,8 @@ static int keel_mysql_rollback_to_savepoint(struct keel_store *s)
 	if (m->broken)
 		return 0; /* the server has rolled the whole transaction back */
 	if (!m->savepoint_sent) {
-		/* the batch was the transaction's first write: nothing before
-		 * it to keep */
+		/* the batch's first write began the transaction: nothing
+		 * before it to keep */
 		bool writes = m->tx_writes;
 		m->tx_writes = false;
 		if (!m->tx_open || !writes)
@@ -183,10 +181,8 @@ static int keel_mysql_rollback_to_savepoint(struct keel_store *s)
 			       "rolling the batch back");
 }
 
-/* The latest recorded_at of the log: the last logged event's. It is
- * read by seq, one dive on keel_events_seq: recorded_at does not decrease
- * along the log of a store written by one writer at a time (docs/
- * store-mysql.md, "Transaction time"). */
+/* The latest recorded_at of the log: the last logged event's, one dive
+ * on keel_events_seq. */
 static int keel_mysql_recorded_row(struct keel_mysql_store *m, void *ud, MYSQL_ROW row,
 				   const unsigned long *len, unsigned ncols)
 {
@@ -196,15 +192,61 @@ static int keel_mysql_recorded_row(struct keel_mysql_store *m, void *ud, MYSQL_R
 	return 0;
 }
 
+#define KEEL_MYSQL_LAST_RECORDED                                                         \
+	"(SELECT recorded_at FROM keel_events ORDER BY seq DESC LIMIT 1)"
+
 static int keel_mysql_last_recorded_at(struct keel_store *s, int64_t *out)
 {
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	*out = 0;
 	keel_buf_reset(&m->sql);
-	keel_buf_adds(&m->sql, "SELECT recorded_at FROM keel_events ORDER BY seq DESC "
-			       "LIMIT 1");
+	keel_buf_adds(&m->sql, "SELECT " KEEL_MYSQL_LAST_RECORDED);
 	return keel_mysql_select(m, "reading the log's clock", keel_mysql_recorded_row,
 				 out);
+}
+
+/*
+ * The writers' gate (docs/store-mysql.md, "Transaction time"): keel_meta's
+ * schema_version row, which every store has at every version. A write
+ * transaction holds its shared lock from its start to its end and reads
+ * the server's clock once it holds it; a read known at a past moment
+ * takes its exclusive lock, which InnoDB grants once every writer then
+ * inside has ended, and before any writer that asked after it. So a
+ * writer either ends before the read or takes a clock later than the
+ * read's moment. SYSDATE, not NOW: the time the row is read, after the
+ * wait for the lock, not when the statement began (the session's
+ * time_zone is UTC, connect.c).
+ */
+#define KEEL_MYSQL_GATE " FROM keel_meta WHERE name = 'schema_version'"
+
+static int keel_mysql_writer_gate(struct keel_store *s, int64_t *floor)
+{
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	*floor = 0;
+	int rc = keel_mysql_tx(m);
+	if (rc)
+		return rc;
+	keel_buf_reset(&m->sql);
+	keel_buf_adds(&m->sql, "SELECT GREATEST(COALESCE(" KEEL_MYSQL_LAST_RECORDED
+			       ", 0), CAST(UNIX_TIMESTAMP(SYSDATE(6)) * 1000000 AS SIGNED) "
+			       "- 1)" KEEL_MYSQL_GATE " LOCK IN SHARE MODE");
+	return keel_mysql_select(m, "entering the writers' gate", keel_mysql_recorded_row,
+				 floor);
+}
+
+/* In autocommit the exclusive lock is taken, waited for, and let go when
+ * the statement ends: the wait is all a read needs. */
+static int keel_mysql_settle(struct keel_store *s, int64_t known_at)
+{
+	(void)known_at;
+	struct keel_mysql_store *m = keel_mysql_downcast(s);
+	if (m->tx_open)
+		return 0; /* this handle's own transaction: nothing to wait for */
+	int64_t one = 0;
+	keel_buf_reset(&m->sql);
+	keel_buf_adds(&m->sql, "SELECT 1" KEEL_MYSQL_GATE " FOR UPDATE");
+	return keel_mysql_select(m, "waiting for the writers", keel_mysql_recorded_row,
+				 &one);
 }
 
 /* ------------------------------------------------------------- seen ids */
@@ -634,6 +676,8 @@ const struct keel_store_ops keel_store_mysql_ops = {
     .release = keel_mysql_release,
     .rollback_to_savepoint = keel_mysql_rollback_to_savepoint,
     .last_recorded_at = keel_mysql_last_recorded_at,
+    .writer_gate = keel_mysql_writer_gate,
+    .settle = keel_mysql_settle,
     .seen_ids = keel_mysql_seen_ids,
     .append = keel_mysql_append,
     .tenants = keel_mysql_tenants,

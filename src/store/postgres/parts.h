@@ -76,10 +76,17 @@ struct keel_pg_params {
 
 /* The statements prepared on each connection, each when first run
  * (sql.c). */
+/* The writers' gate's advisory lock (store.c): "keel" in ASCII. Advisory
+ * locks are the database's, so two stores in one database share it: a
+ * read then also waits for the other's writers, nothing worse. */
+#define KEEL_PG_GATE_KEY "1801807212"
+
 enum keel_pg_stmt {
 	KEEL_PG_SEEN,	 /* the identity lookup, three arrays */
 	KEEL_PG_RESERVE, /* blocks of seq */
 	KEEL_PG_CLOCK,	 /* the log's latest recorded_at */
+	KEEL_PG_GATE,	 /* a writer's: the gate shared, the clock read */
+	KEEL_PG_SETTLE, /* a reader's: the gate taken and let go */
 	KEEL_PG_BEGIN,
 	KEEL_PG_SAVEPOINT,
 	KEEL_PG_COMMIT,

@@ -295,6 +295,15 @@ static const struct {
     /* the latest recorded_at of the log: one dive on keel_events_seq */
     [KEEL_PG_CLOCK] = {"keel_clock",
 		       "SELECT recorded_at FROM keel_events ORDER BY seq DESC LIMIT 1"},
+    /* store.c, the writers' gate. The lock is in FROM, so that the
+     * clock and the log are read once it is held. */
+    [KEEL_PG_GATE] =
+	{"keel_gate",
+	 "SELECT GREATEST(COALESCE((SELECT recorded_at FROM keel_events ORDER BY seq "
+	 "DESC LIMIT 1), 0), (extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
+	 "- 1) FROM (SELECT pg_advisory_xact_lock_shared(" KEEL_PG_GATE_KEY ")) AS gate"},
+    [KEEL_PG_SETTLE] = {"keel_settle",
+			"SELECT pg_advisory_xact_lock(" KEEL_PG_GATE_KEY ")"},
     [KEEL_PG_BEGIN] = {"keel_begin", "BEGIN"},
     [KEEL_PG_SAVEPOINT] = {"keel_savepoint", "SAVEPOINT keel_batch"},
     [KEEL_PG_COMMIT] = {"keel_commit", "COMMIT"},

@@ -46,9 +46,9 @@ static int keel_pg_begin(struct keel_store *s)
 	return g->broken ? keel_pg_reconnect(g) : 0;
 }
 
-/* The transaction starts with its first statement that needs it (a
- * savepoint, a write): a batch of nothing but duplicates costs its one
- * lookup and no transaction at all. */
+/* The transaction starts with its first statement that needs it: the
+ * writers' gate when the store's own transactions begin, or the first
+ * write of those who write without one (schema, positions). */
 int keel_pg_tx(struct keel_pg_store *g)
 {
 	if (g->tx_open)
@@ -111,11 +111,12 @@ static int keel_pg_rollback(struct keel_store *s)
 
 /*
  * Savepoints, one per batch (docs/semantics.md, "Batches, commits and
- * failures"). The first batch of a transaction needs none: rolling it
- * back is rolling back the transaction, which holds nothing else. A later
- * batch's savepoint releases the one before, in the same round trip, so
- * that the transaction holds one at a time (each is a subtransaction, and
- * PostgreSQL keeps a transaction's subtransactions until it ends).
+ * failures"), in every open transaction: even the first batch's cannot be
+ * rolled back by rolling back the transaction, which holds the writers'
+ * gate and the clock read in it. A batch's savepoint releases the one
+ * before, in the same round trip, so that the transaction holds one at a
+ * time (each is a subtransaction, and PostgreSQL keeps a transaction's
+ * subtransactions until it ends).
  */
 static int keel_pg_savepoint(struct keel_store *s)
 {
@@ -127,7 +128,7 @@ static int keel_pg_savepoint(struct keel_store *s)
 		g->pending[k].mark_n = g->pending[k].n;
 	}
 	g->pending_tied = false;
-	if (!g->tx_open || !g->tx_writes)
+	if (!g->tx_open)
 		return 0;
 	int rc =
 	    g->savepoint_sent
@@ -181,8 +182,8 @@ static int keel_pg_rollback_to_savepoint(struct keel_store *s)
 		p->n = p->mark_n;
 	}
 	if (!g->savepoint_sent) {
-		/* the batch was the transaction's first write: nothing before
-		 * it to keep */
+		/* the batch's first write began the transaction: nothing
+		 * before it to keep */
 		bool writes = g->tx_writes;
 		g->tx_writes = false;
 		if (!g->tx_open ||
@@ -213,6 +214,51 @@ static int keel_pg_last_recorded_at(struct keel_store *s, int64_t *out)
 		*out = keel_pg_i64(r, 0, 0);
 	PQclear(r);
 	return 0;
+}
+
+/*
+ * The writers' gate (docs/store-postgres.md, "Transaction time"): the
+ * advisory lock KEEL_PG_GATE_KEY. A write transaction holds it shared
+ * from its start to its end and reads the server's clock once it holds
+ * it; a read known at a past moment takes it exclusively, which
+ * PostgreSQL grants once every writer then inside has ended, and before
+ * any writer that asked after it. So a writer either ends before the read
+ * or takes a clock later than the read's moment. clock_timestamp(), not
+ * now(): the time it is read, after the wait, not when the transaction
+ * began.
+ */
+static int keel_pg_writer_gate(struct keel_store *s, int64_t *floor)
+{
+	struct keel_pg_store *g = keel_pg_downcast(s);
+	*floor = 0;
+	int rc = keel_pg_tx(g);
+	if (rc)
+		return rc;
+	PGresult *r;
+	rc = keel_pg_exec_prepared(g, KEEL_PG_GATE, NULL, "entering the writers' gate",
+				   &r);
+	if (rc)
+		return rc;
+	if (PQntuples(r) == 1)
+		*floor = keel_pg_i64(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+/* Outside a transaction the statement is one: the lock is taken, waited
+ * for, and let go when it ends; the wait is all a read needs. */
+static int keel_pg_settle(struct keel_store *s, int64_t known_at)
+{
+	(void)known_at;
+	struct keel_pg_store *g = keel_pg_downcast(s);
+	if (g->tx_open)
+		return 0; /* this handle's own transaction: nothing to wait for */
+	PGresult *r;
+	int rc = keel_pg_exec_prepared(g, KEEL_PG_SETTLE, NULL, "waiting for the writers",
+				       &r);
+	if (rc == 0)
+		PQclear(r);
+	return rc;
 }
 
 /* ------------------------------------------------------------- seen ids */
@@ -404,6 +450,8 @@ const struct keel_store_ops keel_store_postgres_ops = {
     .release = keel_pg_release,
     .rollback_to_savepoint = keel_pg_rollback_to_savepoint,
     .last_recorded_at = keel_pg_last_recorded_at,
+    .writer_gate = keel_pg_writer_gate,
+    .settle = keel_pg_settle,
     .seen_ids = keel_pg_seen_ids,
     .append = keel_pg_append,
     .tenants = keel_pg_tenants,

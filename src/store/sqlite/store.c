@@ -361,21 +361,26 @@ static int keel_sqlite_last_recorded_at(struct keel_store *bs, int64_t *out)
 
 /*
  * SQLite has one writer at a time, and a transaction's recorded_at is
- * taken under its write lock, later than the log's last: so the one
- * transaction that may record at or before a past moment is the one open
- * now, and it has ended once the log's last recorded_at moves past last,
- * or once no transaction holds the lock. Polled rather than waited for in
- * the lock: a writer that begins its next transaction as soon as it
- * commits would win the lock from a waiting reader again and again.
+ * taken under its write lock, later than the log's last: so a moment at
+ * or before the log's last needs no wait, and for a later one the only
+ * transaction that may record at or before it is the one open now, which
+ * has ended once the log's last recorded_at moves past last, or once no
+ * transaction holds the lock. Polled rather than waited for in the lock:
+ * a writer that begins its next transaction as soon as it commits would
+ * win the lock from a waiting reader again and again.
  */
-static int keel_sqlite_settle(struct keel_store *bs, int64_t last)
+static int keel_sqlite_settle(struct keel_store *bs, int64_t known_at)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	if (!sqlite3_get_autocommit(s->db))
 		return 0; /* this handle's own transaction: nothing to wait for */
+	int64_t last = 0;
+	int rc = keel_sqlite_last_recorded_at(bs, &last);
+	if (rc || known_at <= last)
+		return rc;
 	for (int waited_ms = 0;; waited_ms += KEEL_SQLITE_SETTLE_POLL_MS) {
 		bool locked = false;
-		int rc = keel_sqlite_try_lock(s, &locked);
+		rc = keel_sqlite_try_lock(s, &locked);
 		if (rc)
 			return rc;
 		if (locked)
