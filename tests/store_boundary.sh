@@ -3,7 +3,9 @@
 # src/store/ (the registry, src/store/store.c, and the engines' folders), no code compares a string
 # with a store's URL scheme, calls a store's client library (SQLite,
 # MariaDB), reads a backend's ops table or decides the default store
-# (KEEL_STORE); the core asks the store through store.c's wrappers. The schemes are read off the registered ops tables,
+# (KEEL_STORE); the core asks the store through store.c's wrappers. (The
+# registry itself is checked by tests/wings.py, which also keeps nats.h in
+# src/log/.) The schemes are read off the registered ops tables,
 # so a new store is covered without editing this test.
 set -euo pipefail
 : "${KEEL_SOURCE_DIR:?source directory}"
@@ -16,7 +18,7 @@ case "|$schemes|" in *"|sqlite|"*) ;; *) echo "FAIL: schemes read: $schemes"; ex
 # A string comparison with a scheme literal ("sqlite:", "memory", ...).
 scheme_test="\\b(strn?cmp|strn?casecmp|memcmp|strstr|strncasecmp)[[:space:]]*\\([^;]*\"($schemes)[:\"]"
 # The stores' client libraries.
-client_call='\b(sqlite3_[a-z0-9_]+|mysql_[a-z0-9_]+|PQ[a-zA-Z]+)[[:space:]]*\(|#include[[:space:]]*<(sqlite3|mysql|mariadb|libpq-fe)'
+client_call='\b(sqlite3_[a-z0-9_]+|mysql_[a-z0-9_]+|PQ[a-zA-Z]+)[[:space:]]*\(|#include[[:space:]]*<(sqlite3|mysql|mariadb|errmsg|mysqld_error|libpq-fe)'
 # A backend's ops table read directly.
 ops_read='(->|\.)ops(->|\.)'
 # The default store decided again (keel_store_default_url decides it).
@@ -37,6 +39,9 @@ self_check "$client_call" '	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWR
 self_check "$client_call" '#include <sqlite3.h>'
 self_check "$client_call" '	PGresult *res = PQexec(g->conn, sql);'
 self_check "$client_call" '#include <libpq-fe.h>'
+self_check "$client_call" '#include <mysql.h>'
+self_check "$client_call" '#include <mysql/mysql.h>'
+self_check "$client_call" '#include <mysqld_error.h>'
 self_check "$ops_read" '		mode = first->ops->concurrent_writers ? KEEL_WORKERS_TENANTS'
 self_check "$default_url" '		url = getenv("KEEL_STORE");'
 

@@ -30,7 +30,11 @@ import tempfile
 
 LEVELS = [("src/event/", 1), ("src/store/", 2), ("src/cartridge/", 3),
           ("src/write/", 4), ("src/read/", 4), ("src/log/", 5), ("src/http/", 6)]
-CLIENTS = re.compile(r"<(sqlite3\.h|mysql\.h|mariadb/.*|libpq-fe\.h|postgresql/.*)>")
+# the engines' client libraries: SQLite; MariaDB Connector/C (mysql.h and
+# the headers beside it, errmsg.h, mysqld_error.h, ma_*.h, also under
+# mysql/ or mariadb/); libpq
+CLIENTS = re.compile(r"<(sqlite3\.h|(mysql/|mariadb/)?(mysql.*|mariadb.*|errmsg|mysqld_error|ma_.*)\.h"
+                     r"|mysql/.*|mariadb/.*|libpq-fe\.h|postgresql/.*)>")
 NATS = re.compile(r"<(nats\.h|nats/.*)>")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"][^>"]*[>"])', re.M)
 
@@ -50,11 +54,13 @@ def engine_of(path):
 def check_tree(root):
     bad = []
     files = sorted(os.path.relpath(os.path.join(d, f), root)
-                   for top in ("src", "cli")
+                   for top in ("src", "cli", "include")
                    for d, _, fs in os.walk(os.path.join(root, top))
                    for f in fs if f.endswith((".c", ".h")))
     for path in files:
         here = level_of(path)
+        if path.startswith("include/"):
+            here = -1  # the public header: the C library's headers only
         if path.startswith("src/") and here is None:
             bad.append(f"{path} is in no wing")
             continue
@@ -83,6 +89,9 @@ def check_tree(root):
                 bad.append(f'{path} includes "{name}", which is in neither src/ nor include/')
                 continue
             if os.path.dirname(target) == os.path.dirname(path):
+                continue
+            if path.startswith("include/"):
+                bad.append(f"{path} includes {target}: the public header stands alone")
                 continue
             if path.startswith("cli/"):
                 bad.append(f"{path} includes {target}: cli/ uses only include/keel.h")
@@ -128,6 +137,11 @@ def main():
             ("src/read/dump.c", "#include <sqlite3.h>", "a client library outside the engines"),
             ("src/store/store.c", "#include <libpq-fe.h>", "libpq in the registry"),
             ("src/http/server.c", "#include <nats.h>", "nats.h outside src/log/"),
+            ("include/keel.h", "#include <nats.h>", "nats.h in the public header"),
+            ("src/store/store.c", "#include <mysql/mysql.h>", "Connector/C in the registry"),
+            ("src/http/server.c", "#include <errmsg.h>", "a Connector/C header outside the engines"),
+            ("src/store/tombstone.c", "#include <mysqld_error.h>", "MariaDB's error codes in the registry"),
+            ("include/keel.h", '#include "util.h"', "the public header reaching into src/"),
             ("cli/main.c", '#include "util.h"', "cli/ reaching into src/"),
             ("src/misc/new.c", '#include "util.h"', "a folder that is no wing"),
         ]:
