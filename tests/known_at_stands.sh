@@ -12,7 +12,7 @@
 command -v python3 >/dev/null || skip_test "no python3 (scripts/deps --test installs it)"
 check=$(dirname "$0")/cli/known_at_check.py
 
-"$KEEL" generate fleet --events 60000 --seed 3 --output "$dir/all.ndjson"
+"$KEEL" generate fleet --events 20000 --seed 3 --output "$dir/all.ndjson"
 head -n 500 "$dir/all.ndjson" >"$dir/first.ndjson"
 tail -n +501 "$dir/all.ndjson" >"$dir/in.ndjson"
 expect 0 "$KEEL" ingest --cartridge fleet --quiet --store "sqlite:$dir/s.db" "$dir/first.ndjson"
@@ -22,7 +22,7 @@ python3 "$check" "$KEEL" "sqlite:$dir/s.db" "$dir/in.ndjson" \
 
 # Two writers: each tenant's events in a file of their own (the reads
 # show tenant-00's vehicle, so both tenants must have one).
-"$KEEL" generate fleet --events 24000 --tenants 2 --seed 5 --output "$dir/two.ndjson"
+"$KEEL" generate fleet --events 10000 --tenants 2 --seed 5 --output "$dir/two.ndjson"
 head -n 500 "$dir/two.ndjson" >"$dir/two-first.ndjson"
 tail -n +501 "$dir/two.ndjson" >"$dir/two-rest.ndjson"
 grep '"tenant":"tenant-00"' "$dir/two-rest.ndjson" >"$dir/t0.ndjson"

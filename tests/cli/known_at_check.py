@@ -42,7 +42,7 @@ def read(args, moment):
 # (show's valid time fixed, so that only known_at can change its answer)
 reads = [["stats"], ["show", "tenant-00", "vehicle:V-0001", "--at", "2030-01-01T00:00:00Z"]]
 start = now()
-FEED_SECONDS = 5.0
+FEED_SECONDS = 6.0
 
 
 def feed(proc, path):
@@ -91,6 +91,6 @@ for args, moment, first in answers:
               (" ".join(args), moment, first[1][:300].strip(), later[1][:300].strip()))
 print("%d reads during the ingest, %d changed; the longest took %.2f s" %
       (len(answers), changed, longest))
-if len(answers) < 12:
+if len(answers) < 6:
     sys.exit("FAIL: only %d reads during the ingest: it ended too soon to test" % len(answers))
 sys.exit(1 if changed or failed else 0)
