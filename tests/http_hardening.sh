@@ -7,7 +7,8 @@
 #  - a request's events are counted against --max-buffered beside its body,
 #    so a body of tiny events cannot take many times its size: past the
 #    limit 503, nothing ingested, and the memory is given back;
-#  - a repeated Content-Type, or a repeated Authorization, is 400.
+#  - a repeated Content-Type is 400, and a repeated Authorization is 400 on
+#    every route (those that ask for no token too), with or without --tokens.
 set -euo pipefail
 command -v curl >/dev/null || { echo "curl is needed (scripts/deps --test)"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is needed (scripts/deps --test)"; exit 1; }
@@ -74,6 +75,24 @@ st=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'ce-specversion: 1.0' -H 'ce-id:
 [ "$st" = 400 ] || fail "binary mode, two Content-Types: $st $(cat "$dir/out")"
 [ "$(curl -s -o "$dir/out" -w '%{http_code}' "$url/v1/tenants/acme/stats")" = 404 ] ||
 	fail "a refused request wrote: $(cat "$dir/out")"
+two_auth() { # label, then curl's options: two Authorization headers are 400
+	local what=$1 st
+	shift
+	st=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'Authorization: Bearer a' \
+		-H 'authorization: Bearer b' "$@")
+	[ "$st" = 400 ] || fail "$what, two Authorization headers: $st $(head -c 300 "$dir/out")"
+	grep -q 'header \\"Authorization\\": given 2 times' "$dir/out" ||
+		fail "$what: message: $(head -c 300 "$dir/out")"
+}
+# Without --tokens nothing reads the header, yet two of them are refused
+# all the same, on every route.
+for p in /healthz /v1/openapi.json /ui/ /v1/tenants /v1/tenants/acme/stats /metrics /nowhere; do
+	two_auth "no token file, GET $p" "$url$p"
+done
+two_auth "no token file, POST /v1/events" -H 'Content-Type: application/cloudevents+json' \
+	--data-binary "$ev" "$url/v1/events"
+[ "$(curl -s -o "$dir/out" -w '%{http_code}' "$url/v1/tenants/acme/stats")" = 404 ] ||
+	fail "a POST with two Authorization headers wrote: $(cat "$dir/out")"
 stop
 
 # The events' memory counts against --max-buffered: 4 MiB of bodies and
@@ -105,5 +124,13 @@ st=$(curl -s -o "$dir/out" -w '%{http_code}' "${auth[@]}" -H "Authorization: Bea
 grep -q 'header \\"Authorization\\": given 2 times' "$dir/out" || fail "message: $(cat "$dir/out")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "$url/v1/tenants")" = 200 ] ||
 	fail "one Authorization header is not 200"
+# The routes that ask for no token refuse two of them too (even two good ones).
+for p in /healthz /v1/openapi.json /ui/ /ui/keel.js; do
+	two_auth "--tokens, GET $p" "$url$p"
+	st=$(curl -s -o "$dir/out" -w '%{http_code}' "${auth[@]}" "${auth[@]}" "$url$p")
+	[ "$st" = 400 ] || fail "--tokens, GET $p with the good token twice: $st"
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "$url$p")" = 200 ] ||
+		fail "--tokens, GET $p with one Authorization is not 200"
+done
 stop
 echo "ok: answers bounded, events' memory counted, repeated headers refused"
