@@ -3,7 +3,8 @@
 # keel serve (docs/http.md, "The answer" and "Limits"):
 #  - a POST of half a million bad events (`{}` lines) is answered with the first
 #    1000 rejections listed and the rest counted, not one entry a line (an
-#    answer many times its request);
+#    answer many times its request); likewise 1200 conflicting duplicates:
+#    1000 listed, `conflicts_unlisted` 200;
 #  - a request's events are counted against --max-buffered beside its body,
 #    so a body of tiny events cannot take many times its size: past the
 #    limit 503, nothing ingested, and the memory is given back;
@@ -75,6 +76,43 @@ st=$(curl -s -o "$dir/out" -w '%{http_code}' -H 'ce-specversion: 1.0' -H 'ce-id:
 [ "$st" = 400 ] || fail "binary mode, two Content-Types: $st $(cat "$dir/out")"
 [ "$(curl -s -o "$dir/out" -w '%{http_code}' "$url/v1/tenants/acme/stats")" = 404 ] ||
 	fail "a refused request wrote: $(cat "$dir/out")"
+# More than 1000 conflicting duplicates: 1200 events logged, then the same
+# 1200 identities with other data, and one new event. The first 1000
+# conflicts are listed (by index), the other 200 counted.
+python3 - "$dir" <<'PY'
+import json, sys
+def ev(i, city):
+    return json.dumps({"specversion": "1.0", "id": "c-%d" % i, "source": "/conf", "tenant": "conf",
+                       "type": "fleet.depot.opened", "time": "2026-01-05T08:00:00Z",
+                       "data": {"depot_id": "D-%d" % i, "name": "Depot %d" % i, "city": city,
+                                "location": {"lat": 51.3, "lon": 12.4}}})
+with open(sys.argv[1] + "/first.ndjson", "w") as f:
+    f.writelines(ev(i, "Oslo") + "\n" for i in range(1200))
+with open(sys.argv[1] + "/again.ndjson", "w") as f:
+    f.writelines(ev(i, "Bergen") + "\n" for i in range(1201))
+PY
+[ "$(post "$dir/first.ndjson")" = 200 ] || fail "1200 events: $(head -c 300 "$dir/out")"
+grep -q '"accepted":1200,' "$dir/out" || fail "1200 events: $(head -c 300 "$dir/out")"
+[ "$(post "$dir/again.ndjson")" = 200 ] || fail "1200 conflicts: $(head -c 300 "$dir/out")"
+python3 - "$dir/out" <<'PY' || fail "1200 conflicts: $(head -c 600 "$dir/out")"
+import json, sys
+text = open(sys.argv[1]).read()
+a = json.loads(text)
+assert (a["events"], a["accepted"], a["duplicates"], a["conflicting"]) == (1201, 1, 1200, 1200), a
+assert a["rejected"] == [] and "rejected_unlisted" not in a, a
+c = a["conflicts"]
+assert len(c) == 1000, len(c)
+assert [e["index"] for e in c] == list(range(1000)), "listed: the first 1000 by index"
+assert [e["id"] for e in c] == ["c-%d" % i for i in range(1000)], c[:2]
+assert all(e["source"] == "/conf" and "already in the store" in e["error"] for e in c), c[0]
+assert a["conflicts_unlisted"] == 200, a.get("conflicts_unlisted")
+# the key follows the list it counts
+assert text.index('"conflicts_unlisted"') > text.index('"conflicts":['), text[-200:]
+PY
+# Nothing of a conflicting duplicate was written: the depots keep Oslo.
+curl -s "$url/v1/tenants/conf/entities/depot%3AD-1100" >"$dir/depot"
+grep -q '"city":{"value":"Oslo"' "$dir/depot" || fail "a conflict was written: $(cat "$dir/depot")"
+
 two_auth() { # label, then curl's options: two Authorization headers are 400
 	local what=$1 st
 	shift
