@@ -7,7 +7,9 @@
 #    1000 listed, `conflicts_unlisted` 200;
 #  - a request's events are counted against --max-buffered beside its body,
 #    so a body of tiny events cannot take many times its size: past the
-#    limit 503, nothing ingested, and the memory is given back;
+#    limit 503, nothing ingested, and the memory is given back; four posts
+#    of a million events at once raise the server's peak memory (VmHWM) by
+#    no more than the limit;
 #  - a repeated Content-Type is 400, and a repeated Authorization is 400 on
 #    every route (those that ask for no token too), with or without --tokens.
 set -euo pipefail
@@ -155,6 +157,56 @@ head -n 50000 "$dir/bad.ndjson" >"$dir/some.ndjson"
 [ "$(post "$dir/some.ndjson" "${auth[@]}")" = 200 ] || fail "50 000 events in 4 MiB: $(head -c 300 "$dir/out")"
 grep -q '"events":50000,' "$dir/out" || fail "answer: $(head -c 300 "$dir/out")"
 wait_until 10 back_to_zero || fail "after the 200, $(buffered) bytes still counted"
+# What is counted is what is held: 140 000 events are 420 KB of body and
+# 3.4 MB of events (24 bytes each, one array of their number), 3.8 MB in
+# all, so they fit in 4 MiB (an array grown by doubling would be 6.3 MB).
+head -n 140000 "$dir/bad.ndjson" >"$dir/fits.ndjson"
+[ "$(post "$dir/fits.ndjson" "${auth[@]}")" = 200 ] ||
+	fail "140 000 events (3.8 MB held) in 4 MiB: $(head -c 300 "$dir/out")"
+grep -q '"events":140000,' "$dir/out" || fail "answer: $(head -c 300 "$dir/out")"
+wait_until 10 back_to_zero || fail "after the 200, $(buffered) bytes still counted"
+stop
+
+# The memory the server really holds is bounded by --max-buffered: four
+# POSTs at once of a million `{}` lines each (3 MB of body, 24 MB of events
+# each: two fit in 64 MiB, the others wait or get 503) raise the server's
+# peak resident memory (VmHWM, /proc/PID/status) by at most the limit, and
+# an eighth more for AddressSanitizer's shadow memory when it is built so
+# (with its quarantine off: freed memory it keeps would count as held).
+python3 -c 'import sys; sys.stdout.write("{}\n" * 1000000)' >"$dir/million.ndjson"
+limit=$((64 << 20))
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 \
+	start "$dir/log" --max-buffered $limit --tokens "$dir/tokens"
+hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }
+before=$(hwm)
+[ -n "$before" ] || fail "no VmHWM in /proc/$pid/status: $(cat "/proc/$pid/status")"
+posts=()
+for i in 1 2 3 4; do
+	curl -s -o "$dir/four.$i" -w '%{http_code}' "${auth[@]}" -H 'Content-Type: application/x-ndjson' \
+		--data-binary "@$dir/million.ndjson" "$url/v1/events" >"$dir/four.$i.status" &
+	posts+=($!)
+done
+for p in "${posts[@]}"; do wait "$p" || true; done
+after=$(hwm)
+ok=0
+for i in 1 2 3 4; do
+	case $(cat "$dir/four.$i.status") in
+	200)
+		grep -q '"events":1000000,' "$dir/four.$i" || fail "post $i: $(head -c 300 "$dir/four.$i")"
+		ok=$((ok + 1))
+		;;
+	503) grep -q 'server busy' "$dir/four.$i" || fail "post $i: 503 $(cat "$dir/four.$i")" ;;
+	*) fail "post $i of four at once: $(cat "$dir/four.$i.status") $(head -c 300 "$dir/four.$i")" ;;
+	esac
+done
+[ "$ok" -ge 1 ] || fail "none of four posts at once was taken"
+grown=$(((after - before) * 1024))
+allowed=$((limit + limit / 8 + (8 << 20)))
+echo "four at once: VmHWM $before kB, then $after kB; $ok taken, peak resident memory up $((grown >> 20)) MiB (--max-buffered 64 MiB, allowed $((allowed >> 20)) MiB)"
+[ "$grown" -le "$allowed" ] ||
+	fail "four posts at once raised the server's peak memory by $((grown >> 20)) MiB: more than --max-buffered (64 MiB) allows ($((allowed >> 20)) MiB)"
+wait_until 10 back_to_zero || fail "after four at once, $(buffered) bytes still counted"
+
 # Two Authorization headers: which token would count? 400.
 st=$(curl -s -o "$dir/out" -w '%{http_code}' "${auth[@]}" -H "Authorization: Bearer keel_$(printf '0%.0s' {1..64})" \
 	"$url/v1/tenants")
