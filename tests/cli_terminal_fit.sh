@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # cli_terminal_fit.sh - the reads on a real terminal (tmux) 80 and 200
 # columns wide: show, history, why, stats, tenants, entities and search fit
-# the width (no row wraps; a long cell is cut with "…" and is a prefix of
-# what the JSON document says; every element is still one row), and text
-# longer than the screen goes through the pager: $KEEL_PAGER, else $PAGER,
-# else less -FRX, never with --no-pager, never for a short answer, never
-# into a pipe (docs/cli.md, "On a terminal").
+# the width (no row wraps; a long cell, a 64-byte tenant name in stats
+# among them, is cut with "…" and is a prefix of what the JSON document
+# says; every element is still one row; why's labelled lines likewise);
+# -j prints on the terminal the JSON that --json prints; and text longer
+# than the screen goes through the pager: $KEEL_PAGER, else $PAGER, else
+# less -FRX (the less found on $PATH, given -FRX), for each read, never
+# with --no-pager, never for a short answer, never into a pipe (docs/cli.md,
+# "On a terminal").
 . "$(dirname "$0")/cli/lib.sh"
 . "$(dirname "$0")/cli/tmux.sh"
 command -v python3 >/dev/null || skip_test "python3 not found"
@@ -17,6 +20,12 @@ expect 0 "$KEEL" ingest --cartridge fleet "$dir/fleet.ndjson" --store "$db" --qu
 T=tenant-00
 V=vehicle:V-0001
 AT=2026-01-05T07:03:30Z
+# A second tenant whose name is as long as a name may be (64 bytes): at
+# 80 columns stats must cut it.
+long=a-tenant-name-as-long-as-keel-takes-sixty-four-bytes-0123456789x
+expect 0 "$KEEL" generate fleet --events 40 --seed 7 --output "$dir/small.ndjson"
+sed "s/tenant-00/$long/g" "$dir/small.ndjson" >"$dir/long.ndjson"
+expect 0 "$KEEL" ingest --cartridge fleet "$dir/long.ndjson" --store "$db" --quiet
 unset PAGER KEEL_PAGER LESS
 
 # The reads, each as NAME, the table it is checked by, and its command.
@@ -26,17 +35,17 @@ reads=(
 	"show|facts:|facts|PREDICATE=predicate VALUE=value VALID_FROM=valid_from VALID_TO=valid_to ASSERTED_BY=asserted_by|show $T $V --at $AT"
 	"history|facts:|facts|PREDICATE=predicate VALUE=value VALID_FROM=valid_from VALID_TO=valid_to ASSERTED_BY=asserted_by CLOSED_BY=closed_by|history $T $V"
 	"changes|fact changes:|facts|PREDICATE=predicate RECORDED_AT=recorded_at VALUE=value VALID_FROM=valid_from|history $T $V status --changes"
-	"entities|entities:|entities|SUBJECT=subject KIND=kind FIRST_SEEN=first_seen LAST_SEEN=last_seen|entities $T --limit 30"
+	"entities|entities:|entities|SUBJECT=subject KIND=kind FIRST_SEEN=first_seen LAST_SEEN=last_seen|entities $T --limit 30 --at $AT"
 	"search|subjects:|subjects|SUBJECT=subject VALID_FROM=valid_from ASSERTED_BY=asserted_by|search $T make Iveco --at $AT"
 	"tenants|tenants:|tenants||tenants"
-	"why||||why $T $V location --at $AT"
-	"stats||||stats"
+	"why|--labels|tenant=tenant|subject=subject predicate=predicate at=at value=value valid_from=valid_from valid_to=valid_to asserted_by=asserted_by closed_by=closed_by event=event type=event.event_type time=event.time envelope=event.envelope|why $T $V location --at $AT"
+	"stats|-|tenants|TENANT=tenant ENTITIES=entities FACTS=facts RELATIONS=relations EVENTS=events|stats"
 )
 : >"$dir/reads.sh"
 for r in "${reads[@]}"; do
 	IFS='|' read -r name _ _ _ args <<<"$r"
 	# shellcheck disable=SC2086
-	"$KEEL" $args --store "$db" >"$dir/$name.json" 2>"$dir/err" || fail "$name piped: $(cat "$dir/err")"
+	"$KEEL" $args --json --store "$db" >"$dir/$name.json" 2>"$dir/err" || fail "$name piped: $(cat "$dir/err")"
 	printf 'echo @@%s; %q %s --store %q --no-pager || echo "@@failed $?"\n' \
 		"$name" "$KEEL" "$args" "$db" >>"$dir/reads.sh"
 done
@@ -62,6 +71,34 @@ $(cat "$dir/$name.$cols")"
 	done
 done
 
+# stats at 80 columns cuts the long tenant's name; 200 columns hold it.
+grep -q "^a-tenant-name-as-long.*… " "$dir/stats.80" ||
+	fail "stats at 80 columns did not cut the long tenant: $(cat "$dir/stats.80")"
+grep -q "^$long  " "$dir/stats.200" ||
+	fail "stats at 200 columns cut the long tenant: $(cat "$dir/stats.200")"
+
+# -j is --json: on a terminal, where it matters, each read with -j prints
+# the one line of JSON it prints with --json (a 200-column window; the
+# rows a long document wrapped into are joined back).
+: >"$dir/json.sh"
+for r in "${reads[@]}"; do
+	IFS='|' read -r name _ _ _ args <<<"$r"
+	printf 'echo @@%s; %q %s -j --store %q || echo "@@failed $?"\n' \
+		"$name" "$KEEL" "$args" "$db" >>"$dir/json.sh"
+done
+tty_run 200 50 sh "$dir/json.sh"
+[ "$status" = 0 ] || fail "the reads with -j exited $status"
+grep '^@@failed' "$dir/lines" && fail "a read with -j failed: $(cat "$dir/lines")"
+awk -v d="$dir" '/^@@/ { f = d "/" substr($0, 3) ".j"; next } f { print > f }' "$dir/lines"
+for r in "${reads[@]}"; do
+	IFS='|' read -r name _ _ _ _ <<<"$r"
+	cmp -s "$dir/$name.j" "$dir/$name.json" ||
+		fail "keel $name -j on a terminal is not what --json prints:
+$(head -c 300 "$dir/$name.j")
+--- --json:
+$(head -c 300 "$dir/$name.json")"
+done
+
 # 200 columns hold show whole; 80 cut its long cells, and say so.
 grep -q '…' "$dir/show.200" && fail "show at 200 columns cut something: $(cat "$dir/show.200")"
 grep -q '…' "$dir/show.80" || fail "show at 80 columns cut nothing: $(cat "$dir/show.80")"
@@ -84,6 +121,40 @@ tty_dead && fail "keel ended while its pager should still be showing the text"
 tty_keys q
 tty_wait_exit
 [ "$status" = 0 ] || fail "keel history through less exited $status"
+
+# Every read goes through the pager when longer than the screen (a window
+# of 4 rows: stats's 4 lines fill it), and the default pager is "less -FRX":
+# a less of our own first on $PATH records the arguments it was given,
+# $LESS, and the text, which is what --no-pager prints at that width.
+mkdir "$dir/bin"
+cat >"$dir/bin/less" <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$dir/less.\$KEEL_TEST_READ.argv"
+printf '%s\n' "\$LESS" >"$dir/less.\$KEEL_TEST_READ.env"
+cat >"$dir/less.\$KEEL_TEST_READ.text"
+EOF
+chmod +x "$dir/bin/less"
+: >"$dir/paged.sh"
+for r in "${reads[@]}"; do
+	IFS='|' read -r name _ _ _ args <<<"$r"
+	printf 'KEEL_TEST_READ=%s %q %s --store %q || echo "@@failed $?"\n' \
+		"$name" "$KEEL" "$args" "$db" >>"$dir/paged.sh"
+done
+PATH=$dir/bin:$PATH tty_run 80 4 sh "$dir/paged.sh"
+[ "$status" = 0 ] || fail "the paged reads exited $status"
+grep '^@@failed' "$dir/lines" && fail "a paged read failed: $(cat "$dir/lines")"
+for r in "${reads[@]}"; do
+	IFS='|' read -r name _ _ _ _ <<<"$r"
+	[ -e "$dir/less.$name.argv" ] || { fail "keel $name did not start less"; continue; }
+	[ "$(cat "$dir/less.$name.argv")" = -FRX ] ||
+		fail "keel $name ran less with: $(cat "$dir/less.$name.argv")"
+	[ "$(cat "$dir/less.$name.env")" = FRX ] ||
+		fail "keel $name: LESS=$(cat "$dir/less.$name.env"), not FRX"
+	sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$dir/less.$name.text" >"$dir/less.$name.trimmed"
+	cmp -s "$dir/less.$name.trimmed" "$dir/$name.80" ||
+		fail "keel $name gave less other text than --no-pager prints at 80 columns:
+$(diff "$dir/less.$name.trimmed" "$dir/$name.80" | head)"
+done
 
 # $KEEL_PAGER first, then $PAGER (each a shell command).
 export KEEL_PAGER="cat >'$dir/by-keel-pager'" PAGER="cat >'$dir/by-pager'"

@@ -2,8 +2,10 @@
 # http_openapi.sh - docs/openapi.json describes keel serve as it runs
 # (docs/http.md, "The API described"): tests/openapi/check.js, run by node,
 # validates it with an OpenAPI 3.1 validator from npm and calls every
-# operation, error and neighbouring path of a server started here (the
-# details are in check.js); /metrics says the version. The npm packages
+# operation, error (405, 413, 414, 415, 431, an unknown path's 404 among
+# them) and neighbouring path of a server started here, and holds the query
+# parameters src/http reads to the documented ones (the details are in
+# check.js); /metrics says the version. The npm packages
 # (tests/openapi/package.json, exact versions) are installed once into a
 # cache directory ($KEEL_NPM_CACHE, else ~/.cache/keel-tests) and reused.
 set -euo pipefail
@@ -34,8 +36,9 @@ mkdir -p "$cache"
 { sed -n 2p "$dir/all"; sed -n 2p "$dir/other"; } >"$dir/tokens"
 token=$(sed -n 1p "$dir/all")
 "$KEEL" generate fleet --events 300 --seed 3 --output "$dir/in.ndjson"
+max_body=262144 # 256 KiB: the 300 events fit, a body to provoke 413 is small
 "$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store memory: --threads 2 --quiet \
-	--tokens "$dir/tokens" 2>"$dir/log" &
+	--tokens "$dir/tokens" --max-body $max_body 2>"$dir/log" &
 pid=$!
 wait_port "$dir/log"
 url=http://127.0.0.1:$port
@@ -50,7 +53,7 @@ grep -qx "keel_build_info{version=\"$version\"} 1" "$dir/metrics" ||
 	fail "no keel_build_info{version=\"$version\"} 1 in /metrics: $(head -n 20 "$dir/metrics")"
 
 NODE_PATH=$modules/node_modules node "$src/tests/openapi/check.js" "$src/docs/openapi.json" "$url" \
-	"$token" "$(sed -n 1p "$dir/other")" || fail "the document and the server disagree (above)"
+	"$token" "$(sed -n 1p "$dir/other")" "$src" $max_body || fail "the document and the server disagree (above)"
 kill -TERM "$pid"
 wait "$pid" || fail "keel serve: status $? on SIGTERM"
 pid=

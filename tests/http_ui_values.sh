@@ -4,8 +4,10 @@
 # the same for the same value and named in the legend; a numeric fact is a
 # step line whose points are its rows' values over valid time, with its
 # scale; the first view of a dense entity is zoomed to rows a person can
-# read (around "as of" when given) and a sparse one is shown whole; the
-# finder never breaks a subject or a time across lines.
+# read (around "as of" when given), one with a dense first hour and a
+# sparse day (the demo fleet's V-0001) on its dense stretch, and a sparse
+# one is shown whole; the finder never breaks a subject or a time across
+# lines.
 # tests/ui/values_check.py reads all of it from the page's DOM and holds
 # it against the JSON API (docs/ui-testing.md).
 set -euo pipefail
@@ -44,6 +46,11 @@ out.write(json.dumps({"specversion": "1.0", "id": "long-1", "source": "/test",
                       "data": {"vehicle_id": "V-" + "LONG-SUBJECT-" * 5 + "END", "depot_id": "D-01",
                                "make": "DAF", "model": "LF", "year": 2021}}) + "\n")
 PY
+# The mixed case, as the demo's fleet has it (scripts/demo): V-0001 of
+# 100 000 events, seed 1, a dense first hour then a sparse day, alone in a
+# tenant of its own (its ids would conflict with tenant-00's).
+"$KEEL" generate fleet --events 100000 --seed 1 --late 0.02 --duplicates 0.01 --output "$dir/demo.ndjson"
+grep '"vehicle_id":"V-0001"' "$dir/demo.ndjson" | sed 's/tenant-00/tenant-mx/g' >>"$dir/fleet.ndjson"
 "$KEEL" ingest --cartridge fleet --quiet --store "$db" "$dir/fleet.ndjson"
 # No token file: the page needs no sign-in (loopback only).
 "$KEEL" serve --cartridge fleet --listen 127.0.0.1:0 --store "$db" --threads 2 --quiet 2>"$dir/log" &

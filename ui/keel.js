@@ -892,11 +892,17 @@ function drawValueLegend(kinds, order) {
 
 /* The first view of an entity: all of it when its rows are wide enough
  * to read there; else zoomed so that the rows of its busiest lane are
- * MIN_ROW_PX wide (their spacing near the moment looked at), on the
- * stretch around "as of" when it is in the range, else on the latest (the
- * present state is what is looked at first); all of it again when that
- * stretch would be half of it or more. Fit shows all of it. A dense hour
- * of telemetry is then read a few minutes at a time, not as a smear. */
+ * MIN_ROW_PX wide (their mean spacing over the cap rows near the moment
+ * looked at), on the stretch around "as of" when it is in the range, else
+ * on the latest (the present state is what is looked at first). Without
+ * "as of", when an earlier stretch is denser still, needing twice that
+ * zoom or more (a vehicle's dense first hour of telemetry, then a sparse
+ * day), it opens on that stretch instead: the cap rows of a lane closest
+ * together, zoomed so that they fill the view, MIN_ROW_PX a row on
+ * average; anywhere else, or whole, the dense hour would be a smear. All
+ * of it again when the stretch would be half of it or more. Fit shows all
+ * of it. A dense hour of telemetry is then read a few minutes at a time,
+ * not as a smear. */
 function firstView() {
 	const tl = $('timeline');
 	const axis = $('axis');
@@ -907,7 +913,10 @@ function firstView() {
 	const range = ent.t1 - ent.t0;
 	const a = ent.at ? ms(ent.at) : NaN;
 	const around = a >= ent.t0 && a <= ent.t1;
+	const zoomFor = (spacing) => (MIN_ROW_PX * range) / (spacing * viewW);
+	const limit = (z) => Math.min(z, Math.max(1, Math.min(MAX_ZOOM, range / 1000)));
 	let zoom = 1;
+	let densest = null; /* {zoom, mid}: the densest cap rows of any lane */
 	for (const bars of ent.rowsOfBars) {
 		const n = bars.length;
 		if (n <= cap)
@@ -922,13 +931,33 @@ function firstView() {
 		}
 		const spacing = (from(lo + cap - 1) - from(lo)) / (cap - 1);
 		if (spacing > 0)
-			zoom = Math.max(zoom, (MIN_ROW_PX * range) / (spacing * viewW));
+			zoom = Math.max(zoom, zoomFor(spacing));
+		/* the shortest span of cap rows in a row (the latest of equals) */
+		let best = Infinity, at = 0;
+		for (let i = 0; i + cap - 1 < n; i++) {
+			const span = from(i + cap - 1) - from(i);
+			if (span > 0 && span <= best) {
+				best = span;
+				at = i;
+			}
+		}
+		if (best < Infinity) {
+			const z = zoomFor(best / (cap - 1));
+			if (!densest || z > densest.zoom)
+				densest = {zoom: z, mid: (from(at) + from(at + cap - 1)) / 2};
+		}
 	}
-	zoom = Math.min(zoom, Math.max(1, Math.min(MAX_ZOOM, range / 1000)));
+	let centre = around ? a : NaN; /* else the view ends at the latest */
+	if (!around && densest && densest.zoom >= 2 * zoom && limit(densest.zoom) >= 2) {
+		zoom = densest.zoom;
+		centre = densest.mid;
+	}
+	zoom = limit(zoom);
 	if (zoom < 2)
 		return; /* most of it would be shown anyway: show all */
 	const shown = range / zoom;
-	const start = Math.min(Math.max(around ? a - shown / 2 : ent.t1 - shown, ent.t0), ent.t1 - shown);
+	const start = Math.min(Math.max(isNaN(centre) ? ent.t1 - shown : centre - shown / 2, ent.t0),
+			       ent.t1 - shown);
 	ent.zoom = zoom;
 	tl.querySelector('.tl-inner').style.setProperty('--zoom', String(zoom));
 	tl.scrollLeft = ((start - ent.t0) / range) * viewW * zoom;

@@ -10,15 +10,29 @@ static bool is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* Moves the array to one of cap elements, both counted while both may
+ * be held (keel_xrealloc copies when it cannot grow in place). */
+static bool items_resize(struct keel_http_items *it, size_t cap)
+{
+	if (it->grow && !it->grow(it->ud, cap * sizeof *it->v))
+		return false;
+	it->v = keel_xrealloc(it->v, cap * sizeof *it->v);
+	if (it->give_back && it->cap)
+		it->give_back(it->ud, it->cap * sizeof *it->v);
+	it->cap = cap;
+	return true;
+}
+
+bool keel_http_items_reserve(struct keel_http_items *it, size_t n)
+{
+	return n <= it->cap || items_resize(it, n);
+}
+
 bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index)
 {
-	if (it->n == it->cap) {
-		size_t cap = it->cap ? it->cap * 2 : 8; /* one event: 192 bytes */
-		if (it->grow && !it->grow(it->ud, (cap - it->cap) * sizeof *it->v))
-			return false;
-		it->v = keel_xrealloc(it->v, cap * sizeof *it->v);
-		it->cap = cap;
-	}
+	/* one event: 24 bytes; the first array 192 */
+	if (it->n == it->cap && !items_resize(it, it->cap ? it->cap * 2 : 8))
+		return false;
 	it->v[it->n++] = (struct keel_http_item){off, len, index};
 	return true;
 }

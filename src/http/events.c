@@ -490,11 +490,19 @@ struct claim_ctx {
 	struct request *rq;
 };
 
-/* keel_http_items' grow: the events' memory counted with the body's. */
+/* keel_http_items' grow and give_back: the events' memory counted with
+ * the body's, as it is held. */
 static bool claim_items(void *ud, size_t bytes)
 {
 	struct claim_ctx *cc = ud;
 	return keel_http_claim(cc->srv, cc->rq, bytes);
+}
+
+static void give_back_items(void *ud, size_t bytes)
+{
+	struct claim_ctx *cc = ud;
+	atomic_fetch_sub(&cc->srv->metrics.buffered, bytes);
+	cc->rq->claimed -= bytes;
 }
 
 static enum MHD_Result answer_busy(struct keel_server *srv, struct MHD_Connection *c)
@@ -560,10 +568,12 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 	keel_json_doc_init(&doc);
 	struct keel_json_error jerr;
 	/* The events found, 24 bytes each beside the body: counted against
-	 * max_buffered as they grow, like the body, so that a body of tiny
-	 * events cannot take many times its size (docs/http.md, "Limits"). */
+	 * max_buffered as they are held, like the body, so that a body of
+	 * tiny events cannot take many times its size (docs/http.md,
+	 * "Limits"). */
 	struct claim_ctx cc = {srv, rq};
-	struct keel_http_items items = {.grow = claim_items, .ud = &cc};
+	struct keel_http_items items = {
+	    .grow = claim_items, .give_back = give_back_items, .ud = &cc};
 	enum MHD_Result ret = MHD_YES;
 	const char *tenant = NULL;
 	size_t tenant_len = 0;
@@ -626,6 +636,21 @@ enum MHD_Result keel_http_handle_events(struct keel_server *srv, struct MHD_Conn
 		break;
 	}
 	case BODY_NDJSON: {
+		/* One array for its events (the lines not blank, counted
+		 * first), claimed at once: a body whose events do not fit is
+		 * refused before any is found. */
+		size_t lines = 0;
+		for (size_t p = 0; p < blen;) {
+			const char *nl = memchr(body + p, '\n', blen - p);
+			size_t end = nl ? (size_t)(nl - body) : blen;
+			if (!is_blank_line(body + p, end - p))
+				lines++;
+			p = nl ? end + 1 : blen;
+		}
+		if (!keel_http_items_reserve(&items, lines)) {
+			ret = answer_busy(srv, c);
+			goto out;
+		}
 		uint64_t lineno = 0;
 		bool first = true;
 		for (size_t p = 0; p < blen; lineno++) {

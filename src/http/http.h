@@ -64,19 +64,28 @@ struct keel_http_item {
 	uint64_t index;
 };
 
-/* A request's events, as found in its body. The array grows by doubling;
- * before each growth grow (when not NULL) is asked for the bytes it adds,
- * so that the server can count them against the memory all requests may
- * hold (docs/http.md, "Limits"); false refuses. v is keel_xrealloc'd. */
+/* A request's events, as found in its body. The array grows by doubling,
+ * or once to a size reserved beforehand. Before each growth grow (when not
+ * NULL) is asked for the new array's bytes, and after it give_back is told
+ * the old array's, so that the server counts against the memory all
+ * requests may hold (docs/http.md, "Limits") what is really held: both
+ * arrays while the one is copied into the other, then the new one; false
+ * refuses. v is keel_xrealloc'd. */
 struct keel_http_items {
 	struct keel_http_item *v;
 	size_t n, cap;
 	bool (*grow)(void *ud, size_t bytes);
+	void (*give_back)(void *ud, size_t bytes);
 	void *ud;
 };
 
 /* Appends one event; false (nothing appended) when grow refused. */
 bool keel_http_items_push(struct keel_http_items *it, size_t off, size_t len, uint64_t index);
+
+/* Makes room for n events at once (an NDJSON body's lines, counted
+ * first): one array of exactly that size, so no doubling leaves half of
+ * it unused and no copy holds two; false when grow refused. */
+bool keel_http_items_reserve(struct keel_http_items *it, size_t n);
 
 /* Finds the elements of a top-level JSON array s[0..n) without building a
  * tree: strings (with their escapes) and nesting are followed and nothing

@@ -386,8 +386,8 @@ void keel_metrics_render(struct keel_metrics *m, const struct keel_token_entry *
 		      (long long)atomic_load_explicit(&m->writer_requests,
 						      memory_order_relaxed));
 	keel_buf_addf(out,
-		      "# HELP keel_buffered_body_bytes Request body bytes held in memory now, "
-		      "all requests together (bounded by --max-buffered).\n"
+		      "# HELP keel_buffered_body_bytes Request bodies and their events' bytes held "
+		      "in memory now, all requests together (bounded by --max-buffered).\n"
 		      "# TYPE keel_buffered_body_bytes gauge\n"
 		      "keel_buffered_body_bytes %llu\n",
 		      (unsigned long long)atomic_load_explicit(&m->buffered,

@@ -64,16 +64,14 @@ static bool repeated_header(struct keel_server *srv, struct MHD_Connection *c,
 }
 
 /* Authenticates the request. Returns true with *tok set (NULL when the
- * server has no tokens), or false after queueing a 401 (or a 400 for a
- * repeated Authorization: which token would count?). */
+ * server has no tokens), or false after queueing a 401. A repeated
+ * Authorization was refused before, on every route. */
 static bool authenticate(struct keel_server *srv, struct MHD_Connection *c,
 			 const struct keel_token_entry **tok, enum MHD_Result *ret)
 {
 	*tok = NULL;
 	if (!srv->auth)
 		return true;
-	if (repeated_header(srv, c, MHD_HTTP_HEADER_AUTHORIZATION, ret))
-		return false;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -432,6 +430,14 @@ static enum MHD_Result keel_http_on_request(void *cls, struct MHD_Connection *c,
 
 		enum MHD_Result ret = MHD_YES;
 		if (too_large_head(srv, c, url, &ret)) {
+			rq->route = ROUTE_DONE;
+			return ret;
+		}
+		/* Two Authorization headers: which token would count? Refused
+		 * on every route, with or without --tokens, public ones too, so
+		 * a request's meaning never depends on the route or the
+		 * server's options (docs/http.md). */
+		if (repeated_header(srv, c, MHD_HTTP_HEADER_AUTHORIZATION, &ret)) {
 			rq->route = ROUTE_DONE;
 			return ret;
 		}

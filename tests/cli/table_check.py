@@ -3,15 +3,23 @@
 held against the read's JSON document (tests/cli_terminal_fit.sh).
 
 usage: table_check.py SCREEN JSON TITLE LIST COLUMN=FIELD... [--width N]
+       table_check.py SCREEN JSON --labels LABEL=PATH... [--width N]
 
 SCREEN is the terminal's text, JSON the document the same read prints
-piped. The table titled TITLE ("facts:") must have one row per element of
-the document's LIST ("facts": an object or an array), in order; each row
-is cut into cells at the columns where the heading's cells begin, and the
-cell under each COLUMN heading ("_" for a blank: VALID_FROM) must be the
-element's FIELD as the text form spells it: whole, or a prefix of it
-followed by "…" when the terminal was too narrow. With --width, no line
-is wider than N columns. Exits 1 naming the first difference.
+piped. The table titled TITLE ("facts:"; "-" for a table that is the
+whole screen, as stats's, its heading the first line) must have one row
+per element of the document's LIST ("facts": an object or an array), in
+order; each row is cut into cells at the columns where the heading's
+cells begin, and the cell under each COLUMN heading ("_" for a blank:
+VALID_FROM) must be the element's FIELD as the text form spells it:
+whole, or a prefix of it followed by "…" when the terminal was too
+narrow. A cell that begins with blanks is right-aligned (a count): it
+must end where its heading ends.
+
+With --labels the screen is labelled lines (why's): the line "LABEL:"
+("_" for a blank: asserted_by) must hold the document's value at PATH
+(dotted: event.envelope), spelt and cut as a cell is. With --width, no
+line is wider than N columns. Exits 1 naming the first difference.
 """
 import json
 import re
@@ -48,7 +56,7 @@ def cols(s):
 
 def spell(v, field):
     """A value as the text form writes it (docs/cli.md, "On a terminal")."""
-    if field == "value":
+    if field in ("value", "envelope"):
         return compact(v)
     if v is None:
         return "-"
@@ -78,7 +86,8 @@ def main():
         width = int(args[i + 1])
         del args[i:i + 2]
     screen_path, json_path, title, list_name = args[:4]
-    wants = [(c.replace("_", " "), f) for c, f in (a.split("=", 1) for a in args[4:])]
+    wants_args = args[4:]
+    wants = [(c.replace("_", " "), f) for c, f in (a.split("=", 1) for a in wants_args)]
     lines = open(screen_path, encoding="utf-8").read().split("\n")
     doc = json.load(open(json_path, encoding="utf-8"), parse_float=Raw, parse_int=Raw)
 
@@ -87,16 +96,23 @@ def main():
             if cols(line) > width:
                 fail("line %d is %d columns wide, more than %d: %r" % (n, cols(line), width, line))
 
+    if title == "--labels":
+        check_labels(lines, doc, [list_name] + wants_args)
+        return
+
     rows = doc[list_name]
     if isinstance(rows, dict):  # show's facts: predicate -> row
         rows = [dict(v, predicate=k) for k, v in rows.items()]
-    try:
-        at = lines.index(title)
-    except ValueError:
-        fail("no %r line on the screen:\n%s" % (title, "\n".join(lines)))
+    if title == "-":
+        at = -1
+    else:
+        try:
+            at = lines.index(title)
+        except ValueError:
+            fail("no %r line on the screen:\n%s" % (title, "\n".join(lines)))
     head = lines[at + 1]
-    # A heading cell begins after the indent or after two blanks.
-    starts = [m.start() for m in re.finditer(r"(?:(?<=^  )|(?<=  ))\S", head)]
+    # A heading cell begins the line, or follows the indent or two blanks.
+    starts = [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", head)]
     heads = []
     for i, s in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else len(head)
@@ -119,13 +135,39 @@ def main():
             # tables hold no wide characters
             end = starts[c + 1] if c + 1 < len(starts) else len(line)
             cell = line[starts[c]:end].rstrip()
+            if cell.startswith(" "):  # right-aligned: ends under its heading's end
+                if len(cell) != len(heads[c]):
+                    fail("row %d of %r, column %r: %r is not aligned under %r\n%s" %
+                         (r + 1, title, column, cell.strip(), heads[c], line))
+                cell = cell.strip()
             want = spell(row[field], field)
-            if cell == want:
-                continue
-            if cell.endswith(ELLIPSIS) and want.startswith(cell[:-1]) and len(cell) > 1:
-                continue
-            fail("row %d of %r, column %r: %r, the document says %r\n%s" %
-                 (r + 1, title, column, cell, want, line))
+            if not same(cell, want):
+                fail("row %d of %r, column %r: %r, the document says %r\n%s" %
+                     (r + 1, title, column, cell, want, line))
+
+
+def same(cell, want):
+    """A cell shows want: whole, or cut with "…" after a prefix of it."""
+    if cell == want:
+        return True
+    return cell.endswith(ELLIPSIS) and len(cell) > 1 and want.startswith(cell[:-1])
+
+
+def check_labels(lines, doc, wants):
+    """Each "label:  value" line holds the document's value at its path."""
+    for a in wants:
+        label, path = a.split("=", 1)
+        label = label.replace("_", " ") + ":"
+        v = doc
+        for key in path.split("."):
+            v = v[key]
+        found = [l for l in lines if l.startswith(label + " ")]
+        if not found:
+            fail("no %r line on the screen:\n%s" % (label, "\n".join(lines)))
+        shown = found[0][len(label):].strip()
+        want = spell(v, path.split(".")[-1])
+        if not same(shown, want):
+            fail("line %r: %r, the document says %r" % (label, shown, want))
 
 
 main()

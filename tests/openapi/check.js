@@ -1,7 +1,8 @@
-// check.js DOC BASE TOKEN SCOPED_TOKEN - holds docs/openapi.json to the
-// running keel serve at BASE (tests/http_openapi.sh starts it, with a token
-// file holding TOKEN, for every tenant, and SCOPED_TOKEN, for another
-// tenant than the examples'; tenant-00's fleet events posted):
+// check.js DOC BASE TOKEN SCOPED_TOKEN SRC MAX_BODY - holds docs/openapi.json
+// to the running keel serve at BASE (tests/http_openapi.sh starts it, with a
+// token file holding TOKEN, for every tenant, and SCOPED_TOKEN, for another
+// tenant than the examples', and --max-body MAX_BODY; tenant-00's fleet
+// events posted) and to the server's source in SRC:
 //  1. the document is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator)
 //     and is what the server serves at /v1/openapi.json, byte for byte;
 //  2. every operation, called with its parameters' examples, is answered
@@ -12,9 +13,18 @@
 //     tenant's token 403, a bad parameter 400, a subject nobody named 404,
 //     each a documented status with the Error schema;
 //  4. every method a path does not document is 405, with Allow naming
-//     exactly the documented ones;
+//     exactly the documented ones and a body its operations' documented
+//     405 describes;
 //  5. paths next to the documented ones (a segment more, a literal
-//     changed) are 404 unless a documented path matches them.
+//     changed) are 404 unless a documented path matches them, with the
+//     body of components.responses.NoSuchEndpoint;
+//  6. the errors no example provokes, on every operation where they
+//     apply: a request target over 8 KiB (414), header fields over 16 KiB
+//     (431), a body over MAX_BODY (413), a Content-Type the server does not
+//     read (415), each answered as its operation documents;
+//  7. every query parameter the server reads (src/http: get_arg(c, "name")
+//     or a lookup of an MHD_GET_ARGUMENT_KIND value) is a documented query
+//     parameter, and every documented one is read.
 // With the route table test (tests/test_http.c: the router's table is the
 // document's paths), every route the server answers is in the document and
 // every route in it is answered. Prints what failed; exits 1 on any.
@@ -24,7 +34,7 @@ const { Validator } = require('@seriousme/openapi-schema-validator');
 const Ajv2020 = require('ajv/dist/2020').default;
 const addFormats = require('ajv-formats').default;
 
-const [docPath, base, token, scoped] = process.argv.slice(2);
+const [docPath, base, token, scoped, srcDir, maxBody] = process.argv.slice(2);
 const docText = fs.readFileSync(docPath);
 const doc = JSON.parse(docText);
 let failures = 0;
@@ -60,11 +70,11 @@ function templateMatches(template, path) {
 	return t.length === p.length;
 }
 
-async function call(method, path, { auth = token, query = {}, body, type } = {}) {
+async function call(method, path, { auth = token, query = {}, body, type, extra = {} } = {}) {
 	const url = new URL(base + path);
 	for (const [k, v] of Object.entries(query))
 		url.searchParams.set(k, String(v));
-	const headers = {};
+	const headers = { ...extra };
 	if (auth)
 		headers.Authorization = 'Bearer ' + auth;
 	if (type)
@@ -98,13 +108,19 @@ function exampleRequest(path, op, only = 'all') {
 	return { url, query, body, type, params };
 }
 
-function checkAnswer(what, op, r) {
-	const documented = op.responses[String(r.status)];
+// The response an operation documents for a status, or, with no operation,
+// a component response.
+function checkAnswer(what, op, r, component) {
+	const documented = component ? { $ref: '#/components/responses/' + component } : op.responses[String(r.status)];
 	if (!documented) {
 		fail(`${what}: ${r.status} is not among its documented answers (${Object.keys(op.responses)}): ${r.text.slice(0, 300)}`);
 		return;
 	}
 	const resp = deref(documented, 'responses');
+	if (!resp) {
+		fail(`${what}: ${documented.$ref} is not in the document`);
+		return;
+	}
 	if (!resp.content || what.startsWith('HEAD'))
 		return;
 	const type = (r.headers.get('content-type') || '').split(';')[0].trim();
@@ -199,6 +215,10 @@ async function main() {
 			const allow = (r.headers.get('allow') || '').split(',').map((s) => s.trim()).sort().join(',');
 			if (r.status !== 405 || allow !== want)
 				fail(`${m.toUpperCase()} ${ex.url}: ${r.status}, Allow "${r.headers.get('allow')}", want 405 and ${want}`);
+			// documented by each of the path's operations (a client
+			// generator meets it there)
+			for (const d of METHODS.filter((d) => item[d] && d !== 'head'))
+				checkAnswer(`${m.toUpperCase()} ${ex.url} (${d.toUpperCase()}'s 405)`, item[d], r);
 		}
 	}
 
@@ -221,7 +241,66 @@ async function main() {
 			fail(`GET ${p} matches a documented path but is "no such endpoint"`);
 		if (!matched && !(r.status === 404 && r.text.includes('no such endpoint')))
 			fail(`GET ${p} is no documented path, yet answered ${r.status} ${r.text.slice(0, 200)}`);
+		if (!matched)
+			checkAnswer(`GET ${p}`, null, r, 'NoSuchEndpoint');
 	}
+
+	// 6. the limits, on every operation: 414 and 431 are checked before
+	// the route, the token or the method
+	const long = 'x'.repeat(9000);
+	for (const [path, m, op] of ops) {
+		if (m === 'delete')
+			continue;
+		const ex = exampleRequest(path, op);
+		const opts = { query: { ...ex.query, pad: long }, body: ex.body, type: ex.type };
+		let r = await call(m, ex.url, opts);
+		calls++;
+		checkAnswer(`${m.toUpperCase()} ${ex.url} with a 9000-byte query`, op, r);
+		if (r.status !== 414)
+			fail(`${m.toUpperCase()} ${ex.url} with a 9000-byte query: ${r.status}, want 414`);
+		const extra = { 'X-Pad-1': long, 'X-Pad-2': long };
+		r = await call(m, ex.url, { query: ex.query, body: ex.body, type: ex.type, extra });
+		calls++;
+		checkAnswer(`${m.toUpperCase()} ${ex.url} with 18 KB of headers`, op, r);
+		if (r.status !== 431)
+			fail(`${m.toUpperCase()} ${ex.url} with 18 KB of headers: ${r.status}, want 431`);
+	}
+	// 413 and 415: the POST's own
+	const post = doc.paths['/v1/events'].post;
+	const big = '{}\n'.repeat(Math.floor(Number(maxBody) / 3) + 1);
+	let r = await call('post', '/v1/events', { body: big, type: 'application/x-ndjson' });
+	calls++;
+	checkAnswer(`POST /v1/events of ${big.length} bytes`, post, r);
+	if (r.status !== 413)
+		fail(`POST /v1/events of ${big.length} bytes (--max-body ${maxBody}): ${r.status}, want 413`);
+	r = await call('post', '/v1/events', { body: 'id,source\n1,/s\n', type: 'text/csv' });
+	calls++;
+	checkAnswer('POST /v1/events as text/csv', post, r);
+	if (r.status !== 415)
+		fail(`POST /v1/events as text/csv: ${r.status}, want 415`);
+
+	// 7. the query parameters the server reads are the documented ones
+	const read = new Set();
+	for (const f of fs.readdirSync(srcDir + '/src/http').filter((f) => f.endsWith('.c'))) {
+		const c = fs.readFileSync(srcDir + '/src/http/' + f, 'utf8');
+		for (const m of c.matchAll(/\bget_arg\(\s*c\s*,\s*"([^"]+)"/g))
+			read.add(m[1]);
+		for (const m of c.matchAll(/MHD_GET_ARGUMENT_KIND\s*,\s*"([^"]+)"/g))
+			read.add(m[1]);
+	}
+	if (!read.has('known_at') || read.size < 5)
+		fail(`only ${[...read]} found read in src/http: the check no longer sees how parameters are read`);
+	const documented = new Set();
+	for (const [, , op] of ops)
+		for (const p of (op.parameters || []).map((p) => deref(p, 'parameters')))
+			if (p.in === 'query')
+				documented.add(p.name);
+	for (const n of read)
+		if (!documented.has(n))
+			fail(`query parameter "${n}": the server reads it, no operation documents it`);
+	for (const n of documented)
+		if (!read.has(n))
+			fail(`query parameter "${n}": documented, the server never reads it`);
 	console.log(`${calls} requests, ${ops.length} operations, ${templates.length} paths, ${failures} failures`);
 	process.exit(failures ? 1 : 0);
 }

@@ -12,6 +12,10 @@
 #   * the first view: V-DENSE zoomed so that the rows of its busiest lane in
 #     view are wide enough to read, on its latest stretch, or around "as
 #     of"; a depot (a few rows) whole; Fit shows all;
+#   * the mixed case: the fleet's own V-0001 (tenant-mx: a dense first hour
+#     of telemetry, then a sparse day) opens zoomed on its dense stretch,
+#     its rows there MIN_ROW_PX wide on average, where whole they are a
+#     smear; its fuel_pct is a step line like the others;
 #   * the finder: no subject, no time broken across lines.
 import json
 import os
@@ -25,6 +29,8 @@ from keelapi import check, fail  # noqa: E402
 base = sys.argv[1]
 TENANT = "tenant-00"
 DENSE = "vehicle:V-DENSE"
+MIXED_TENANT = "tenant-mx"  # the demo fleet's V-0001 alone (http_ui_values.sh)
+MIXED = "vehicle:V-0001"
 READY = "document.documentElement.dataset.state === 'ready'"
 MIN_ROW_PX = 24  # keel.js: the first view gives a busy lane's rows this much
 
@@ -37,8 +43,8 @@ def api(path, params=None):
         return json.load(r)
 
 
-def history(subject):
-    return api("/v1/tenants/%s/entities/%s/history" % (TENANT, urllib.parse.quote(subject, safe="")))
+def history(subject, tenant=TENANT):
+    return api("/v1/tenants/%s/entities/%s/history" % (tenant, urllib.parse.quote(subject, safe="")))
 
 
 def ms(t):
@@ -56,8 +62,8 @@ def open_view(b, path):
                what="the timeline of " + path)
 
 
-def entity(subject, query=""):
-    return "/ui/tenants/%s/entities/%s%s" % (TENANT, urllib.parse.quote(subject, safe=""), query)
+def entity(subject, query="", tenant=TENANT):
+    return "/ui/tenants/%s/entities/%s%s" % (tenant, urllib.parse.quote(subject, safe=""), query)
 
 
 def check_categorical(b, doc, predicate):
@@ -182,6 +188,39 @@ def check_first_view(b):
     check(b.eval(VIEW_JS)["zoom"] == 1, "%s's few rows are not shown whole" % depots[0]["subject"])
 
 
+def check_mixed_first_view(b):
+    """A dense first hour, then a sparse day: whole, the hour is a smear;
+    the first view opens on the dense stretch, readable."""
+    doc = history(MIXED, MIXED_TENANT)
+    rows = [f for f in doc["facts"] if f["predicate"] == "location"]
+    first = min(ms(r["valid_from"]) for r in rows)
+    last = max(ms(r["valid_from"]) for r in rows)
+    in_hour = sum(1 for r in rows if ms(r["valid_from"]) < first + 3600e3)
+    check(last - first > 12 * 3600e3 and in_hour * 3 > len(rows),
+          "%s is not the mixed case: %d of %d location rows in its first hour, %.1f h in all"
+          % (MIXED, in_hour, len(rows), (last - first) / 3600e3))
+    open_view(b, entity(MIXED, tenant=MIXED_TENANT))
+    v = b.eval(VIEW_JS)
+    check(v["zoom"] >= 2, "the first view of the mixed %s is not zoomed: %s" % (MIXED, v))
+    check(ms(v["from"]) < first + 3600e3 and ms(v["to"]) <= first + 2 * 3600e3,
+          "the first view of %s is not on its dense first hour (from %s): %s"
+          % (MIXED, doc["facts"][0]["valid_from"], v))
+    # The stretch's rows fill the view, MIN_ROW_PX each on average (the
+    # widest left out: the last may run on past the view's edge).
+    widths = sorted(b.eval(WIDTHS_JS + "('fact:location')"))
+    check(len(widths) >= 10, "only %d location rows in the first view of %s" % (len(widths), MIXED))
+    mean = sum(widths[:-1]) / (len(widths) - 1)
+    check(mean >= MIN_ROW_PX - 1, "the location rows in the first view of %s are %.1f px wide (mean)"
+          % (MIXED, mean))
+    n_fuel = check_numeric(b, doc, "fuel_pct")
+    b.eval("document.getElementById('zoom-fit').click()")
+    b.wait_for("document.querySelector('#timeline').dataset.zoom === '1'", what="Fit")
+    fitted = sorted(w for w in b.eval(WIDTHS_JS + "('fact:location')"))
+    check(fitted[len(fitted) // 4] < MIN_ROW_PX,
+          "whole, %s's rows are wide enough: the mixed case proves nothing" % MIXED)
+    return n_fuel
+
+
 def check_finder(b):
     """At a narrow width: each subject one line (one too long cut, whole in
     its title), each time one line."""
@@ -217,10 +256,12 @@ def main():
         check(b.eval("document.querySelector('#timeline .lane[data-lane=\"fact:location\"]')"
                      ".classList.contains('lane-numeric')") is False, "location (an object) drawn as a line")
         check_first_view(b)
+        n_fuel = check_mixed_first_view(b)
         check_finder(b)
         thrown = [e for m, e in b.events if m == "Runtime.exceptionThrown"]
         check(not thrown, "the page threw: %s" % json.dumps(thrown)[:400])
-    print("ok: %d status values, %d odometer and %d speed points" % (n_status, n_odo, n_speed))
+    print("ok: %d status values, %d odometer, %d speed and %d fuel points"
+          % (n_status, n_odo, n_speed, n_fuel))
 
 
 try:
