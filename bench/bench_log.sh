@@ -11,7 +11,9 @@
 #      three-node cluster;
 #   3. one keel consume into MariaDB against keel ingest of the same file
 #      into the same server;
-#   4. two consumers against one (the same log, fresh databases);
+#   4. two consumers against one (the same log, fresh databases), beside
+#      their limit: keel ingest --workers 2 (two connections, no log)
+#      against one connection;
 #   5. two consumers writing through a store map to two MariaDB servers
 #      against two consumers into one;
 #   6. where it stops: the same number of events, all of one tenant, two
@@ -109,6 +111,14 @@ t0=$(now)
 t1=$(now)
 ingest=$(rate "$events" "$t0" "$t1")
 echo "| keel ingest into MariaDB (one connection) | $events | $ingest | 1.00 |"
+# the limit for two consumers: the same server taking two writers at once
+# without any log, keel ingest's tenants split over two connections
+url=$(fresh)
+t0=$(now)
+"$keel" ingest "$dir/in.ndjson" --cartridge fleet --quiet --workers 2 --store "$url"
+t1=$(now)
+ingest2=$(rate "$events" "$t0" "$t1")
+echo "| keel ingest --workers 2 into MariaDB (two connections: the limit for two consumers) | $events | $ingest2 | $(awk -v a="$ingest2" -v b="$ingest" 'BEGIN { printf "%.2f", a / b }') (of one) |"
 
 caught_up() { # caught_up LOG STORE_OPTION...
 	local log=$1
