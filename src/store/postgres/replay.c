@@ -19,6 +19,9 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	if (rc)
 		return rc;
 	g->tx_writes = true;
+	bool more = scope && scope->more;
+	if (more) /* a later part: the log is locked and checked, the rows deleted */
+		goto write;
 	/* The log was read outside this transaction. SHARE ROW EXCLUSIVE
 	 * waits for the writers in flight to commit and holds every new one
 	 * back until this transaction ends (PostgreSQL has no gap locks to
@@ -76,6 +79,7 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		if (rc)
 			return rc;
 	}
+write:
 	rc = keel_pg_write_append(g, a, false);
 	if (rc == 0)
 		keel_buf_adds(note, "postgres: binary COPY in one transaction");
