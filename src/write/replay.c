@@ -390,8 +390,8 @@ void keel_replay_report_free(struct keel_replay_report *r)
  */
 #define KEEL_REPLAY_BATCH 4096		   /* events a batch */
 #define KEEL_REPLAY_WRITE (32 * 1024)	   /* rows and mentions a write */
-#define KEEL_REPLAY_SORT_ROWS (8u << 20)   /* bytes of each sort's buffer */
-#define KEEL_REPLAY_SORT_OTHER (4u << 20)
+#define KEEL_REPLAY_SORT_ROWS (4u << 20) /* bytes of the sorts' buffers */
+#define KEEL_REPLAY_SORT_OTHER (2u << 20)
 
 struct keel_replay_ctx {
 	struct keel_store *store;

@@ -11,7 +11,7 @@
 
 #include "util.h"
 
-#define KEEL_SPILL_READ (64 * 1024) /* read buffer a run */
+#define KEEL_SPILL_READ (64 * 1024) /* read buffer a run, at most */
 
 struct keel_spill_run {
 	uint64_t off, end;  /* the run's bytes left in the file */
@@ -124,13 +124,11 @@ static const unsigned char *keel_spill_head(struct keel_spill *sp,
 		return r->buf + r->at;
 	if (r->off >= r->end)
 		return NULL;
-	size_t want = KEEL_SPILL_READ - KEEL_SPILL_READ % sp->rec;
-	if (!want)
-		want = sp->rec;
+	size_t want = sp->readsz;
 	if (want > r->end - r->off)
 		want = (size_t)(r->end - r->off);
 	if (!r->buf)
-		r->buf = keel_xmalloc(want > KEEL_SPILL_READ ? want : KEEL_SPILL_READ);
+		r->buf = keel_xmalloc(sp->readsz);
 	size_t got = 0;
 	while (got < want) {
 		ssize_t n = pread(sp->fd, r->buf + got, want - got, (off_t)(r->off + got));
@@ -184,7 +182,15 @@ int keel_spill_sort(struct keel_spill *sp)
 	}
 	if (keel_spill_flush(sp))
 		return -1;
-	free(sp->buf); /* the runs' read buffers take its place */
+	/* The runs' read buffers take the buffer's place, sharing its size
+	 * (each at most KEEL_SPILL_READ, at least one record), so that
+	 * merging takes no more memory than sorting did however many runs
+	 * there are. */
+	size_t share = sp->cap * sp->rec / sp->nruns;
+	if (share > KEEL_SPILL_READ)
+		share = KEEL_SPILL_READ;
+	sp->readsz = share < sp->rec ? sp->rec : share - share % sp->rec;
+	free(sp->buf);
 	sp->buf = NULL;
 	sp->heap = keel_xmalloc(sp->nruns * sizeof *sp->heap);
 	sp->nheap = 0;

@@ -2,8 +2,9 @@
  * spill.h - sorting more fixed-size records than memory should hold
  * (keel replay, docs/replay.md): records gather in a buffer of a fixed
  * size; each time it fills it is sorted and written to a temporary file
- * as one run, and reading merges the runs. Memory stays the buffer plus
- * one small read buffer a run, whatever the number of records.
+ * as one run, and reading merges the runs through read buffers that
+ * share the buffer's size. Memory stays the buffer, whatever the number
+ * of records.
  */
 #ifndef KEEL_SPILL_H
 #define KEEL_SPILL_H
@@ -28,6 +29,7 @@ struct keel_spill {
 	size_t *heap;	     /* reading: runs by their next record */
 	size_t nheap;
 	size_t pos;	     /* reading from buf alone: the next record */
+	size_t readsz;	     /* reading the runs: bytes read at once from each */
 	uint64_t count;	     /* records added */
 	char err[160];
 };
