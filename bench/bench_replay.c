@@ -22,7 +22,7 @@
  * With --keel PATH (repeatable: the keel tool of each build to compare,
  * e.g. the landed build's and this one's), each build's `keel replay`
  * of the SQLite tenant runs as a process of its own, side by side, with
- * its wall time and peak resident size (wait4's ru_maxrss).
+ * its wall time and peak resident size (GNU time's %M).
  *
  * Usage: bench_replay [--events N] [--workers-events N] [--dir DIR]
  *                     [--mysql-dir DIR] [--no-mysql] [--tiny] [--keel PATH]...
@@ -376,9 +376,12 @@ static void replay_section(const char *store, const char *url_ingest,
 /* ------------------------------------------------- keel replay, builds */
 
 /* Runs `keel replay` of one build as a child process (its output to
- * log): wall time and the child's peak resident size. */
+ * log) under GNU time: wall time and the child's peak resident size.
+ * Not wait4's ru_maxrss of a child of this process: a forked child's
+ * peak counts this process's pages from before its exec. */
 static void cli_replay(const char *keel, const char *url, const char *cartridge,
-		       const char *log, double *wall, long *maxrss_kib)
+		       const char *log, const char *kib_file, double *wall,
+		       long *maxrss_kib)
 {
 	fflush(stdout); /* or the child would write what is buffered again */
 	double t = now();
@@ -390,20 +393,24 @@ static void cli_replay(const char *keel, const char *url, const char *cartridge,
 		if (!f)
 			_exit(127);
 		if (cartridge)
-			execl(keel, keel, "replay", "--tenant", "tenant-00", "--store", url,
-			      "--cartridge", cartridge, "--change-cartridge", (char *)NULL);
+			execl("/usr/bin/time", "time", "-o", kib_file, "-f", "%M", keel,
+			      "replay", "--tenant", "tenant-00", "--store", url, "--cartridge",
+			      cartridge, "--change-cartridge", (char *)NULL);
 		else
-			execl(keel, keel, "replay", "--tenant", "tenant-00", "--store", url,
-			      (char *)NULL);
+			execl("/usr/bin/time", "time", "-o", kib_file, "-f", "%M", keel,
+			      "replay", "--tenant", "tenant-00", "--store", url, (char *)NULL);
 		_exit(127);
 	}
 	int st = 0;
-	struct rusage ru;
-	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		die("%s replay --store %s%s%s failed (see %s)", keel, url,
-		    cartridge ? " --cartridge " : "", cartridge ? cartridge : "", log);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		die("%s replay --store %s%s%s failed (see %s; GNU time is /usr/bin/time)",
+		    keel, url, cartridge ? " --cartridge " : "", cartridge ? cartridge : "",
+		    log);
 	*wall = now() - t;
-	*maxrss_kib = ru.ru_maxrss;
+	FILE *k = fopen(kib_file, "r");
+	if (!k || fscanf(k, "%ld", maxrss_kib) != 1)
+		die("no peak RSS in %s", kib_file);
+	fclose(k);
 }
 
 /* keel replay of the builds given with --keel, side by side on the same
@@ -413,8 +420,9 @@ static void cli_replay(const char *keel, const char *url, const char *cartridge,
 static void cli_section(const char *url, const char *work, const char *const *keels,
 			size_t nkeels)
 {
-	char v2[4300], log[4300];
+	char v2[4300], log[4300], kib[4300];
 	snprintf(v2, sizeof v2, "%s/v2.json", work);
+	snprintf(kib, sizeof kib, "%s/cli-replay.kib", work);
 	snprintf(log, sizeof log, "%s/cli-replay.log", work);
 	char path[4200];
 	source_path("cartridges/fleet.json", path, sizeof path);
@@ -447,10 +455,10 @@ static void cli_section(const char *url, const char *work, const char *const *ke
 				renamed = !renamed;
 			}
 			double wall;
-			long kib;
-			cli_replay(keels[i], url, cart, log, &wall, &kib);
+			long rss;
+			cli_replay(keels[i], url, cart, log, kib, &wall, &rss);
 			printf("  %-40s %-26s %7.2f s %9.1f MB\n", keels[i], what, wall,
-			       (double)kib / 1024.0);
+			       (double)rss / 1024.0);
 			fflush(stdout);
 		}
 	print_load();

@@ -26,6 +26,7 @@
  * replay as before it. Rows are written with the store's replace_tenant
  * op inside one transaction.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -387,38 +388,73 @@ void keel_replay_report_free(struct keel_replay_report *r)
  * dry run, a batch of the spool (spool.h), then the builder starts over.
  * Memory is the batch, the sorts' buffers and the groups, whatever the
  * number of events.
+ *
+ * Reading and preparing overlap: the calling thread scans the log into
+ * blocks of envelopes that a second thread prepares and batches; once
+ * the log is read, the calling thread goes on to read the tenant's
+ * current rows for the report while the other finishes. Each thread has
+ * its own sorts and its own numbering of the groups (the build's is
+ * translated into the calling thread's after the join); nothing else is
+ * shared but the queue of blocks, bounded.
  */
 #define KEEL_REPLAY_BATCH 4096		   /* events a batch */
 #define KEEL_REPLAY_WRITE (32 * 1024)	   /* rows and mentions a write */
 #define KEEL_REPLAY_SORT_ROWS (4u << 20) /* bytes of the sorts' buffers */
 #define KEEL_REPLAY_SORT_OTHER (2u << 20)
+#define KEEL_REPLAY_BLOCK 1024 /* envelopes a block */
+#define KEEL_REPLAY_QUEUE 4    /* blocks in flight */
+
+struct keel_replay_block {
+	struct keel_buf text;
+	size_t *ends;	      /* end offset of each envelope */
+	int64_t *recorded_at; /* and when it was recorded */
+	size_t n;
+	struct keel_replay_block *next;
+};
 
 struct keel_replay_ctx {
 	struct keel_store *store;
 	struct keel_str tenant;
+	uint64_t n; /* events read (calling thread) */
+	/* the calling thread's: the current rows' groups and hashes */
+	struct keel_rgroups groups;
+	uint64_t entity_group; /* id + 1, 0: none yet */
+	struct keel_spill old, now;
+	/* the build thread's, until the join */
 	struct keel_replay_prep prep;
 	struct keel_report report;
 	struct keel_append_builder ab; /* the batch */
 	size_t inbatch;
-	uint64_t n; /* events read */
+	uint64_t placed; /* events prepared */
 	uint64_t unhandled;
 	uint64_t rows_seen, mentions_seen; /* arrival */
-	struct keel_rgroups groups;
-	uint64_t entity_group; /* id + 1, 0: none yet */
-	struct keel_spill rows, mentions, old, now;
+	struct keel_rgroups bgroups;
+	uint64_t bentity_group;
+	struct keel_spill rows, mentions;
 	bool spooling;
 	struct keel_spool spool;
+	int build_rc;
+	const char *build_failed;
+	/* after the join: the build's group ids in the calling thread's */
+	uint64_t *trans;
+	/* the queue */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct keel_replay_block *head, *tail, *filling;
+	size_t queued;
+	bool done, abort;
 	const char *failed; /* a temporary file's error */
 };
 
-static uint64_t keel_replay_entities(struct keel_replay_ctx *c)
+static uint64_t keel_replay_entities(struct keel_rgroups *gs, uint64_t *slot)
 {
-	if (!c->entity_group)
-		c->entity_group = keel_rgroup_id(&c->groups, 0, keel_str_make("", 0)) + 1;
-	return c->entity_group - 1;
+	if (!*slot)
+		*slot = keel_rgroup_id(gs, 0, keel_str_make("", 0)) + 1;
+	return *slot - 1;
 }
 
-/* The batch's records for the report, its spool batch, then a new batch. */
+/* The batch's records for the report, its spool batch, then a new batch
+ * (build thread). */
 static int keel_replay_flush(struct keel_replay_ctx *c)
 {
 	struct keel_append_builder *ab = &c->ab;
@@ -435,10 +471,10 @@ static int keel_replay_flush(struct keel_replay_ctx *c)
 					       fact ? false : r->linked, r->valid_from,
 					       r->asserted_by),
 		    .by = keel_hash_by(r->asserted_by),
-		    .group = keel_rgroup_id(&c->groups, fact ? 1 : 2, r->name),
+		    .group = keel_rgroup_id(&c->bgroups, fact ? 1 : 2, r->name),
 		};
 		if (keel_spill_add(&c->rows, &x)) {
-			c->failed = c->rows.err;
+			c->build_failed = c->rows.err;
 			return KEEL_EIO;
 		}
 	}
@@ -454,16 +490,16 @@ static int keel_replay_flush(struct keel_replay_ctx *c)
 		    .arrival = c->mentions_seen++,
 		};
 		if (keel_spill_add(&c->mentions, &x)) {
-			c->failed = c->mentions.err;
+			c->build_failed = c->mentions.err;
 			return KEEL_EIO;
 		}
 	}
 	if (ab->nmentions)
-		keel_replay_entities(c);
+		keel_replay_entities(&c->bgroups, &c->bentity_group);
 	if (c->spooling) {
 		struct keel_append a = keel_append_view(ab, NULL, 0);
 		if (keel_spool_put(&c->spool, &a)) {
-			c->failed = c->spool.err;
+			c->build_failed = c->spool.err;
 			return KEEL_EIO;
 		}
 	}
@@ -472,20 +508,133 @@ static int keel_replay_flush(struct keel_replay_ctx *c)
 	return 0;
 }
 
+static void keel_replay_block_free(struct keel_replay_block *b)
+{
+	if (!b)
+		return;
+	keel_buf_free(&b->text);
+	free(b->ends);
+	free(b->recorded_at);
+	free(b);
+}
+
+static void keel_replay_push(struct keel_replay_ctx *c, struct keel_replay_block *b)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->queued >= KEEL_REPLAY_QUEUE && !c->abort)
+		pthread_cond_wait(&c->cond, &c->mu);
+	if (c->tail)
+		c->tail->next = b;
+	else
+		c->head = b;
+	c->tail = b;
+	c->queued++;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The log's scan (calling thread): envelopes into blocks. */
 static int keel_replay_event(void *ud, const struct keel_record *r)
 {
 	struct keel_replay_ctx *c = ud;
 	c->n++;
-	struct keel_batch_event *ev =
-	    keel_replay_prep_event(&c->prep, r->envelope.ptr, r->envelope.len, c->n);
-	if (ev) {
-		ev->recorded_at = r->recorded_at;
-		keel_append_add_event(&c->ab, ev);
-		c->unhandled += ev->unhandled;
+	struct keel_replay_block *b = c->filling;
+	if (!b) {
+		b = c->filling = keel_xcalloc(1, sizeof *b);
+		keel_buf_init(&b->text);
+		b->ends = keel_xmalloc(KEEL_REPLAY_BLOCK * sizeof *b->ends);
+		b->recorded_at = keel_xmalloc(KEEL_REPLAY_BLOCK * sizeof *b->recorded_at);
 	}
-	if (++c->inbatch == KEEL_REPLAY_BATCH)
-		return keel_replay_flush(c);
+	keel_buf_add(&b->text, r->envelope.ptr, r->envelope.len);
+	b->recorded_at[b->n] = r->recorded_at;
+	b->ends[b->n++] = b->text.len;
+	if (b->n == KEEL_REPLAY_BLOCK) {
+		c->filling = NULL;
+		keel_replay_push(c, b);
+	}
 	return 0;
+}
+
+/* The build thread: prepares each block's events into batches. After a
+ * failure it only drains the queue. */
+static void *keel_replay_build_main(void *arg)
+{
+	struct keel_replay_ctx *c = arg;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		while (!c->head && !c->done && !c->abort)
+			pthread_cond_wait(&c->cond, &c->mu);
+		struct keel_replay_block *b = c->abort ? NULL : c->head;
+		if (b) {
+			c->head = b->next;
+			if (!c->head)
+				c->tail = NULL;
+			c->queued--;
+			pthread_cond_broadcast(&c->cond);
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (!b)
+			break;
+		size_t start = 0;
+		for (size_t i = 0; i < b->n && !c->build_rc; i++) {
+			c->placed++;
+			struct keel_batch_event *ev =
+			    keel_replay_prep_event(&c->prep, b->text.data + start,
+						   b->ends[i] - start, c->placed);
+			start = b->ends[i];
+			if (ev) {
+				ev->recorded_at = b->recorded_at[i];
+				keel_append_add_event(&c->ab, ev);
+				c->unhandled += ev->unhandled;
+			}
+			if (++c->inbatch == KEEL_REPLAY_BATCH)
+				c->build_rc = keel_replay_flush(c);
+		}
+		keel_replay_block_free(b);
+	}
+	if (!c->build_rc && !c->abort && c->inbatch)
+		c->build_rc = keel_replay_flush(c);
+	return NULL;
+}
+
+/* Hands the last block over and lets the build thread end after it
+ * (abort: at once, dropping what is queued). */
+static void keel_replay_close_queue(struct keel_replay_ctx *c, bool abort)
+{
+	if (!abort && c->filling) {
+		keel_replay_push(c, c->filling);
+		c->filling = NULL;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->done = true;
+	c->abort = c->abort || abort;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th)
+{
+	pthread_join(th, NULL);
+	keel_replay_block_free(c->filling);
+	c->filling = NULL;
+	while (c->head) {
+		struct keel_replay_block *b = c->head;
+		c->head = b->next;
+		keel_replay_block_free(b);
+	}
+	c->tail = NULL;
+}
+
+/* The build's group ids in the calling thread's numbering. */
+static void keel_replay_translate(struct keel_replay_ctx *c)
+{
+	size_t n = c->bgroups.items.len;
+	c->trans = keel_xmalloc((n ? n : 1) * sizeof *c->trans);
+	for (size_t i = 0; i < n; i++) {
+		const struct keel_rgroup *g = c->bgroups.items.items[i];
+		c->trans[i] = keel_rgroup_id(&c->groups, g->table,
+					     keel_str_make(g->name, g->name_len));
+	}
 }
 
 /* The rows as they are, derived as any read gives them. */
@@ -494,7 +643,7 @@ static int keel_replay_old(void *ud, const struct keel_record *r)
 	struct keel_replay_ctx *c = ud;
 	struct keel_rhash x;
 	if (r->type == KEEL_REC_ENTITY) {
-		x.group = keel_replay_entities(c);
+		x.group = keel_replay_entities(&c->groups, &c->entity_group);
 		x.hash = keel_hash_entity(keel_hash_str(1, r->subject),
 					  keel_hash_str(3, r->kind), r->kind_time,
 					  r->first_seen, r->last_seen);
@@ -528,7 +677,7 @@ static int keel_replay_derive_rows(struct keel_replay_ctx *c)
 		int more = keel_spill_next(&c->rows, &nx);
 		bool same = more == 1 && nx.timeline == cur.timeline;
 		struct keel_rhash h = {
-		    .group = cur.group,
+		    .group = c->trans[cur.group],
 		    .hash = keel_hash_row(cur.base, same ? nx.from : KEEL_TIME_INF,
 					  same ? nx.by : KEEL_BY_NONE),
 		};
@@ -571,7 +720,7 @@ static int keel_replay_derive_entities(struct keel_replay_ctx *c)
 			}
 		}
 		struct keel_rhash h = {
-		    .group = keel_replay_entities(c),
+		    .group = keel_replay_entities(&c->groups, &c->entity_group),
 		    .hash = keel_hash_entity(e.subject, e.kind, e.kind_time, e.first,
 					     e.last),
 		};
@@ -785,6 +934,11 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 	c.prep.p.reject_userdata = o->reject_userdata;
 	keel_append_builder_init(&c.ab, true);
 	keel_map_init(&c.groups.map);
+	keel_map_init(&c.bgroups.map);
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	pthread_t th;
+	bool running = false;
 	keel_spill_init(&c.rows, sizeof(struct keel_rrow), keel_cmp_rrow,
 			KEEL_REPLAY_SORT_ROWS);
 	keel_spill_init(&c.mentions, sizeof(struct keel_rmention), keel_cmp_rmention,
@@ -810,23 +964,39 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 			rc = KEEL_EIO;
 		}
 	}
+	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
+		rc = keel_store_fail(s, KEEL_EINVAL,
+				     "cannot start the replay's build thread");
+	running = rc == 0;
 	struct keel_scan q = {.type = KEEL_REC_EVENT, .tenant = t};
 	if (rc == 0)
 		rc = keel_store_scan(s, &q, keel_replay_event, &c);
 	if (rc == 0 && c.n == 0)
 		rc = keel_store_fail(s, KEEL_ENOTFOUND,
 				     "tenant \"%s\" has no events to replay", tenant);
-	if (rc == 0 && c.inbatch)
-		rc = keel_replay_flush(&c);
+	if (running)
+		keel_replay_close_queue(&c, rc != 0);
 	double t1 = keel_replay_clock();
-	/* The rows as they are. */
+	/* The rows as they are, read while the build thread finishes. */
 	static const enum keel_record_type tables[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
 						       KEEL_REC_RELATION};
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(tables); i++) {
 		struct keel_scan qs = {.type = tables[i], .tenant = t};
 		rc = keel_store_scan(s, &qs, keel_replay_old, &c);
 	}
+	if (running) {
+		if (rc)
+			keel_replay_close_queue(&c, true);
+		keel_replay_join(&c, th);
+		running = false;
+		if (rc == 0 && c.build_rc) {
+			rc = c.build_rc;
+			c.failed = c.build_failed;
+		}
+	}
 	double t2 = keel_replay_clock();
+	if (rc == 0)
+		keel_replay_translate(&c);
 	if (rc == 0)
 		rc = keel_replay_derive_rows(&c);
 	keel_spill_free(&c.rows);
@@ -890,6 +1060,10 @@ done:
 	keel_spill_free(&c.now);
 	keel_spool_close(&c.spool);
 	keel_rgroups_free(&c.groups);
+	keel_rgroups_free(&c.bgroups);
+	free(c.trans);
+	pthread_mutex_destroy(&c.mu);
+	pthread_cond_destroy(&c.cond);
 	keel_append_builder_free(&c.ab);
 	keel_replay_prep_free(&c.prep);
 	keel_cartridge_free(owned);
