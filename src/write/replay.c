@@ -806,7 +806,10 @@ static int keel_replay_write(struct keel_replay_ctx *c, const struct keel_replac
 		c->failed = c->spool.err;
 		return KEEL_EIO;
 	}
-	struct keel_append_builder wb;
+	/* rb: one spool batch as read; wb: what of it the scope covers, until
+	 * a part is full (both copy their strings: only wb's are kept). */
+	struct keel_append_builder rb, wb;
+	keel_append_builder_init(&rb, true);
 	keel_append_builder_init(&wb, true);
 	struct keel_replace_scope more = {.more = true};
 	struct keel_buf ignored;
@@ -814,22 +817,18 @@ static int keel_replay_write(struct keel_replay_ctx *c, const struct keel_replac
 	bool first = true;
 	int rc = 0;
 	for (;;) {
-		size_t rows0 = wb.nrows, mentions0 = wb.nmentions;
-		int got = keel_spool_get(&c->spool, &wb, c->tenant);
+		keel_append_builder_reset(&rb);
+		int got = keel_spool_get(&c->spool, &rb, c->tenant);
 		if (got < 0) {
 			c->failed = c->spool.err;
 			rc = KEEL_EIO;
 			break;
 		}
-		if (got) {
-			size_t kept = rows0;
-			for (size_t i = rows0; i < wb.nrows; i++)
-				if (keel_replace_scope_covers(sc, wb.rows[i].kind, wb.rows[i].name))
-					wb.rows[kept++] = wb.rows[i];
-			wb.nrows = kept;
-			if (!sc->entities)
-				wb.nmentions = mentions0;
-		}
+		for (size_t i = 0; i < rb.nrows; i++)
+			if (keel_replace_scope_covers(sc, rb.rows[i].kind, rb.rows[i].name))
+				keel_append_add_row(&wb, &rb.rows[i]);
+		for (size_t i = 0; sc->entities && i < rb.nmentions; i++)
+			keel_append_add_mention(&wb, &rb.mentions[i]);
 		bool full = wb.nrows + wb.nmentions >= KEEL_REPLAY_WRITE;
 		if (full || (!got && (first || wb.nrows || wb.nmentions))) {
 			struct keel_append a = keel_append_view(&wb, NULL, 0);
@@ -844,6 +843,7 @@ static int keel_replay_write(struct keel_replay_ctx *c, const struct keel_replac
 			break;
 	}
 	keel_buf_free(&ignored);
+	keel_append_builder_free(&rb);
 	keel_append_builder_free(&wb);
 	return rc;
 }
