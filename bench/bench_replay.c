@@ -331,7 +331,7 @@ static void print_replay(const char *label, size_t events, double ingest_wall,
 	double ratio = ingest_wall / wall;
 	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
 	       label, wall, (double)events / wall, ratio, ratio >= 2 ? "met" : "NOT MET");
-	printf("    log read+prepared %.2f s | rows read %.2f s | compare %.2f s | "
+	printf("    log read %.2f s | rows read beside the preparing %.2f s | compare %.2f s | "
 	       "write %.2f s",
 	       rep->read_seconds, rep->build_seconds - rep->read_seconds,
 	       rep->compare_seconds, rep->write_seconds);
