@@ -60,4 +60,14 @@ for what in replay changed; do
 		fail "keel replay ($what) grew by $growth KiB more than a dump from 20 000 to 200 000 events"
 done
 
+# The temporary files cannot be made: the replay fails, saying where, and
+# the tenant is as it was.
+db="sqlite:$dir/t20000.db"
+expect 0 "$KEEL" dump --store "$db" --output "$dir/before.ndjson"
+TMPDIR="$dir/no-such-dir" expect 1 "$KEEL" replay --tenant tenant-00 --store "$db" \
+	--cartridge fleet --change-cartridge
+is_err "keel replay: replay: cannot create a temporary file in $dir/no-such-dir: No such file or directory"
+expect 0 "$KEEL" dump --store "$db" --output "$dir/after.ndjson"
+cmp -s "$dir/before.ndjson" "$dir/after.ndjson" || fail "a replay that failed changed the store"
+
 finish
