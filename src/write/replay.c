@@ -103,16 +103,15 @@ static struct keel_batch_event *keel_replay_prep_event(struct keel_replay_prep *
 	return ev;
 }
 
-/* ------------------------------------------------- a tenant in memory */
+/* ---------------------------------- a tenant in memory (bulk loads) */
 
 struct keel_build {
 	char *tenant; /* NUL-terminated */
 	struct keel_append_builder ab; /* the tenant's assertions and mentions */
-	/* bulk loads only: the events to log, and their ids */
+	/* the events to log, and their ids */
 	struct keel_arena log;
 	struct keel_ptrvec events;
 	struct keel_map ids;
-	uint64_t log_events; /* replay: events read from the log */
 	uint64_t unhandled;
 };
 
