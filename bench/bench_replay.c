@@ -19,8 +19,13 @@
  * not generating the input or opening stores. The load average is printed
  * beside the figures: other work on the machine moves them.
  *
+ * With --keel PATH (repeatable: the keel tool of each build to compare,
+ * e.g. the landed build's and this one's), each build's `keel replay`
+ * of the SQLite tenant runs as a process of its own, side by side, with
+ * its wall time and peak resident size (GNU time's %M).
+ *
  * Usage: bench_replay [--events N] [--workers-events N] [--dir DIR]
- *                     [--mysql-dir DIR] [--no-mysql] [--tiny]
+ *                     [--mysql-dir DIR] [--no-mysql] [--tiny] [--keel PATH]...
  * --tiny: 2000 events for both (what CI runs to see the benchmark run to
  * its end, bench/CMakeLists.txt).
  * Without --mysql-dir a private MariaDB is started with
@@ -32,10 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "keel.h"
+
+#define KEEL_BENCH_MAX_KEELS 8
 
 struct input {
 	char *text;
@@ -323,10 +331,10 @@ static void print_replay(const char *label, size_t events, double ingest_wall,
 	double ratio = ingest_wall / wall;
 	printf("  %-34s %9.2f s %10.0f events/s   %.2fx the ingest (target >= 2x: %s)\n",
 	       label, wall, (double)events / wall, ratio, ratio >= 2 ? "met" : "NOT MET");
-	printf("    read log+rows %.2f s | build (beside it) %.2f s | compare %.2f s | "
+	printf("    log read %.2f s | rows read beside the preparing %.2f s | compare %.2f s | "
 	       "write %.2f s",
-	       rep->read_seconds, rep->build_seconds, rep->compare_seconds,
-	       rep->write_seconds);
+	       rep->read_seconds, rep->build_seconds - rep->read_seconds,
+	       rep->compare_seconds, rep->write_seconds);
 	if (rep->removed || rep->added)
 		printf("; %llu rows removed, %llu added", (unsigned long long)rep->removed,
 		       (unsigned long long)rep->added);
@@ -365,6 +373,97 @@ static void replay_section(const char *store, const char *url_ingest,
 	keel_replay_report_free(rep2);
 }
 
+/* ------------------------------------------------- keel replay, builds */
+
+/* Runs `keel replay` of one build as a child process (its output to
+ * log) under GNU time: wall time and the child's peak resident size.
+ * Not wait4's ru_maxrss of a child of this process: a forked child's
+ * peak counts this process's pages from before its exec. */
+static void cli_replay(const char *keel, const char *url, const char *cartridge,
+		       const char *log, const char *kib_file, double *wall,
+		       long *maxrss_kib)
+{
+	fflush(stdout); /* or the child would write what is buffered again */
+	double t = now();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork failed");
+	if (pid == 0) {
+		FILE *f = freopen(log, "a", stdout);
+		if (!f)
+			_exit(127);
+		if (cartridge)
+			execl("/usr/bin/time", "time", "-o", kib_file, "-f", "%M", keel,
+			      "replay", "--tenant", "tenant-00", "--store", url, "--cartridge",
+			      cartridge, "--change-cartridge", (char *)NULL);
+		else
+			execl("/usr/bin/time", "time", "-o", kib_file, "-f", "%M", keel,
+			      "replay", "--tenant", "tenant-00", "--store", url, (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		die("%s replay --store %s%s%s failed (see %s; GNU time is /usr/bin/time)",
+		    keel, url, cartridge ? " --cartridge " : "", cartridge ? cartridge : "",
+		    log);
+	*wall = now() - t;
+	FILE *k = fopen(kib_file, "r");
+	if (!k || fscanf(k, "%ld", maxrss_kib) != 1)
+		die("no peak RSS in %s", kib_file);
+	fclose(k);
+}
+
+/* keel replay of the builds given with --keel, side by side on the same
+ * store (the ingest --replay one): each replays right after the load
+ * (nothing changes), then with "status" renamed "state" and back, in an
+ * order that gives every build each direction once. */
+static void cli_section(const char *url, const char *work, const char *const *keels,
+			size_t nkeels)
+{
+	char v2[4300], log[4300], kib[4300];
+	snprintf(v2, sizeof v2, "%s/v2.json", work);
+	snprintf(kib, sizeof kib, "%s/cli-replay.kib", work);
+	snprintf(log, sizeof log, "%s/cli-replay.log", work);
+	char path[4200];
+	source_path("cartridges/fleet.json", path, sizeof path);
+	FILE *f = fopen(path, "rb"), *g = fopen(v2, "wb");
+	if (!f || !g)
+		die("cannot write %s", v2);
+	char line[4096];
+	while (fgets(line, sizeof line, f)) {
+		char *p = strstr(line, "\"predicate\": \"status\"");
+		if (p)
+			memcpy(p, "\"predicate\": \"state\" ", 21);
+		fputs(line, g);
+	}
+	fclose(f);
+	fclose(g);
+	printf("\nkeel replay (the command, one process each) of the SQLite tenant "
+	       "loaded by ingest --replay\n");
+	printf("  %-40s %-26s %9s %12s\n", "build", "replay", "wall", "peak RSS");
+	bool renamed = false;
+	for (int step = 0; step < 3; step++)
+		for (size_t k = 0; k < nkeels; k++) {
+			/* Each changed replay undoes the one before; steps 1 and 2
+			 * take the builds in opposite orders, so that each build
+			 * renames once and renames back once. */
+			size_t i = step == 1 ? nkeels - 1 - k : k;
+			const char *cart = NULL, *what = "unchanged";
+			if (step > 0) {
+				cart = renamed ? "fleet" : v2;
+				what = renamed ? "state back to status" : "status renamed state";
+				renamed = !renamed;
+			}
+			double wall;
+			long rss;
+			cli_replay(keels[i], url, cart, log, kib, &wall, &rss);
+			printf("  %-40s %-26s %7.2f s %9.1f MB\n", keels[i], what, wall,
+			       (double)rss / 1024.0);
+			fflush(stdout);
+		}
+	print_load();
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -374,14 +473,22 @@ int main(int argc, char **argv)
 	    {"mysql-dir", required_argument, NULL, 'm'},
 	    {"no-mysql", no_argument, NULL, 'n'},
 	    {"tiny", no_argument, NULL, 't'},
+	    {"keel", required_argument, NULL, 'k'},
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t events = 1000000, wevents = 400000;
 	const char *dir = NULL;
 	bool no_mysql = false;
+	const char *keels[8];
+	size_t nkeels = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "e:w:d:m:nt", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:w:d:m:ntk:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'k':
+			if (nkeels == KEEL_BENCH_MAX_KEELS)
+				die("at most %d --keel", KEEL_BENCH_MAX_KEELS);
+			keels[nkeels++] = optarg;
+			break;
 		case 't':
 			events = wevents = 2000;
 			break;
@@ -403,7 +510,8 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: bench_replay [--events N] [--workers-events N] "
-				"[--dir DIR] [--mysql-dir DIR] [--no-mysql] [--tiny]\n");
+				"[--dir DIR] [--mysql-dir DIR] [--no-mysql] [--tiny] "
+				"[--keel PATH]...\n");
 			return 2;
 		}
 	}
@@ -429,6 +537,8 @@ int main(int argc, char **argv)
 	unlink(u1 + 7);
 	unlink(u2 + 7);
 	replay_section("SQLite", u1, u2, cart, &in);
+	if (nkeels)
+		cli_section(u2, work, keels, nkeels);
 
 	if (!no_mysql) {
 		script_path();

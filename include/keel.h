@@ -636,8 +636,9 @@ struct keel_replay_report {
 	struct keel_replay_change *changes;
 	size_t nchanges;
 	char method[160]; /* how the rows were written (one line) */
-	/* Reading the log and the current rows, and building the tenant in
-	 * memory, run at once on two threads; both spans start at 0. */
+	/* read: the log read (its events prepared beside it on a second
+	 * thread); build: until the current rows are read too and the
+	 * preparing has ended (both spans start at 0). */
 	double read_seconds, build_seconds;
 	double compare_seconds, write_seconds; /* after both, one by one */
 };

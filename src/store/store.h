@@ -160,6 +160,10 @@ struct keel_replace_scope {
 	bool entities;
 	struct keel_str *names[2];
 	size_t nnames[2];
+	/* A later part of a replace written in parts (a replay writes a
+	 * bounded part at a time): nothing to delete and the log already
+	 * checked by the first part; only a's rows and mentions appended. */
+	bool more;
 };
 
 /* What keel forget writes besides the rebuilt rows (src/write/forget.c,
@@ -377,7 +381,9 @@ struct keel_store_ops {
 	 * any, logged as by append). The log is otherwise kept. log_events is
 	 * the number of events the tenant's log held when the state was
 	 * built: a store that cannot hold the log still for the whole
-	 * transaction checks it under a lock and fails if it changed. note
+	 * transaction checks it under a lock and fails if it changed. With
+	 * scope->more, a later part of the same replace: nothing deleted,
+	 * nothing checked, a appended. note
 	 * gets one line saying how the rows were written (e.g. the bulk
 	 * method and any fallback). */
 	int (*replace_tenant)(struct keel_store *s, struct keel_str tenant,

@@ -1,14 +1,21 @@
 /*
- * replay.c - replay: a tenant built in memory, then written
- * in bulk (docs/replay.md).
+ * replay.c - replay (keel replay) streamed from the log with memory
+ * bounded by the batch, and bulk loads (keel ingest --replay) built in
+ * memory (docs/replay.md).
  *
- * Two entry points share everything below the first section:
+ * Two entry points:
  *   keel_replay     rebuilds one tenant from its own event log with the
- *                   current cartridge (keel replay);
+ *                   current cartridge: the log is read once, event by
+ *                   event, a batch at a time; the report compares the
+ *                   rows as they are with the rows the replay gives
+ *                   through sorts that spill to a temporary file
+ *                   (spill.h); the groups that changed are then written
+ *                   from a spool of the rebuilt rows (spool.h);
  *   keel_bulk_*     loads tenants that are new to the store from an input
  *                   (KEEL_INGEST_BULK: keel ingest --replay), logging the
- *                   events too; its report counts events accepted only
- *                   once they are written.
+ *                   events too; each tenant is built in memory and
+ *                   written when the input ends; its report counts events
+ *                   accepted only once they are written.
  *
  * Both take the ingestion path's own pieces, not a second implementation
  * of its semantics: an envelope is parsed, validated and run through the
@@ -16,17 +23,8 @@
  * and its operations become assertions and mentions through the same
  * builder (append.c), in arrival order, each carrying its event's
  * recorded_at, so that the graph reads as known at any moment after a
- * replay as before it. One builder holds the whole tenant; its strings are
- * copied into the builder's arena, which lives as long as the build; the
- * per-event operations live in a scratch arena rewound after each event.
- *
- * The assertions are handed, in arrival order, to the store's
- * replace_tenant op inside one transaction: delete the tenant's rows and
- * mentions, append the new ones in bulk.
- *
- * The report compares the derived rows before and after as multisets per
- * predicate and relation: each row is reduced to a 64-bit hash of all its
- * dump fields, the hashes of each group are sorted and merged.
+ * replay as before it. Rows are written with the store's replace_tenant
+ * op inside one transaction.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,6 +40,8 @@
 #include "event/json.h"
 #include "append.h"
 #include "prepare.h"
+#include "spill.h"
+#include "spool.h"
 #include "store/store.h"
 #include "cartridge/tenant.h"
 #include "store/timeline.h"
@@ -103,16 +103,15 @@ static struct keel_batch_event *keel_replay_prep_event(struct keel_replay_prep *
 	return ev;
 }
 
-/* ------------------------------------------------- a tenant in memory */
+/* ---------------------------------- a tenant in memory (bulk loads) */
 
 struct keel_build {
 	char *tenant; /* NUL-terminated */
 	struct keel_append_builder ab; /* the tenant's assertions and mentions */
-	/* bulk loads only: the events to log, and their ids */
+	/* the events to log, and their ids */
 	struct keel_arena log;
 	struct keel_ptrvec events;
 	struct keel_map ids;
-	uint64_t log_events; /* replay: events read from the log */
 	uint64_t unhandled;
 };
 
@@ -145,36 +144,25 @@ static void keel_build_apply(struct keel_build *b, struct keel_batch_event *ev)
 	b->unhandled += ev->unhandled;
 }
 
-/* Sorting the build's rows into timeline order, (valid_from, arrival)
- * within each, to derive them as a store's scan would be derived. */
-static const struct keel_assertion *keel_sort_rows;
-
-static int keel_build_cmp_row(const void *pa, const void *pb)
-{
-	const struct keel_assertion *a = &keel_sort_rows[*(const size_t *)pa];
-	const struct keel_assertion *b = &keel_sort_rows[*(const size_t *)pb];
-	int c;
-	if ((c = (int)a->kind - (int)b->kind) || (c = keel_str_cmp(a->subject, b->subject)) ||
-	    (c = keel_str_cmp(a->name, b->name)) || (c = keel_str_cmp(a->object, b->object)))
-		return c;
-	if (a->valid_from != b->valid_from)
-		return a->valid_from < b->valid_from ? -1 : 1;
-	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
-}
-
-static const struct keel_mention *keel_sort_mentions;
-
-static int keel_build_cmp_mention(const void *pa, const void *pb)
-{
-	const struct keel_mention *a = &keel_sort_mentions[*(const size_t *)pa];
-	const struct keel_mention *b = &keel_sort_mentions[*(const size_t *)pb];
-	int c = keel_str_cmp(a->subject, b->subject);
-	if (c)
-		return c;
-	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
-}
-
 /* ------------------------------------------------------------ the diff */
+
+/*
+ * The report compares the tenant's rows as they are with the rows the
+ * replay gives, as multisets per group (the entities, each predicate's
+ * facts, each relation's relations), with memory bounded whatever the
+ * tenant's size: every row is reduced to a 64-bit hash of all its dump
+ * fields, and hashes are sorted through spill.h, which writes sorted runs
+ * to a temporary file once its buffer fills.
+ *
+ * The rows as they are come from the store's scan, derived as any read
+ * gives them. The rows the replay gives are derived the way a read
+ * would derive them once written, without writing them: each new
+ * assertion becomes a fixed-size record (its timeline's hash, valid_from,
+ * arrival, the hash of its own fields and of its event), sorted by
+ * (timeline, valid_from, arrival); each row then ends where the next
+ * one of its timeline begins. An entity's mentions become records sorted
+ * by (subject, arrival) and are folded by the upsert rule.
+ */
 
 static uint64_t keel_hash_str(uint64_t h, struct keel_str s)
 {
@@ -190,270 +178,176 @@ static uint64_t keel_hash_i64(uint64_t h, int64_t v)
 	return keel_hash64(&v, sizeof v, h);
 }
 
-/* kind_time is not in the dump, but it is stored state that decides
- * later mentions' kind: an entity that differs only there has changed. */
-static uint64_t keel_hash_entity(struct keel_str subject, struct keel_str kind,
-				 int64_t kind_time, int64_t first, int64_t last)
+#define KEEL_BY_NONE 0x6f70656e206f70ull /* an open row's closed_by */
+
+static uint64_t keel_hash_by(struct keel_event_ref by)
 {
-	uint64_t h = keel_hash_str(1, subject);
-	h = keel_hash_str(h, kind);
-	h = keel_hash_i64(h, kind_time);
-	h = keel_hash_i64(h, first);
-	return keel_hash_i64(h, last);
+	if (!by.id.ptr && !by.source.ptr)
+		return KEEL_BY_NONE;
+	return keel_hash_str(keel_hash_str(7, by.source), by.id);
 }
 
-static uint64_t keel_hash_row(struct keel_str subject, struct keel_str object,
-			      struct keel_str value, bool linked, int64_t from,
-			      int64_t to, struct keel_event_ref asserted_by,
-			      struct keel_event_ref closed_by)
+/* A row's own fields: everything but valid_to and closed_by. */
+static uint64_t keel_hash_row_base(struct keel_str subject, struct keel_str object,
+				   struct keel_str value, bool linked, int64_t from,
+				   struct keel_event_ref by)
 {
 	uint64_t h = keel_hash_str(2, subject);
 	h = keel_hash_str(h, object);
 	h = keel_hash_str(h, value);
 	h = keel_hash_i64(h, linked);
 	h = keel_hash_i64(h, from);
-	h = keel_hash_i64(h, to);
-	h = keel_hash_str(h, asserted_by.source);
-	h = keel_hash_str(h, asserted_by.id);
-	h = keel_hash_str(h, closed_by.source);
-	return keel_hash_str(h, closed_by.id);
+	return keel_hash_i64(h, (int64_t)keel_hash_by(by));
 }
 
-struct keel_u64vec {
-	uint64_t *v;
-	size_t len, cap;
+static uint64_t keel_hash_row(uint64_t base, int64_t to, uint64_t closed_by)
+{
+	return keel_hash_i64(keel_hash_i64(base, to), (int64_t)closed_by);
+}
+
+static uint64_t keel_hash_timeline(enum keel_row_kind kind, struct keel_str subject,
+				   struct keel_str name, struct keel_str object)
+{
+	uint64_t h = keel_hash_i64(9, (int64_t)kind);
+	h = keel_hash_str(h, subject);
+	h = keel_hash_str(h, name);
+	return keel_hash_str(h, object);
+}
+
+/* kind_time is not in the dump, but it is stored state that decides
+ * later mentions' kind: an entity that differs only there has changed. */
+static uint64_t keel_hash_entity(uint64_t subject, uint64_t kind, int64_t kind_time,
+				 int64_t first, int64_t last)
+{
+	uint64_t h = keel_hash_i64(1, (int64_t)subject);
+	h = keel_hash_i64(h, (int64_t)kind);
+	h = keel_hash_i64(h, kind_time);
+	h = keel_hash_i64(h, first);
+	return keel_hash_i64(h, last);
+}
+
+/* One new assertion, to be sorted into timeline order. */
+struct keel_rrow {
+	uint64_t timeline;
+	int64_t from;
+	uint64_t arrival;
+	uint64_t base; /* keel_hash_row_base */
+	uint64_t by;   /* keel_hash_by of its event: the previous row's closed_by */
+	uint64_t group;
 };
 
-static void keel_u64vec_push(struct keel_u64vec *u, uint64_t x)
+/* One new mention (folded within a batch), to be sorted by subject. */
+struct keel_rmention {
+	uint64_t subject;
+	uint64_t kind; /* keel_hash_str of the kind, absent or not */
+	uint64_t has_kind;
+	int64_t kind_time, first, last;
+	uint64_t arrival;
+};
+
+/* One derived row or entity of a group, before or after. */
+struct keel_rhash {
+	uint64_t group;
+	uint64_t hash;
+};
+
+static int keel_cmp_u64s(uint64_t a, uint64_t b)
 {
-	if (u->len == u->cap) {
-		u->cap = u->cap ? 2 * u->cap : 16;
-		u->v = keel_xrealloc(u->v, u->cap * sizeof *u->v);
-	}
-	u->v[u->len++] = x;
+	return (a > b) - (a < b);
 }
 
-/* One table/name: the hashes of its rows before and after. */
-struct keel_diff_group {
+static int keel_cmp_rrow(const void *pa, const void *pb)
+{
+	const struct keel_rrow *a = pa, *b = pb;
+	int c = keel_cmp_u64s(a->timeline, b->timeline);
+	if (!c)
+		c = (a->from > b->from) - (a->from < b->from);
+	return c ? c : keel_cmp_u64s(a->arrival, b->arrival);
+}
+
+static int keel_cmp_rmention(const void *pa, const void *pb)
+{
+	const struct keel_rmention *a = pa, *b = pb;
+	int c = keel_cmp_u64s(a->subject, b->subject);
+	return c ? c : keel_cmp_u64s(a->arrival, b->arrival);
+}
+
+static int keel_cmp_rhash(const void *pa, const void *pb)
+{
+	const struct keel_rhash *a = pa, *b = pb;
+	int c = keel_cmp_u64s(a->group, b->group);
+	return c ? c : keel_cmp_u64s(a->hash, b->hash);
+}
+
+/* The report's groups, numbered as first seen. */
+struct keel_rgroup {
 	int table; /* 0 entities, 1 facts, 2 relations */
 	char *name;
 	size_t name_len;
-	struct keel_u64vec side[2]; /* 0 before, 1 after */
-	bool after_sorted;
+	uint64_t before, after, added, removed;
 };
 
-struct keel_diff {
-	struct keel_map map;
-	struct keel_ptrvec groups;
-	struct keel_diff_group *last; /* scans come grouped: skip the lookup */
+struct keel_rgroups {
+	struct keel_map map; /* hash -> id + 1 */
+	struct keel_ptrvec items;
+	uint64_t last; /* id + 1 of the last looked up: rows come grouped */
 };
 
 static const char *const keel_diff_tables[] = {"entities", "facts", "relations"};
 
-static struct keel_diff_group *keel_diff_group(struct keel_diff *d, int table,
-					       struct keel_str name)
+static bool keel_rgroup_is(const struct keel_rgroup *g, int table, struct keel_str name)
 {
-	if (d->last && d->last->table == table && d->last->name_len == name.len &&
-	    (!name.len || memcmp(d->last->name, name.ptr, name.len) == 0))
-		return d->last;
+	return g->table == table && g->name_len == name.len &&
+	       (!name.len || memcmp(g->name, name.ptr, name.len) == 0);
+}
+
+static uint64_t keel_rgroup_id(struct keel_rgroups *gs, int table, struct keel_str name)
+{
+	if (gs->last && keel_rgroup_is(gs->items.items[gs->last - 1], table, name))
+		return gs->last - 1;
 	uint64_t h = keel_hash_str((uint64_t)table + 100, name);
-	for (size_t i = keel_map_first(&d->map, h); i != SIZE_MAX;
-	     i = keel_map_next(&d->map, h, i)) {
-		struct keel_diff_group *g = d->map.values[i];
-		if (g->table == table && g->name_len == name.len &&
-		    (!name.len || memcmp(g->name, name.ptr, name.len) == 0))
-			return d->last = g;
+	for (size_t i = keel_map_first(&gs->map, h); i != SIZE_MAX;
+	     i = keel_map_next(&gs->map, h, i)) {
+		uint64_t id = (uint64_t)(uintptr_t)gs->map.values[i];
+		if (keel_rgroup_is(gs->items.items[id - 1], table, name))
+			return (gs->last = id) - 1;
 	}
-	struct keel_diff_group *g = keel_xcalloc(1, sizeof *g);
+	struct keel_rgroup *g = keel_xcalloc(1, sizeof *g);
 	g->table = table;
 	g->name = keel_xstrndup(name.ptr ? name.ptr : "", name.len);
 	g->name_len = name.len;
-	keel_map_put(&d->map, h, g);
-	keel_ptrvec_push(&d->groups, g);
-	return d->last = g;
+	keel_ptrvec_push(&gs->items, g);
+	keel_map_put(&gs->map, h, (void *)(uintptr_t)gs->items.len);
+	return (gs->last = gs->items.len) - 1;
 }
 
-static void keel_diff_free(struct keel_diff *d)
+static void keel_rgroups_free(struct keel_rgroups *gs)
 {
-	for (size_t i = 0; i < d->groups.len; i++) {
-		struct keel_diff_group *g = d->groups.items[i];
+	for (size_t i = 0; i < gs->items.len; i++) {
+		struct keel_rgroup *g = gs->items.items[i];
 		free(g->name);
-		free(g->side[0].v);
-		free(g->side[1].v);
 		free(g);
 	}
-	keel_ptrvec_free(&d->groups);
-	keel_map_free(&d->map);
-}
-
-static int keel_diff_scan_record(void *ud, const struct keel_record *r)
-{
-	struct keel_diff *d = ud;
-	if (r->type == KEEL_REC_ENTITY) {
-		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
-		keel_u64vec_push(
-		    &g->side[0],
-		    keel_hash_entity(r->subject, r->kind, r->kind_time, r->first_seen,
-				     r->last_seen));
-		return 0;
-	}
-	bool fact = r->type == KEEL_REC_FACT;
-	struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, r->name);
-	keel_u64vec_push(&g->side[0],
-			 keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
-				       fact ? r->value : KEEL_STR_NULL,
-				       fact ? false : r->linked, r->valid_from,
-				       r->valid_to, r->asserted_by, r->closed_by));
-	return 0;
-}
-
-/* The build's side of the diff: its entities folded from their mentions,
- * its rows derived (valid_to and closed_by from the next assertion of the
- * timeline), as a scan of the store would give them once written. Runs on
- * the build thread only (the sort's comparators read one static). */
-static void keel_diff_build(struct keel_diff *d, const struct keel_build *b)
-{
-	const struct keel_append_builder *ab = &b->ab;
-	size_t n = ab->nmentions > ab->nrows ? ab->nmentions : ab->nrows;
-	size_t *order = keel_xmalloc((n ? n : 1) * sizeof *order);
-	for (size_t i = 0; i < ab->nmentions; i++)
-		order[i] = i;
-	keel_sort_mentions = ab->mentions;
-	qsort(order, ab->nmentions, sizeof *order, keel_build_cmp_mention);
-	for (size_t i = 0; i < ab->nmentions;) {
-		struct keel_mention e = ab->mentions[order[i]];
-		size_t k = i + 1;
-		for (; k < ab->nmentions && keel_str_eq(ab->mentions[order[k]].subject, e.subject);
-		     k++) {
-			const struct keel_mention *x = &ab->mentions[order[k]];
-			keel_mention_fold(&e, x->first_seen, KEEL_STR_NULL);
-			keel_mention_fold(&e, x->last_seen, KEEL_STR_NULL);
-			if (x->kind.ptr)
-				keel_mention_fold(&e, x->kind_time, x->kind);
-		}
-		struct keel_diff_group *g = keel_diff_group(d, 0, keel_str_make("", 0));
-		keel_u64vec_push(&g->side[1], keel_hash_entity(e.subject, e.kind, e.kind_time,
-							       e.first_seen, e.last_seen));
-		i = k;
-	}
-	for (size_t i = 0; i < ab->nrows; i++)
-		order[i] = i;
-	keel_sort_rows = ab->rows;
-	qsort(order, ab->nrows, sizeof *order, keel_build_cmp_row);
-	for (size_t i = 0; i < ab->nrows; i++) {
-		const struct keel_assertion *r = &ab->rows[order[i]];
-		const struct keel_assertion *next =
-		    i + 1 < ab->nrows ? &ab->rows[order[i + 1]] : NULL;
-		if (next && (next->kind != r->kind || !keel_str_eq(next->subject, r->subject) ||
-			     !keel_str_eq(next->name, r->name) ||
-			     !keel_str_eq(next->object, r->object)))
-			next = NULL;
-		bool fact = r->kind == KEEL_ROW_FACT;
-		struct keel_diff_group *g = keel_diff_group(d, fact ? 1 : 2, r->name);
-		keel_u64vec_push(
-		    &g->side[1],
-		    keel_hash_row(r->subject, fact ? KEEL_STR_NULL : r->object,
-				  fact ? r->value : KEEL_STR_NULL, fact ? false : r->linked,
-				  r->valid_from, next ? next->valid_from : KEEL_TIME_INF,
-				  r->asserted_by, next ? next->asserted_by : KEEL_EVENT_REF_NONE));
-	}
-	free(order);
-}
-
-static int keel_cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-	return (a > b) - (a < b);
+	keel_ptrvec_free(&gs->items);
+	keel_map_free(&gs->map);
 }
 
 static int keel_cmp_group(const void *pa, const void *pb)
 {
-	const struct keel_diff_group *a = *(const struct keel_diff_group *const *)pa;
-	const struct keel_diff_group *b = *(const struct keel_diff_group *const *)pb;
+	const struct keel_rgroup *a = *(const struct keel_rgroup *const *)pa;
+	const struct keel_rgroup *b = *(const struct keel_rgroup *const *)pb;
 	if (a->table != b->table)
 		return a->table - b->table;
 	return keel_str_cmp(keel_str_make(a->name, a->name_len),
 			    keel_str_make(b->name, b->name_len));
 }
 
-/* The build thread hashes and sorts the new rows into a diff of its own
- * while the calling thread is still reading the old ones; this moves its
- * groups' "after" sides into d. */
-static void keel_diff_take_after(struct keel_diff *d, struct keel_diff *from)
-{
-	for (size_t i = 0; i < from->groups.len; i++) {
-		struct keel_diff_group *src = from->groups.items[i];
-		struct keel_diff_group *g = keel_diff_group(
-		    d, src->table, keel_str_make(src->name, src->name_len));
-		free(g->side[1].v);
-		g->side[1] = src->side[1];
-		g->after_sorted = true;
-		memset(&src->side[1], 0, sizeof src->side[1]);
-	}
-}
-
-static void keel_diff_sort_after(struct keel_diff *d)
-{
-	for (size_t i = 0; i < d->groups.len; i++) {
-		struct keel_u64vec *v =
-		    &((struct keel_diff_group *)d->groups.items[i])->side[1];
-		if (v->len > 1)
-			qsort(v->v, v->len, sizeof *v->v, keel_cmp_u64);
-	}
-}
-
-/* Fills the report's changes: per group, the multiset difference. */
-static void keel_diff_report(struct keel_diff *d, struct keel_replay_report *rep)
-{
-	if (d->groups.len > 1)
-		qsort(d->groups.items, d->groups.len, sizeof(void *), keel_cmp_group);
-	rep->changes =
-	    keel_xcalloc(d->groups.len ? d->groups.len : 1, sizeof *rep->changes);
-	/* The names live in one block after the array would complicate
-	 * freeing; each is its own allocation instead. */
-	for (size_t i = 0; i < d->groups.len; i++) {
-		struct keel_diff_group *g = d->groups.items[i];
-		struct keel_u64vec *old = &g->side[0], *now = &g->side[1];
-		if (old->len > 1)
-			qsort(old->v, old->len, sizeof *old->v, keel_cmp_u64);
-		if (now->len > 1 && !g->after_sorted)
-			qsort(now->v, now->len, sizeof *now->v, keel_cmp_u64);
-		uint64_t added = 0, removed = 0;
-		size_t x = 0, y = 0;
-		while (x < old->len || y < now->len) {
-			if (y == now->len || (x < old->len && old->v[x] < now->v[y])) {
-				removed++;
-				x++;
-			} else if (x == old->len || now->v[y] < old->v[x]) {
-				added++;
-				y++;
-			} else {
-				x++;
-				y++;
-			}
-		}
-		struct keel_replay_change *c = &rep->changes[rep->nchanges++];
-		c->table = keel_diff_tables[g->table];
-		c->name = g->name;
-		g->name = NULL; /* owned by the report now */
-		c->before = old->len;
-		c->after = now->len;
-		c->added = added;
-		c->removed = removed;
-		rep->rows_before += old->len;
-		rep->rows_after += now->len;
-		rep->added += added;
-		rep->removed += removed;
-	}
-}
-
 /* What the replay must rewrite: the groups whose rows changed (as the
  * report compares them, by a 64-bit hash of every stored field). The
- * build keeps only those groups' mentions and rows, so the store deletes
- * and inserts nothing else; unchanged rows stay as they are, seq and all
- * (a timeline is always rewritten whole, with its predicate's group). */
+ * rest stays as it is, seq and all (a timeline is always rewritten
+ * whole, with its predicate's group). */
 static size_t keel_replay_scope(const struct keel_replay_report *rep,
-				struct keel_replace_scope *sc, struct keel_append_builder *ab)
+				struct keel_replace_scope *sc)
 {
 	size_t changed = 0;
 	memset(sc, 0, sizeof *sc);
@@ -471,13 +365,6 @@ static size_t keel_replay_scope(const struct keel_replay_report *rep,
 		int k = strcmp(c->table, "facts") == 0 ? KEEL_ROW_FACT : KEEL_ROW_RELATION;
 		sc->names[k][sc->nnames[k]++] = keel_str_cstr(c->name);
 	}
-	if (!sc->entities)
-		ab->nmentions = 0;
-	size_t kept = 0;
-	for (size_t i = 0; i < ab->nrows; i++)
-		if (keel_replace_scope_covers(sc, ab->rows[i].kind, ab->rows[i].name))
-			ab->rows[kept++] = ab->rows[i];
-	ab->nrows = kept;
 	return changed;
 }
 
@@ -494,14 +381,27 @@ void keel_replay_report_free(struct keel_replay_report *r)
 /* --------------------------------------------------------------- replay */
 
 /*
- * The replay reads on the calling thread and builds on a second one: the
- * log is scanned into blocks of envelopes handed to the build thread, and
- * while it parses and places them the calling thread goes on to read the
- * tenant's current rows for the report. Reading (store I/O) and building
- * (CPU) overlap; nothing is shared but the queue.
+ * The replay streams the log: each event is prepared as ingest prepares
+ * it and its operations go into a builder that holds one batch; a full
+ * batch becomes sort records for the report (above) and, unless it is a
+ * dry run, a batch of the spool (spool.h), then the builder starts over.
+ * Memory is the batch, the sorts' buffers and the groups, whatever the
+ * number of events.
+ *
+ * Reading and preparing overlap: the calling thread scans the log into
+ * blocks of envelopes that a second thread prepares and batches; once
+ * the log is read, the calling thread goes on to read the tenant's
+ * current rows for the report while the other finishes. Each thread has
+ * its own sorts and its own numbering of the groups (the build's is
+ * translated into the calling thread's after the join); nothing else is
+ * shared but the queue of blocks, bounded.
  */
-#define KEEL_REPLAY_BLOCK 2048 /* envelopes per block */
-#define KEEL_REPLAY_QUEUE 8    /* blocks in flight */
+#define KEEL_REPLAY_BATCH 4096		   /* events a batch */
+#define KEEL_REPLAY_WRITE (32 * 1024)	   /* rows and mentions a write */
+#define KEEL_REPLAY_SORT_ROWS (4u << 20) /* bytes of the sorts' buffers */
+#define KEEL_REPLAY_SORT_OTHER (2u << 20)
+#define KEEL_REPLAY_BLOCK 1024 /* envelopes a block */
+#define KEEL_REPLAY_QUEUE 4    /* blocks in flight */
 
 struct keel_replay_block {
 	struct keel_buf text;
@@ -512,18 +412,100 @@ struct keel_replay_block {
 };
 
 struct keel_replay_ctx {
+	struct keel_store *store;
+	struct keel_str tenant;
+	uint64_t n; /* events read (calling thread) */
+	/* the calling thread's: the current rows' groups and hashes */
+	struct keel_rgroups groups;
+	uint64_t entity_group; /* id + 1, 0: none yet */
+	struct keel_spill old, now;
+	/* the build thread's, until the join */
 	struct keel_replay_prep prep;
-	struct keel_build *build;
 	struct keel_report report;
-	uint64_t n;	 /* envelopes read (reading thread) */
-	uint64_t placed; /* envelopes built (build thread) */
+	struct keel_append_builder ab; /* the batch */
+	size_t inbatch;
+	uint64_t placed; /* events prepared */
+	uint64_t unhandled;
+	uint64_t rows_seen, mentions_seen; /* arrival */
+	struct keel_rgroups bgroups;
+	uint64_t bentity_group;
+	struct keel_spill rows, mentions;
+	bool spooling;
+	struct keel_spool spool;
+	int build_rc;
+	const char *build_failed;
+	/* after the join: the build's group ids in the calling thread's */
+	uint64_t *trans;
+	/* the queue */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct keel_replay_block *head, *tail, *filling;
 	size_t queued;
 	bool done, abort;
-	struct keel_diff after; /* the new rows' hashes, by the build thread */
+	const char *failed; /* a temporary file's error */
 };
+
+static uint64_t keel_replay_entities(struct keel_rgroups *gs, uint64_t *slot)
+{
+	if (!*slot)
+		*slot = keel_rgroup_id(gs, 0, keel_str_make("", 0)) + 1;
+	return *slot - 1;
+}
+
+/* The batch's records for the report, its spool batch, then a new batch
+ * (build thread). */
+static int keel_replay_flush(struct keel_replay_ctx *c)
+{
+	struct keel_append_builder *ab = &c->ab;
+	for (size_t i = 0; i < ab->nrows; i++) {
+		const struct keel_assertion *r = &ab->rows[i];
+		bool fact = r->kind == KEEL_ROW_FACT;
+		struct keel_rrow x = {
+		    .timeline = keel_hash_timeline(r->kind, r->subject, r->name,
+						   fact ? KEEL_STR_NULL : r->object),
+		    .from = r->valid_from,
+		    .arrival = c->rows_seen++,
+		    .base = keel_hash_row_base(r->subject, fact ? KEEL_STR_NULL : r->object,
+					       fact ? r->value : KEEL_STR_NULL,
+					       fact ? false : r->linked, r->valid_from,
+					       r->asserted_by),
+		    .by = keel_hash_by(r->asserted_by),
+		    .group = keel_rgroup_id(&c->bgroups, fact ? 1 : 2, r->name),
+		};
+		if (keel_spill_add(&c->rows, &x)) {
+			c->build_failed = c->rows.err;
+			return KEEL_EIO;
+		}
+	}
+	for (size_t i = 0; i < ab->nmentions; i++) {
+		const struct keel_mention *m = &ab->mentions[i];
+		struct keel_rmention x = {
+		    .subject = keel_hash_str(1, m->subject),
+		    .kind = keel_hash_str(3, m->kind),
+		    .has_kind = m->kind.ptr != NULL,
+		    .kind_time = m->kind_time,
+		    .first = m->first_seen,
+		    .last = m->last_seen,
+		    .arrival = c->mentions_seen++,
+		};
+		if (keel_spill_add(&c->mentions, &x)) {
+			c->build_failed = c->mentions.err;
+			return KEEL_EIO;
+		}
+	}
+	if (ab->nmentions)
+		keel_replay_entities(&c->bgroups, &c->bentity_group);
+	if (c->spooling) {
+		struct keel_append a = keel_append_view(ab, NULL, 0);
+		if (keel_spool_put(&c->spool, &a)) {
+			c->build_failed = c->spool.err;
+			return KEEL_EIO;
+		}
+	}
+	keel_append_builder_reset(ab);
+	c->inbatch = 0;
+	return 0;
+}
 
 static void keel_replay_block_free(struct keel_replay_block *b)
 {
@@ -550,6 +532,7 @@ static void keel_replay_push(struct keel_replay_ctx *c, struct keel_replay_block
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* The log's scan (calling thread): envelopes into blocks. */
 static int keel_replay_event(void *ud, const struct keel_record *r)
 {
 	struct keel_replay_ctx *c = ud;
@@ -571,15 +554,15 @@ static int keel_replay_event(void *ud, const struct keel_record *r)
 	return 0;
 }
 
+/* The build thread: prepares each block's events into batches. After a
+ * failure it only drains the queue. */
 static void *keel_replay_build_main(void *arg)
 {
 	struct keel_replay_ctx *c = arg;
-	bool aborted = false;
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		while (!c->head && !c->done && !c->abort)
 			pthread_cond_wait(&c->cond, &c->mu);
-		aborted = c->abort;
 		struct keel_replay_block *b = c->abort ? NULL : c->head;
 		if (b) {
 			c->head = b->next;
@@ -592,30 +575,30 @@ static void *keel_replay_build_main(void *arg)
 		if (!b)
 			break;
 		size_t start = 0;
-		for (size_t i = 0; i < b->n; i++) {
+		for (size_t i = 0; i < b->n && !c->build_rc; i++) {
 			c->placed++;
 			struct keel_batch_event *ev =
 			    keel_replay_prep_event(&c->prep, b->text.data + start,
-					    b->ends[i] - start, c->placed);
+						   b->ends[i] - start, c->placed);
 			start = b->ends[i];
-			if (!ev)
-				continue;
-			ev->recorded_at = b->recorded_at[i];
-			keel_build_apply(c->build, ev);
+			if (ev) {
+				ev->recorded_at = b->recorded_at[i];
+				keel_append_add_event(&c->ab, ev);
+				c->unhandled += ev->unhandled;
+			}
+			if (++c->inbatch == KEEL_REPLAY_BATCH)
+				c->build_rc = keel_replay_flush(c);
 		}
 		keel_replay_block_free(b);
 	}
-	/* Finishing the build is the build's work too: derive the rows and
-	 * hash them while the calling thread may still be reading. */
-	if (!aborted) {
-		keel_diff_build(&c->after, c->build);
-		keel_diff_sort_after(&c->after);
-	}
+	if (!c->build_rc && !c->abort && c->inbatch)
+		c->build_rc = keel_replay_flush(c);
 	return NULL;
 }
 
-/* Ends the build thread: after the last block (abort: at once). */
-static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort)
+/* Hands the last block over and lets the build thread end after it
+ * (abort: at once, dropping what is queued). */
+static void keel_replay_close_queue(struct keel_replay_ctx *c, bool abort)
 {
 	if (!abort && c->filling) {
 		keel_replay_push(c, c->filling);
@@ -623,9 +606,13 @@ static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort
 	}
 	pthread_mutex_lock(&c->mu);
 	c->done = true;
-	c->abort = abort;
+	c->abort = c->abort || abort;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->mu);
+}
+
+static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th)
+{
 	pthread_join(th, NULL);
 	keel_replay_block_free(c->filling);
 	c->filling = NULL;
@@ -637,11 +624,229 @@ static void keel_replay_join(struct keel_replay_ctx *c, pthread_t th, bool abort
 	c->tail = NULL;
 }
 
-/* The cartridge a replay of tenant runs (docs/replay.md): the given one,
- * if it is the tenant's recorded one, or the tenant has none, or
- * change_cartridge (or a dry run) allows another; without one, the
- * recorded one, compiled from its text into *owned. *record: the replay
- * records the given one when it writes. */
+/* The build's group ids in the calling thread's numbering. */
+static void keel_replay_translate(struct keel_replay_ctx *c)
+{
+	size_t n = c->bgroups.items.len;
+	c->trans = keel_xmalloc((n ? n : 1) * sizeof *c->trans);
+	for (size_t i = 0; i < n; i++) {
+		const struct keel_rgroup *g = c->bgroups.items.items[i];
+		c->trans[i] = keel_rgroup_id(&c->groups, g->table,
+					     keel_str_make(g->name, g->name_len));
+	}
+}
+
+/* The rows as they are, derived as any read gives them. */
+static int keel_replay_old(void *ud, const struct keel_record *r)
+{
+	struct keel_replay_ctx *c = ud;
+	struct keel_rhash x;
+	if (r->type == KEEL_REC_ENTITY) {
+		x.group = keel_replay_entities(&c->groups, &c->entity_group);
+		x.hash = keel_hash_entity(keel_hash_str(1, r->subject),
+					  keel_hash_str(3, r->kind), r->kind_time,
+					  r->first_seen, r->last_seen);
+	} else {
+		bool fact = r->type == KEEL_REC_FACT;
+		x.group = keel_rgroup_id(&c->groups, fact ? 1 : 2, r->name);
+		uint64_t base = keel_hash_row_base(r->subject, fact ? KEEL_STR_NULL : r->object,
+						   fact ? r->value : KEEL_STR_NULL,
+						   fact ? false : r->linked, r->valid_from,
+						   r->asserted_by);
+		x.hash = keel_hash_row(base, r->valid_to, keel_hash_by(r->closed_by));
+	}
+	if (keel_spill_add(&c->old, &x)) {
+		c->failed = c->old.err;
+		return KEEL_EIO;
+	}
+	return 0;
+}
+
+/* The new rows derived from their sorted records: each ends where the
+ * next of its timeline begins, closed by that row's event. */
+static int keel_replay_derive_rows(struct keel_replay_ctx *c)
+{
+	if (keel_spill_sort(&c->rows)) {
+		c->failed = c->rows.err;
+		return KEEL_EIO;
+	}
+	struct keel_rrow cur, nx;
+	int got = keel_spill_next(&c->rows, &cur);
+	while (got == 1) {
+		int more = keel_spill_next(&c->rows, &nx);
+		bool same = more == 1 && nx.timeline == cur.timeline;
+		struct keel_rhash h = {
+		    .group = c->trans[cur.group],
+		    .hash = keel_hash_row(cur.base, same ? nx.from : KEEL_TIME_INF,
+					  same ? nx.by : KEEL_BY_NONE),
+		};
+		if (keel_spill_add(&c->now, &h)) {
+			c->failed = c->now.err;
+			return KEEL_EIO;
+		}
+		cur = nx;
+		got = more;
+	}
+	if (got < 0) {
+		c->failed = c->rows.err;
+		return KEEL_EIO;
+	}
+	return 0;
+}
+
+/* The new entities: each subject's mentions folded in arrival order by
+ * the upsert rule (keel_mention_fold). */
+static int keel_replay_derive_entities(struct keel_replay_ctx *c)
+{
+	if (keel_spill_sort(&c->mentions)) {
+		c->failed = c->mentions.err;
+		return KEEL_EIO;
+	}
+	struct keel_rmention x;
+	int got = keel_spill_next(&c->mentions, &x);
+	while (got == 1) {
+		struct keel_rmention e = x;
+		while ((got = keel_spill_next(&c->mentions, &x)) == 1 &&
+		       x.subject == e.subject) {
+			if (x.first < e.first)
+				e.first = x.first;
+			if (x.last > e.last)
+				e.last = x.last;
+			if (x.has_kind && (!e.has_kind || x.kind_time <= e.kind_time)) {
+				e.kind = x.kind;
+				e.kind_time = x.kind_time;
+				e.has_kind = 1;
+			}
+		}
+		struct keel_rhash h = {
+		    .group = keel_replay_entities(&c->groups, &c->entity_group),
+		    .hash = keel_hash_entity(e.subject, e.kind, e.kind_time, e.first,
+					     e.last),
+		};
+		if (keel_spill_add(&c->now, &h)) {
+			c->failed = c->now.err;
+			return KEEL_EIO;
+		}
+	}
+	if (got < 0) {
+		c->failed = c->mentions.err;
+		return KEEL_EIO;
+	}
+	return 0;
+}
+
+/* Merges the sorted hashes before and after: per group, the multiset
+ * difference; then the report's changes, sorted by table and name. */
+static int keel_replay_compare(struct keel_replay_ctx *c, struct keel_replay_report *rep)
+{
+	if (keel_spill_sort(&c->old)) {
+		c->failed = c->old.err;
+		return KEEL_EIO;
+	}
+	if (keel_spill_sort(&c->now)) {
+		c->failed = c->now.err;
+		return KEEL_EIO;
+	}
+	struct keel_rhash a, b;
+	int ga = keel_spill_next(&c->old, &a), gb = keel_spill_next(&c->now, &b);
+	while (ga == 1 || gb == 1) {
+		int k = ga != 1 ? 1 : gb != 1 ? -1 : keel_cmp_rhash(&a, &b);
+		if (k <= 0) {
+			struct keel_rgroup *g = c->groups.items.items[a.group];
+			g->before++;
+			if (k < 0)
+				g->removed++;
+			ga = keel_spill_next(&c->old, &a);
+		}
+		if (k >= 0) {
+			struct keel_rgroup *g = c->groups.items.items[b.group];
+			g->after++;
+			if (k > 0)
+				g->added++;
+			gb = keel_spill_next(&c->now, &b);
+		}
+	}
+	if (ga < 0 || gb < 0) {
+		c->failed = ga < 0 ? c->old.err : c->now.err;
+		return KEEL_EIO;
+	}
+	struct keel_ptrvec *items = &c->groups.items;
+	if (items->len > 1)
+		qsort(items->items, items->len, sizeof(void *), keel_cmp_group);
+	c->groups.last = 0; /* ids no longer index items */
+	rep->changes = keel_xcalloc(items->len ? items->len : 1, sizeof *rep->changes);
+	for (size_t i = 0; i < items->len; i++) {
+		struct keel_rgroup *g = items->items[i];
+		struct keel_replay_change *ch = &rep->changes[rep->nchanges++];
+		ch->table = keel_diff_tables[g->table];
+		ch->name = g->name;
+		g->name = NULL; /* owned by the report now */
+		ch->before = g->before;
+		ch->after = g->after;
+		ch->added = g->added;
+		ch->removed = g->removed;
+		rep->rows_before += g->before;
+		rep->rows_after += g->after;
+		rep->added += g->added;
+		rep->removed += g->removed;
+	}
+	return 0;
+}
+
+/* Writes the changed groups from the spool, in arrival order, a bounded
+ * part at a time: the first part through replace_tenant with the scope
+ * (which deletes the groups' rows, and checks the log where the store
+ * must), the rest appended after it (scope.more). */
+static int keel_replay_write(struct keel_replay_ctx *c, const struct keel_replace_scope *sc,
+			     struct keel_buf *note)
+{
+	struct keel_store *s = c->store;
+	if (keel_spool_rewind(&c->spool)) {
+		c->failed = c->spool.err;
+		return KEEL_EIO;
+	}
+	/* rb: one spool batch as read; wb: what of it the scope covers, until
+	 * a part is full (both copy their strings: only wb's are kept). */
+	struct keel_append_builder rb, wb;
+	keel_append_builder_init(&rb, true);
+	keel_append_builder_init(&wb, true);
+	struct keel_replace_scope more = {.more = true};
+	struct keel_buf ignored;
+	keel_buf_init(&ignored);
+	bool first = true;
+	int rc = 0;
+	for (;;) {
+		keel_append_builder_reset(&rb);
+		int got = keel_spool_get(&c->spool, &rb, c->tenant);
+		if (got < 0) {
+			c->failed = c->spool.err;
+			rc = KEEL_EIO;
+			break;
+		}
+		for (size_t i = 0; i < rb.nrows; i++)
+			if (keel_replace_scope_covers(sc, rb.rows[i].kind, rb.rows[i].name))
+				keel_append_add_row(&wb, &rb.rows[i]);
+		for (size_t i = 0; sc->entities && i < rb.nmentions; i++)
+			keel_append_add_mention(&wb, &rb.mentions[i]);
+		bool full = wb.nrows + wb.nmentions >= KEEL_REPLAY_WRITE;
+		if (full || (!got && (first || wb.nrows || wb.nmentions))) {
+			struct keel_append a = keel_append_view(&wb, NULL, 0);
+			rc = keel_store_replace_tenant(s, c->tenant, first ? sc : &more, &a, c->n,
+						       first ? note : &ignored);
+			first = false;
+			keel_append_builder_reset(&wb);
+			if (rc)
+				break;
+		}
+		if (!got)
+			break;
+	}
+	keel_buf_free(&ignored);
+	keel_append_builder_free(&rb);
+	keel_append_builder_free(&wb);
+	return rc;
+}
+
 static int keel_replay_cartridge(struct keel_store *s, struct keel_str t,
 				 const struct keel_replay_options *o,
 				 const struct keel_cartridge **cart,
@@ -704,8 +909,8 @@ static int keel_replay_cartridge(struct keel_store *s, struct keel_str t,
 	return rc;
 }
 
-/* The replay; in_tx: inside the caller's open transaction (keel forget),
- * which it neither begins nor ends, nor rolls back on failure. */
+/* The replay; in_tx: inside the caller's open transaction, which it
+ * neither begins nor ends, nor rolls back on failure. */
 static int keel_replay_run(struct keel_store *s, const char *tenant,
 			   const struct keel_replay_options *o,
 			   struct keel_replay_report **out, bool in_tx)
@@ -720,21 +925,30 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 	struct keel_replay_report *rep = keel_xcalloc(1, sizeof *rep);
 	struct keel_replay_ctx c;
 	memset(&c, 0, sizeof c);
+	c.store = s;
+	c.tenant = t;
 	keel_replay_prep_init(&c.prep, cart, &c.report);
 	c.prep.p.position_word = "event";
 	c.prep.p.on_reject = o->on_reject;
 	c.prep.p.reject_userdata = o->reject_userdata;
-	c.build = keel_build_new(t);
+	keel_append_builder_init(&c.ab, true);
+	keel_map_init(&c.groups.map);
+	keel_map_init(&c.bgroups.map);
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cond, NULL);
-	keel_map_init(&c.after.map);
-	struct keel_diff d;
-	memset(&d, 0, sizeof d);
-	keel_map_init(&d.map);
-	struct keel_buf note;
-	keel_buf_init(&note);
 	pthread_t th;
 	bool running = false;
+	keel_spill_init(&c.rows, sizeof(struct keel_rrow), keel_cmp_rrow,
+			KEEL_REPLAY_SORT_ROWS);
+	keel_spill_init(&c.mentions, sizeof(struct keel_rmention), keel_cmp_rmention,
+			KEEL_REPLAY_SORT_OTHER);
+	keel_spill_init(&c.old, sizeof(struct keel_rhash), keel_cmp_rhash,
+			KEEL_REPLAY_SORT_OTHER);
+	keel_spill_init(&c.now, sizeof(struct keel_rhash), keel_cmp_rhash,
+			KEEL_REPLAY_SORT_OTHER);
+	c.spool.fd = -1;
+	struct keel_buf note;
+	keel_buf_init(&note);
 
 	/* One transaction from the first read of the log to the last row
 	 * written: on SQLite it holds the write lock throughout, so the log
@@ -742,6 +956,13 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 	 * log's size again under a lock when they write (replace_tenant). */
 	double t0 = keel_replay_clock();
 	rc = in_tx ? 0 : keel_store_begin(s);
+	if (rc == 0 && !o->dry_run) {
+		c.spooling = true;
+		if (keel_spool_open(&c.spool)) {
+			c.failed = c.spool.err;
+			rc = KEEL_EIO;
+		}
+	}
 	if (rc == 0 && pthread_create(&th, NULL, keel_replay_build_main, &c) != 0)
 		rc = keel_store_fail(s, KEEL_EINVAL,
 				     "cannot start the replay's build thread");
@@ -752,26 +973,41 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 	if (rc == 0 && c.n == 0)
 		rc = keel_store_fail(s, KEEL_ENOTFOUND,
 				     "tenant \"%s\" has no events to replay", tenant);
-	if (rc == 0 && c.filling) {
-		keel_replay_push(&c, c.filling);
-		c.filling = NULL;
-	}
-	/* The rows as they are, read while the build thread works. */
+	if (running)
+		keel_replay_close_queue(&c, rc != 0);
+	double t1 = keel_replay_clock();
+	/* The rows as they are, read while the build thread finishes. */
 	static const enum keel_record_type tables[] = {KEEL_REC_ENTITY, KEEL_REC_FACT,
 						       KEEL_REC_RELATION};
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(tables); i++) {
 		struct keel_scan qs = {.type = tables[i], .tenant = t};
-		rc = keel_store_scan(s, &qs, keel_diff_scan_record, &d);
+		rc = keel_store_scan(s, &qs, keel_replay_old, &c);
 	}
-	double t1 = keel_replay_clock();
-	if (running)
-		keel_replay_join(&c, th, rc != 0);
-	running = false;
+	if (running) {
+		if (rc)
+			keel_replay_close_queue(&c, true);
+		keel_replay_join(&c, th);
+		running = false;
+		if (rc == 0 && c.build_rc) {
+			rc = c.build_rc;
+			c.failed = c.build_failed;
+		}
+	}
+	double t2 = keel_replay_clock();
+	if (rc == 0)
+		keel_replay_translate(&c);
+	if (rc == 0)
+		rc = keel_replay_derive_rows(&c);
+	keel_spill_free(&c.rows);
+	if (rc == 0)
+		rc = keel_replay_derive_entities(&c);
+	keel_spill_free(&c.mentions);
+	if (rc == 0)
+		rc = keel_replay_compare(&c, rep);
+	keel_spill_free(&c.old);
+	keel_spill_free(&c.now);
 	if (rc)
 		goto fail;
-	double t2 = keel_replay_clock();
-	keel_diff_take_after(&d, &c.after);
-	keel_diff_report(&d, rep);
 	double t3 = keel_replay_clock();
 
 	if (o->dry_run) {
@@ -779,12 +1015,11 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 		snprintf(rep->method, sizeof rep->method, "dry run: nothing written");
 	} else {
 		struct keel_replace_scope sc;
-		size_t changed = keel_replay_scope(rep, &sc, &c.build->ab);
-		struct keel_append a = keel_append_view(&c.build->ab, NULL, 0);
+		size_t changed = keel_replay_scope(rep, &sc);
 		/* Nothing changed: nothing to write (the transaction still
 		 * ends by commit, as one that wrote would). */
 		if (changed)
-			rc = keel_store_replace_tenant(s, t, &sc, &a, c.n, &note);
+			rc = keel_replay_write(&c, &sc, &note);
 		if (rc == 0 && record) {
 			struct keel_cartridge_record r =
 			    keel_tc_record_of(cart, keel_store_recorded_at(s));
@@ -806,23 +1041,31 @@ static int keel_replay_run(struct keel_store *s, const char *tenant,
 	rep->compare_seconds = t3 - t2;
 	rep->write_seconds = keel_replay_clock() - t3;
 	rep->events = c.n;
-	rep->unhandled = c.build->unhandled;
+	rep->unhandled = c.unhandled;
 	rep->rejected = c.report.rejected;
 	*out = rep;
 	goto done;
 fail:
+	if (c.failed && rc == KEEL_EIO)
+		keel_store_fail(s, KEEL_EIO, "replay: %s", c.failed);
 	if (!in_tx)
 		keel_store_rollback(s);
 	keel_replay_report_free(rep);
 done:
 	keel_buf_free(&note);
-	keel_diff_free(&d);
-	keel_diff_free(&c.after);
-	keel_build_free(c.build);
-	keel_replay_prep_free(&c.prep);
-	keel_cartridge_free(owned);
+	keel_spill_free(&c.rows);
+	keel_spill_free(&c.mentions);
+	keel_spill_free(&c.old);
+	keel_spill_free(&c.now);
+	keel_spool_close(&c.spool);
+	keel_rgroups_free(&c.groups);
+	keel_rgroups_free(&c.bgroups);
+	free(c.trans);
 	pthread_mutex_destroy(&c.mu);
 	pthread_cond_destroy(&c.cond);
+	keel_append_builder_free(&c.ab);
+	keel_replay_prep_free(&c.prep);
+	keel_cartridge_free(owned);
 	return rc;
 }
 

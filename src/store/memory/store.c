@@ -724,13 +724,13 @@ static int keel_memory_replace_tenant(struct keel_store *s, struct keel_str tena
 {
 	(void)log_events;
 	struct keel_memory_store *m = keel_memory_downcast(s);
-	for (size_t i = 0; i < m->timelines.len; i++) {
+	for (size_t i = 0; !(scope && scope->more) && i < m->timelines.len; i++) {
 		struct mem_timeline *tl = m->timelines.items[i];
 		if (keel_str_eq(tl->tenant, tenant) &&
 		    keel_replace_scope_covers(scope, tl->kind, tl->name))
 			tl->rows.len = 0;
 	}
-	if (!scope || scope->entities)
+	if (!scope || (scope->entities && !scope->more))
 		for (size_t i = 0; i < m->entities.len; i++) {
 			struct mem_entity *e = m->entities.items[i];
 			if (keel_str_eq(e->tenant, tenant))

@@ -304,6 +304,7 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	if (rc)
 		return rc;
 	m->tx_writes = true;
+	bool more = scope && scope->more;
 	/* The log was read outside this transaction: lock the tenant's
 	 * events (in REPEATABLE READ the gap too, so that no batch of the
 	 * tenant logs one until the commit: its batches wait for the
@@ -313,10 +314,10 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	keel_buf_adds(&m->sql, "SELECT COUNT(*) FROM keel_events WHERE tenant = ");
 	keel_mysql_add_str(m, &m->sql, tenant);
 	keel_buf_adds(&m->sql, " FOR UPDATE");
-	if ((rc = keel_mysql_select(m, "locking the tenant's log", keel_mysql_count_row,
-				    &logged)))
+	if (!more && (rc = keel_mysql_select(m, "locking the tenant's log",
+					     keel_mysql_count_row, &logged)))
 		return rc;
-	if (logged != log_events)
+	if (!more && logged != log_events)
 		return keel_store_fail(
 		    s, KEEL_ESTORE,
 		    "tenant \"%.*s\": the log changed during the replay (%llu "
@@ -331,7 +332,7 @@ int keel_mysql_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	static const char *const columns[] = {"", "predicate", "relation"};
 	for (size_t i = 0; i < KEEL_ARRAY_LEN(tables); i++) {
 		size_t parts = 1; /* one DELETE, or one per name */
-		if (scope && i == 0 && !scope->entities)
+		if (more || (scope && i == 0 && !scope->entities))
 			parts = 0;
 		else if (scope && i > 0)
 			parts = scope->nnames[i == 1 ? KEEL_ROW_FACT : KEEL_ROW_RELATION];

@@ -9,16 +9,13 @@
 
 #include "parts.h"
 
-int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
-			   const struct keel_replace_scope *scope,
-			   const struct keel_append *a, uint64_t log_events,
-			   struct keel_buf *note)
+/* The first part of a replace: locks the log, checks that it is the one
+ * the rebuild was made from, deletes the rows the scope covers. */
+static int keel_pg_replace_begin(struct keel_pg_store *g, struct keel_str tenant,
+				 const struct keel_replace_scope *scope,
+				 uint64_t log_events)
 {
-	struct keel_pg_store *g = keel_pg_downcast(s);
-	int rc = keel_pg_tx(g);
-	if (rc)
-		return rc;
-	g->tx_writes = true;
+	struct keel_store *s = &g->base;
 	/* The log was read outside this transaction. SHARE ROW EXCLUSIVE
 	 * waits for the writers in flight to commit and holds every new one
 	 * back until this transaction ends (PostgreSQL has no gap locks to
@@ -26,8 +23,8 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 	 * (which SHARE alone would let in, to deadlock on their inserts);
 	 * then the count says whether the log is still the one the rebuild
 	 * was made from. */
-	rc = keel_pg_command(g, "LOCK TABLE keel_events IN SHARE ROW EXCLUSIVE MODE",
-			     "locking the log");
+	int rc = keel_pg_command(g, "LOCK TABLE keel_events IN SHARE ROW EXCLUSIVE MODE",
+				 "locking the log");
 	if (rc)
 		return rc;
 	struct keel_pg_params p;
@@ -76,6 +73,23 @@ int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+int keel_pg_replace_tenant(struct keel_store *s, struct keel_str tenant,
+			   const struct keel_replace_scope *scope,
+			   const struct keel_append *a, uint64_t log_events,
+			   struct keel_buf *note)
+{
+	struct keel_pg_store *g = keel_pg_downcast(s);
+	int rc = keel_pg_tx(g);
+	if (rc)
+		return rc;
+	g->tx_writes = true;
+	/* a later part: the log is locked and checked, the rows deleted */
+	if (!(scope && scope->more) &&
+	    (rc = keel_pg_replace_begin(g, tenant, scope, log_events)))
+		return rc;
 	rc = keel_pg_write_append(g, a, false);
 	if (rc == 0)
 		keel_buf_adds(note, "postgres: binary COPY in one transaction");

@@ -118,8 +118,11 @@ int keel_sqlite_replace_tenant(struct keel_store *bs, struct keel_str tenant,
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	(void)log_events;
-	s->sp.deleted = true;
-	int rc = keel_sqlite_delete_scope(s, tenant, scope);
+	int rc = 0;
+	if (!scope || !scope->more) {
+		s->sp.deleted = true;
+		rc = keel_sqlite_delete_scope(s, tenant, scope);
+	}
 	if (rc)
 		return rc;
 	rc = keel_sqlite_append(bs, a);
