@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 	if (!events || !wevents)
 		die("--events and --workers-events must be positive");
 	char tmpl[] = "/tmp/keel-bench-replay-XXXXXX";
-	char *work = dir ? (char *)dir : mkdtemp(tmpl);
+	const char *work = dir ? dir : mkdtemp(tmpl);
 	if (!work)
 		die("cannot create a scratch directory");
 	struct keel_cartridge *cart = NULL;
