@@ -115,27 +115,28 @@ struct keel_spool_in {
 	bool bad;
 };
 
+/* n bytes into v, or in->bad when the blob has fewer left */
+static void get_bytes(struct keel_spool_in *in, void *v, size_t n)
+{
+	if ((size_t)(in->end - in->p) < n) {
+		in->bad = true;
+		return;
+	}
+	memcpy(v, in->p, n);
+	in->p += n;
+}
+
 static int64_t get_i64(struct keel_spool_in *in)
 {
 	int64_t v = 0;
-	if (in->end - in->p < (ptrdiff_t)sizeof v) {
-		in->bad = true;
-		return 0;
-	}
-	memcpy(&v, in->p, sizeof v);
-	in->p += sizeof v;
+	get_bytes(in, &v, sizeof v);
 	return v;
 }
 
 static uint32_t get_u32(struct keel_spool_in *in)
 {
 	uint32_t v = 0;
-	if (in->end - in->p < (ptrdiff_t)sizeof v) {
-		in->bad = true;
-		return 0;
-	}
-	memcpy(&v, in->p, sizeof v);
-	in->p += sizeof v;
+	get_bytes(in, &v, sizeof v);
 	return v;
 }
 

@@ -84,7 +84,6 @@ struct keel_pg_params {
 enum keel_pg_stmt {
 	KEEL_PG_SEEN,	 /* the identity lookup, three arrays */
 	KEEL_PG_RESERVE, /* blocks of seq */
-	KEEL_PG_CLOCK,	 /* the log's latest recorded_at */
 	KEEL_PG_GATE,	 /* a writer's: the gate shared, the clock read */
 	KEEL_PG_SETTLE, /* a reader's: the gate taken and let go */
 	KEEL_PG_BEGIN,

@@ -292,11 +292,9 @@ static const struct {
     [KEEL_PG_RESERVE] =
 	{"keel_reserve",
 	 "SELECT nextval('keel_seq') FROM generate_series(1, $1::bigint)"},
-    /* the latest recorded_at of the log: one dive on keel_events_seq */
-    [KEEL_PG_CLOCK] = {"keel_clock",
-		       "SELECT recorded_at FROM keel_events ORDER BY seq DESC LIMIT 1"},
     /* store.c, the writers' gate. The lock is in FROM, so that the
-     * clock and the log are read once it is held. */
+     * clock and the log's latest recorded_at (one dive on
+     * keel_events_seq) are read once it is held. */
     [KEEL_PG_GATE] =
 	{"keel_gate",
 	 "SELECT GREATEST(COALESCE((SELECT recorded_at FROM keel_events ORDER BY seq "

@@ -199,23 +199,6 @@ static int keel_pg_rollback_to_savepoint(struct keel_store *s)
 	    "rolling the batch back");
 }
 
-/* The latest recorded_at of the log: the last logged event's, one dive on
- * keel_events_seq. */
-static int keel_pg_last_recorded_at(struct keel_store *s, int64_t *out)
-{
-	struct keel_pg_store *g = keel_pg_downcast(s);
-	*out = 0;
-	PGresult *r;
-	int rc =
-	    keel_pg_exec_prepared(g, KEEL_PG_CLOCK, NULL, "reading the log's clock", &r);
-	if (rc)
-		return rc;
-	if (PQntuples(r) == 1)
-		*out = keel_pg_i64(r, 0, 0);
-	PQclear(r);
-	return 0;
-}
-
 /*
  * The writers' gate (docs/store-postgres.md, "Transaction time"): the
  * advisory lock KEEL_PG_GATE_KEY. A write transaction holds it shared
@@ -449,7 +432,6 @@ const struct keel_store_ops keel_store_postgres_ops = {
     .savepoint = keel_pg_savepoint,
     .release = keel_pg_release,
     .rollback_to_savepoint = keel_pg_rollback_to_savepoint,
-    .last_recorded_at = keel_pg_last_recorded_at,
     .writer_gate = keel_pg_writer_gate,
     .settle = keel_pg_settle,
     .seen_ids = keel_pg_seen_ids,
