@@ -146,6 +146,11 @@ struct keel_mention {
 struct keel_append {
 	struct keel_batch_event **events; /* to log, recorded_at set */
 	size_t nevents;
+	/* Each event's seq is read back after the append (on_conflict names
+	 * the logged event of a conflict by it). A store whose cheapest way
+	 * to log cannot say them with other writers at work (MySQL's bulk
+	 * path) takes it only when this is false, and leaves seq 0. */
+	bool seqs_wanted;
 	struct keel_assertion *rows;
 	size_t nrows;
 	struct keel_mention *mentions;

@@ -652,6 +652,7 @@ static int keel_batcher_write(struct keel_batcher *ing, bool commit_now)
 	if (counts.accepted) {
 		struct keel_append a = keel_append_view(&ing->append, acc, counts.accepted);
 		a.nmentions = 0; /* folded into the transaction's, below */
+		a.seqs_wanted = ing->opt.on_conflict != NULL;
 		if ((rc = keel_store_append(s, &a)) != 0)
 			return keel_batcher_fail(ing, rc);
 		keel_batcher_remember(ing, acc, counts.accepted);

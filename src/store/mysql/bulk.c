@@ -173,10 +173,12 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 				       (unsigned long long)affected, b->rows);
 	if (b->events) {
 		/* One statement's rows are numbered in order from its first
-		 * id (single writer: see keel_mysql_worker_init). */
-		int64_t first = (int64_t)mysql_stmt_insert_id(st);
+		 * id with a single writer; a worker's are not known (see
+		 * keel_mysql_worker_init). */
+		int64_t first = m->bulk_ids ? (int64_t)mysql_stmt_insert_id(st) : 0;
 		for (size_t i = 0; i < b->rows; i++)
-			b->events[b->done + i]->seq = first + (int64_t)i * m->autoinc_step;
+			b->events[b->done + i]->seq =
+			    first ? first + (int64_t)i * m->autoinc_step : 0;
 	}
 	b->done += b->rows;
 	b->rows = 0;

@@ -206,7 +206,7 @@ int keel_mysql_tx(struct keel_mysql_store *m);
  * transactions, since the server rolled the open one back. */
 int keel_mysql_reconnect(struct keel_mysql_store *m);
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
-			    size_t n);
+			    size_t n, bool seqs_wanted);
 int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append *a);
 int keel_mysql_worker_init(struct keel_store *s);
 

@@ -446,9 +446,9 @@ static int keel_mysql_run_insert(struct keel_mysql_list *l)
 }
 
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
-			    size_t n)
+			    size_t n, bool seqs_wanted)
 {
-	if (m->bulk_ids)
+	if (m->bulk_ids || (m->bulk && !seqs_wanted))
 		return keel_mysql_bulk_events(m, ev, n);
 	struct keel_mysql_list l = {
 	    .m = m,
@@ -617,7 +617,7 @@ int keel_mysql_write_append(struct keel_mysql_store *m, const struct keel_append
 	if (rc == 0)
 		m->tx_writes = true;
 	if (rc == 0 && a->nevents) {
-		rc = keel_mysql_write_events(m, a->events, a->nevents);
+		rc = keel_mysql_write_events(m, a->events, a->nevents, a->seqs_wanted);
 		if (rc && !m->broken && m->last_errno == ER_DUP_ENTRY) {
 			/* logged between this batch's lookup and its insert:
 			 * another writer delivered the same events at once */
@@ -653,10 +653,12 @@ int keel_mysql_worker_init(struct keel_store *s)
 	struct keel_mysql_store *m = keel_mysql_downcast(s);
 	/* Rows of one bulk execution get their ids a few at a time, so
 	 * another connection inserting at once could interleave with them
-	 * and the events' seq handed back would be wrong; workers log events
-	 * with the text path's multi-row INSERTs, which reserve a
-	 * statement's ids at once. Rows and mentions need no ids back and
-	 * keep the bulk path. */
+	 * and the events' seq handed back would be wrong; a worker logs
+	 * events whose seq is wanted back with the text path's multi-row
+	 * INSERTs, which reserve a statement's ids at once (3.5 times the
+	 * server's time of the bulk path: docs/store-mysql.md). Events whose
+	 * seq nobody reads (keel consume's), rows and mentions keep the bulk
+	 * path. */
 	m->worker = true;
 	m->bulk_ids = false;
 	return keel_mysql_runs(m,
