@@ -13,11 +13,8 @@
  *            sequence to resume after; then a durable pull consumer
  *            "keel-<token>" is made on its stream, starting right after
  *            it (the previous holder's consumer is deleted)
- *   fetch    each owned partition in turn: what its pull requests have
- *            delivered so far, without waiting; each message is applied
- *            in sequence order (below). Two requests stay outstanding per
- *            partition, so the log delivers the next messages while this
- *            thread writes the last ones to the store
+ *   fetch    each owned partition in turn: up to `batch` messages, without
+ *            waiting; each is applied in sequence order (below)
  *   commit   a store's open transaction, once commit_interval_ms old, or
  *            linger_ms old when a round fetched nothing: the rows and
  *            every partition's
@@ -64,9 +61,8 @@
 #define KEEL_CONSUME_NO_AUTO_COMMIT (UINT32_MAX - 1)
 #define KEEL_CONSUME_MAX_ACK_PENDING 20000
 #define KEEL_CONSUME_IDLE_MS 20
-#define KEEL_CONSUME_PULL_MS 1000
-#define KEEL_CONSUME_PULL_GRACE_MS 500
-#define KEEL_CONSUME_PULLS 2
+#define KEEL_CONSUME_FETCH_MS 10
+#define KEEL_CONSUME_FETCH_GRACE_MS 200
 #define KEEL_CONSUME_FETCH_BATCHES 4
 #define NS_PER_MS 1000000
 
@@ -84,16 +80,6 @@ struct keel_held {
 	uint64_t seq;
 };
 
-/* A pull request outstanding: the server answers requests in the order
- * they came, so each delivered message counts against the oldest, and a
- * status that ends a request (404, 408, 409) ends the oldest. One whose
- * end never comes (the connection was made anew meanwhile) is forgotten
- * once past its expiry. */
-struct keel_pull {
-	int64_t forget_at;
-	uint32_t left;
-};
-
 struct keel_part {
 	uint32_t n;
 	enum keel_part_state state;
@@ -104,8 +90,6 @@ struct keel_part {
 	char durable[40];
 	char next[200]; /* where its pull requests go */
 	char stream[80];
-	struct keel_pull pulls[KEEL_CONSUME_PULLS]; /* oldest first */
-	unsigned npulls;
 	uint64_t applied;   /* the last sequence offered to the ingester */
 	uint64_t committed; /* the last one committed */
 	/* The reply subject of the message at applied, acknowledged after
@@ -270,7 +254,6 @@ static void keel_part_drop_messages(struct keel_part *p)
 
 static void keel_part_unsubscribe(struct keel_part *p)
 {
-	p->npulls = 0;
 	if (p->sub) {
 		natsSubscription_Unsubscribe(p->sub);
 		natsSubscription_Destroy(p->sub);
@@ -663,78 +646,51 @@ static void keel_part_gap(struct keel_consumer *c, struct keel_part *p)
 		keel_part_handle(c, p, keel_part_unhold(p).m);
 }
 
-/* Ends the oldest outstanding pull request. */
-static void keel_part_pull_done(struct keel_part *p)
-{
-	if (!p->npulls)
-		return;
-	memmove(p->pulls, p->pulls + 1, (p->npulls - 1) * sizeof *p->pulls);
-	p->npulls--;
-}
-
-/* Keeps KEEL_CONSUME_PULLS requests of KEEL_CONSUME_FETCH_BATCHES batches
- * outstanding, so that the server pushes the next messages into the
- * subscription while this thread applies and commits the last ones (with
- * one request at a time, a consumer waited for each round trip and each
- * delivery in turn: docs/scaling.md). A request waits on the server up to
- * KEEL_CONSUME_PULL_MS for messages to come, so an idle partition costs
- * two requests a second and a new message is delivered at once.
+/* One round of p's pull consumer: the number of messages, or -1 when
+ * the consumer is gone (reclaimed).
  *
- * The requests are made here rather than with natsSubscription_Fetch:
+ * The request is made here rather than with natsSubscription_Fetch:
  * libnats 3.4's fetch allocates an array of `batch` messages, first
  * takes what is already waiting in the subscription (messages of an
  * earlier request that came after it gave up), then lowers the batch by
  * that count and collects until the count equals the lowered batch; when
  * more than half a batch was waiting, the count never equals it and the
  * library writes past its array (fixed upstream after 3.4, not in
- * Debian 12's). Our own loop has no array, and a message of an earlier
+ * Debian 12's). Our own loop has no array: a message of an earlier
  * request is just the next message, applied in sequence order as any
  * other (keel_part_handle). */
-static natsStatus keel_part_ask(struct keel_consumer *c, struct keel_part *p, int64_t now)
-{
-	while (p->npulls && p->pulls[0].forget_at <= now)
-		keel_part_pull_done(p);
-	uint32_t batch = (uint32_t)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
-	while (p->npulls < KEEL_CONSUME_PULLS) {
-		char req[128];
-		int len = snprintf(req, sizeof req, "{\"batch\":%u,\"expires\":%lld}", batch,
-				   (long long)KEEL_CONSUME_PULL_MS * NS_PER_MS);
-		natsStatus s = natsConnection_PublishRequest(
-		    c->n.nc, p->next, natsSubscription_GetSubject(p->sub), req, len);
-		if (s != NATS_OK)
-			return s;
-		p->pulls[p->npulls++] = (struct keel_pull){
-		    .forget_at = now + KEEL_CONSUME_PULL_MS + KEEL_CONSUME_PULL_GRACE_MS,
-		    .left = batch,
-		};
-	}
-	return NATS_OK;
-}
-
-/* Applies what p's requests have delivered, up to a request's worth,
- * without waiting, and asks for more: the number of messages, or -1
- * when the consumer is gone (reclaimed). */
 static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 {
-	int most = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
+	/* A few batches a request: each request is a round trip. Without
+	 * waiting for a full batch: the server answers "no messages" (404)
+	 * at once only when none is waiting for an acknowledgement either,
+	 * so the request also expires soon (408; each idle partition costs
+	 * a round this long). */
+	int batch = (int)(KEEL_CONSUME_FETCH_BATCHES * c->opt.batch);
+	char req[128];
+	int len = snprintf(req, sizeof req, "{\"batch\":%d,\"expires\":%lld,\"no_wait\":true}",
+			   batch, (long long)KEEL_CONSUME_FETCH_MS * NS_PER_MS);
+	natsStatus s = natsConnection_PublishRequest(
+	    c->n.nc, p->next, natsSubscription_GetSubject(p->sub), req, len);
+	/* The server's end of the request (its status) is waited for a while
+	 * past its expiry, so that few messages come after the round. */
+	int64_t deadline = keel_log_now_ms() + KEEL_CONSUME_FETCH_MS + KEEL_CONSUME_FETCH_GRACE_MS;
 	int n = 0;
-	natsStatus s = keel_part_ask(c, p, keel_log_now_ms());
-	while (s == NATS_OK && n < most) {
+	while (s == NATS_OK && n < batch) {
+		int64_t left = deadline - keel_log_now_ms();
 		natsMsg *m = NULL;
-		s = natsSubscription_NextMsg(&m, p->sub, 0);
+		s = natsSubscription_NextMsg(&m, p->sub, left > 0 ? left : 1);
 		if (s != NATS_OK)
 			break;
 		const char *reply = natsMsg_GetReply(m);
 		if (reply && strncmp(reply, "$JS.ACK.", 8) == 0) {
 			n++;
-			if (p->npulls && --p->pulls[0].left == 0)
-				keel_part_pull_done(p);
 			keel_part_handle(c, p, m);
 			if (!p->sub)
 				return -1; /* a failed commit reclaimed it */
 			continue;
 		}
-		/* A status (no reply subject): 100 a heartbeat, 404 / 408 a
+		/* A status (no reply subject): 100 a heartbeat, 404 / 408 the
 		 * request's end, 409 a consumer deleted (or a request beyond its
 		 * limits, which ends it too). */
 		const char *code = "", *desc = "";
@@ -748,11 +704,9 @@ static int keel_part_fetch(struct keel_consumer *c, struct keel_part *p)
 			break;
 		}
 		if (!heartbeat)
-			keel_part_pull_done(p);
+			return n;
 	}
 	if (s == NATS_OK || s == NATS_TIMEOUT)
-		s = keel_part_ask(c, p, keel_log_now_ms());
-	if (s == NATS_OK)
 		return n;
 	keel_buf_reset(&c->msg);
 	if (s == NATS_NOT_FOUND)
@@ -1024,7 +978,7 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 				c->sinks[i].retry_at = keel_log_now_ms() + 1000;
 		}
 	}
-	int64_t lease_step = c->leases.ttl_ms / 3, idle_ms = 0;
+	int64_t lease_step = c->leases.ttl_ms / 3;
 	while (rc == 0 && c->n.nc && !keel_consume_stopping(c)) {
 		int64_t now = keel_log_now_ms();
 		if (now >= c->next_tick) {
@@ -1073,13 +1027,8 @@ int keel_consume(const struct keel_consume_options *o, char **errmsg)
 				keel_part_leave(c, p, p->give_up ? "beyond this process's share"
 								 : "lease lost");
 		}
-		/* Nothing delivered: a short nap at first (the next messages
-		 * are usually on their way), longer while it stays idle. */
-		idle_ms = got ? 0 : idle_ms ? 2 * idle_ms : 1;
-		if (idle_ms > KEEL_CONSUME_IDLE_MS)
-			idle_ms = KEEL_CONSUME_IDLE_MS;
-		if (idle_ms)
-			keel_consume_sleep(c, idle_ms);
+		if (got == 0)
+			keel_consume_sleep(c, KEEL_CONSUME_IDLE_MS);
 	}
 	/* Stopping: what was taken is committed, the leases handed back. */
 	if (c->parts) {

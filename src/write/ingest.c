@@ -18,7 +18,9 @@
  * keel_batcher_flush always commits (docs/semantics.md,
  * "Batches, commits and failures"). The report and on_outcome learn of a
  * batch only once its transaction has committed. A batch that fails is rolled back
- * to its savepoint alone; the batches before it are committed.
+ * to its savepoint alone; the batches before it are committed, unless the
+ * transaction carries log positions (keel consume's), which is all or
+ * nothing (keel_batcher_fail).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -526,30 +528,48 @@ static int keel_batcher_commit_before(struct keel_batcher *ing, int rc)
 	return rc;
 }
 
+/* The whole open transaction goes, after a failed batch: `why` says why
+ * not only the batch. */
+static int keel_batcher_fail_whole(struct keel_batcher *ing, int rc, const char *why,
+				   uint64_t last)
+{
+	keel_batcher_lost(ing, why, ing->tx_first_position, last);
+	keel_store_rollback(ing->store);
+	keel_batcher_forget(ing, ing->tx_nrun);
+	keel_batcher_reset_tx(ing);
+	return rc;
+}
+
+/* A transaction that carries log positions (keel consume's) is all or
+ * nothing: committing its earlier batches without their positions would
+ * write rows that no fencing token was checked for, from a process that
+ * may have lost its partition meanwhile (docs/log.md, "Fencing"). */
+#define KEEL_WHOLE_WITH_POSITIONS                                                         \
+	"the transaction carries log positions, so it goes whole: "
+
 /* A batch failed: it alone is rolled back (to its savepoint) and the
  * batches before it are committed; if even that fails (the store has
  * rolled the whole transaction back already: a full disk, an I/O error),
- * the transaction goes. The message names the failed batch's range, then
- * every line lost with it: with grouped commits that is every batch since
- * the last commit, not the failed one only (docs/cli.md, "Failures"). */
+ * or the transaction carries log positions, the transaction goes. The
+ * message names the failed batch's range, then every line lost with it:
+ * with grouped commits that is every batch since the last commit, not the
+ * failed one only (docs/cli.md, "Failures"). */
 static int keel_batcher_fail(struct keel_batcher *ing, int rc)
 {
+	bool positioned = ing->npositions > 0;
 	/* the positions given cover the failed batch: not written */
 	keel_batcher_drop_positions(ing);
 	keel_batcher_message(ing, "batch", ing->first_position, ing->last_position);
 	uint64_t first = ing->first_position, last = ing->last_position;
 	keel_batcher_reset_batch(ing);
 	keel_batcher_forget(ing, ing->batch_nrun);
+	if (positioned)
+		return keel_batcher_fail_whole(ing, rc, KEEL_WHOLE_WITH_POSITIONS, last);
 	/* rollback_to_savepoint ends the savepoint too (store.h): no
 	 * release after it. */
-	if (keel_store_rollback_to_savepoint(ing->store) != 0) {
-		keel_batcher_lost(ing, "the store rolled back the whole transaction: ",
-				  ing->tx_first_position, last);
-		keel_store_rollback(ing->store);
-		keel_batcher_forget(ing, ing->tx_nrun);
-		keel_batcher_reset_tx(ing);
-		return rc;
-	}
+	if (keel_store_rollback_to_savepoint(ing->store) != 0)
+		return keel_batcher_fail_whole(
+		    ing, rc, "the store rolled back the whole transaction: ", last);
 	keel_batcher_lost(ing, "", first, last);
 	return keel_batcher_commit_before(ing, rc);
 }
@@ -573,8 +593,12 @@ static int keel_batcher_fail_unwritten(struct keel_batcher *ing, int rc)
 		keel_buf_free(&ing->errmsg);
 		ing->errmsg = m;
 	}
+	bool positioned = ing->npositions > 0;
+	uint64_t last = ing->last_position;
 	keel_batcher_drop_positions(ing);
 	keel_batcher_reset_batch(ing);
+	if (positioned && ing->in_tx)
+		return keel_batcher_fail_whole(ing, rc, KEEL_WHOLE_WITH_POSITIONS, last);
 	return keel_batcher_commit_before(ing, rc);
 }
 
