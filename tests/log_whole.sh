@@ -37,7 +37,11 @@ sock=$dbdir/sock
 [ -e "$dbdir/sockdir" ] && sock=$(readlink "$dbdir/sockdir")/sock
 db=${url##*/}
 db=${db%%\?*}
-sql() { "$client" --no-defaults --protocol=socket --socket="$sock" -uroot -N -B "$db" -e "$1"; }
+sql() { # sql QUERY [CLIENT OPTION...]
+	local q=$1
+	shift
+	"$client" --no-defaults --protocol=socket --socket="$sock" -uroot -N -B "$@" -e "$q" "$db"
+}
 sql "SET GLOBAL innodb_lock_wait_timeout = 2"
 "$KEEL" stats --store "$url" >/dev/null # the schema, before anyone holds a row
 
@@ -55,11 +59,13 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])][24]
 q = lambda s: "'"'"'" + s.replace("\\", "\\\\").replace("'"'"'", "\\'"'"'") + "'"'"'"
 print(", ".join(q(ev[k]) for k in ("tenant", "source", "id")))' "$in")
+# (--unbuffered: "held" is written once the row is, not at the end)
 sql "BEGIN; INSERT INTO keel_events (tenant, source, id, type, time, hash, envelope)
-	VALUES ($key, 'held', 0, 0, '{}'); SELECT SLEEP(8); ROLLBACK" >/dev/null &
+	VALUES ($key, 'held', 0, 0, '{}'); SELECT 'held'; SELECT SLEEP(8); ROLLBACK" \
+	--unbuffered >"$dir/holder.out" 2>&1 &
 holder=$!
-held() { [ "$(sql "SELECT count(*) FROM information_schema.innodb_trx")" -ge 1 ]; }
-wait_until 10 held || fail "the session holding the 25th event's key did not start"
+held() { grep -qx held "$dir/holder.out"; }
+wait_until 20 held || fail "the session holding the 25th event's key did not start: $(cat "$dir/holder.out")"
 
 consumer_start c1 "$servers" --stream ev --store "$url" --cartridge fleet --batch 10 \
 	--commit-interval 60000
