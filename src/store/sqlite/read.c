@@ -32,23 +32,31 @@ static unsigned keel_sqlite_scan_mask(const struct keel_scan *q)
 	return m;
 }
 
-/* The equality filters of a row scan: tenant, and those the mask has. */
-static void keel_sqlite_row_filters(struct keel_buf *b, bool fact, unsigned m)
+/* The equality filters of a scan: tenant, and those the mask has. The
+ * fact and relation rows (ids: true) name the tenant, predicate and
+ * relation by id (parts.h, KEEL_SQ_ID). */
+static void keel_sqlite_filters(struct keel_buf *b, bool fact, bool ids, unsigned m)
 {
-	keel_buf_adds(b, "tenant = ?1");
+	keel_buf_adds(b, ids ? "tenant = " KEEL_SQ_ID("?1") : "tenant = ?1");
 	if (m & KEEL_SF_SUBJECT)
 		keel_buf_adds(b, " AND subject = ?2");
 	if (m & KEEL_SF_NAME)
-		keel_buf_adds(b, fact ? " AND predicate = ?3" : " AND relation = ?3");
+		keel_buf_adds(b, fact ? " AND predicate = " KEEL_SQ_ID("?3")
+				      : " AND relation = " KEEL_SQ_ID("?3"));
 	if (m & KEEL_SF_OBJECT)
 		keel_buf_adds(b, " AND object = ?4");
+}
+
+static void keel_sqlite_row_filters(struct keel_buf *b, bool fact, unsigned m)
+{
+	keel_sqlite_filters(b, fact, true, m);
 }
 
 /* One arm of keel_sqlite_at_row: the timeline's rows that pass `bound`,
  * the last (before) or the first (after) in index order. */
 static void keel_sqlite_at_arm(struct keel_buf *b, bool fact, bool before, const char *bound)
 {
-	keel_buf_addf(b, "(SELECT seq FROM %s WHERE tenant = ?1 AND subject = k.s AND %s",
+	keel_buf_addf(b, "(SELECT seq FROM %s WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = k.s AND %s",
 		      fact ? "fact_rows" : "relation_rows",
 		      fact ? "predicate = k.n" : "relation = k.n AND object = k.o");
 	keel_buf_adds(b, bound);
@@ -182,21 +190,23 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 		keel_buf_adds(b, nfree == 1 ? ", NULL)" : ")");
 	}
 	keel_buf_adds(b, ") ");
+	/* the names joined back; the tenant is ?1's */
 	keel_buf_adds(
-	    b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
+	    b, fact ? "SELECT ?1, r.subject, " KEEL_SQ_NAME("r.predicate") ", r.value, "
 		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
-		      "r.asserted_by_source"
-		    : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "
+		      KEEL_SQ_NAME("r.asserted_by_source")
+		    : "SELECT ?1, r.subject, " KEEL_SQ_NAME("r.relation") ", r.object, r.linked, "
 		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
-		      "r.asserted_by_source");
+		      KEEL_SQ_NAME("r.asserted_by_source"));
 	keel_buf_addf(b, " FROM k CROSS JOIN %s AS r ON r.seq IN (", table);
 	keel_sqlite_at_row(b, fact, m, true);
 	keel_buf_addc(b, ',');
 	keel_sqlite_at_row(b, fact, m, false);
+	/* 3: the name's text, which orders as the dump does (ids do not) */
 	keel_buf_adds(b,
-		      fact ? ") ORDER BY r.subject, r.predicate, r.valid_from, "
+		      fact ? ") ORDER BY r.subject, 3, r.valid_from, "
 			     "r.recorded_at, r.seq"
-			   : ") ORDER BY r.subject, r.relation, r.object, r.valid_from, "
+			   : ") ORDER BY r.subject, 3, r.object, r.valid_from, "
 			     "r.recorded_at, r.seq");
 }
 
@@ -204,7 +214,8 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 				 unsigned m)
 {
 	bool fact = type == KEEL_REC_FACT;
-	if ((type == KEEL_REC_FACT || type == KEEL_REC_RELATION) && (m & KEEL_SF_AT)) {
+	bool rows = type == KEEL_REC_FACT || type == KEEL_REC_RELATION;
+	if (rows && (m & KEEL_SF_AT)) {
 		keel_sqlite_at_sql(b, fact, m);
 		return;
 	}
@@ -213,32 +224,39 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	     * index covers them, and the scan folds each subject's run. */
 	    [KEEL_REC_ENTITY] = "SELECT tenant, subject, kind, kind_time, first_seen, "
 				"last_seen, recorded_at, seq FROM entity_mentions",
-	    [KEEL_REC_FACT] = "SELECT tenant, subject, predicate, value, valid_from, "
-			      "asserted_by, seq, recorded_at, asserted_by_source FROM fact_rows",
-	    [KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
-				  "valid_from, asserted_by, seq, recorded_at, "
-				  "asserted_by_source FROM relation_rows",
+	    /* the names joined back; the tenant is ?1's */
+	    [KEEL_REC_FACT] = "SELECT ?1, subject, " KEEL_SQ_NAME("predicate") ", value, "
+			      "valid_from, asserted_by, seq, recorded_at, "
+			      KEEL_SQ_NAME("asserted_by_source") " FROM fact_rows",
+	    [KEEL_REC_RELATION] = "SELECT ?1, subject, " KEEL_SQ_NAME("relation") ", object, "
+				  "linked, valid_from, asserted_by, seq, recorded_at, "
+				  KEEL_SQ_NAME("asserted_by_source") " FROM relation_rows",
 	    /* The log is read in rowid (arrival) order with no sort; one
 	     * event by id is found through event_ids (below). */
 	    [KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq, "
 			       "recorded_at, source FROM events",
 	};
 	/* Every timeline's rows contiguous, in (valid_from, arrival) order:
-	 * the key index's order, no sort. */
+	 * the key index's order, with the names in the order of their text
+	 * (column 3): a subject's rows are sorted by it, unless the name is
+	 * fixed by the filter, when the index's order is the whole of it. */
 	static const char *const order[] = {
 	    [KEEL_REC_ENTITY] = " ORDER BY subject, recorded_at",
-	    [KEEL_REC_FACT] =
-		" ORDER BY subject, predicate, valid_from, recorded_at, seq",
+	    [KEEL_REC_FACT] = " ORDER BY subject, 3, valid_from, recorded_at, seq",
 	    [KEEL_REC_RELATION] =
-		" ORDER BY subject, relation, object, valid_from, recorded_at, seq",
+		" ORDER BY subject, 3, object, valid_from, recorded_at, seq",
 	    [KEEL_REC_EVENT] = " ORDER BY seq",
+	};
+	static const char *const order_named[] = {
+	    [KEEL_REC_FACT] = " ORDER BY subject, valid_from, recorded_at, seq",
+	    [KEEL_REC_RELATION] = " ORDER BY subject, object, valid_from, recorded_at, seq",
 	};
 	keel_buf_adds(b, select[type]);
 	keel_buf_adds(b, " WHERE ");
 	if (m & KEEL_SF_EVENT_ID)
 		keel_buf_adds(b, "seq = (SELECT seq FROM event_ids WHERE tenant = ?1 AND "
 				 "source = ?8 AND id = ?6) AND ");
-	keel_sqlite_row_filters(b, fact, m);
+	keel_sqlite_filters(b, fact, rows, m);
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_buf_adds(b, " AND recorded_at <= ?7");
 	/* One transaction's events (keel forget): their seqs from the narrow
@@ -249,7 +267,7 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 				 "AND recorded_at = ?9)");
 	else if (m & KEEL_SF_RECORDED)
 		keel_buf_adds(b, " AND recorded_at = ?9");
-	keel_buf_adds(b, order[type]);
+	keel_buf_adds(b, rows && (m & KEEL_SF_NAME) ? order_named[type] : order[type]);
 }
 
 /* Columns: tenant, subject, name, [object, linked,] value (facts),
@@ -469,8 +487,9 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 	KEEL_SQ_TENANTS_OF("d", "relation_rows")                           \
 	" SELECT x FROM a WHERE x IS NOT NULL"                             \
 	" UNION SELECT x FROM b WHERE x IS NOT NULL"                       \
-	" UNION SELECT x FROM c WHERE x IS NOT NULL"                       \
-	" UNION SELECT x FROM d WHERE x IS NOT NULL ORDER BY 1"
+	" UNION SELECT " KEEL_SQ_NAME("x") " FROM c WHERE x IS NOT NULL"   \
+	" UNION SELECT " KEEL_SQ_NAME("x") " FROM d WHERE x IS NOT NULL"   \
+	" ORDER BY 1"
 /* clang-format on */
 
 int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out)
@@ -502,9 +521,10 @@ int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t kn
 	    "e.s IS NOT NULL) SELECT count(*) FROM e WHERE e.s IS NOT NULL AND "
 	    "(SELECT min(recorded_at) FROM entity_mentions WHERE tenant = ?1 AND "
 	    "subject = e.s) <= ?2), "
-	    "(SELECT count(*) FROM fact_rows WHERE tenant = ?1 AND recorded_at <= ?2), "
-	    "(SELECT count(*) FROM relation_rows WHERE tenant = ?1 AND recorded_at <= "
-	    "?2), "
+	    "(SELECT count(*) FROM fact_rows WHERE tenant = " KEEL_SQ_ID("?1")
+	    " AND recorded_at <= ?2), "
+	    "(SELECT count(*) FROM relation_rows WHERE tenant = " KEEL_SQ_ID("?1")
+	    " AND recorded_at <= ?2), "
 	    "(SELECT count(*) FROM event_ids WHERE tenant = ?1 AND recorded_at <= ?2)");
 	if (rc)
 		return rc;
