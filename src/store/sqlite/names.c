@@ -22,6 +22,8 @@ static uint64_t keel_sqlite_name_hash(const char *p, size_t n)
 	return h;
 }
 
+/* Empties both caches: after a rollback the ids of the names it made may
+ * be given to other names. */
 void keel_sqlite_names_forget(struct keel_sqlite_store *s)
 {
 	for (size_t i = 0; i < s->names_cap; i++) {
@@ -29,14 +31,75 @@ void keel_sqlite_names_forget(struct keel_sqlite_store *s)
 		s->names[i] = (struct keel_sqlite_name){0};
 	}
 	s->names_n = 0;
+	for (size_t i = 0; i < s->byid_cap; i++) {
+		free((char *)(uintptr_t)s->byid[i].ptr);
+		s->byid[i] = KEEL_STR_NULL;
+	}
 }
 
 void keel_sqlite_names_free(struct keel_sqlite_store *s)
 {
 	keel_sqlite_names_forget(s);
 	free(s->names);
+	free(s->byid);
 	free(s->row_ids);
+	for (size_t i = 0; i < KEEL_ARRAY_LEN(s->spill); i++)
+		keel_buf_free(&s->spill[i]);
 	sqlite3_finalize(s->name_put);
+	sqlite3_finalize(s->name_get);
+}
+
+int keel_sqlite_name_of(struct keel_sqlite_store *s, int64_t id, struct keel_str *out,
+			bool *stable)
+{
+	bool cached = id > 0 && (uint64_t)id < KEEL_SQLITE_NAMES_BYID_MOST;
+	if (cached && (size_t)id < s->byid_cap && s->byid[id].ptr) {
+		*out = s->byid[id];
+		*stable = true;
+		return 0;
+	}
+	int rc = keel_sqlite_fixed_stmt(s, &s->name_get, "SELECT name FROM names WHERE id = ?1");
+	if (rc)
+		return rc;
+	keel_sqlite_bind_i64(s, s->name_get, 1, id);
+	if ((rc = keel_sqlite_start(s, s->name_get)))
+		return rc;
+	int step = sqlite3_step(s->name_get);
+	if (step != SQLITE_ROW) {
+		rc = keel_sqlite_finish(s, s->name_get, step);
+		return rc ? rc
+			  : keel_store_fail(&s->base, KEEL_ESTORE,
+					    "sqlite \"%s\": a row names id %lld, which the names "
+					    "table lacks",
+					    s->path, (long long)id);
+	}
+	struct keel_str v = keel_sqlite_col_str(s->name_get, 0);
+	char *copy;
+	if (cached) {
+		if ((size_t)id >= s->byid_cap) {
+			size_t cap = s->byid_cap ? s->byid_cap : 64;
+			while (cap <= (size_t)id)
+				cap *= 2;
+			s->byid = keel_xrealloc(s->byid, cap * sizeof *s->byid);
+			for (size_t i = s->byid_cap; i < cap; i++)
+				s->byid[i] = KEEL_STR_NULL;
+			s->byid_cap = cap;
+		}
+		copy = keel_xmalloc(v.len + 1);
+		if (v.len)
+			memcpy(copy, v.ptr, v.len);
+		copy[v.len] = '\0';
+		s->byid[id] = keel_str_make(copy, v.len);
+		*out = s->byid[id];
+		*stable = true;
+	} else {
+		struct keel_buf *b = &s->spill[s->spill_next++ % KEEL_ARRAY_LEN(s->spill)];
+		keel_buf_reset(b);
+		keel_buf_add(b, v.ptr ? v.ptr : "", v.len);
+		*out = keel_str_make(b->data ? b->data : "", v.len);
+		*stable = false;
+	}
+	return keel_sqlite_finish(s, s->name_get, SQLITE_DONE);
 }
 
 /* The slot of text, or the empty slot where it would go. */

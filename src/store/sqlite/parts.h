@@ -110,6 +110,7 @@ enum {
  * is emptied when a transaction rolls back (its new names are gone), and
  * before a batch when it holds more than KEEL_SQLITE_NAMES_MOST. */
 #define KEEL_SQLITE_NAMES_MOST 65536
+#define KEEL_SQLITE_NAMES_BYID_MOST (1u << 20)
 struct keel_sqlite_name {
 	char *text; /* NULL: an empty slot */
 	size_t len;
@@ -231,6 +232,14 @@ struct keel_sqlite_store {
 	int64_t *row_ids;
 	size_t row_ids_cap;
 	sqlite3_stmt *name_put;
+	/* and the other way, id to text, for the scans: by id (ids are
+	 * dense from 1), up to KEEL_SQLITE_NAMES_BYID_MOST; a larger id is
+	 * read into one of the spill buffers, in turn */
+	struct keel_str *byid;
+	size_t byid_cap;
+	sqlite3_stmt *name_get;
+	struct keel_buf spill[4];
+	unsigned spill_next;
 	/* keel_store_durable_commits: each commit syncs the log (store.c),
 	 * counted in commit_syncs (read by any thread: GET /metrics). */
 	bool durable;
@@ -341,6 +350,11 @@ int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql);
 int keel_sqlite_names_ids(struct keel_sqlite_store *s, const struct keel_assertion *rows,
 			  size_t n);
 void keel_sqlite_names_forget(struct keel_sqlite_store *s);
+/* name_of: the text of id in *out, valid until the cache is emptied (a
+ * rollback), or, when *stable is false, until four more such calls.
+ * An id with no name (which no row holds) is an error. */
+int keel_sqlite_name_of(struct keel_sqlite_store *s, int64_t id, struct keel_str *out,
+			bool *stable);
 void keel_sqlite_names_free(struct keel_sqlite_store *s);
 
 /* Batches (store.c) */
