@@ -6,10 +6,11 @@
 # the file's size once the ingest has ended, and the same N events sent
 # again (every one a duplicate).
 #
-#   bench/bench_names.sh OLD_KEEL NEW_KEEL [N] [RUNS]
+#   bench/bench_names.sh OLD_KEEL NEW_KEEL [N] [RUNS] [SMALL]
 #
 # OLD_KEEL is the keel to compare with (e.g. the build of main before
-# this change), NEW_KEEL this one's. RUNS (default 2) runs of each,
+# this change), NEW_KEEL this one's. SMALL (default 101000) is the size
+# of the second input. RUNS (default 2) runs of each,
 # alternated; the medians are compared. Prints each run's wall seconds,
 # the medians, their ratio (new / old) and the sizes, and the load average
 # before and after (the machine may be shared).
@@ -18,10 +19,11 @@ old=$1
 new=$2
 events=${3:-1000000}
 runs=${4:-2}
+small=${5:-101000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/keel-names.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$new" generate fleet --events "$events" --seed 1 --output "$work/in.ndjson"
-"$new" generate fleet --events 101000 --seed 1 --output "$work/small.ndjson"
+"$new" generate fleet --events "$small" --seed 1 --output "$work/small.ndjson"
 echo "input: $events fleet events (seed 1), $(stat -c %s "$work/in.ndjson") bytes; $runs alternated runs each"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -39,7 +41,7 @@ size() { # the store's bytes, its -wal included
 	echo "$n"
 }
 for what in old new; do : >"$work/$what.ingest" >"$work/$what.resend" >"$work/$what.small"; done
-printf '%-4s %-4s %12s %12s %12s %14s\n' run keel "ingest s" "re-send s" "101k s" "file bytes"
+printf '%-4s %-4s %12s %12s %12s %14s\n' run keel "ingest s" "re-send s" "$small s" "file bytes"
 for run in $(seq "$runs"); do
 	for what in old new; do
 		keel=$old
