@@ -760,8 +760,12 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 				       "%lld, but the file is read-only",
 				       s->base.url, (long long)version,
 				       (long long)KEEL_SQLITE_SCHEMA_VERSION);
-	if ((rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
-		return rc;
+	/* A step that builds an index over every row sorts them all: in
+	 * temporary files, not in memory (temp_store = MEMORY, the store's
+	 * setting, held the million-event store's index sorts at 420 MB). */
+	if ((rc = keel_sqlite_exec(s, "PRAGMA temp_store = FILE")) ||
+	    (rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
+		goto done;
 	if ((rc = keel_sqlite_read_version(s, &version)))
 		goto fail;
 	if (version > KEEL_SQLITE_SCHEMA_VERSION) {
@@ -787,9 +791,11 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	if (rc || (rc = keel_sqlite_exec(s, "COMMIT")))
 		goto fail;
 	s->schema_now = (int)KEEL_SQLITE_SCHEMA_VERSION;
-	return 0;
+	goto done;
 fail:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+done:
+	sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	return rc;
 }
 
