@@ -11,6 +11,9 @@
 #
 #   bench/bench_narrow_rows.sh STORE.db [RUNS]
 #
+# The rows are read through the store's view facts, which shows them with
+# their names as text whether the store keeps them as text (schema 11 and
+# before) or as ids (docs/store-sqlite.md, "Names as integers").
 # STORE.db is a store written by keel (the million-event fleet store:
 # keel ingest --cartridge fleet of keel generate fleet --events 1000000
 # --seed 1). RUNS (default 2) alternated runs of each; prints wall, user
@@ -25,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 sqlite3 "$work/src.db" <<EOF
 ATTACH '$store' AS o;
 CREATE TABLE text_rows AS SELECT seq, tenant, subject, predicate, value, valid_from,
-	asserted_by, recorded_at, asserted_by_source FROM o.fact_rows ORDER BY seq;
+	asserted_by, recorded_at, asserted_by_source FROM o.facts ORDER BY seq;
 CREATE TABLE names (id INTEGER PRIMARY KEY, s TEXT UNIQUE);
 INSERT OR IGNORE INTO names (s) SELECT tenant FROM text_rows;
 INSERT OR IGNORE INTO names (s) SELECT subject FROM text_rows;

@@ -7,7 +7,8 @@
 # In ARGS, @MYSQL_URL and @MYSQL_DIR stand for the suite's private MariaDB
 # (the ctest fixture's KEEL_TEST_MYSQL_DIR): its URL, and its directory;
 # @PG_DIR for the suite's private PostgreSQL (KEEL_TEST_PG_DIR);
-# @FLEET_STORE for a SQLite store of 2000 fleet events made with $KEEL.
+# @FLEET_STORE for a SQLite store of 2000 fleet events made with $KEEL;
+# @KEEL for $KEEL itself.
 #
 # tiny.sh --missing WHY - the case of a benchmark that was not built (WHY
 # says what is missing): skipped (status 77), but under CI=true, where
@@ -39,6 +40,7 @@ for a in "$@"; do
 		"$KEEL" ingest --cartridge fleet --quiet --store "sqlite:$work/fleet.db" "$work/in.ndjson"
 		args+=("$work/fleet.db")
 		;;
+	@KEEL) args+=("${KEEL:?the keel tool}") ;;
 	*) args+=("$a") ;;
 	esac
 done

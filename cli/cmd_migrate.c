@@ -11,6 +11,27 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <unistd.h>
+
+/* On a terminal, what the migration is doing, on one line of stderr
+ * drawn over and over (a long migration copies tables and builds indexes
+ * for minutes); cleared when it ends. Piped, nothing. */
+static bool migrate_drawn;
+
+static void migrate_progress(void *ud, const char *what)
+{
+	(void)ud;
+	fprintf(stderr, "\r\033[K%.*s", 150, what);
+	fflush(stderr);
+	migrate_drawn = true;
+}
+
+static void migrate_progress_clear(void)
+{
+	if (migrate_drawn)
+		fputs("\r\033[K", stderr);
+	migrate_drawn = false;
+}
 
 static int migrate_run(const struct keel_cmd *cmd, int argc, char **argv)
 {
@@ -26,7 +47,11 @@ static int migrate_run(const struct keel_cmd *cmd, int argc, char **argv)
 		url = keel_store_default_url();
 
 	/* A mistyped path must not become a new, empty store. */
+	if (isatty(STDERR_FILENO))
+		keel_store_migrate_progress(migrate_progress, NULL);
 	struct keel_store *s = cli_open_existing_store(cmd, url);
+	keel_store_migrate_progress(NULL, NULL);
+	migrate_progress_clear();
 	if (!s)
 		return CLI_FATAL;
 	int was = 0, now = 0, rc = keel_store_schema_versions(s, &was, &now);

@@ -145,6 +145,14 @@ KEEL_API uint64_t keel_store_statements(const struct keel_store *s);
  * migrates an older schema in place (keel migrate, docs/store-sqlite.md).
  * KEEL_EINVAL for a store without a schema (memory:). */
 KEEL_API int keel_store_schema_versions(struct keel_store *s, int *was, int *now);
+/* Process-wide: fn (NULL: none) is told what a migration of a store's
+ * schema is doing as it goes, one short line of text for each part of
+ * each step ("sqlite:x.db: schema 11 to 12, step 12, part 2 of 8:
+ * CREATE TABLE fact_rows_by_id"), so that keel migrate can show a long
+ * migration's progress on a terminal. Called on the thread that opens
+ * the store. */
+KEEL_API void keel_store_migrate_progress(void (*fn)(void *ud, const char *what),
+					  void *ud);
 
 /* ----------------------------------------------------------- cartridges */
 

@@ -94,10 +94,16 @@ last_seq() { sqlite3 "$1" "SELECT coalesce(max(seq), 0) FROM fact_rows"; }
 # (valid_from, recorded_at, seq) order among those with a value a search
 # can use (a string, an integer, true, false) or none, and fact_spans each
 # such row's span (src/store/sqlite/spans.c).
+# The fact rows with their names as text (the rows hold ids:
+# docs/store-sqlite.md, "Names as integers").
+fact_text="(SELECT r.seq AS seq, (SELECT name FROM names WHERE id = r.tenant) AS tenant,
+	r.subject AS subject, (SELECT name FROM names WHERE id = r.predicate) AS predicate,
+	r.value AS value, r.valid_from AS valid_from, r.recorded_at AS recorded_at
+	FROM fact_rows AS r)"
 current_ok() {
 	local latest="SELECT tenant, subject, predicate, value, valid_from, recorded_at, seq
 		FROM (SELECT *, row_number() OVER (PARTITION BY tenant, subject, predicate
-		ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows
+		ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM $fact_text
 		WHERE value IS NULL OR substr(value, 1, 1) = '\"' OR value IN ('true', 'false')
 		OR value NOT GLOB '*[^0-9-]*') WHERE n = 1"
 	local current="SELECT tenant, subject, predicate, value, valid_from, recorded_at, seq
@@ -115,7 +121,7 @@ current_ok() {
 	local differs="h.valid_from IS NOT v"
 	[ "${3:-}" = forgot ] && differs="v IS NOT NULL AND (h.valid_from IS NULL OR h.valid_from < v)"
 	n=$(sqlite3 "$1" "SELECT count(*) FROM (SELECT tenant, predicate, max(valid_from) AS v
-		FROM fact_rows GROUP BY 1, 2) FULL JOIN fact_horizon AS h USING (tenant, predicate)
+		FROM $fact_text GROUP BY 1, 2) FULL JOIN fact_horizon AS h USING (tenant, predicate)
 		WHERE $differs")
 	[ "$n" = 0 ] || fail "$2: $n horizons of $1 differ from the history"
 	# fact_spans: one entry a row with such a value, from its valid_from to

@@ -270,7 +270,8 @@ static void replay_failing_midway_changes_nothing(void **state)
 	assert_int_equal(
 	    sqlite3_exec(db,
 			 "CREATE TRIGGER refuse BEFORE INSERT ON fact_rows "
-			 "WHEN NEW.tenant = 'tenant-01' AND NEW.predicate = 'state' "
+			 "WHEN NEW.tenant = (SELECT id FROM names WHERE name = 'tenant-01') AND "
+			 "NEW.predicate = (SELECT id FROM names WHERE name = 'state') "
 			 "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
 			 NULL, NULL, NULL),
 	    SQLITE_OK);

@@ -542,6 +542,21 @@ void keel_store_metrics(struct keel_store *s, struct keel_buf *out)
 		s->ops->metrics(s, out);
 }
 
+static void (*keel_store_progress_fn)(void *ud, const char *what);
+static void *keel_store_progress_ud;
+
+void keel_store_migrate_progress(void (*fn)(void *ud, const char *what), void *ud)
+{
+	keel_store_progress_fn = fn;
+	keel_store_progress_ud = ud;
+}
+
+void keel_store_migrating(const char *what)
+{
+	if (keel_store_progress_fn)
+		keel_store_progress_fn(keel_store_progress_ud, what);
+}
+
 int keel_store_schema_versions(struct keel_store *s, int *was, int *now)
 {
 	*was = *now = 0;

@@ -525,6 +525,9 @@ int keel_store_fail(struct keel_store *s, int code, const char *fmt, ...)
 /* Wrappers the library calls. */
 /* The URL s was opened with ("" if it was not opened by keel_store_open). */
 const char *keel_store_url(const struct keel_store *s);
+/* A store's migration says what it is doing (keel_store_migrate_progress,
+ * keel.h): one line, passed on to the process's progress function, if any. */
+void keel_store_migrating(const char *what);
 int keel_store_begin(struct keel_store *s);
 int keel_store_commit(struct keel_store *s);
 int keel_store_rollback(struct keel_store *s);

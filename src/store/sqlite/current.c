@@ -88,8 +88,8 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
      * window's order, than sort the few new rows). */
     [KEEL_SC_FOLD] =
 	"INSERT INTO fact_current (tenant, subject, predicate, value, valid_from, "
-	"recorded_at, seq) SELECT tenant, subject, predicate, value, valid_from, "
-	"recorded_at, seq FROM (SELECT tenant, subject, predicate, value, valid_from, "
+	"recorded_at, seq) SELECT " KEEL_SQ_NAME("tenant") ", subject, "
+	KEEL_SQ_NAME("predicate") ", value, valid_from, recorded_at, seq FROM (SELECT tenant, subject, predicate, value, valid_from, "
 	"recorded_at, seq, row_number() OVER (PARTITION BY tenant, subject, predicate "
 	"ORDER BY valid_from DESC, recorded_at DESC, seq DESC) AS n FROM fact_rows NOT "
 	"INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
@@ -99,9 +99,10 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
 	"WHERE (excluded.valid_from, excluded.recorded_at, excluded.seq) > "
 	"(fact_current.valid_from, fact_current.recorded_at, fact_current.seq)",
     [KEEL_SC_HORIZONS] =
-	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT tenant, "
-	"predicate, max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND "
-	"seq <= ?2 GROUP BY tenant, predicate ON CONFLICT (tenant, predicate) DO "
+	"INSERT INTO fact_horizon (tenant, predicate, valid_from) SELECT "
+	KEEL_SQ_NAME("fact_rows.tenant") ", " KEEL_SQ_NAME("fact_rows.predicate")
+	", max(valid_from) FROM fact_rows NOT INDEXED WHERE seq > ?1 AND "
+	"seq <= ?2 GROUP BY fact_rows.tenant, fact_rows.predicate ON CONFLICT (tenant, predicate) DO "
 	"UPDATE SET valid_from = excluded.valid_from WHERE excluded.valid_from > "
 	"fact_horizon.valid_from",
     [KEEL_SC_MARK] = "UPDATE meta SET value = ?1 WHERE key = 'fact_current_seq'",
@@ -112,27 +113,30 @@ static const char *const keel_sqlite_current_sql[KEEL_SC_N] = {
     /* spans.c: the rows the spans know are those fact_current
      * would keep */
     [KEEL_SC_SPAN_NEW] =
-	"SELECT seq, tenant, subject, predicate, value, valid_from, recorded_at FROM "
+	"SELECT seq, " KEEL_SQ_NAME("fact_rows.tenant") ", subject, "
+	KEEL_SQ_NAME("fact_rows.predicate") ", value, valid_from, recorded_at FROM "
 	"fact_rows NOT INDEXED WHERE seq > ?1 AND seq <= ?2 AND (value IS NULL OR "
-	KEEL_SQ_SEARCHABLE("value") ") ORDER BY tenant, subject, predicate, valid_from, "
-	"recorded_at, seq",
+	KEEL_SQ_SEARCHABLE("value") ") ORDER BY fact_rows.tenant, subject, "
+	"fact_rows.predicate, valid_from, recorded_at, seq",
     [KEEL_SC_SPAN_CURRENT] = "SELECT valid_from, recorded_at, seq, value FROM fact_current "
 			     "WHERE tenant = ?1 AND subject = ?2 AND predicate = ?3",
     [KEEL_SC_SPAN_BEFORE] =
 	"SELECT valid_from, recorded_at, seq FROM fact_rows INDEXED BY fact_rows_key WHERE "
-	"tenant = ?1 AND subject = ?2 AND predicate = ?3 AND seq <= ?4 AND (value IS NULL "
+	"tenant = " KEEL_SQ_ID("?1") " AND subject = ?2 AND predicate = " KEEL_SQ_ID("?3")
+	" AND seq <= ?4 AND (value IS NULL "
 	"OR " KEEL_SQ_SEARCHABLE("value") ") AND (valid_from, recorded_at, seq) < (?5, ?6, "
 	"?7) ORDER BY valid_from DESC, recorded_at DESC, seq DESC LIMIT 1",
     [KEEL_SC_SPAN_FROM] =
 	"SELECT seq, value, valid_from FROM fact_rows INDEXED BY fact_rows_key WHERE "
-	"tenant = ?1 AND subject = ?2 AND predicate = ?3 AND seq <= ?4 AND (value IS NULL "
+	"tenant = " KEEL_SQ_ID("?1") " AND subject = ?2 AND predicate = " KEEL_SQ_ID("?3")
+	" AND seq <= ?4 AND (value IS NULL "
 	"OR " KEEL_SQ_SEARCHABLE("value") ") AND (valid_from, recorded_at, seq) >= (?5, "
 	"?6, ?7) ORDER BY valid_from, recorded_at, seq",
     [KEEL_SC_SPAN_PUT] = "INSERT OR REPLACE INTO fact_spans (seq, key_lo, key_hi, "
 			 "valid_from, valid_to) VALUES (?1, ?2, ?2, ?3, ?4)",
     [KEEL_SC_SPAN_DROP] =
-	"DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM fact_rows WHERE tenant = ?1 "
-	"AND (?2 IS NULL OR predicate = ?2) AND seq <= (SELECT value FROM meta WHERE key "
+	"DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM fact_rows WHERE tenant = "
+	KEEL_SQ_ID("?1") " AND (?2 IS NULL OR predicate = " KEEL_SQ_ID("?2") ") AND seq <= (SELECT value FROM meta WHERE key "
 	"= 'fact_current_seq'))",
     /* valid_to >= ?2, not >: the R*Tree reads ?2 as a double, which
      * steps by more than a microsecond beyond 2^53 (spans.c) */

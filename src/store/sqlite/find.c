@@ -49,7 +49,8 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 		break;
 	case KEEL_SQLITE_FIND_STRING:
 		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows INDEXED BY "
-				 "fact_rows_value WHERE tenant = ?1 AND predicate = ?2 AND "
+				 "fact_rows_value WHERE tenant = " KEEL_SQ_ID("?1") " AND predicate = "
+				 KEEL_SQ_ID("?2") " AND "
 				 "string_value = ?3");
 		break;
 	case KEEL_SQLITE_FIND_CURRENT: /* not a skip-scan (keel_sqlite_find_sql) */
@@ -58,7 +59,7 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 		/* every subject that has a fact: fact_rows_key's first column
 		 * after the tenant */
 		keel_buf_adds(b, "(SELECT min(subject) FROM fact_rows INDEXED BY "
-				 "fact_rows_key WHERE tenant = ?1");
+				 "fact_rows_key WHERE tenant = " KEEL_SQ_ID("?1"));
 		break;
 	}
 	if (lower)
@@ -75,7 +76,8 @@ static void keel_sqlite_next_subject(struct keel_buf *b, enum keel_sqlite_find w
 static void keel_sqlite_holds(struct keel_buf *b, bool known_at)
 {
 	keel_buf_adds(b, " AND (SELECT value FROM fact_rows INDEXED BY fact_rows_key "
-			 "WHERE tenant = ?1 AND subject = c.s AND predicate = ?2 AND "
+			 "WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = c.s AND predicate = "
+			 KEEL_SQ_ID("?2") " AND "
 			 "valid_from <= ?7");
 	if (known_at)
 		keel_buf_adds(b, " AND recorded_at <= ?8");
@@ -115,7 +117,8 @@ void keel_sqlite_find_sql(struct keel_buf *b, enum keel_sqlite_find what, bool l
 		keel_buf_adds(b, "SELECT DISTINCT r.subject FROM fact_spans AS p CROSS JOIN "
 				 "fact_rows AS r WHERE p.key_lo <= ?9 AND p.key_hi >= ?9 AND "
 				 "p.valid_from <= ?7 AND p.valid_to >= ?7 AND r.seq = p.seq AND "
-				 "r.tenant = ?1 AND r.predicate = ?2 AND r.value = ?3");
+				 "r.tenant = " KEEL_SQ_ID("?1") " AND r.predicate = " KEEL_SQ_ID("?2")
+				 " AND r.value = ?3");
 		keel_sqlite_subject_range(b, "r.subject", lower, lower_inclusive, upper);
 		keel_buf_adds(b, " ORDER BY r.subject LIMIT ?6");
 		return;

@@ -96,19 +96,22 @@ int keel_sqlite_forget(struct keel_store *bs, struct keel_str tenant,
  * value is then one seek per predicate, not a scan of the tenant's rows. */
 #define KEEL_SQ_PREDICATES                                                              \
 	"WITH RECURSIVE p(x) AS (SELECT (SELECT min(predicate) FROM fact_rows WHERE "   \
-	"tenant = ?1 AND string_value IS NOT NULL) UNION ALL SELECT (SELECT "           \
-	"min(predicate) FROM fact_rows WHERE tenant = ?1 AND string_value IS NOT NULL " \
+	"tenant = " KEEL_SQ_ID("?1") " AND string_value IS NOT NULL) UNION ALL SELECT " \
+	"(SELECT min(predicate) FROM fact_rows WHERE tenant = " KEEL_SQ_ID("?1")        \
+	" AND string_value IS NOT NULL "                                                \
 	"AND predicate > p.x) FROM p WHERE p.x IS NOT NULL) "
 
 /* The fact rows whose value is the subject (?3: as a JSON string). */
 #define KEEL_SQ_VALUE_ROWS                                                              \
-	"SELECT r.seq FROM p JOIN fact_rows AS r ON r.tenant = ?1 AND r.predicate = "   \
+	"SELECT r.seq FROM p JOIN fact_rows AS r ON r.tenant = " KEEL_SQ_ID("?1")       \
+	" AND r.predicate = "                                                           \
 	"p.x AND r.string_value = ?3"
 
-/* The event that asserted a row of table (alias r). */
+/* The event that asserted a row of table (alias r) of the tenant ?1. */
 #define KEEL_SQ_ASSERTER(table, where)                                                  \
-	"SELECT k.seq FROM " table " AS r JOIN event_ids AS k ON k.tenant = r.tenant "  \
-	"AND k.source = r.asserted_by_source AND k.id = r.asserted_by WHERE " where
+	"SELECT k.seq FROM " table " AS r JOIN event_ids AS k ON k.tenant = ?1 "        \
+	"AND k.source = " KEEL_SQ_NAME("r.asserted_by_source") " AND k.id = "          \
+	"r.asserted_by WHERE " where
 
 /* keel_holds(text, needle): whether text holds needle's bytes, by
  * memmem (SQLite's instr() compares byte by byte, and counts characters
@@ -144,10 +147,10 @@ int keel_sqlite_forget_find(struct keel_store *bs, struct keel_str tenant,
 	 * only those. */
 	static const char head[] =
 	    KEEL_SQ_PREDICATES ", hits(seq) AS ("
-	    KEEL_SQ_ASSERTER("fact_rows", "r.tenant = ?1 AND r.subject = ?2")
+	    KEEL_SQ_ASSERTER("fact_rows", "r.tenant = " KEEL_SQ_ID("?1") " AND r.subject = ?2")
 	    " UNION " KEEL_SQ_ASSERTER("fact_rows", "r.seq IN (" KEEL_SQ_VALUE_ROWS ")")
-	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = ?1 AND r.subject = ?2")
-	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = ?1 AND r.object = ?2")
+	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = " KEEL_SQ_ID("?1") " AND r.subject = ?2")
+	    " UNION " KEEL_SQ_ASSERTER("relation_rows", "r.tenant = " KEEL_SQ_ID("?1") " AND r.object = ?2")
 	    " UNION SELECT seq FROM events WHERE tenant = ?1 AND (keel_holds(envelope, ?2) "
 	    "OR keel_holds(envelope, '\\')";
 	static const char tail[] =
@@ -254,9 +257,9 @@ static int keel_sqlite_touched(struct keel_sqlite_store *s, struct keel_str tena
 			       struct keel_sqlite_touched **out, size_t *n)
 {
 	static const char q[] = KEEL_SQ_PREDICATES
-	    "SELECT DISTINCT r.subject, r.predicate FROM p JOIN fact_rows AS r INDEXED BY "
-	    "fact_rows_value ON "
-	    "r.tenant = ?1 AND r.predicate = p.x AND r.string_value = ?3 WHERE "
+	    "SELECT DISTINCT r.subject, " KEEL_SQ_NAME("r.predicate") " FROM p JOIN "
+	    "fact_rows AS r INDEXED BY fact_rows_value ON r.tenant = " KEEL_SQ_ID("?1")
+	    " AND r.predicate = p.x AND r.string_value = ?3 WHERE "
 	    "r.subject <> ?2";
 	sqlite3_stmt *st;
 	int rc = keel_sqlite_prepare(s, q, sizeof q - 1, &st);
@@ -295,9 +298,10 @@ static int keel_sqlite_current_redo(struct keel_sqlite_store *s, struct keel_str
 	static const char *const sql[] = {
 	    "DELETE FROM fact_current WHERE tenant = ?1 AND subject = ?2 AND predicate = ?3",
 	    "INSERT INTO fact_current (tenant, subject, predicate, value, valid_from, "
-	    "recorded_at, seq) SELECT tenant, subject, predicate, value, valid_from, "
-	    "recorded_at, seq FROM fact_rows INDEXED BY fact_rows_key WHERE tenant = ?1 AND "
-	    "subject = ?2 AND predicate = ?3 AND seq <= ?4 AND (value IS NULL OR "
+	    "recorded_at, seq) SELECT ?1, subject, ?3, value, valid_from, "
+	    "recorded_at, seq FROM fact_rows INDEXED BY fact_rows_key WHERE tenant = "
+	    KEEL_SQ_ID("?1") " AND subject = ?2 AND predicate = " KEEL_SQ_ID("?3")
+	    " AND seq <= ?4 AND (value IS NULL OR "
 	    "substr(value, 1, 1) = '\"' OR value IN ('true', 'false') OR value NOT GLOB "
 	    "'*[^0-9-]*') ORDER BY valid_from DESC, recorded_at DESC, seq DESC LIMIT 1"};
 	int rc = 0;
@@ -332,11 +336,12 @@ int keel_sqlite_forget_rows(struct keel_store *bs, struct keel_str tenant,
 	 * subject's current rows and mentions. */
 	static const char *const drops[] = {
 	    KEEL_SQ_PREDICATES "DELETE FROM fact_spans WHERE seq IN (SELECT seq FROM "
-	    "fact_rows WHERE tenant = ?1 AND subject = ?2 UNION " KEEL_SQ_VALUE_ROWS ")",
-	    "DELETE FROM fact_rows WHERE tenant = ?1 AND subject = ?2",
+	    "fact_rows WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = ?2 UNION "
+	    KEEL_SQ_VALUE_ROWS ")",
+	    "DELETE FROM fact_rows WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = ?2",
 	    KEEL_SQ_PREDICATES "DELETE FROM fact_rows WHERE seq IN (" KEEL_SQ_VALUE_ROWS ")",
-	    "DELETE FROM relation_rows WHERE tenant = ?1 AND subject = ?2",
-	    "DELETE FROM relation_rows WHERE tenant = ?1 AND object = ?2",
+	    "DELETE FROM relation_rows WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = ?2",
+	    "DELETE FROM relation_rows WHERE tenant = " KEEL_SQ_ID("?1") " AND object = ?2",
 	};
 	for (size_t i = 0; rc == 0 && i < KEEL_ARRAY_LEN(drops); i++)
 		rc = keel_sqlite_forget_run(s, drops[i], tenant, subject, quoted, NULL, 0,

@@ -19,6 +19,7 @@
  *   cartridge.c   each tenant's recorded cartridge
  *   checkpoint.c  background WAL checkpoints of a writing handle
  *   forget.c      keel forget: redacted envelopes, tombstones, scrubbing
+ *   names.c       names as integers: a batch's names to their ids
  */
 #ifndef KEEL_STORE_SQLITE_STORE_H
 #define KEEL_STORE_SQLITE_STORE_H
@@ -92,9 +93,34 @@ enum {
 	KEEL_SP_RECORDED
 };
 
+/* ------------------------------------------------------------- names */
+
+/* The fact and relation rows name their tenant, predicate or relation and
+ * their event's source by id (docs/store-sqlite.md, "Names"). In SQL: the
+ * id of the name bound at parameter p, 0 (no name's: ids begin at 1) when
+ * the store has no such name, so that an unknown name matches no row;
+ * and the name of the id in column c. Neither refers to the row being
+ * read in a way that stops SQLite from seeking an index with it: the
+ * first is evaluated once per run of the statement. */
+#define KEEL_SQ_ID(p) "coalesce((SELECT id FROM names WHERE name = " p "), 0)"
+#define KEEL_SQ_NAME(c) "(SELECT name FROM names WHERE id = " c ")"
+
+/* The names a handle has found or made, text to id: a batch looks up only
+ * those it has not met before. Ids never change once committed; the cache
+ * is emptied when a transaction rolls back (its new names are gone), and
+ * before a batch when it holds more than KEEL_SQLITE_NAMES_MOST. */
+#define KEEL_SQLITE_NAMES_MOST 65536
+#define KEEL_SQLITE_NAMES_BYID_MOST (1u << 20)
+struct keel_sqlite_name {
+	char *text; /* NULL: an empty slot */
+	size_t len;
+	uint64_t hash;
+	int64_t id; /* 0: not known yet (during a batch's lookup) */
+};
+
 /* ------------------------------------------------------------- the store */
 
-enum keel_sqlite_padded { KEEL_SQ_SEEN, KEEL_SQ_NPADDED };
+enum keel_sqlite_padded { KEEL_SQ_SEEN, KEEL_SQ_NAMES, KEEL_SQ_NPADDED };
 
 /* A statement over a VALUES list: head, then the tuples, then tail. A
  * tuple with slot=true starts with its position (a literal) so that result
@@ -199,6 +225,21 @@ struct keel_sqlite_store {
 	const struct keel_assertion **rows; /* one kind's rows of a batch */
 	size_t rows_cap;
 	struct keel_sqlite_checkpointer ckpt;
+	/* names.c: the cache of ids, and the ids of a batch's rows (tenant,
+	 * name, source per row) */
+	struct keel_sqlite_name *names;
+	size_t names_cap, names_n;
+	int64_t *row_ids;
+	size_t row_ids_cap;
+	sqlite3_stmt *name_put;
+	/* and the other way, id to text, for the scans: by id (ids are
+	 * dense from 1), up to KEEL_SQLITE_NAMES_BYID_MOST; a larger id is
+	 * read into one of the spill buffers, in turn */
+	struct keel_str *byid;
+	size_t byid_cap;
+	sqlite3_stmt *name_get;
+	struct keel_buf spill[4];
+	unsigned spill_next;
 	/* keel_store_durable_commits: each commit syncs the log (store.c),
 	 * counted in commit_syncs (read by any thread: GET /metrics). */
 	bool durable;
@@ -301,6 +342,20 @@ int keel_sqlite_prepare(struct keel_sqlite_store *s, const char *sql, size_t len
 int keel_sqlite_check_schema(struct keel_sqlite_store *s);
 int keel_sqlite_migrate(struct keel_sqlite_store *s);
 int keel_sqlite_exec(struct keel_sqlite_store *s, const char *sql);
+
+/* Names (names.c). names_ids: the ids of the rows' names, s->row_ids[3 *
+ * i + k] for row i (k: 0 tenant, 1 predicate or relation, 2 source),
+ * new names inserted. names_forget: empties the cache (a rollback).
+ * names_free: at close. */
+int keel_sqlite_names_ids(struct keel_sqlite_store *s, const struct keel_assertion *rows,
+			  size_t n);
+void keel_sqlite_names_forget(struct keel_sqlite_store *s);
+/* name_of: the text of id in *out, valid until the cache is emptied (a
+ * rollback), or, when *stable is false, until four more such calls.
+ * An id with no name (which no row holds) is an error. */
+int keel_sqlite_name_of(struct keel_sqlite_store *s, int64_t id, struct keel_str *out,
+			bool *stable);
+void keel_sqlite_names_free(struct keel_sqlite_store *s);
 
 /* Batches (store.c) */
 int keel_sqlite_append(struct keel_store *bs, const struct keel_append *a);

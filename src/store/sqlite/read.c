@@ -32,23 +32,31 @@ static unsigned keel_sqlite_scan_mask(const struct keel_scan *q)
 	return m;
 }
 
-/* The equality filters of a row scan: tenant, and those the mask has. */
-static void keel_sqlite_row_filters(struct keel_buf *b, bool fact, unsigned m)
+/* The equality filters of a scan: tenant, and those the mask has. The
+ * fact and relation rows (ids: true) name the tenant, predicate and
+ * relation by id (parts.h, KEEL_SQ_ID). */
+static void keel_sqlite_filters(struct keel_buf *b, bool fact, bool ids, unsigned m)
 {
-	keel_buf_adds(b, "tenant = ?1");
+	keel_buf_adds(b, ids ? "tenant = " KEEL_SQ_ID("?1") : "tenant = ?1");
 	if (m & KEEL_SF_SUBJECT)
 		keel_buf_adds(b, " AND subject = ?2");
 	if (m & KEEL_SF_NAME)
-		keel_buf_adds(b, fact ? " AND predicate = ?3" : " AND relation = ?3");
+		keel_buf_adds(b, fact ? " AND predicate = " KEEL_SQ_ID("?3")
+				      : " AND relation = " KEEL_SQ_ID("?3"));
 	if (m & KEEL_SF_OBJECT)
 		keel_buf_adds(b, " AND object = ?4");
+}
+
+static void keel_sqlite_row_filters(struct keel_buf *b, bool fact, unsigned m)
+{
+	keel_sqlite_filters(b, fact, true, m);
 }
 
 /* One arm of keel_sqlite_at_row: the timeline's rows that pass `bound`,
  * the last (before) or the first (after) in index order. */
 static void keel_sqlite_at_arm(struct keel_buf *b, bool fact, bool before, const char *bound)
 {
-	keel_buf_addf(b, "(SELECT seq FROM %s WHERE tenant = ?1 AND subject = k.s AND %s",
+	keel_buf_addf(b, "(SELECT seq FROM %s WHERE tenant = " KEEL_SQ_ID("?1") " AND subject = k.s AND %s",
 		      fact ? "fact_rows" : "relation_rows",
 		      fact ? "predicate = k.n" : "relation = k.n AND object = k.o");
 	keel_buf_adds(b, bound);
@@ -182,21 +190,23 @@ static void keel_sqlite_at_sql(struct keel_buf *b, bool fact, unsigned m)
 		keel_buf_adds(b, nfree == 1 ? ", NULL)" : ")");
 	}
 	keel_buf_adds(b, ") ");
+	/* the names joined back; the tenant is ?1's */
 	keel_buf_adds(
-	    b, fact ? "SELECT r.tenant, r.subject, r.predicate, r.value, "
+	    b, fact ? "SELECT ?1, r.subject, " KEEL_SQ_NAME("r.predicate") ", r.value, "
 		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
-		      "r.asserted_by_source"
-		    : "SELECT r.tenant, r.subject, r.relation, r.object, r.linked, "
+		      KEEL_SQ_NAME("r.asserted_by_source")
+		    : "SELECT ?1, r.subject, " KEEL_SQ_NAME("r.relation") ", r.object, r.linked, "
 		      "r.valid_from, r.asserted_by, r.seq, r.recorded_at, "
-		      "r.asserted_by_source");
+		      KEEL_SQ_NAME("r.asserted_by_source"));
 	keel_buf_addf(b, " FROM k CROSS JOIN %s AS r ON r.seq IN (", table);
 	keel_sqlite_at_row(b, fact, m, true);
 	keel_buf_addc(b, ',');
 	keel_sqlite_at_row(b, fact, m, false);
+	/* 3: the name's text, which orders as the dump does (ids do not) */
 	keel_buf_adds(b,
-		      fact ? ") ORDER BY r.subject, r.predicate, r.valid_from, "
+		      fact ? ") ORDER BY r.subject, 3, r.valid_from, "
 			     "r.recorded_at, r.seq"
-			   : ") ORDER BY r.subject, r.relation, r.object, r.valid_from, "
+			   : ") ORDER BY r.subject, 3, r.object, r.valid_from, "
 			     "r.recorded_at, r.seq");
 }
 
@@ -204,7 +214,8 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 				 unsigned m)
 {
 	bool fact = type == KEEL_REC_FACT;
-	if ((type == KEEL_REC_FACT || type == KEEL_REC_RELATION) && (m & KEEL_SF_AT)) {
+	bool rows = type == KEEL_REC_FACT || type == KEEL_REC_RELATION;
+	if (rows && (m & KEEL_SF_AT)) {
 		keel_sqlite_at_sql(b, fact, m);
 		return;
 	}
@@ -213,22 +224,25 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	     * index covers them, and the scan folds each subject's run. */
 	    [KEEL_REC_ENTITY] = "SELECT tenant, subject, kind, kind_time, first_seen, "
 				"last_seen, recorded_at, seq FROM entity_mentions",
-	    [KEEL_REC_FACT] = "SELECT tenant, subject, predicate, value, valid_from, "
+	    /* the names as ids, their text found by keel_sqlite_timelines;
+	     * the tenant is ?1's */
+	    [KEEL_REC_FACT] = "SELECT ?1, subject, predicate, value, valid_from, "
 			      "asserted_by, seq, recorded_at, asserted_by_source FROM fact_rows",
-	    [KEEL_REC_RELATION] = "SELECT tenant, subject, relation, object, linked, "
-				  "valid_from, asserted_by, seq, recorded_at, "
-				  "asserted_by_source FROM relation_rows",
+	    [KEEL_REC_RELATION] = "SELECT ?1, subject, relation, object, linked, valid_from, "
+				  "asserted_by, seq, recorded_at, asserted_by_source FROM "
+				  "relation_rows",
 	    /* The log is read in rowid (arrival) order with no sort; one
 	     * event by id is found through event_ids (below). */
 	    [KEEL_REC_EVENT] = "SELECT tenant, id, type, time, envelope, hash, seq, "
 			       "recorded_at, source FROM events",
 	};
 	/* Every timeline's rows contiguous, in (valid_from, arrival) order:
-	 * the key index's order, no sort. */
+	 * the key index's order, no sort. Its names come in the order of
+	 * their ids: keel_sqlite_timelines puts each subject's timelines in
+	 * the order of their names' text. */
 	static const char *const order[] = {
 	    [KEEL_REC_ENTITY] = " ORDER BY subject, recorded_at",
-	    [KEEL_REC_FACT] =
-		" ORDER BY subject, predicate, valid_from, recorded_at, seq",
+	    [KEEL_REC_FACT] = " ORDER BY subject, predicate, valid_from, recorded_at, seq",
 	    [KEEL_REC_RELATION] =
 		" ORDER BY subject, relation, object, valid_from, recorded_at, seq",
 	    [KEEL_REC_EVENT] = " ORDER BY seq",
@@ -238,7 +252,7 @@ static void keel_sqlite_scan_sql(struct keel_buf *b, enum keel_record_type type,
 	if (m & KEEL_SF_EVENT_ID)
 		keel_buf_adds(b, "seq = (SELECT seq FROM event_ids WHERE tenant = ?1 AND "
 				 "source = ?8 AND id = ?6) AND ");
-	keel_sqlite_row_filters(b, fact, m);
+	keel_sqlite_filters(b, fact, rows, m);
 	if (m & KEEL_SF_KNOWN_AT)
 		keel_buf_adds(b, " AND recorded_at <= ?7");
 	/* One transaction's events (keel forget): their seqs from the narrow
@@ -361,6 +375,177 @@ static int keel_sqlite_emit_entity(struct keel_sqlite_entity_fold *e,
 	return fn(ud, &r);
 }
 
+/*
+ * The rows of a whole-timeline scan, which names its names by id in the
+ * index's order (subject, name id, [object,] valid_from, ...), handed on
+ * in the scan's order (subject, name text, ...): each subject's rows are
+ * kept until the next subject begins, their timelines then handed on in
+ * the order of their names' text (the rows of one name id are one run,
+ * in order). With the name fixed by the filter there is one name, and
+ * nothing is kept. Memory: the largest subject's rows, which SQLite's
+ * sorter would hold as well; sorting them here costs less than SQL's
+ * ORDER BY on the names' text did (docs/store-sqlite.md, "Names as
+ * integers").
+ */
+struct keel_sqlite_kept {
+	int64_t name, source, valid_from, seq, recorded_at;
+	struct keel_str name_text, object, value, asserted_by;
+	bool linked;
+};
+
+struct keel_sqlite_run {
+	size_t first, n;
+	struct keel_str name;
+};
+
+struct keel_sqlite_timelines {
+	struct keel_sqlite_store *s;
+	const struct keel_scan *q;
+	keel_scan_fn fn;
+	void *ud;
+	struct keel_buf subject;
+	struct keel_arena arena;
+	struct keel_sqlite_kept *kept;
+	size_t nkept, kept_cap;
+	struct keel_sqlite_run *runs;
+	size_t nruns, runs_cap;
+};
+
+static int keel_sqlite_run_cmp(const void *a, const void *b)
+{
+	const struct keel_sqlite_run *x = a, *y = b;
+	int c = keel_str_cmp(x->name, y->name);
+	return c ? c : (x->first > y->first) - (x->first < y->first);
+}
+
+/* Hands on one row: its names' text found (the source's here). */
+static int keel_sqlite_timeline_row(struct keel_sqlite_timelines *t, struct keel_str subject,
+				    const struct keel_sqlite_kept *k, int *stop)
+{
+	struct keel_record r;
+	memset(&r, 0, sizeof r);
+	r.type = t->q->type;
+	r.tenant = t->q->tenant;
+	r.valid_to = KEEL_TIME_INF;
+	r.subject = subject;
+	r.name = k->name_text;
+	r.value = k->value;
+	r.object = k->object;
+	r.linked = k->linked;
+	r.valid_from = k->valid_from;
+	r.asserted_by.id = k->asserted_by;
+	r.seq = k->seq;
+	r.recorded_at = k->recorded_at;
+	bool stable;
+	int rc = keel_sqlite_name_of(t->s, k->source, &r.asserted_by.source, &stable);
+	if (rc)
+		return rc;
+	*stop = t->fn(t->ud, &r);
+	return 0;
+}
+
+/* The kept subject's timelines, in the order of their names' text. */
+static int keel_sqlite_timelines_flush(struct keel_sqlite_timelines *t, int *stop)
+{
+	qsort(t->runs, t->nruns, sizeof *t->runs, keel_sqlite_run_cmp);
+	struct keel_str subject =
+	    keel_str_make(t->subject.data ? t->subject.data : "", t->subject.len);
+	int rc = 0;
+	for (size_t i = 0; !rc && !*stop && i < t->nruns; i++)
+		for (size_t j = 0; !rc && !*stop && j < t->runs[i].n; j++)
+			rc = keel_sqlite_timeline_row(t, subject, &t->kept[t->runs[i].first + j],
+						      stop);
+	t->nkept = t->nruns = 0;
+	keel_arena_reset(&t->arena);
+	return rc;
+}
+
+/* The row st is on, kept (its strings copied) or, with the name fixed,
+ * handed on. */
+static int keel_sqlite_timelines_add(struct keel_sqlite_timelines *t, sqlite3_stmt *st,
+				     bool keep, int *stop)
+{
+	bool fact = t->q->type == KEEL_REC_FACT;
+	struct keel_sqlite_kept k = {.name = sqlite3_column_int64(st, 2)};
+	int c = 3;
+	if (fact) {
+		k.value = keel_sqlite_col_str(st, c++);
+	} else {
+		k.object = keel_sqlite_col_str(st, c++);
+		k.linked = sqlite3_column_int64(st, c++) != 0;
+	}
+	k.valid_from = sqlite3_column_int64(st, c++);
+	k.asserted_by = keel_sqlite_col_str(st, c++);
+	k.seq = sqlite3_column_int64(st, c++);
+	k.recorded_at = sqlite3_column_int64(st, c++);
+	k.source = sqlite3_column_int64(st, c);
+	bool stable;
+	int rc = keel_sqlite_name_of(t->s, k.name, &k.name_text, &stable);
+	if (rc)
+		return rc;
+	if (!keep)
+		return keel_sqlite_timeline_row(t, keel_sqlite_col_str(st, 1), &k, stop);
+	if (!stable)
+		k.name_text = keel_arena_str(&t->arena, k.name_text);
+	k.value = keel_arena_str(&t->arena, k.value);
+	k.object = keel_arena_str(&t->arena, k.object);
+	k.asserted_by = keel_arena_str(&t->arena, k.asserted_by);
+	if (t->nkept == t->kept_cap) {
+		t->kept_cap = t->kept_cap ? 2 * t->kept_cap : 256;
+		t->kept = keel_xrealloc(t->kept, t->kept_cap * sizeof *t->kept);
+	}
+	if (!t->nruns || t->kept[t->nkept - 1].name != k.name) {
+		if (t->nruns == t->runs_cap) {
+			t->runs_cap = t->runs_cap ? 2 * t->runs_cap : 16;
+			t->runs = keel_xrealloc(t->runs, t->runs_cap * sizeof *t->runs);
+		}
+		t->runs[t->nruns++] =
+		    (struct keel_sqlite_run){.first = t->nkept, .n = 0, .name = k.name_text};
+	}
+	t->runs[t->nruns - 1].n++;
+	t->kept[t->nkept++] = k;
+	return 0;
+}
+
+/* Steps st (a whole-timeline scan of facts or relations) to its end or
+ * until fn stops; returns the last step's result, *err a failure to find
+ * a name. */
+static int keel_sqlite_timelines(struct keel_sqlite_store *s, sqlite3_stmt *st,
+				 const struct keel_scan *q, unsigned m, keel_scan_fn fn,
+				 void *ud, int *stop, int *err)
+{
+	struct keel_sqlite_timelines t = {.s = s, .q = q, .fn = fn, .ud = ud};
+	keel_buf_init(&t.subject);
+	keel_arena_init(&t.arena);
+	bool keep = !(m & KEEL_SF_NAME);
+	int rc = SQLITE_DONE;
+	*err = 0;
+	while (!*err && !*stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (keep && t.nkept) {
+			struct keel_str subject = keel_sqlite_col_str(st, 1);
+			if (!keel_str_eq(subject, keel_str_make(t.subject.data ? t.subject.data
+										: "",
+								t.subject.len)))
+				*err = keel_sqlite_timelines_flush(&t, stop);
+		}
+		if (*err || *stop)
+			break;
+		if (keep && !t.nkept) {
+			struct keel_str subject = keel_sqlite_col_str(st, 1);
+			keel_buf_reset(&t.subject);
+			keel_buf_add(&t.subject, subject.ptr ? subject.ptr : "", subject.len);
+		}
+		*err = keel_sqlite_timelines_add(&t, st, keep, stop);
+	}
+	if (!*err && !*stop && rc == SQLITE_DONE && t.nkept)
+		*err = keel_sqlite_timelines_flush(&t, stop);
+	keel_buf_free(&t.subject);
+	keel_arena_free(&t.arena);
+	free(t.kept);
+	free(t.runs);
+	return rc;
+}
+
 /* Steps st to its end (or until fn stops): rows handed on one by one,
  * entities folded per subject. Returns the last step's result, and the
  * callback's in *stop. */
@@ -441,8 +626,17 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 	if (!rc) {
 		if (!own)
 			s->scan_busy[q->type][m] = true;
-		rc = keel_sqlite_scan_rows(st, q, fn, ud, &stop);
-		rc = stop ? (sqlite3_reset(st), 0) : keel_sqlite_finish(s, st, rc);
+		int err = 0;
+		if ((q->type == KEEL_REC_FACT || q->type == KEEL_REC_RELATION) &&
+		    !(m & KEEL_SF_AT))
+			rc = keel_sqlite_timelines(s, st, q, m, fn, ud, &stop, &err);
+		else
+			rc = keel_sqlite_scan_rows(st, q, fn, ud, &stop);
+		if (err) {
+			sqlite3_reset(st);
+			rc = err;
+		} else
+			rc = stop ? (sqlite3_reset(st), 0) : keel_sqlite_finish(s, st, rc);
 		if (!own)
 			s->scan_busy[q->type][m] = false;
 	}
@@ -469,8 +663,9 @@ int keel_sqlite_scan(struct keel_store *bs, const struct keel_scan *q, keel_scan
 	KEEL_SQ_TENANTS_OF("d", "relation_rows")                           \
 	" SELECT x FROM a WHERE x IS NOT NULL"                             \
 	" UNION SELECT x FROM b WHERE x IS NOT NULL"                       \
-	" UNION SELECT x FROM c WHERE x IS NOT NULL"                       \
-	" UNION SELECT x FROM d WHERE x IS NOT NULL ORDER BY 1"
+	" UNION SELECT " KEEL_SQ_NAME("x") " FROM c WHERE x IS NOT NULL"   \
+	" UNION SELECT " KEEL_SQ_NAME("x") " FROM d WHERE x IS NOT NULL"   \
+	" ORDER BY 1"
 /* clang-format on */
 
 int keel_sqlite_tenants(struct keel_store *bs, struct keel_ptrvec *out)
@@ -502,9 +697,10 @@ int keel_sqlite_counts(struct keel_store *bs, struct keel_str tenant, int64_t kn
 	    "e.s IS NOT NULL) SELECT count(*) FROM e WHERE e.s IS NOT NULL AND "
 	    "(SELECT min(recorded_at) FROM entity_mentions WHERE tenant = ?1 AND "
 	    "subject = e.s) <= ?2), "
-	    "(SELECT count(*) FROM fact_rows WHERE tenant = ?1 AND recorded_at <= ?2), "
-	    "(SELECT count(*) FROM relation_rows WHERE tenant = ?1 AND recorded_at <= "
-	    "?2), "
+	    "(SELECT count(*) FROM fact_rows WHERE tenant = " KEEL_SQ_ID("?1")
+	    " AND recorded_at <= ?2), "
+	    "(SELECT count(*) FROM relation_rows WHERE tenant = " KEEL_SQ_ID("?1")
+	    " AND recorded_at <= ?2), "
 	    "(SELECT count(*) FROM event_ids WHERE tenant = ?1 AND recorded_at <= ?2)");
 	if (rc)
 		return rc;

@@ -13,12 +13,16 @@
 static int keel_sqlite_delete_tenant(struct keel_sqlite_store *s, const char *table,
 				     struct keel_str tenant)
 {
+	/* the fact and relation rows name the tenant by id (0 when the
+	 * store has no such name: then no row is the tenant's, and the
+	 * others are every row) */
+	const char *key = strcmp(table, "entity_mentions") ? KEEL_SQ_ID("?1") : "?1";
 	struct keel_buf sql;
 	keel_buf_init(&sql);
 	keel_buf_addf(&sql,
-		      "SELECT EXISTS (SELECT 1 FROM %s WHERE tenant < ?1) OR "
-		      "EXISTS (SELECT 1 FROM %s WHERE tenant > ?1)",
-		      table, table);
+		      "SELECT EXISTS (SELECT 1 FROM %s WHERE tenant < %s) OR "
+		      "EXISTS (SELECT 1 FROM %s WHERE tenant > %s)",
+		      table, key, table, key);
 	sqlite3_stmt *st = NULL;
 	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
 	bool others = true;
@@ -35,7 +39,7 @@ static int keel_sqlite_delete_tenant(struct keel_sqlite_store *s, const char *ta
 	}
 	keel_buf_reset(&sql);
 	if (others)
-		keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = ?1", table);
+		keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = %s", table, key);
 	else
 		keel_buf_addf(&sql, "DELETE FROM %s", table);
 	if (rc == 0)
@@ -58,8 +62,10 @@ static int keel_sqlite_delete_named(struct keel_sqlite_store *s, const char *tab
 {
 	struct keel_buf sql;
 	keel_buf_init(&sql);
-	keel_buf_addf(&sql, "DELETE FROM %s WHERE tenant = ?1 AND %s = ?2", table,
-		      column);
+	keel_buf_addf(&sql,
+		      "DELETE FROM %s WHERE tenant = " KEEL_SQ_ID("?1") " AND %s = " KEEL_SQ_ID(
+			  "?2"),
+		      table, column);
 	sqlite3_stmt *st = NULL;
 	int rc = keel_sqlite_prepare(s, sql.data, sql.len, &st);
 	if (rc == 0) {

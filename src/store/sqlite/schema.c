@@ -466,13 +466,123 @@ static const char *const keel_sqlite_step_shared_cartridges[] = {
     NULL,
 };
 
+/*
+ * Names as integers (docs/store-sqlite.md, "Names"). The fact and
+ * relation rows name their tenant, predicate or relation, and the source
+ * of their asserting event by an integer, the id of that text in names,
+ * where each distinct text is once (shared by every tenant and every kind
+ * of name). These are the names a row's keys begin with and repeat
+ * millions of times; a read gives them as equalities, so that an id
+ * serves every lookup. Subjects and objects stay text: the dump, keel
+ * entities and keel search walk them in bytewise order, which ids do not
+ * have. The event's id stays text too: nearly every event has its own,
+ * and a name per event would cost the names table more than the rows
+ * save. The views show the same columns and rows as before, the names
+ * joined back.
+ */
+#define KEEL_SQ_FACT_TEXT                                                               \
+	"(SELECT r.seq AS seq, t.name AS tenant, r.subject AS subject, p.name AS "      \
+	"predicate, r.value AS value, r.valid_from AS valid_from, r.asserted_by AS "    \
+	"asserted_by, r.recorded_at AS recorded_at, s.name AS asserted_by_source FROM " \
+	"fact_rows AS r JOIN names AS t ON t.id = r.tenant JOIN names AS p ON p.id = "  \
+	"r.predicate JOIN names AS s ON s.id = r.asserted_by_source)"
+
+#define KEEL_SQ_RELATION_TEXT                                                           \
+	"(SELECT r.seq AS seq, t.name AS tenant, r.subject AS subject, p.name AS "      \
+	"relation, r.object AS object, r.linked AS linked, r.valid_from AS valid_from, " \
+	"r.asserted_by AS asserted_by, r.recorded_at AS recorded_at, s.name AS "        \
+	"asserted_by_source FROM relation_rows AS r JOIN names AS t ON t.id = r.tenant " \
+	"JOIN names AS p ON p.id = r.relation JOIN names AS s ON s.id = "               \
+	"r.asserted_by_source)"
+
+static const char *const keel_sqlite_step_names[] = {
+    "CREATE TABLE names (\n"
+    "	id INTEGER PRIMARY KEY,\n"
+    "	name TEXT NOT NULL UNIQUE\n"
+    ");\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT tenant FROM fact_rows;\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT predicate FROM fact_rows;\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT asserted_by_source FROM fact_rows;\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT tenant FROM relation_rows;\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT relation FROM relation_rows;\n"
+    "INSERT OR IGNORE INTO names (name) SELECT DISTINCT asserted_by_source FROM "
+    "relation_rows;\n"
+    "DROP VIEW facts;\n"
+    "DROP VIEW relations;\n",
+    /* fact_rows again, over ids, in seq order (as an ingest writes it);
+     * its indexes are made once the rows are in, each in one sort */
+    "CREATE TABLE fact_rows_by_id (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant INTEGER NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	predicate INTEGER NOT NULL,\n"
+    "	value TEXT,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL,\n"
+    "	asserted_by_source INTEGER NOT NULL,\n"
+    "	string_value TEXT GENERATED ALWAYS AS "
+    "(CASE WHEN value >= '\"' AND value < '#' THEN value END) VIRTUAL\n"
+    ");\n"
+    "INSERT INTO fact_rows_by_id (seq, tenant, subject, predicate, value, valid_from, "
+    "asserted_by, recorded_at, asserted_by_source) SELECT r.seq, t.id, r.subject, "
+    "p.id, r.value, r.valid_from, r.asserted_by, r.recorded_at, s.id FROM fact_rows "
+    "AS r JOIN names AS t ON t.name = r.tenant JOIN names AS p ON p.name = "
+    "r.predicate JOIN names AS s ON s.name = r.asserted_by_source ORDER BY r.seq;\n"
+    "DROP TABLE fact_rows;\n"
+    "ALTER TABLE fact_rows_by_id RENAME TO fact_rows;\n",
+    "CREATE INDEX fact_rows_key ON fact_rows "
+    "(tenant, subject, predicate, valid_from, recorded_at);\n",
+    "CREATE INDEX fact_rows_value ON fact_rows (tenant, predicate, string_value, "
+    "subject) WHERE string_value IS NOT NULL;\n"
+    "CREATE INDEX fact_rows_ahead ON fact_rows "
+    "(tenant, subject, predicate, valid_from, recorded_at) "
+    "WHERE valid_from > recorded_at;\n",
+    "CREATE TABLE relation_rows_by_id (\n"
+    "	seq INTEGER PRIMARY KEY,\n"
+    "	tenant INTEGER NOT NULL,\n"
+    "	subject TEXT NOT NULL,\n"
+    "	relation INTEGER NOT NULL,\n"
+    "	object TEXT NOT NULL,\n"
+    "	linked INTEGER NOT NULL,\n"
+    "	valid_from INTEGER NOT NULL,\n"
+    "	asserted_by TEXT NOT NULL,\n"
+    "	recorded_at INTEGER NOT NULL,\n"
+    "	asserted_by_source INTEGER NOT NULL\n"
+    ");\n"
+    "INSERT INTO relation_rows_by_id (seq, tenant, subject, relation, object, linked, "
+    "valid_from, asserted_by, recorded_at, asserted_by_source) SELECT r.seq, t.id, "
+    "r.subject, p.id, r.object, r.linked, r.valid_from, r.asserted_by, r.recorded_at, "
+    "s.id FROM relation_rows AS r JOIN names AS t ON t.name = r.tenant JOIN names AS "
+    "p ON p.name = r.relation JOIN names AS s ON s.name = r.asserted_by_source ORDER "
+    "BY r.seq;\n"
+    "DROP TABLE relation_rows;\n"
+    "ALTER TABLE relation_rows_by_id RENAME TO relation_rows;\n",
+    "CREATE INDEX relation_rows_key ON relation_rows "
+    "(tenant, subject, relation, object, valid_from, recorded_at);\n"
+    "CREATE INDEX relation_rows_object ON relation_rows "
+    "(tenant, object, relation, subject, valid_from, recorded_at);\n"
+    "CREATE INDEX relation_rows_ahead ON relation_rows "
+    "(tenant, subject, relation, object, valid_from, recorded_at) "
+    "WHERE valid_from > recorded_at;\n",
+    "CREATE VIEW facts AS SELECT seq, tenant, subject, predicate, value, "
+    KEEL_SQ_VALUE_TEXT " AS value_text, " KEEL_SQ_ROW_TIMES_SORT " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, predicate, value",
+			 "tenant, subject, predicate", KEEL_SQ_FACT_TEXT) ");\n",
+    "CREATE VIEW relations AS SELECT seq, tenant, subject, relation, object, "
+    "linked, " KEEL_SQ_ROW_TIMES_SORT " FROM ("
+    KEEL_SQ_DERIVED_REFS("tenant, subject, relation, object, linked",
+			 "tenant, subject, relation, object", KEEL_SQ_RELATION_TEXT) ");\n",
+    NULL,
+};
+
 /* Migration i takes a database from schema version i to i + 1. */
 static const char *const *const keel_sqlite_migrations[] = {
     keel_sqlite_step1, keel_sqlite_step2, keel_sqlite_step_event_source,
     keel_sqlite_step_tombstones, keel_sqlite_step_tenant_cartridges,
     keel_sqlite_step_find, keel_sqlite_step_ahead, keel_sqlite_step_current,
     keel_sqlite_step_spans, keel_sqlite_step_views_sort,
-    keel_sqlite_step_shared_cartridges};
+    keel_sqlite_step_shared_cartridges, keel_sqlite_step_names};
 #define KEEL_SQLITE_SCHEMA_VERSION ((int64_t)KEEL_ARRAY_LEN(keel_sqlite_migrations))
 
 /* -------------------------------------------------------------- schema */
@@ -600,6 +710,34 @@ int keel_sqlite_check_schema(struct keel_sqlite_store *s)
 	return 0;
 }
 
+/* Says which part of which step runs now (keel_store_migrating): the
+ * first statement of the SQL text up to its first parenthesis or line, a
+ * step's parts being a handful of long statements (a table copied, an
+ * index built). */
+static void keel_sqlite_migrating(struct keel_sqlite_store *s, int64_t version,
+				  const char *const *sql)
+{
+	const char *const *first = keel_sqlite_migrations[version];
+	size_t parts = 0;
+	while (first[parts])
+		parts++;
+	const char *text = *sql;
+	while (*text == ' ' || *text == '\n')
+		text++;
+	size_t n = strcspn(text, "(\n;");
+	while (n && text[n - 1] == ' ')
+		n--;
+	if (n > 60)
+		n = 60;
+	struct keel_buf b;
+	keel_buf_init(&b);
+	keel_buf_addf(&b, "%s: schema %d to %lld, step %lld, part %zu of %zu: %.*s",
+		      s->base.url, s->schema_was, (long long)KEEL_SQLITE_SCHEMA_VERSION,
+		      (long long)version + 1, (size_t)(sql - first) + 1, parts, (int)n, text);
+	keel_store_migrating(b.data);
+	keel_buf_free(&b);
+}
+
 /* Brings the schema to the current version, or refuses a newer one. The
  * version is read again under the write lock, so two processes opening a
  * new file at once create the schema once. */
@@ -622,8 +760,12 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 				       "%lld, but the file is read-only",
 				       s->base.url, (long long)version,
 				       (long long)KEEL_SQLITE_SCHEMA_VERSION);
-	if ((rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
-		return rc;
+	/* A step that builds an index over every row sorts them all: in
+	 * temporary files, not in memory (temp_store = MEMORY, the store's
+	 * setting, held the million-event store's index sorts at 420 MB). */
+	if ((rc = keel_sqlite_exec(s, "PRAGMA temp_store = FILE")) ||
+	    (rc = keel_sqlite_exec(s, "BEGIN IMMEDIATE")))
+		goto done;
 	if ((rc = keel_sqlite_read_version(s, &version)))
 		goto fail;
 	if (version > KEEL_SQLITE_SCHEMA_VERSION) {
@@ -632,9 +774,11 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	}
 	s->schema_was = (int)version;
 	for (; version < KEEL_SQLITE_SCHEMA_VERSION; version++)
-		for (const char *const *sql = keel_sqlite_migrations[version]; *sql; sql++)
+		for (const char *const *sql = keel_sqlite_migrations[version]; *sql; sql++) {
+			keel_sqlite_migrating(s, version, sql);
 			if ((rc = keel_sqlite_exec(s, *sql)))
 				goto fail;
+		}
 	sqlite3_stmt *st;
 	static const char set[] =
 	    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
@@ -647,9 +791,11 @@ int keel_sqlite_migrate(struct keel_sqlite_store *s)
 	if (rc || (rc = keel_sqlite_exec(s, "COMMIT")))
 		goto fail;
 	s->schema_now = (int)KEEL_SQLITE_SCHEMA_VERSION;
-	return 0;
+	goto done;
 fail:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+done:
+	sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	return rc;
 }
 

@@ -11,6 +11,8 @@ static const struct keel_sqlite_padded_def keel_sqlite_padded_defs[] = {
     [KEEL_SQ_SEEN] = {"WITH k(i, t, s, d) AS (VALUES ", 3, true,
 		      ") SELECT k.i, e.hash, e.seq FROM k CROSS JOIN event_ids AS e "
 		      "ON e.tenant = k.t AND e.source = k.s AND e.id = k.d"},
+    [KEEL_SQ_NAMES] = {"WITH k(i, n) AS (VALUES ", 1, true,
+		       ") SELECT k.i, m.id FROM k CROSS JOIN names AS m ON m.name = k.n"},
 };
 
 /* ------------------------------------------------------ multi-row inserts */

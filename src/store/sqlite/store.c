@@ -66,6 +66,7 @@ static void keel_sqlite_close(struct keel_store *bs)
 		sqlite3_finalize(s->current[i]);
 	for (size_t i = 0; i < KEEL_SCART_N; i++)
 		sqlite3_finalize(s->cartridge[i]);
+	keel_sqlite_names_free(s);
 	sqlite3_close_v2(s->db);
 	free(s->keys);
 	free(s->rows);
@@ -250,8 +251,10 @@ static int keel_sqlite_commit(struct keel_store *bs)
 {
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	int rc = keel_sqlite_run(s, s->commit);
-	if (rc)
+	if (rc) {
+		keel_sqlite_names_forget(s); /* the names it made may be gone */
 		return rc;
+	}
 	keel_sqlite_secure_delete_back(s);
 	return s->durable ? keel_sqlite_sync_log(s) : 0;
 }
@@ -261,6 +264,7 @@ static int keel_sqlite_rollback(struct keel_store *bs)
 	struct keel_sqlite_store *s = keel_sqlite_downcast(bs);
 	/* After some errors SQLite has already rolled back; that is fine. */
 	int rc = sqlite3_get_autocommit(s->db) ? 0 : keel_sqlite_run(s, s->rollback);
+	keel_sqlite_names_forget(s); /* the names it made are gone */
 	keel_sqlite_secure_delete_back(s);
 	return rc;
 }
@@ -480,6 +484,7 @@ static int keel_sqlite_insert_items(struct keel_sqlite_store *s,
 struct keel_sqlite_rows {
 	const struct keel_assertion **items;
 	int64_t first_seq;
+	const struct keel_assertion *all; /* the batch's rows: s->row_ids' order */
 };
 
 static void keel_sqlite_bind_fact(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
@@ -487,15 +492,16 @@ static void keel_sqlite_bind_fact(struct keel_sqlite_store *s, sqlite3_stmt *st,
 {
 	const struct keel_sqlite_rows *rows = items;
 	const struct keel_assertion *r = rows->items[i];
+	const int64_t *ids = &s->row_ids[3 * (size_t)(r - rows->all)];
 	keel_sqlite_bind_i64(s, st, p, rows->first_seq + (int64_t)i);
-	keel_sqlite_bind_str(s, st, p + 1, r->tenant);
+	keel_sqlite_bind_i64(s, st, p + 1, ids[0]);
 	keel_sqlite_bind_str(s, st, p + 2, r->subject);
-	keel_sqlite_bind_str(s, st, p + 3, r->name);
+	keel_sqlite_bind_i64(s, st, p + 3, ids[1]);
 	keel_sqlite_bind_str(s, st, p + 4, r->value);
 	keel_sqlite_bind_i64(s, st, p + 5, r->valid_from);
 	keel_sqlite_bind_str(s, st, p + 6, r->asserted_by.id);
 	keel_sqlite_bind_i64(s, st, p + 7, r->recorded_at);
-	keel_sqlite_bind_str(s, st, p + 8, r->asserted_by.source);
+	keel_sqlite_bind_i64(s, st, p + 8, ids[2]);
 }
 
 static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt *st,
@@ -503,16 +509,17 @@ static void keel_sqlite_bind_relation(struct keel_sqlite_store *s, sqlite3_stmt 
 {
 	const struct keel_sqlite_rows *rows = items;
 	const struct keel_assertion *r = rows->items[i];
+	const int64_t *ids = &s->row_ids[3 * (size_t)(r - rows->all)];
 	keel_sqlite_bind_i64(s, st, p, rows->first_seq + (int64_t)i);
-	keel_sqlite_bind_str(s, st, p + 1, r->tenant);
+	keel_sqlite_bind_i64(s, st, p + 1, ids[0]);
 	keel_sqlite_bind_str(s, st, p + 2, r->subject);
-	keel_sqlite_bind_str(s, st, p + 3, r->name);
+	keel_sqlite_bind_i64(s, st, p + 3, ids[1]);
 	keel_sqlite_bind_str(s, st, p + 4, r->object);
 	keel_sqlite_bind_i64(s, st, p + 5, r->linked);
 	keel_sqlite_bind_i64(s, st, p + 6, r->valid_from);
 	keel_sqlite_bind_str(s, st, p + 7, r->asserted_by.id);
 	keel_sqlite_bind_i64(s, st, p + 8, r->recorded_at);
-	keel_sqlite_bind_str(s, st, p + 9, r->asserted_by.source);
+	keel_sqlite_bind_i64(s, st, p + 9, ids[2]);
 }
 
 static void keel_sqlite_bind_event(struct keel_sqlite_store *s, sqlite3_stmt *st, int p,
@@ -576,7 +583,7 @@ static int keel_sqlite_append_rows(struct keel_sqlite_store *s,
 	for (size_t i = 0; i < a->nrows; i++)
 		if (a->rows[i].kind == kind)
 			s->rows[n++] = &a->rows[i];
-	struct keel_sqlite_rows rows = {s->rows, *seq + 1};
+	struct keel_sqlite_rows rows = {s->rows, *seq + 1, a->rows};
 	int rc = keel_sqlite_insert_items(s, fact ? KEEL_SI_FACT : KEEL_SI_REL, &rows, n,
 					  fact ? keel_sqlite_bind_fact
 					       : keel_sqlite_bind_relation);
@@ -600,7 +607,8 @@ int keel_sqlite_append(struct keel_store *bs, const struct keel_append *a)
 					   keel_sqlite_bind_event_id)))
 		return rc;
 	s->event_seq += (int64_t)a->nevents;
-	if ((rc = keel_sqlite_append_rows(s, a, KEEL_ROW_FACT)) ||
+	if ((rc = keel_sqlite_names_ids(s, a->rows, a->nrows)) ||
+	    (rc = keel_sqlite_append_rows(s, a, KEEL_ROW_FACT)) ||
 	    (rc = keel_sqlite_append_rows(s, a, KEEL_ROW_RELATION)) ||
 	    (rc = keel_sqlite_insert_items(s, KEEL_SI_MENTION, a->mentions, a->nmentions,
 					   keel_sqlite_bind_mention)))
