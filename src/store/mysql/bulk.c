@@ -175,7 +175,7 @@ static int keel_mysql_bulk_flush(struct keel_mysql_bulk *b)
 		/* One statement's rows are numbered in order from its first
 		 * id with a single writer; a worker's are not known (see
 		 * keel_mysql_worker_init). */
-		int64_t first = m->bulk_ids ? (int64_t)mysql_stmt_insert_id(st) : 0;
+		int64_t first = m->worker ? 0 : (int64_t)mysql_stmt_insert_id(st);
 		for (size_t i = 0; i < b->rows; i++)
 			b->events[b->done + i]->seq =
 			    first ? first + (int64_t)i * m->autoinc_step : 0;

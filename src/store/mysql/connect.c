@@ -270,7 +270,6 @@ int keel_mysql_connect(struct keel_mysql_store *m, struct keel_buf *err)
 	m->bulk = m->mariadb &&
 		  (caps & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0 &&
 		  !(want && !strcmp(want, "0"));
-	m->bulk_ids = m->bulk && !m->worker;
 	/* Session only: strict, so that nothing is ever silently truncated,
 	 * and no mode that changes how our literals or quotes parse. MariaDB
 	 * also rewrites an IN list of 1000 or more scalars (a 4-tuple counts

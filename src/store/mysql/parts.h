@@ -105,11 +105,9 @@ struct keel_mysql_store {
 	bool profile_print;
 	/* MariaDB's bulk protocol (array binding, one COM_STMT_BULK_EXECUTE
 	 * per table per batch): see "The bulk path" in docs/store-mysql.md.
-	 * bulk: rows and mentions use it (they need no ids back); bulk_ids:
-	 * the events do too, whose seq is handed back (only while this
-	 * connection is the tables' one writer, see keel_mysql_worker_init). */
+	 * Rows and mentions use it (they need no ids back), and events too,
+	 * except a worker's whose seq is wanted back (keel_mysql_worker_init). */
 	bool bulk;
-	bool bulk_ids;
 	bool worker; /* keel_mysql_worker_init: one writer of several */
 	MYSQL_STMT *stmts[KEEL_MYSQL_BULK_KINDS];
 	struct keel_mysql_col *cols; /* column-wise parameter arrays */

@@ -448,7 +448,7 @@ static int keel_mysql_run_insert(struct keel_mysql_list *l)
 int keel_mysql_write_events(struct keel_mysql_store *m, struct keel_batch_event **ev,
 			    size_t n, bool seqs_wanted)
 {
-	if (m->bulk_ids || (m->bulk && !seqs_wanted))
+	if (m->bulk && (!m->worker || !seqs_wanted))
 		return keel_mysql_bulk_events(m, ev, n);
 	struct keel_mysql_list l = {
 	    .m = m,
@@ -660,7 +660,6 @@ int keel_mysql_worker_init(struct keel_store *s)
 	 * seq nobody reads (keel consume's), rows and mentions keep the bulk
 	 * path. */
 	m->worker = true;
-	m->bulk_ids = false;
 	return keel_mysql_runs(m,
 			       "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 			       "setting READ COMMITTED");
